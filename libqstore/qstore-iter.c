@@ -1,0 +1,274 @@
+/* qstore-iter.c
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include "qstore-iter.h"
+
+/**
+ * QStoreIter:
+ *
+ * A cursor over the entries of one store within a [struct@Bounds], in key
+ * order (or reverse key order).
+ *
+ * Call [method@Iter.next] until it returns %FALSE; then check its error.
+ * An iterator holds what it needs to read (a read transaction, a cursor)
+ * until it is freed: drop it as soon as you are done, especially when you
+ * stop early. Memory does not grow with the size of the range.
+ */
+
+typedef struct
+{
+  QStoreBounds *bounds;
+  guint64       returned;
+  gboolean      done;
+  gboolean      positioned;
+} QStoreIterPrivate;
+
+G_DEFINE_ABSTRACT_TYPE_WITH_PRIVATE (QStoreIter, qstore_iter, G_TYPE_OBJECT)
+
+enum {
+  PROP_0,
+  PROP_BOUNDS,
+  N_PROPS
+};
+
+static GParamSpec *properties[N_PROPS];
+
+static void
+qstore_iter_finalize (GObject *object)
+{
+  QStoreIterPrivate *priv = qstore_iter_get_instance_private (QSTORE_ITER (object));
+
+  g_clear_pointer (&priv->bounds, qstore_bounds_free);
+
+  G_OBJECT_CLASS (qstore_iter_parent_class)->finalize (object);
+}
+
+static void
+qstore_iter_get_property (GObject    *object,
+                          guint       prop_id,
+                          GValue     *value,
+                          GParamSpec *pspec)
+{
+  QStoreIterPrivate *priv = qstore_iter_get_instance_private (QSTORE_ITER (object));
+
+  switch (prop_id)
+    {
+    case PROP_BOUNDS:
+      g_value_set_boxed (value, priv->bounds);
+      break;
+
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+qstore_iter_set_property (GObject      *object,
+                          guint         prop_id,
+                          const GValue *value,
+                          GParamSpec   *pspec)
+{
+  QStoreIterPrivate *priv = qstore_iter_get_instance_private (QSTORE_ITER (object));
+
+  switch (prop_id)
+    {
+    case PROP_BOUNDS:
+      g_clear_pointer (&priv->bounds, qstore_bounds_free);
+      priv->bounds = g_value_dup_boxed (value);
+      if (priv->bounds == NULL)
+        priv->bounds = qstore_bounds_new ();
+      break;
+
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+qstore_iter_class_init (QStoreIterClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+
+  object_class->finalize = qstore_iter_finalize;
+  object_class->get_property = qstore_iter_get_property;
+  object_class->set_property = qstore_iter_set_property;
+
+  /**
+   * QStoreIter:bounds:
+   *
+   * The range this iterator walks.
+   */
+  properties[PROP_BOUNDS] =
+    g_param_spec_boxed ("bounds", NULL, NULL,
+                        QSTORE_TYPE_BOUNDS,
+                        (G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY |
+                         G_PARAM_STATIC_STRINGS));
+
+  g_object_class_install_properties (object_class, N_PROPS, properties);
+}
+
+static void
+qstore_iter_init (QStoreIter *self)
+{
+}
+
+/**
+ * qstore_iter_next:
+ * @self: a #QStoreIter
+ * @error: return location for a #GError
+ *
+ * Moves to the next entry in range.
+ *
+ * Returns: %TRUE when positioned on an entry; %FALSE at the end of the
+ *   range or on error (then @error is set)
+ */
+gboolean
+qstore_iter_next (QStoreIter  *self,
+                  GError     **error)
+{
+  QStoreIterPrivate *priv = qstore_iter_get_instance_private (self);
+  QStoreIterClass *klass;
+  gboolean reverse;
+  gint64 limit;
+
+  g_return_val_if_fail (QSTORE_IS_ITER (self), FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  if (priv->done)
+    return FALSE;
+
+  if (qstore_bounds_get_limit (priv->bounds, &limit) &&
+      priv->returned >= (guint64) MAX (limit, 0))
+    {
+      priv->done = TRUE;
+      return FALSE;
+    }
+
+  klass = QSTORE_ITER_GET_CLASS (self);
+  reverse = qstore_bounds_get_reverse (priv->bounds);
+
+  for (;;)
+    {
+      const guint8 *key;
+      gsize key_len;
+      gboolean near_ok, far_ok;
+
+      if (!klass->advance (self, error))
+        {
+          priv->done = TRUE;
+          return FALSE;
+        }
+
+      key = klass->peek_key (self, &key_len);
+      if (reverse)
+        {
+          near_ok = qstore_bounds_below_upper (priv->bounds, key, key_len);
+          far_ok = qstore_bounds_above_lower (priv->bounds, key, key_len);
+        }
+      else
+        {
+          near_ok = qstore_bounds_above_lower (priv->bounds, key, key_len);
+          far_ok = qstore_bounds_below_upper (priv->bounds, key, key_len);
+        }
+
+      /* Entries before the near bound are only skipped until the first one
+       * inside the range: after that, the provider's order guarantees none. */
+      if (!near_ok && !priv->positioned)
+        continue;
+      priv->positioned = TRUE;
+      if (!near_ok || !far_ok)
+        {
+          priv->done = TRUE;
+          return FALSE;
+        }
+
+      priv->returned++;
+      return TRUE;
+    }
+}
+
+/**
+ * qstore_iter_peek_key:
+ * @self: a #QStoreIter positioned on an entry
+ * @key_len: (out): length of the key
+ *
+ * Returns: (array length=key_len) (transfer none): the current key, valid
+ *   until the next call to [method@Iter.next]
+ */
+const guint8 *
+qstore_iter_peek_key (QStoreIter *self,
+                      gsize      *key_len)
+{
+  g_return_val_if_fail (QSTORE_IS_ITER (self), NULL);
+  return QSTORE_ITER_GET_CLASS (self)->peek_key (self, key_len);
+}
+
+/**
+ * qstore_iter_peek_value:
+ * @self: a #QStoreIter positioned on an entry
+ * @value_len: (out): length of the value
+ *
+ * Returns: (array length=value_len) (transfer none): the current value,
+ *   valid until the next call to [method@Iter.next]
+ */
+const guint8 *
+qstore_iter_peek_value (QStoreIter *self,
+                        gsize      *value_len)
+{
+  g_return_val_if_fail (QSTORE_IS_ITER (self), NULL);
+  return QSTORE_ITER_GET_CLASS (self)->peek_value (self, value_len);
+}
+
+/**
+ * qstore_iter_get_key:
+ * @self: a #QStoreIter positioned on an entry
+ *
+ * Returns: (transfer full): a copy of the current key
+ */
+GBytes *
+qstore_iter_get_key (QStoreIter *self)
+{
+  const guint8 *data;
+  gsize len;
+
+  g_return_val_if_fail (QSTORE_IS_ITER (self), NULL);
+  data = qstore_iter_peek_key (self, &len);
+  return g_bytes_new (data, len);
+}
+
+/**
+ * qstore_iter_get_value:
+ * @self: a #QStoreIter positioned on an entry
+ *
+ * Returns: (transfer full): a copy of the current value
+ */
+GBytes *
+qstore_iter_get_value (QStoreIter *self)
+{
+  const guint8 *data;
+  gsize len;
+
+  g_return_val_if_fail (QSTORE_IS_ITER (self), NULL);
+  data = qstore_iter_peek_value (self, &len);
+  return g_bytes_new (data, len);
+}
+
+/**
+ * qstore_iter_get_bounds:
+ * @self: a #QStoreIter
+ *
+ * For providers: the range to position on.
+ *
+ * Returns: (transfer none): the bounds of @self
+ */
+const QStoreBounds *
+qstore_iter_get_bounds (QStoreIter *self)
+{
+  QStoreIterPrivate *priv = qstore_iter_get_instance_private (self);
+
+  g_return_val_if_fail (QSTORE_IS_ITER (self), NULL);
+  return priv->bounds;
+}

@@ -1,0 +1,190 @@
+/* qstore-kv.c
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include "qstore-error.h"
+#include "qstore-kv.h"
+#include "qstore-provider-private.h"
+
+/**
+ * QStoreKV:
+ *
+ * One ordered store of byte keys to byte values, handed out by a
+ * [iface@Provider].
+ *
+ * Keys order as unsigned bytes compared lexicographically, a proper prefix
+ * first (see qstore_key_compare()). Keys are never empty and may be limited
+ * in length by the provider ([method@Provider.get_max_key_length]).
+ */
+
+G_DEFINE_INTERFACE (QStoreKV, qstore_kv, G_TYPE_OBJECT)
+
+static void
+qstore_kv_default_init (QStoreKVInterface *iface)
+{
+}
+
+/**
+ * qstore_kv_get_name:
+ * @self: a #QStoreKV
+ *
+ * Returns: the physical name of the store, such as `main.t`
+ */
+const char *
+qstore_kv_get_name (QStoreKV *self)
+{
+  g_return_val_if_fail (QSTORE_IS_KV (self), NULL);
+  return QSTORE_KV_GET_IFACE (self)->get_name (self);
+}
+
+/**
+ * qstore_kv_get_provider:
+ * @self: a #QStoreKV
+ *
+ * Returns: (transfer none): the provider @self belongs to
+ */
+QStoreProvider *
+qstore_kv_get_provider (QStoreKV *self)
+{
+  g_return_val_if_fail (QSTORE_IS_KV (self), NULL);
+  return QSTORE_KV_GET_IFACE (self)->get_provider (self);
+}
+
+/**
+ * qstore_kv_get:
+ * @self: a #QStoreKV
+ * @key: (array length=key_len): the key
+ * @key_len: length of @key
+ * @error: return location for a #GError
+ *
+ * Reads the latest committed value of @key.
+ *
+ * Returns: (transfer full) (nullable): the value, or %NULL when the key is
+ *   absent (@error unset) or on error
+ */
+GBytes *
+qstore_kv_get (QStoreKV      *self,
+               const guint8  *key,
+               gsize          key_len,
+               GError       **error)
+{
+  QStoreProvider *provider;
+
+  g_return_val_if_fail (QSTORE_IS_KV (self), NULL);
+  g_return_val_if_fail (key != NULL || key_len == 0, NULL);
+  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+
+  provider = qstore_kv_get_provider (self);
+  if (!qstore_provider_check_open (provider, error))
+    return NULL;
+  /* A key no write could have stored is simply absent. */
+  if (!qstore_provider_key_fits (provider, key_len))
+    return NULL;
+  return QSTORE_KV_GET_IFACE (self)->get (self, key, key_len, error);
+}
+
+static gboolean
+write_one (QStoreKV          *self,
+           QStoreWriteOpKind  kind,
+           const guint8      *key,
+           gsize              key_len,
+           const guint8      *value,
+           gsize              value_len,
+           QStoreWriteFlags   flags,
+           GError           **error)
+{
+  QStoreWriteOp op = { self, kind, key, key_len, value, value_len };
+
+  return qstore_provider_write (qstore_kv_get_provider (self), &op, 1, flags, error);
+}
+
+/**
+ * qstore_kv_put:
+ * @self: a #QStoreKV
+ * @key: (array length=key_len): the key
+ * @key_len: length of @key
+ * @value: (array length=value_len) (nullable): the value
+ * @value_len: length of @value
+ * @flags: durability flags
+ * @error: return location for a #GError
+ *
+ * Stores @value under @key, replacing any earlier value, in a transaction
+ * of its own.
+ *
+ * Returns: %TRUE on success
+ */
+gboolean
+qstore_kv_put (QStoreKV          *self,
+               const guint8      *key,
+               gsize              key_len,
+               const guint8      *value,
+               gsize              value_len,
+               QStoreWriteFlags   flags,
+               GError           **error)
+{
+  g_return_val_if_fail (QSTORE_IS_KV (self), FALSE);
+  g_return_val_if_fail (key != NULL || key_len == 0, FALSE);
+  g_return_val_if_fail (value != NULL || value_len == 0, FALSE);
+
+  return write_one (self, QSTORE_WRITE_OP_PUT, key, key_len,
+                    value ? value : (const guint8 *) "", value_len, flags, error);
+}
+
+/**
+ * qstore_kv_delete:
+ * @self: a #QStoreKV
+ * @key: (array length=key_len): the key
+ * @key_len: length of @key
+ * @flags: durability flags
+ * @error: return location for a #GError
+ *
+ * Removes @key, in a transaction of its own. Removing an absent key
+ * succeeds.
+ *
+ * Returns: %TRUE on success
+ */
+gboolean
+qstore_kv_delete (QStoreKV          *self,
+                  const guint8      *key,
+                  gsize              key_len,
+                  QStoreWriteFlags   flags,
+                  GError           **error)
+{
+  g_return_val_if_fail (QSTORE_IS_KV (self), FALSE);
+  g_return_val_if_fail (key != NULL || key_len == 0, FALSE);
+
+  return write_one (self, QSTORE_WRITE_OP_DELETE, key, key_len, NULL, 0, flags, error);
+}
+
+/**
+ * qstore_kv_iterate:
+ * @self: a #QStoreKV
+ * @bounds: (nullable): the range, or %NULL for the whole store
+ * @error: return location for a #GError
+ *
+ * Iterates the committed entries of @self within @bounds. The iterator
+ * sees one consistent state of the store.
+ *
+ * Returns: (transfer full): an iterator, or %NULL on error (a negative
+ *   limit is %QSTORE_ERROR_INVALID_ARGUMENT)
+ */
+QStoreIter *
+qstore_kv_iterate (QStoreKV            *self,
+                   const QStoreBounds  *bounds,
+                   GError             **error)
+{
+  g_autoptr(QStoreBounds) all = NULL;
+
+  g_return_val_if_fail (QSTORE_IS_KV (self), NULL);
+  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+
+  if (bounds == NULL)
+    bounds = all = qstore_bounds_new ();
+  if (!qstore_bounds_validate (bounds, error))
+    return NULL;
+  if (!qstore_provider_check_open (qstore_kv_get_provider (self), error))
+    return NULL;
+  return QSTORE_KV_GET_IFACE (self)->iterate (self, bounds, error);
+}

@@ -1,0 +1,258 @@
+/* qstore-provider.h: storage backends and how they are loaded
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#pragma once
+
+#if !defined(QSTORE_INSIDE) && !defined(QSTORE_COMPILATION)
+# error "Only <qstore.h> can be included directly."
+#endif
+
+#include <gio/gio.h>
+
+#include "qstore-batch.h"
+#include "qstore-kv.h"
+#include "qstore-snapshot.h"
+#include "qstore-write-op.h"
+
+G_BEGIN_DECLS
+
+/**
+ * QSTORE_PROVIDER_EXTENSION_POINT_NAME:
+ *
+ * The GIO extension point provider plugins implement: each registers a type
+ * implementing [iface@Provider] under its name (`memory`, `lmdb`, `sqlite`).
+ */
+#define QSTORE_PROVIDER_EXTENSION_POINT_NAME "qstore-provider"
+
+/**
+ * QSTORE_CATALOG_STORE_NAME:
+ *
+ * The physical name of the catalog store.
+ */
+#define QSTORE_CATALOG_STORE_NAME "__catalog__"
+
+/**
+ * QSTORE_STATS_STORE_NAME:
+ *
+ * The physical name of the store that holds every table's statistics.
+ */
+#define QSTORE_STATS_STORE_NAME "__stats__"
+
+/**
+ * QStoreCapabilities:
+ * @QSTORE_CAPABILITY_NONE: none of the below
+ * @QSTORE_CAPABILITY_PERSISTENT: data survives closing the provider
+ * @QSTORE_CAPABILITY_ATOMIC_BATCH: every store shares one durable commit
+ *   domain: [method@Provider.begin_atomic_batch] commits across stores
+ * @QSTORE_CAPABILITY_SNAPSHOTS: [method@Provider.begin_snapshot] gives a
+ *   read handle that sees one committed state while writes continue
+ * @QSTORE_CAPABILITY_MULTI_PROCESS: another process may open the same
+ *   location read-only while this one writes
+ *
+ * What a provider can do.
+ */
+typedef enum /*< flags,underscore_name=qstore_capabilities >*/
+{
+  QSTORE_CAPABILITY_NONE = 0,
+  QSTORE_CAPABILITY_PERSISTENT = 1 << 0,
+  QSTORE_CAPABILITY_ATOMIC_BATCH = 1 << 1,
+  QSTORE_CAPABILITY_SNAPSHOTS = 1 << 2,
+  QSTORE_CAPABILITY_MULTI_PROCESS = 1 << 3,
+} QStoreCapabilities;
+
+/**
+ * QStoreOpenFlags:
+ * @QSTORE_OPEN_NONE: open for reading and writing, creating the location
+ *   when it does not exist
+ * @QSTORE_OPEN_READ_ONLY: open for reading only; the location must exist,
+ *   and nothing in it is changed
+ * @QSTORE_OPEN_NO_ATOMIC_BATCH: withhold the atomic cross-store batch (the
+ *   `?atomic=0` URI option): writes then commit store by store
+ *
+ * How a location is opened.
+ */
+typedef enum /*< flags,underscore_name=qstore_open_flags >*/
+{
+  QSTORE_OPEN_NONE = 0,
+  QSTORE_OPEN_READ_ONLY = 1 << 0,
+  QSTORE_OPEN_NO_ATOMIC_BATCH = 1 << 1,
+} QStoreOpenFlags;
+
+#define QSTORE_TYPE_PROVIDER (qstore_provider_get_type ())
+
+QSTORE_AVAILABLE_IN_ALL
+G_DECLARE_INTERFACE (QStoreProvider, qstore_provider, QSTORE, PROVIDER, GObject)
+
+/**
+ * QStoreProviderInterface:
+ * @parent_iface: the parent interface
+ * @capabilities: what the implementation can do; set in the interface init
+ * @option_names: (array zero-terminated=1): the URI options the
+ *   implementation understands besides `atomic`; set in the interface init
+ * @open_store: a handle on the named store; opening does not create it
+ *   (a store that was never written to reads back empty)
+ * @begin_snapshot: a read handle on the current committed state
+ * @write: (skip): apply @ops in order, all or nothing, with one durable commit
+ *   when %QSTORE_WRITE_SYNC is set. Call qstore_fault_check() with
+ *   %QSTORE_FAULT_WRITE_OP before applying each op.
+ * @restructure: (skip): in one all-or-nothing unit, erase the stores named in
+ *   @drop, move each store of @rename_from to the same position of
+ *   @rename_to (%QSTORE_ERROR_EXISTS when a destination holds entries), then
+ *   apply @ops. Names that do not exist are no-ops.
+ * @list_stores: the names of the stores that hold entries
+ * @get_max_key_length: the longest key the provider stores, 0 for no limit
+ * @close: release every resource; the wrappers refuse calls afterwards
+ *
+ * The interface provider plugins implement. They also implement
+ * #GInitable: `init` opens the location, read from
+ * [method@Provider.get_location], [method@Provider.get_flags] and
+ * [method@Provider.get_option]. The public wrappers check arguments,
+ * read-only handles and use after close before calling the vfuncs.
+ */
+struct _QStoreProviderInterface
+{
+  GTypeInterface parent_iface;
+
+  QStoreCapabilities   capabilities;
+  const char * const  *option_names;
+
+  QStoreKV       *(*open_store)         (QStoreProvider       *self,
+                                         const char           *name,
+                                         GError              **error);
+  QStoreSnapshot *(*begin_snapshot)     (QStoreProvider       *self,
+                                         GError              **error);
+  gboolean        (*write)              (QStoreProvider       *self,
+                                         const QStoreWriteOp  *ops,
+                                         gsize                 n_ops,
+                                         QStoreWriteFlags      flags,
+                                         GError              **error);
+  gboolean        (*restructure)        (QStoreProvider       *self,
+                                         const char * const   *drop,
+                                         const char * const   *rename_from,
+                                         const char * const   *rename_to,
+                                         const QStoreWriteOp  *ops,
+                                         gsize                 n_ops,
+                                         GError              **error);
+  char          **(*list_stores)        (QStoreProvider       *self,
+                                         GError              **error);
+  gsize           (*get_max_key_length) (QStoreProvider       *self);
+  void            (*close)              (QStoreProvider       *self);
+
+  /*< private >*/
+  gpointer padding[8];
+};
+
+/* Loading */
+QSTORE_AVAILABLE_IN_ALL
+QStoreProvider     *qstore_provider_new                   (const char           *name,
+                                                           const char           *location,
+                                                           QStoreOpenFlags       flags,
+                                                           GError              **error);
+QSTORE_AVAILABLE_IN_ALL
+QStoreProvider     *qstore_provider_new_with_options      (const char           *name,
+                                                           const char           *location,
+                                                           QStoreOpenFlags       flags,
+                                                           const char * const   *options,
+                                                           GError              **error);
+QSTORE_AVAILABLE_IN_ALL
+QStoreProvider     *qstore_provider_new_for_uri           (const char           *uri,
+                                                           QStoreOpenFlags       flags,
+                                                           GError              **error);
+QSTORE_AVAILABLE_IN_ALL
+char              **qstore_list_providers                 (void);
+QSTORE_AVAILABLE_IN_ALL
+gboolean            qstore_lookup_provider_capabilities   (const char           *name,
+                                                           QStoreCapabilities   *capabilities,
+                                                           GError              **error);
+
+/* The opened location */
+QSTORE_AVAILABLE_IN_ALL
+const char         *qstore_provider_get_name              (QStoreProvider       *self);
+QSTORE_AVAILABLE_IN_ALL
+const char         *qstore_provider_get_location          (QStoreProvider       *self);
+QSTORE_AVAILABLE_IN_ALL
+QStoreOpenFlags     qstore_provider_get_flags             (QStoreProvider       *self);
+QSTORE_AVAILABLE_IN_ALL
+const char         *qstore_provider_get_option            (QStoreProvider       *self,
+                                                           const char           *option);
+QSTORE_AVAILABLE_IN_ALL
+QStoreCapabilities  qstore_provider_get_capabilities      (QStoreProvider       *self);
+QSTORE_AVAILABLE_IN_ALL
+gsize               qstore_provider_get_max_key_length    (QStoreProvider       *self);
+QSTORE_AVAILABLE_IN_ALL
+gboolean            qstore_provider_is_closed             (QStoreProvider       *self);
+
+/* Stores */
+QSTORE_AVAILABLE_IN_ALL
+QStoreKV           *qstore_provider_open_store            (QStoreProvider       *self,
+                                                           const char           *name,
+                                                           GError              **error);
+QSTORE_AVAILABLE_IN_ALL
+QStoreKV           *qstore_provider_get_store             (QStoreProvider       *self,
+                                                           const char           *schema,
+                                                           const char           *table,
+                                                           GError              **error);
+QSTORE_AVAILABLE_IN_ALL
+QStoreKV           *qstore_provider_get_index_store       (QStoreProvider       *self,
+                                                           const char           *schema,
+                                                           const char           *table,
+                                                           const char           *index,
+                                                           GError              **error);
+QSTORE_AVAILABLE_IN_ALL
+QStoreKV           *qstore_provider_get_stats_store       (QStoreProvider       *self,
+                                                           GError              **error);
+QSTORE_AVAILABLE_IN_ALL
+QStoreKV           *qstore_provider_get_catalog_store     (QStoreProvider       *self,
+                                                           GError              **error);
+QSTORE_AVAILABLE_IN_ALL
+char              **qstore_provider_list_stores           (QStoreProvider       *self,
+                                                           GError              **error);
+QSTORE_AVAILABLE_IN_ALL
+gboolean            qstore_provider_delete_table_stores   (QStoreProvider       *self,
+                                                           const char           *schema,
+                                                           const char           *table,
+                                                           const char * const   *index_names,
+                                                           GError              **error);
+QSTORE_AVAILABLE_IN_ALL
+gboolean            qstore_provider_delete_index_store    (QStoreProvider       *self,
+                                                           const char           *schema,
+                                                           const char           *table,
+                                                           const char           *index,
+                                                           GError              **error);
+QSTORE_AVAILABLE_IN_ALL
+gboolean            qstore_provider_rename_table_stores   (QStoreProvider       *self,
+                                                           const char           *schema,
+                                                           const char           *old_table,
+                                                           const char           *new_table,
+                                                           const char * const   *index_names,
+                                                           GError              **error);
+
+/* Reading and writing */
+QSTORE_AVAILABLE_IN_ALL
+QStoreSnapshot     *qstore_provider_begin_snapshot        (QStoreProvider       *self,
+                                                           GError              **error);
+QSTORE_AVAILABLE_IN_ALL
+QStoreAtomicBatch  *qstore_provider_begin_atomic_batch    (QStoreProvider       *self);
+QSTORE_AVAILABLE_IN_ALL
+gboolean            qstore_provider_write                 (QStoreProvider       *self,
+                                                           const QStoreWriteOp  *ops,
+                                                           gsize                 n_ops,
+                                                           QStoreWriteFlags      flags,
+                                                           GError              **error);
+QSTORE_AVAILABLE_IN_ALL
+void                qstore_provider_close_all             (QStoreProvider       *self);
+
+/* Physical store names */
+QSTORE_AVAILABLE_IN_ALL
+char               *qstore_store_name_for_table           (const char           *schema,
+                                                           const char           *table);
+QSTORE_AVAILABLE_IN_ALL
+char               *qstore_store_name_for_index           (const char           *schema,
+                                                           const char           *table,
+                                                           const char           *index);
+QSTORE_AVAILABLE_IN_ALL
+char               *qstore_stats_key_for_table            (const char           *schema,
+                                                           const char           *table);
+
+G_END_DECLS

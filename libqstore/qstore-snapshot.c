@@ -1,0 +1,188 @@
+/* qstore-snapshot.c
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include "qstore-error.h"
+#include "qstore-provider-private.h"
+#include "qstore-snapshot.h"
+
+/**
+ * QStoreSnapshot:
+ *
+ * A read handle that sees one committed state of every store of a provider
+ * while writes continue. Get one from [method@Provider.begin_snapshot]
+ * (providers with %QSTORE_CAPABILITY_SNAPSHOTS); release it by dropping the
+ * last reference.
+ */
+
+typedef struct
+{
+  QStoreProvider *provider;
+} QStoreSnapshotPrivate;
+
+G_DEFINE_ABSTRACT_TYPE_WITH_PRIVATE (QStoreSnapshot, qstore_snapshot, G_TYPE_OBJECT)
+
+static void
+qstore_snapshot_finalize (GObject *object)
+{
+  QStoreSnapshotPrivate *priv = qstore_snapshot_get_instance_private (QSTORE_SNAPSHOT (object));
+
+  g_clear_object (&priv->provider);
+
+  G_OBJECT_CLASS (qstore_snapshot_parent_class)->finalize (object);
+}
+
+static void
+qstore_snapshot_class_init (QStoreSnapshotClass *klass)
+{
+  G_OBJECT_CLASS (klass)->finalize = qstore_snapshot_finalize;
+}
+
+static void
+qstore_snapshot_init (QStoreSnapshot *self)
+{
+}
+
+void
+qstore_snapshot_set_provider (QStoreSnapshot *self,
+                              QStoreProvider *provider)
+{
+  QStoreSnapshotPrivate *priv = qstore_snapshot_get_instance_private (self);
+
+  g_set_object (&priv->provider, provider);
+}
+
+/**
+ * qstore_snapshot_get_provider:
+ * @self: a #QStoreSnapshot
+ *
+ * Returns: (transfer none): the provider @self reads from
+ */
+QStoreProvider *
+qstore_snapshot_get_provider (QStoreSnapshot *self)
+{
+  QStoreSnapshotPrivate *priv = qstore_snapshot_get_instance_private (self);
+
+  g_return_val_if_fail (QSTORE_IS_SNAPSHOT (self), NULL);
+  return priv->provider;
+}
+
+static gboolean
+check_usable (QStoreSnapshot  *self,
+              QStoreKV        *store,
+              GError         **error)
+{
+  QStoreSnapshotPrivate *priv = qstore_snapshot_get_instance_private (self);
+
+  return qstore_provider_check_open (priv->provider, error) &&
+         qstore_provider_check_store (priv->provider, store, error);
+}
+
+/**
+ * qstore_snapshot_lookup:
+ * @self: a #QStoreSnapshot
+ * @store: a store of the snapshot's provider
+ * @key: (array length=key_len): the key
+ * @key_len: length of @key
+ * @value: (out) (array length=value_len) (transfer none) (optional): the
+ *   value, valid until the next lookup on @self or its release
+ * @value_len: (out) (optional): length of @value
+ * @error: return location for a #GError
+ *
+ * Finds @key as of the snapshot without copying the value.
+ *
+ * Returns: %TRUE when found; %FALSE when absent or on error (then @error
+ *   is set)
+ */
+gboolean
+qstore_snapshot_lookup (QStoreSnapshot  *self,
+                        QStoreKV        *store,
+                        const guint8    *key,
+                        gsize            key_len,
+                        const guint8   **value,
+                        gsize           *value_len,
+                        GError         **error)
+{
+  QStoreSnapshotPrivate *priv = qstore_snapshot_get_instance_private (self);
+  const guint8 *v = NULL;
+  gsize v_len = 0;
+
+  g_return_val_if_fail (QSTORE_IS_SNAPSHOT (self), FALSE);
+  g_return_val_if_fail (QSTORE_IS_KV (store), FALSE);
+  g_return_val_if_fail (key != NULL || key_len == 0, FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  if (!check_usable (self, store, error))
+    return FALSE;
+  if (!qstore_provider_key_fits (priv->provider, key_len))
+    return FALSE;
+  if (!QSTORE_SNAPSHOT_GET_CLASS (self)->lookup (self, store, key, key_len, &v, &v_len, error))
+    return FALSE;
+  if (value)
+    *value = v;
+  if (value_len)
+    *value_len = v_len;
+  return TRUE;
+}
+
+/**
+ * qstore_snapshot_get:
+ * @self: a #QStoreSnapshot
+ * @store: a store of the snapshot's provider
+ * @key: (array length=key_len): the key
+ * @key_len: length of @key
+ * @error: return location for a #GError
+ *
+ * Reads @key as of the snapshot.
+ *
+ * Returns: (transfer full) (nullable): a copy of the value, or %NULL when
+ *   absent (@error unset) or on error
+ */
+GBytes *
+qstore_snapshot_get (QStoreSnapshot  *self,
+                     QStoreKV        *store,
+                     const guint8    *key,
+                     gsize            key_len,
+                     GError         **error)
+{
+  const guint8 *value;
+  gsize value_len;
+
+  if (!qstore_snapshot_lookup (self, store, key, key_len, &value, &value_len, error))
+    return NULL;
+  return g_bytes_new (value, value_len);
+}
+
+/**
+ * qstore_snapshot_iterate:
+ * @self: a #QStoreSnapshot
+ * @store: a store of the snapshot's provider
+ * @bounds: (nullable): the range, or %NULL for the whole store
+ * @error: return location for a #GError
+ *
+ * Iterates @store as of the snapshot.
+ *
+ * Returns: (transfer full): an iterator, or %NULL on error
+ */
+QStoreIter *
+qstore_snapshot_iterate (QStoreSnapshot      *self,
+                         QStoreKV            *store,
+                         const QStoreBounds  *bounds,
+                         GError             **error)
+{
+  g_autoptr(QStoreBounds) all = NULL;
+
+  g_return_val_if_fail (QSTORE_IS_SNAPSHOT (self), NULL);
+  g_return_val_if_fail (QSTORE_IS_KV (store), NULL);
+  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+
+  if (bounds == NULL)
+    bounds = all = qstore_bounds_new ();
+  if (!qstore_bounds_validate (bounds, error))
+    return NULL;
+  if (!check_usable (self, store, error))
+    return NULL;
+  return QSTORE_SNAPSHOT_GET_CLASS (self)->iterate (self, store, bounds, error);
+}

@@ -1,0 +1,20 @@
+/* qstore.h: the umbrella header of libqstore
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#pragma once
+
+#define QSTORE_INSIDE
+# include "qstore-version-macros.h"
+# include "qstore-error.h"
+# include "qstore-enums.h"
+# include "qstore-bounds.h"
+# include "qstore-iter.h"
+# include "qstore-kv.h"
+# include "qstore-write-op.h"
+# include "qstore-batch.h"
+# include "qstore-snapshot.h"
+# include "qstore-provider.h"
+# include "qstore-codec.h"
+# include "qstore-fault.h"
+#undef QSTORE_INSIDE
