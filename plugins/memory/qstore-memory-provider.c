@@ -1,0 +1,765 @@
+/* qstore-memory-provider.c: ordered maps in memory
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include <qstore.h>
+
+/* Each store is a sorted map (GTree of GBytes → GBytes). A map is shared,
+ * copy-on-write, between the provider and the snapshots and iterators that
+ * read it: a writer that finds its map shared copies it first, so readers
+ * keep seeing the state they started with. Keys and values are immutable
+ * GBytes, so a copy only duplicates the tree's nodes. */
+
+typedef struct
+{
+  gatomicrefcount  ref;
+  GTree           *tree;
+} Map;
+
+static int
+compare_keys (gconstpointer a,
+              gconstpointer b,
+              gpointer      user_data)
+{
+  gsize a_len, b_len;
+  const guint8 *a_data = g_bytes_get_data ((GBytes *) a, &a_len);
+  const guint8 *b_data = g_bytes_get_data ((GBytes *) b, &b_len);
+
+  return qstore_key_compare (a_data, a_len, b_data, b_len);
+}
+
+static Map *
+map_new (void)
+{
+  Map *map = g_new0 (Map, 1);
+
+  g_atomic_ref_count_init (&map->ref);
+  map->tree = g_tree_new_full (compare_keys, NULL,
+                               (GDestroyNotify) g_bytes_unref,
+                               (GDestroyNotify) g_bytes_unref);
+  return map;
+}
+
+static Map *
+map_ref (Map *map)
+{
+  g_atomic_ref_count_inc (&map->ref);
+  return map;
+}
+
+static void
+map_unref (Map *map)
+{
+  if (map != NULL && g_atomic_ref_count_dec (&map->ref))
+    {
+      g_tree_unref (map->tree);
+      g_free (map);
+    }
+}
+
+static gboolean
+copy_entry (gpointer key,
+            gpointer value,
+            gpointer user_data)
+{
+  g_tree_insert (user_data, g_bytes_ref (key), g_bytes_ref (value));
+  return FALSE;
+}
+
+static Map *
+map_copy (Map *map)
+{
+  Map *copy = map_new ();
+
+  g_tree_foreach (map->tree, copy_entry, copy->tree);
+  return copy;
+}
+
+/* A probe for lookups: wraps the caller's bytes without copying them. */
+static GBytes *
+probe_new (const guint8 *key,
+           gsize         key_len)
+{
+  return g_bytes_new_static (key, key_len);
+}
+
+/* Provider */
+
+#define QSTORE_TYPE_MEMORY_PROVIDER (qstore_memory_provider_get_type ())
+G_DECLARE_FINAL_TYPE (QStoreMemoryProvider, qstore_memory_provider, QSTORE, MEMORY_PROVIDER, GObject)
+
+struct _QStoreMemoryProvider
+{
+  GObject     parent_instance;
+  GMutex      lock;
+  GHashTable *maps;  /* store name → Map; absent = empty */
+};
+
+static void qstore_memory_provider_iface_init (QStoreProviderInterface *iface);
+static void qstore_memory_provider_initable_iface_init (GInitableIface *iface);
+
+G_DEFINE_DYNAMIC_TYPE_EXTENDED (QStoreMemoryProvider, qstore_memory_provider, G_TYPE_OBJECT, G_TYPE_FLAG_FINAL,
+                                G_IMPLEMENT_INTERFACE_DYNAMIC (QSTORE_TYPE_PROVIDER,
+                                                               qstore_memory_provider_iface_init)
+                                G_IMPLEMENT_INTERFACE_DYNAMIC (G_TYPE_INITABLE,
+                                                               qstore_memory_provider_initable_iface_init))
+
+/* Returns a new reference to the current map of @name, or NULL when empty. */
+static Map *
+provider_get_map (QStoreMemoryProvider *self,
+                  const char           *name)
+{
+  Map *map;
+
+  g_mutex_lock (&self->lock);
+  map = g_hash_table_lookup (self->maps, name);
+  if (map != NULL)
+    map_ref (map);
+  g_mutex_unlock (&self->lock);
+  return map;
+}
+
+/* With the lock held: a map of @name that no reader shares. */
+static Map *
+writable_map (GHashTable *maps,
+              const char *name)
+{
+  Map *map = g_hash_table_lookup (maps, name);
+
+  if (map == NULL)
+    {
+      map = map_new ();
+      g_hash_table_insert (maps, g_strdup (name), map);
+    }
+  else if (g_atomic_int_get ((gint *) &map->ref) > 1)
+    {
+      map = map_copy (map);
+      g_hash_table_insert (maps, g_strdup (name), map);
+    }
+  return map;
+}
+
+/* Store */
+
+#define QSTORE_TYPE_MEMORY_STORE (qstore_memory_store_get_type ())
+G_DECLARE_FINAL_TYPE (QStoreMemoryStore, qstore_memory_store, QSTORE, MEMORY_STORE, GObject)
+
+struct _QStoreMemoryStore
+{
+  GObject               parent_instance;
+  QStoreMemoryProvider *provider;
+  char                 *name;
+};
+
+static void qstore_memory_store_kv_iface_init (QStoreKVInterface *iface);
+
+G_DEFINE_DYNAMIC_TYPE_EXTENDED (QStoreMemoryStore, qstore_memory_store, G_TYPE_OBJECT, G_TYPE_FLAG_FINAL,
+                                G_IMPLEMENT_INTERFACE_DYNAMIC (QSTORE_TYPE_KV,
+                                                               qstore_memory_store_kv_iface_init))
+
+/* Iterator: walks one map it holds a reference on. */
+
+#define QSTORE_TYPE_MEMORY_ITER (qstore_memory_iter_get_type ())
+G_DECLARE_FINAL_TYPE (QStoreMemoryIter, qstore_memory_iter, QSTORE, MEMORY_ITER, QStoreIter)
+
+struct _QStoreMemoryIter
+{
+  QStoreIter  parent_instance;
+  Map        *map;
+  GTreeNode  *node;
+  gboolean    started;
+};
+
+G_DEFINE_DYNAMIC_TYPE_EXTENDED (QStoreMemoryIter, qstore_memory_iter, QSTORE_TYPE_ITER, G_TYPE_FLAG_FINAL, {})
+
+static void
+qstore_memory_iter_finalize (GObject *object)
+{
+  QStoreMemoryIter *self = QSTORE_MEMORY_ITER (object);
+
+  g_clear_pointer (&self->map, map_unref);
+
+  G_OBJECT_CLASS (qstore_memory_iter_parent_class)->finalize (object);
+}
+
+static GTreeNode *
+first_node (QStoreMemoryIter *self)
+{
+  const QStoreBounds *bounds = qstore_iter_get_bounds (QSTORE_ITER (self));
+  g_autoptr(GBytes) probe = NULL;
+  const guint8 *key;
+  gsize key_len;
+  GTreeNode *node;
+
+  if (!qstore_bounds_get_reverse (bounds))
+    {
+      key = qstore_bounds_get_lower (bounds, &key_len, NULL);
+      if (key == NULL)
+        return g_tree_node_first (self->map->tree);
+      probe = probe_new (key, key_len);
+      return g_tree_lower_bound (self->map->tree, probe);
+    }
+
+  key = qstore_bounds_get_upper (bounds, &key_len, NULL);
+  if (key == NULL)
+    return g_tree_node_last (self->map->tree);
+  /* The last node at or below the bound: the one before the first above it. */
+  probe = probe_new (key, key_len);
+  node = g_tree_upper_bound (self->map->tree, probe);
+  return node ? g_tree_node_previous (node) : g_tree_node_last (self->map->tree);
+}
+
+static gboolean
+qstore_memory_iter_advance (QStoreIter  *iter,
+                            GError     **error)
+{
+  QStoreMemoryIter *self = QSTORE_MEMORY_ITER (iter);
+
+  if (self->map == NULL)
+    return FALSE;
+  if (!self->started)
+    {
+      self->started = TRUE;
+      self->node = first_node (self);
+    }
+  else if (self->node != NULL)
+    {
+      if (qstore_bounds_get_reverse (qstore_iter_get_bounds (iter)))
+        self->node = g_tree_node_previous (self->node);
+      else
+        self->node = g_tree_node_next (self->node);
+    }
+  return self->node != NULL;
+}
+
+static const guint8 *
+qstore_memory_iter_peek_key (QStoreIter *iter,
+                             gsize      *key_len)
+{
+  QStoreMemoryIter *self = QSTORE_MEMORY_ITER (iter);
+
+  return g_bytes_get_data (g_tree_node_key (self->node), key_len);
+}
+
+static const guint8 *
+qstore_memory_iter_peek_value (QStoreIter *iter,
+                               gsize      *value_len)
+{
+  QStoreMemoryIter *self = QSTORE_MEMORY_ITER (iter);
+  const guint8 *data = g_bytes_get_data (g_tree_node_value (self->node), value_len);
+
+  return data ? data : (const guint8 *) "";
+}
+
+static void
+qstore_memory_iter_class_init (QStoreMemoryIterClass *klass)
+{
+  QStoreIterClass *iter_class = QSTORE_ITER_CLASS (klass);
+
+  G_OBJECT_CLASS (klass)->finalize = qstore_memory_iter_finalize;
+  iter_class->advance = qstore_memory_iter_advance;
+  iter_class->peek_key = qstore_memory_iter_peek_key;
+  iter_class->peek_value = qstore_memory_iter_peek_value;
+}
+
+static void
+qstore_memory_iter_class_finalize (QStoreMemoryIterClass *klass)
+{
+}
+
+static void
+qstore_memory_iter_init (QStoreMemoryIter *self)
+{
+}
+
+/* Takes @map (may be NULL: an empty store). */
+static QStoreIter *
+memory_iter_new (Map                *map,
+                 const QStoreBounds *bounds)
+{
+  QStoreMemoryIter *iter = g_object_new (QSTORE_TYPE_MEMORY_ITER, "bounds", bounds, NULL);
+
+  iter->map = map;
+  return QSTORE_ITER (iter);
+}
+
+static gboolean
+map_lookup (Map           *map,
+            const guint8  *key,
+            gsize          key_len,
+            GBytes       **value)
+{
+  g_autoptr(GBytes) probe = probe_new (key, key_len);
+
+  *value = map ? g_tree_lookup (map->tree, probe) : NULL;
+  return *value != NULL;
+}
+
+/* Store implementation */
+
+static const char *
+qstore_memory_store_get_name (QStoreKV *kv)
+{
+  return QSTORE_MEMORY_STORE (kv)->name;
+}
+
+static QStoreProvider *
+qstore_memory_store_get_provider (QStoreKV *kv)
+{
+  return QSTORE_PROVIDER (QSTORE_MEMORY_STORE (kv)->provider);
+}
+
+static GBytes *
+qstore_memory_store_get (QStoreKV      *kv,
+                         const guint8  *key,
+                         gsize          key_len,
+                         GError       **error)
+{
+  QStoreMemoryStore *self = QSTORE_MEMORY_STORE (kv);
+  Map *map = provider_get_map (self->provider, self->name);
+  GBytes *value = NULL;
+
+  if (map_lookup (map, key, key_len, &value))
+    g_bytes_ref (value);
+  map_unref (map);
+  return value;
+}
+
+static QStoreIter *
+qstore_memory_store_iterate (QStoreKV            *kv,
+                             const QStoreBounds  *bounds,
+                             GError             **error)
+{
+  QStoreMemoryStore *self = QSTORE_MEMORY_STORE (kv);
+
+  return memory_iter_new (provider_get_map (self->provider, self->name), bounds);
+}
+
+static void
+qstore_memory_store_finalize (GObject *object)
+{
+  QStoreMemoryStore *self = QSTORE_MEMORY_STORE (object);
+
+  g_clear_object (&self->provider);
+  g_free (self->name);
+
+  G_OBJECT_CLASS (qstore_memory_store_parent_class)->finalize (object);
+}
+
+static void
+qstore_memory_store_kv_iface_init (QStoreKVInterface *iface)
+{
+  iface->get_name = qstore_memory_store_get_name;
+  iface->get_provider = qstore_memory_store_get_provider;
+  iface->get = qstore_memory_store_get;
+  iface->iterate = qstore_memory_store_iterate;
+}
+
+static void
+qstore_memory_store_class_init (QStoreMemoryStoreClass *klass)
+{
+  G_OBJECT_CLASS (klass)->finalize = qstore_memory_store_finalize;
+}
+
+static void
+qstore_memory_store_class_finalize (QStoreMemoryStoreClass *klass)
+{
+}
+
+static void
+qstore_memory_store_init (QStoreMemoryStore *self)
+{
+}
+
+/* Snapshot: a reference on every map as it was when the snapshot began. */
+
+#define QSTORE_TYPE_MEMORY_SNAPSHOT (qstore_memory_snapshot_get_type ())
+G_DECLARE_FINAL_TYPE (QStoreMemorySnapshot, qstore_memory_snapshot, QSTORE, MEMORY_SNAPSHOT, QStoreSnapshot)
+
+struct _QStoreMemorySnapshot
+{
+  QStoreSnapshot  parent_instance;
+  GHashTable     *maps;  /* store name → Map */
+};
+
+G_DEFINE_DYNAMIC_TYPE_EXTENDED (QStoreMemorySnapshot, qstore_memory_snapshot, QSTORE_TYPE_SNAPSHOT, G_TYPE_FLAG_FINAL, {})
+
+static gboolean
+qstore_memory_snapshot_lookup (QStoreSnapshot  *snapshot,
+                               QStoreKV        *store,
+                               const guint8    *key,
+                               gsize            key_len,
+                               const guint8   **value,
+                               gsize           *value_len,
+                               GError         **error)
+{
+  QStoreMemorySnapshot *self = QSTORE_MEMORY_SNAPSHOT (snapshot);
+  GBytes *found;
+
+  if (!map_lookup (g_hash_table_lookup (self->maps, qstore_kv_get_name (store)), key, key_len, &found))
+    return FALSE;
+  *value = g_bytes_get_data (found, value_len);
+  if (*value == NULL)
+    *value = (const guint8 *) "";
+  return TRUE;
+}
+
+static QStoreIter *
+qstore_memory_snapshot_iterate (QStoreSnapshot      *snapshot,
+                                QStoreKV            *store,
+                                const QStoreBounds  *bounds,
+                                GError             **error)
+{
+  QStoreMemorySnapshot *self = QSTORE_MEMORY_SNAPSHOT (snapshot);
+  Map *map = g_hash_table_lookup (self->maps, qstore_kv_get_name (store));
+
+  return memory_iter_new (map ? map_ref (map) : NULL, bounds);
+}
+
+static void
+qstore_memory_snapshot_finalize (GObject *object)
+{
+  QStoreMemorySnapshot *self = QSTORE_MEMORY_SNAPSHOT (object);
+
+  g_clear_pointer (&self->maps, g_hash_table_unref);
+
+  G_OBJECT_CLASS (qstore_memory_snapshot_parent_class)->finalize (object);
+}
+
+static void
+qstore_memory_snapshot_class_init (QStoreMemorySnapshotClass *klass)
+{
+  QStoreSnapshotClass *snapshot_class = QSTORE_SNAPSHOT_CLASS (klass);
+
+  G_OBJECT_CLASS (klass)->finalize = qstore_memory_snapshot_finalize;
+  snapshot_class->lookup = qstore_memory_snapshot_lookup;
+  snapshot_class->iterate = qstore_memory_snapshot_iterate;
+}
+
+static void
+qstore_memory_snapshot_class_finalize (QStoreMemorySnapshotClass *klass)
+{
+}
+
+static void
+qstore_memory_snapshot_init (QStoreMemorySnapshot *self)
+{
+}
+
+/* Provider implementation */
+
+static GHashTable *
+maps_new (void)
+{
+  return g_hash_table_new_full (g_str_hash, g_str_equal, g_free, (GDestroyNotify) map_unref);
+}
+
+/* With the lock held: a table of the same maps, each shared. */
+static GHashTable *
+maps_share (GHashTable *maps)
+{
+  GHashTable *copy = maps_new ();
+  GHashTableIter iter;
+  gpointer name, map;
+
+  g_hash_table_iter_init (&iter, maps);
+  while (g_hash_table_iter_next (&iter, &name, &map))
+    g_hash_table_insert (copy, g_strdup (name), map_ref (map));
+  return copy;
+}
+
+static gboolean
+qstore_memory_provider_initable_init (GInitable     *initable,
+                                      GCancellable  *cancellable,
+                                      GError       **error)
+{
+  QStoreMemoryProvider *self = QSTORE_MEMORY_PROVIDER (initable);
+  const char *location = qstore_provider_get_location (QSTORE_PROVIDER (self));
+
+  if (location[0] != '\0')
+    {
+      g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
+                   "The memory provider takes no location (got “%s”): use memory:",
+                   location);
+      return FALSE;
+    }
+  self->maps = maps_new ();
+  return TRUE;
+}
+
+static QStoreKV *
+qstore_memory_provider_open_store (QStoreProvider  *provider,
+                                   const char      *name,
+                                   GError         **error)
+{
+  QStoreMemoryStore *store = g_object_new (QSTORE_TYPE_MEMORY_STORE, NULL);
+
+  store->provider = g_object_ref (QSTORE_MEMORY_PROVIDER (provider));
+  store->name = g_strdup (name);
+  return QSTORE_KV (store);
+}
+
+static QStoreSnapshot *
+qstore_memory_provider_begin_snapshot (QStoreProvider  *provider,
+                                       GError         **error)
+{
+  QStoreMemoryProvider *self = QSTORE_MEMORY_PROVIDER (provider);
+  QStoreMemorySnapshot *snapshot = g_object_new (QSTORE_TYPE_MEMORY_SNAPSHOT, NULL);
+
+  g_mutex_lock (&self->lock);
+  snapshot->maps = maps_share (self->maps);
+  g_mutex_unlock (&self->lock);
+  return QSTORE_SNAPSHOT (snapshot);
+}
+
+typedef struct
+{
+  const char *store;
+  GBytes     *key;
+  GBytes     *old_value;  /* NULL: the key was absent */
+} Undo;
+
+/* With the lock held: applies @ops to @maps; on failure restores what it
+ * changed, so the maps are as before. */
+static gboolean
+apply_ops (GHashTable           *maps,
+           const QStoreWriteOp  *ops,
+           gsize                 n_ops,
+           GError              **error)
+{
+  g_autoptr(GArray) undo = g_array_new (FALSE, FALSE, sizeof (Undo));
+  gboolean ok = TRUE;
+
+  for (gsize i = 0; i < n_ops; i++)
+    {
+      const QStoreWriteOp *op = &ops[i];
+      const char *name = qstore_kv_get_name (op->store);
+      Map *map;
+      GBytes *key, *old;
+      Undo entry;
+
+      if (!qstore_fault_check (QSTORE_FAULT_WRITE_OP, error))
+        {
+          ok = FALSE;
+          break;
+        }
+
+      map = writable_map (maps, name);
+      key = g_bytes_new (op->key, op->key_len);
+      old = g_tree_lookup (map->tree, key);
+      entry.store = name;
+      entry.key = g_bytes_ref (key);
+      entry.old_value = old ? g_bytes_ref (old) : NULL;
+      g_array_append_val (undo, entry);
+
+      if (op->kind == QSTORE_WRITE_OP_PUT)
+        g_tree_replace (map->tree, key, g_bytes_new (op->value, op->value_len));
+      else
+        {
+          g_tree_remove (map->tree, key);
+          g_bytes_unref (key);
+        }
+    }
+
+  for (guint i = undo->len; i > 0; i--)
+    {
+      Undo *entry = &g_array_index (undo, Undo, i - 1);
+
+      if (!ok)
+        {
+          Map *map = writable_map (maps, entry->store);
+
+          if (entry->old_value != NULL)
+            g_tree_replace (map->tree, g_bytes_ref (entry->key), g_bytes_ref (entry->old_value));
+          else
+            g_tree_remove (map->tree, entry->key);
+        }
+      g_bytes_unref (entry->key);
+      g_clear_pointer (&entry->old_value, g_bytes_unref);
+    }
+  return ok;
+}
+
+static gboolean
+qstore_memory_provider_write (QStoreProvider       *provider,
+                              const QStoreWriteOp  *ops,
+                              gsize                 n_ops,
+                              QStoreWriteFlags      flags,
+                              GError              **error)
+{
+  QStoreMemoryProvider *self = QSTORE_MEMORY_PROVIDER (provider);
+  gboolean ok;
+
+  g_mutex_lock (&self->lock);
+  ok = apply_ops (self->maps, ops, n_ops, error);
+  g_mutex_unlock (&self->lock);
+  return ok;
+}
+
+static gboolean
+map_is_empty (Map *map)
+{
+  return map == NULL || g_tree_nnodes (map->tree) == 0;
+}
+
+static gboolean
+qstore_memory_provider_restructure (QStoreProvider       *provider,
+                                    const char * const   *drop,
+                                    const char * const   *rename_from,
+                                    const char * const   *rename_to,
+                                    const QStoreWriteOp  *ops,
+                                    gsize                 n_ops,
+                                    GError              **error)
+{
+  QStoreMemoryProvider *self = QSTORE_MEMORY_PROVIDER (provider);
+  g_autoptr(GHashTable) next = NULL;
+  gboolean ok = TRUE;
+
+  /* Work on a table of shared maps: writes copy what they touch, and the
+   * current table stays as it was until everything succeeded. */
+  g_mutex_lock (&self->lock);
+  next = maps_share (self->maps);
+
+  for (guint i = 0; drop[i] != NULL; i++)
+    g_hash_table_remove (next, drop[i]);
+
+  for (guint i = 0; ok && rename_from[i] != NULL; i++)
+    {
+      Map *source = g_hash_table_lookup (next, rename_from[i]);
+
+      if (!map_is_empty (g_hash_table_lookup (next, rename_to[i])))
+        {
+          g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_EXISTS,
+                       "Cannot move store “%s” to “%s”: the destination holds entries",
+                       rename_from[i], rename_to[i]);
+          ok = FALSE;
+          break;
+        }
+      if (source != NULL)
+        {
+          g_hash_table_insert (next, g_strdup (rename_to[i]), map_ref (source));
+          g_hash_table_remove (next, rename_from[i]);
+        }
+      else
+        g_hash_table_remove (next, rename_to[i]);
+    }
+
+  if (ok)
+    ok = apply_ops (next, ops, n_ops, error);
+  if (ok)
+    {
+      GHashTable *old = self->maps;
+
+      self->maps = g_steal_pointer (&next);
+      next = old;
+    }
+  g_mutex_unlock (&self->lock);
+  return ok;
+}
+
+static char **
+qstore_memory_provider_list_stores (QStoreProvider  *provider,
+                                    GError         **error)
+{
+  QStoreMemoryProvider *self = QSTORE_MEMORY_PROVIDER (provider);
+  GPtrArray *names = g_ptr_array_new ();
+  GHashTableIter iter;
+  gpointer name, map;
+
+  g_mutex_lock (&self->lock);
+  g_hash_table_iter_init (&iter, self->maps);
+  while (g_hash_table_iter_next (&iter, &name, &map))
+    if (!map_is_empty (map))
+      g_ptr_array_add (names, g_strdup (name));
+  g_mutex_unlock (&self->lock);
+  g_ptr_array_add (names, NULL);
+  return (char **) g_ptr_array_free (names, FALSE);
+}
+
+static void
+qstore_memory_provider_close (QStoreProvider *provider)
+{
+  QStoreMemoryProvider *self = QSTORE_MEMORY_PROVIDER (provider);
+
+  /* Snapshots and iterators hold their own map references. */
+  g_mutex_lock (&self->lock);
+  g_hash_table_remove_all (self->maps);
+  g_mutex_unlock (&self->lock);
+}
+
+static void
+qstore_memory_provider_finalize (GObject *object)
+{
+  QStoreMemoryProvider *self = QSTORE_MEMORY_PROVIDER (object);
+
+  qstore_provider_close_all (QSTORE_PROVIDER (self));
+  g_clear_pointer (&self->maps, g_hash_table_unref);
+  g_mutex_clear (&self->lock);
+
+  G_OBJECT_CLASS (qstore_memory_provider_parent_class)->finalize (object);
+}
+
+static void
+qstore_memory_provider_iface_init (QStoreProviderInterface *iface)
+{
+  iface->capabilities = QSTORE_CAPABILITY_ATOMIC_BATCH | QSTORE_CAPABILITY_SNAPSHOTS;
+  iface->option_names = NULL;
+  iface->open_store = qstore_memory_provider_open_store;
+  iface->begin_snapshot = qstore_memory_provider_begin_snapshot;
+  iface->write = qstore_memory_provider_write;
+  iface->restructure = qstore_memory_provider_restructure;
+  iface->list_stores = qstore_memory_provider_list_stores;
+  iface->close = qstore_memory_provider_close;
+}
+
+static void
+qstore_memory_provider_initable_iface_init (GInitableIface *iface)
+{
+  iface->init = qstore_memory_provider_initable_init;
+}
+
+static void
+qstore_memory_provider_class_init (QStoreMemoryProviderClass *klass)
+{
+  G_OBJECT_CLASS (klass)->finalize = qstore_memory_provider_finalize;
+}
+
+static void
+qstore_memory_provider_class_finalize (QStoreMemoryProviderClass *klass)
+{
+}
+
+static void
+qstore_memory_provider_init (QStoreMemoryProvider *self)
+{
+  g_mutex_init (&self->lock);
+}
+
+/* Module entry points */
+
+G_MODULE_EXPORT void
+g_io_module_load (GIOModule *module)
+{
+  GTypeModule *type_module = G_TYPE_MODULE (module);
+
+  qstore_memory_provider_register_type (type_module);
+  qstore_memory_store_register_type (type_module);
+  qstore_memory_iter_register_type (type_module);
+  qstore_memory_snapshot_register_type (type_module);
+
+  g_io_extension_point_implement (QSTORE_PROVIDER_EXTENSION_POINT_NAME,
+                                  QSTORE_TYPE_MEMORY_PROVIDER, "memory", 0);
+}
+
+G_MODULE_EXPORT void
+g_io_module_unload (GIOModule *module)
+{
+}
+
+G_MODULE_EXPORT char **
+g_io_module_query (void)
+{
+  return g_strsplit (QSTORE_PROVIDER_EXTENSION_POINT_NAME, "!", 0);
+}
