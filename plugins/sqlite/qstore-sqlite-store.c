@@ -1,0 +1,510 @@
+/* qstore-sqlite-store.c: stores, snapshots and iterators of the sqlite provider
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include "qstore-sqlite-private.h"
+
+/* QStoreSqliteStore: a name and its provider. The row in `stores` appears
+ * with the first write, so a handle costs nothing. */
+
+struct _QStoreSqliteStore
+{
+  GObject               parent_instance;
+
+  QStoreSqliteProvider *provider;
+  char                 *name;
+};
+
+static void qstore_sqlite_store_kv_iface_init (QStoreKVInterface *iface);
+
+G_DEFINE_DYNAMIC_TYPE_EXTENDED (QStoreSqliteStore, qstore_sqlite_store,
+                                G_TYPE_OBJECT, G_TYPE_FLAG_FINAL,
+                                G_IMPLEMENT_INTERFACE_DYNAMIC (QSTORE_TYPE_KV,
+                                                               qstore_sqlite_store_kv_iface_init))
+
+QStoreKV *
+qstore_sqlite_store_new (QStoreSqliteProvider *provider,
+                         const char           *name)
+{
+  QStoreSqliteStore *self = g_object_new (QSTORE_TYPE_SQLITE_STORE, NULL);
+
+  self->provider = g_object_ref (provider);
+  self->name = g_strdup (name);
+  return QSTORE_KV (self);
+}
+
+static const char *
+qstore_sqlite_store_get_name (QStoreKV *kv)
+{
+  return QSTORE_SQLITE_STORE (kv)->name;
+}
+
+static QStoreProvider *
+qstore_sqlite_store_get_provider (QStoreKV *kv)
+{
+  return QSTORE_PROVIDER (QSTORE_SQLITE_STORE (kv)->provider);
+}
+
+static GBytes *
+qstore_sqlite_store_get (QStoreKV      *kv,
+                         const guint8  *key,
+                         gsize          key_len,
+                         GError       **error)
+{
+  QStoreSqliteStore *self = QSTORE_SQLITE_STORE (kv);
+
+  return qstore_sqlite_provider_get (self->provider, self->name, key, key_len, error);
+}
+
+static QStoreIter *
+qstore_sqlite_store_iterate (QStoreKV            *kv,
+                             const QStoreBounds  *bounds,
+                             GError             **error)
+{
+  QStoreSqliteStore *self = QSTORE_SQLITE_STORE (kv);
+  g_autoptr(QStoreSqliteConn) conn = NULL;
+
+  /* The iterator holds the connection (and, while its scan runs, the read
+   * transaction) until it is freed. */
+  if (!(conn = qstore_sqlite_provider_acquire_reader (self->provider, FALSE, error)))
+    return NULL;
+  return qstore_sqlite_iter_new (self->provider, NULL, conn, self->name, bounds, error);
+}
+
+static void
+qstore_sqlite_store_kv_iface_init (QStoreKVInterface *iface)
+{
+  iface->get_name = qstore_sqlite_store_get_name;
+  iface->get_provider = qstore_sqlite_store_get_provider;
+  iface->get = qstore_sqlite_store_get;
+  iface->iterate = qstore_sqlite_store_iterate;
+}
+
+static void
+qstore_sqlite_store_finalize (GObject *object)
+{
+  QStoreSqliteStore *self = QSTORE_SQLITE_STORE (object);
+
+  g_clear_object (&self->provider);
+  g_free (self->name);
+
+  G_OBJECT_CLASS (qstore_sqlite_store_parent_class)->finalize (object);
+}
+
+static void
+qstore_sqlite_store_class_init (QStoreSqliteStoreClass *klass)
+{
+  G_OBJECT_CLASS (klass)->finalize = qstore_sqlite_store_finalize;
+}
+
+static void
+qstore_sqlite_store_class_finalize (QStoreSqliteStoreClass *klass)
+{
+}
+
+static void
+qstore_sqlite_store_init (QStoreSqliteStore *self)
+{
+}
+
+/* QStoreSqliteSnapshot: a pooled reader connection in a read transaction
+ * that has read once, so its WAL snapshot is fixed. */
+
+struct _QStoreSqliteSnapshot
+{
+  QStoreSnapshot        parent_instance;
+
+  QStoreSqliteProvider *provider;
+  QStoreSqliteConn     *conn;
+  /* name → gint64 *, -1 for a store with no row, as of the snapshot:
+   * the snapshot never changes, so neither does this. */
+  GHashTable           *store_ids;
+  /* The last lookup's statement is left on its row so its value can be
+   * handed out without a copy; the next lookup resets it. */
+  gboolean              lookup_pending;
+};
+
+G_DEFINE_DYNAMIC_TYPE_EXTENDED (QStoreSqliteSnapshot, qstore_sqlite_snapshot,
+                                QSTORE_TYPE_SNAPSHOT, G_TYPE_FLAG_FINAL, {})
+
+QStoreSnapshot *
+qstore_sqlite_snapshot_new (QStoreSqliteProvider  *provider,
+                            GError               **error)
+{
+  QStoreSqliteSnapshot *self;
+  QStoreSqliteConn *conn;
+
+  if (!(conn = qstore_sqlite_provider_acquire_reader (provider, TRUE, error)))
+    return NULL;
+
+  self = g_object_new (QSTORE_TYPE_SQLITE_SNAPSHOT, NULL);
+  self->provider = g_object_ref (provider);
+  self->conn = conn;
+  return QSTORE_SNAPSHOT (self);
+}
+
+/* Called with the connection locked. */
+static gboolean
+snapshot_store_id (QStoreSqliteSnapshot  *self,
+                   const char            *name,
+                   gint64                *id,
+                   GError               **error)
+{
+  const gint64 *cached = g_hash_table_lookup (self->store_ids, name);
+  sqlite3_stmt *stmt;
+  int rc;
+
+  if (cached != NULL)
+    {
+      *id = *cached;
+      return TRUE;
+    }
+
+  if (!(stmt = qstore_sqlite_conn_stmt (self->conn, QSTORE_SQLITE_STMT_STORE_ID, error)))
+    return FALSE;
+  sqlite3_bind_text (stmt, 1, name, -1, SQLITE_STATIC);
+  rc = sqlite3_step (stmt);
+  if (rc == SQLITE_ROW)
+    *id = sqlite3_column_int64 (stmt, 0);
+  else if (rc == SQLITE_DONE)
+    *id = -1;
+  else
+    qstore_sqlite_conn_set_error (self->conn, rc, "looking up a store", error);
+  sqlite3_reset (stmt);
+
+  if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+    return FALSE;
+  g_hash_table_insert (self->store_ids, g_strdup (name), g_memdup2 (id, sizeof *id));
+  return TRUE;
+}
+
+static gboolean
+qstore_sqlite_snapshot_lookup (QStoreSnapshot  *snapshot,
+                               QStoreKV        *store,
+                               const guint8    *key,
+                               gsize            key_len,
+                               const guint8   **value,
+                               gsize           *value_len,
+                               GError         **error)
+{
+  QStoreSqliteSnapshot *self = QSTORE_SQLITE_SNAPSHOT (snapshot);
+  QStoreSqliteConn *conn = self->conn;
+  gboolean found = FALSE;
+  sqlite3_stmt *stmt;
+  gint64 id;
+  int rc;
+
+  g_mutex_lock (&conn->lock);
+  if (!qstore_sqlite_conn_check_open (conn, error) ||
+      !(stmt = qstore_sqlite_conn_stmt (conn, QSTORE_SQLITE_STMT_GET, error)))
+    goto out;
+
+  if (self->lookup_pending)
+    {
+      sqlite3_reset (stmt);
+      self->lookup_pending = FALSE;
+    }
+
+  if (!snapshot_store_id (self, qstore_kv_get_name (store), &id, error) || id < 0)
+    goto out;
+
+  sqlite3_bind_int64 (stmt, 1, id);
+  sqlite3_bind_blob64 (stmt, 2, key, key_len, SQLITE_STATIC);
+  rc = sqlite3_step (stmt);
+  if (rc == SQLITE_ROW)
+    {
+      const guint8 *data = sqlite3_column_blob (stmt, 0);
+
+      *value_len = sqlite3_column_bytes (stmt, 0);
+      *value = data != NULL ? data : (const guint8 *) "";
+      self->lookup_pending = TRUE;
+      found = TRUE;
+    }
+  else
+    {
+      if (rc != SQLITE_DONE)
+        qstore_sqlite_conn_set_error (conn, rc, "reading a key", error);
+      sqlite3_reset (stmt);
+    }
+
+out:
+  g_mutex_unlock (&conn->lock);
+  return found;
+}
+
+static QStoreIter *
+qstore_sqlite_snapshot_iterate (QStoreSnapshot      *snapshot,
+                                QStoreKV            *store,
+                                const QStoreBounds  *bounds,
+                                GError             **error)
+{
+  QStoreSqliteSnapshot *self = QSTORE_SQLITE_SNAPSHOT (snapshot);
+
+  return qstore_sqlite_iter_new (self->provider, self, self->conn,
+                                 qstore_kv_get_name (store), bounds, error);
+}
+
+static void
+qstore_sqlite_snapshot_finalize (GObject *object)
+{
+  QStoreSqliteSnapshot *self = QSTORE_SQLITE_SNAPSHOT (object);
+
+  /* Its iterators hold a reference, so none is left: the connection goes
+   * back to the pool, its read transaction ended. */
+  qstore_sqlite_provider_release_reader (self->provider, self->conn);
+  qstore_sqlite_conn_unref (self->conn);
+  g_clear_pointer (&self->store_ids, g_hash_table_unref);
+  g_clear_object (&self->provider);
+
+  G_OBJECT_CLASS (qstore_sqlite_snapshot_parent_class)->finalize (object);
+}
+
+static void
+qstore_sqlite_snapshot_class_init (QStoreSqliteSnapshotClass *klass)
+{
+  QStoreSnapshotClass *snapshot_class = QSTORE_SNAPSHOT_CLASS (klass);
+
+  G_OBJECT_CLASS (klass)->finalize = qstore_sqlite_snapshot_finalize;
+  snapshot_class->lookup = qstore_sqlite_snapshot_lookup;
+  snapshot_class->iterate = qstore_sqlite_snapshot_iterate;
+}
+
+static void
+qstore_sqlite_snapshot_class_finalize (QStoreSqliteSnapshotClass *klass)
+{
+}
+
+static void
+qstore_sqlite_snapshot_init (QStoreSqliteSnapshot *self)
+{
+  self->store_ids = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
+}
+
+/* QStoreSqliteIter: one scan statement stepped row by row, so memory does
+ * not grow with the range. */
+
+struct _QStoreSqliteIter
+{
+  QStoreIter            parent_instance;
+
+  QStoreSqliteProvider *provider;
+  /* Set for snapshot iterators; the others lease @conn themselves. */
+  QStoreSqliteSnapshot *snapshot;
+  QStoreSqliteConn     *conn;
+  QStoreSqliteScan      scan;
+  sqlite3_stmt         *stmt;       /* NULL once the scan is over */
+  int                   first_rc;   /* the step taken at creation, 0 once used */
+  const guint8         *key;
+  gsize                 key_len;
+  const guint8         *value;
+  gsize                 value_len;
+};
+
+G_DEFINE_DYNAMIC_TYPE_EXTENDED (QStoreSqliteIter, qstore_sqlite_iter,
+                                QSTORE_TYPE_ITER, G_TYPE_FLAG_FINAL, {})
+
+/* Called with the connection locked. */
+static void
+iter_take_row (QStoreSqliteIter *self)
+{
+  const guint8 *key = sqlite3_column_blob (self->stmt, 0);
+  const guint8 *value;
+
+  self->key_len = sqlite3_column_bytes (self->stmt, 0);
+  self->key = key != NULL ? key : (const guint8 *) "";
+  value = sqlite3_column_blob (self->stmt, 1);
+  self->value_len = sqlite3_column_bytes (self->stmt, 1);
+  self->value = value != NULL ? value : (const guint8 *) "";
+}
+
+/* Called with the connection locked. */
+static void
+iter_finish (QStoreSqliteIter *self)
+{
+  if (self->stmt != NULL)
+    qstore_sqlite_conn_give_scan (self->conn, self->scan, g_steal_pointer (&self->stmt));
+  self->key = self->value = NULL;
+  self->key_len = self->value_len = 0;
+}
+
+QStoreIter *
+qstore_sqlite_iter_new (QStoreSqliteProvider  *provider,
+                        QStoreSqliteSnapshot  *snapshot,
+                        QStoreSqliteConn      *conn,
+                        const char            *name,
+                        const QStoreBounds    *bounds,
+                        GError               **error)
+{
+  g_autoptr(QStoreSqliteIter) self = NULL;
+  const guint8 *lower, *upper;
+  gsize lower_len, upper_len;
+  gboolean reverse;
+  gboolean ok = FALSE;
+
+  self = g_object_new (QSTORE_TYPE_SQLITE_ITER, "bounds", bounds, NULL);
+  self->provider = g_object_ref (provider);
+  self->snapshot = snapshot != NULL ? g_object_ref (snapshot) : NULL;
+  self->conn = qstore_sqlite_conn_ref (conn);
+
+  /* Bind the iterator's own copy of the bounds: it lives as long as the
+   * statement is ours. */
+  bounds = qstore_iter_get_bounds (QSTORE_ITER (self));
+  lower = qstore_bounds_get_lower (bounds, &lower_len, NULL);
+  upper = qstore_bounds_get_upper (bounds, &upper_len, NULL);
+  reverse = qstore_bounds_get_reverse (bounds);
+  if (reverse)
+    self->scan = upper ? QSTORE_SQLITE_SCAN_REVERSE_UPPER : QSTORE_SQLITE_SCAN_REVERSE;
+  else
+    self->scan = upper ? QSTORE_SQLITE_SCAN_FORWARD_UPPER : QSTORE_SQLITE_SCAN_FORWARD;
+
+  g_mutex_lock (&conn->lock);
+  if (qstore_sqlite_conn_check_open (conn, error) &&
+      (self->stmt = qstore_sqlite_conn_take_scan (conn, self->scan, error)) != NULL)
+    {
+      sqlite3_bind_text (self->stmt, 1, name, -1, SQLITE_TRANSIENT);
+      if (lower != NULL)
+        sqlite3_bind_blob64 (self->stmt, 2, lower, lower_len, SQLITE_STATIC);
+      else
+        sqlite3_bind_zeroblob (self->stmt, 2, 0);
+      if (upper != NULL)
+        sqlite3_bind_blob64 (self->stmt, 3, upper, upper_len, SQLITE_STATIC);
+
+      /* Step once now: outside a snapshot, this is what starts the read
+       * transaction, so the iterator sees the state of its creation. */
+      self->first_rc = sqlite3_step (self->stmt);
+      if (self->first_rc == SQLITE_ROW || self->first_rc == SQLITE_DONE)
+        ok = TRUE;
+      else
+        qstore_sqlite_conn_set_error (conn, self->first_rc, "reading a range", error);
+    }
+  g_mutex_unlock (&conn->lock);
+
+  return ok ? QSTORE_ITER (g_steal_pointer (&self)) : NULL;
+}
+
+static gboolean
+qstore_sqlite_iter_advance (QStoreIter  *iter,
+                            GError     **error)
+{
+  QStoreSqliteIter *self = QSTORE_SQLITE_ITER (iter);
+  QStoreSqliteConn *conn = self->conn;
+  gboolean ok = FALSE;
+  int rc;
+
+  g_mutex_lock (&conn->lock);
+  if (!qstore_sqlite_conn_check_open (conn, error) || self->stmt == NULL)
+    goto out;
+
+  if (self->first_rc != 0)
+    {
+      rc = self->first_rc;
+      self->first_rc = 0;
+    }
+  else
+    rc = sqlite3_step (self->stmt);
+
+  if (rc == SQLITE_ROW)
+    {
+      iter_take_row (self);
+      ok = TRUE;
+    }
+  else
+    {
+      if (rc != SQLITE_DONE)
+        qstore_sqlite_conn_set_error (conn, rc, "reading a range", error);
+      /* Done: let go of the scan (and outside a snapshot, of the read
+       * transaction) right away. */
+      iter_finish (self);
+    }
+
+out:
+  g_mutex_unlock (&conn->lock);
+  return ok;
+}
+
+static const guint8 *
+peek (QStoreSqliteIter *self,
+      const guint8     *data,
+      gsize             len,
+      gsize            *len_out)
+{
+  gboolean live;
+
+  /* After the provider's close the row's memory is gone with SQLite's
+   * statement. */
+  g_mutex_lock (&self->conn->lock);
+  live = self->conn->db != NULL && data != NULL;
+  g_mutex_unlock (&self->conn->lock);
+
+  *len_out = live ? len : 0;
+  return live ? data : (const guint8 *) "";
+}
+
+static const guint8 *
+qstore_sqlite_iter_peek_key (QStoreIter *iter,
+                             gsize      *key_len)
+{
+  QStoreSqliteIter *self = QSTORE_SQLITE_ITER (iter);
+
+  return peek (self, self->key, self->key_len, key_len);
+}
+
+static const guint8 *
+qstore_sqlite_iter_peek_value (QStoreIter *iter,
+                               gsize      *value_len)
+{
+  QStoreSqliteIter *self = QSTORE_SQLITE_ITER (iter);
+
+  return peek (self, self->value, self->value_len, value_len);
+}
+
+static void
+qstore_sqlite_iter_finalize (GObject *object)
+{
+  QStoreSqliteIter *self = QSTORE_SQLITE_ITER (object);
+
+  if (self->conn != NULL)
+    {
+      g_mutex_lock (&self->conn->lock);
+      iter_finish (self);
+      g_mutex_unlock (&self->conn->lock);
+      if (self->snapshot == NULL)
+        qstore_sqlite_provider_release_reader (self->provider, self->conn);
+      qstore_sqlite_conn_unref (self->conn);
+    }
+  g_clear_object (&self->snapshot);
+  g_clear_object (&self->provider);
+
+  G_OBJECT_CLASS (qstore_sqlite_iter_parent_class)->finalize (object);
+}
+
+static void
+qstore_sqlite_iter_class_init (QStoreSqliteIterClass *klass)
+{
+  QStoreIterClass *iter_class = QSTORE_ITER_CLASS (klass);
+
+  G_OBJECT_CLASS (klass)->finalize = qstore_sqlite_iter_finalize;
+  iter_class->advance = qstore_sqlite_iter_advance;
+  iter_class->peek_key = qstore_sqlite_iter_peek_key;
+  iter_class->peek_value = qstore_sqlite_iter_peek_value;
+}
+
+static void
+qstore_sqlite_iter_class_finalize (QStoreSqliteIterClass *klass)
+{
+}
+
+static void
+qstore_sqlite_iter_init (QStoreSqliteIter *self)
+{
+}
+
+void
+qstore_sqlite_store_register_types (GTypeModule *module)
+{
+  qstore_sqlite_store_register_type (module);
+  qstore_sqlite_snapshot_register_type (module);
+  qstore_sqlite_iter_register_type (module);
+}
