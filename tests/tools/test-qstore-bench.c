@@ -1,0 +1,356 @@
+/* test-qstore-bench.c: qstore-bench computes what the baseline computes
+ *
+ * Usage: test-qstore-bench [--tap] PATH-TO-QSTORE-BENCH
+ *
+ * A correctness test, not a timing one: every provider must produce the
+ * checksums the raw LMDB and raw SQLite programs of bench-baseline print
+ * for the same row count.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include <string.h>
+
+#include <gio/gio.h>
+#include <glib/gstdio.h>
+#include <json-glib/json-glib.h>
+
+#define ROWS 2000
+
+/* Printed by bench-baseline's raw_lmdb and raw_sqlite for --rows 2000. */
+#define BASELINE_LOAD_CHECKSUM      G_GUINT64_CONSTANT (99781000)
+#define BASELINE_GET_CHECKSUM       G_GUINT64_CONSTANT (104958084)
+#define BASELINE_SCAN_VISITED       G_GUINT64_CONSTANT (194)
+#define BASELINE_SCAN_ROW_SUM       G_GUINT64_CONSTANT (9369919)
+#define BASELINE_SMALL_TXN_CHECKSUM G_GUINT64_CONSTANT (500105000)
+
+static const char *bench_path;
+
+typedef struct
+{
+  int   status;
+  char *out;
+  char *err;
+} Result;
+
+static void
+result_free (Result *r)
+{
+  g_free (r->out);
+  g_free (r->err);
+  g_free (r);
+}
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (Result, result_free)
+
+/* Empty output may come back as bytes without data. */
+static char *
+bytes_to_string (GBytes *bytes)
+{
+  gsize len;
+  const char *data = g_bytes_get_data (bytes, &len);
+
+  return len > 0 ? g_strndup (data, len) : g_strdup ("");
+}
+
+static Result *
+run_bench (const char * const *args)
+{
+  g_autoptr(GSubprocessLauncher) launcher = NULL;
+  g_autoptr(GSubprocess) process = NULL;
+  g_autoptr(GPtrArray) argv = g_ptr_array_new ();
+  g_autoptr(GBytes) out = NULL;
+  g_autoptr(GBytes) err = NULL;
+  g_autoptr(GError) error = NULL;
+  Result *r = g_new0 (Result, 1);
+
+  launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE |
+                                        G_SUBPROCESS_FLAGS_STDERR_PIPE);
+  g_subprocess_launcher_setenv (launcher, "LC_ALL", "C.UTF-8", TRUE);
+  g_ptr_array_add (argv, (gpointer) bench_path);
+  for (guint i = 0; args[i] != NULL; i++)
+    g_ptr_array_add (argv, (gpointer) args[i]);
+  g_ptr_array_add (argv, NULL);
+
+  process = g_subprocess_launcher_spawnv (launcher, (const char * const *) argv->pdata, &error);
+  g_assert_no_error (error);
+  g_subprocess_communicate (process, NULL, NULL, &out, &err, &error);
+  g_assert_no_error (error);
+  g_assert_true (g_subprocess_get_if_exited (process));
+  r->status = g_subprocess_get_exit_status (process);
+  r->out = bytes_to_string (out);
+  r->err = bytes_to_string (err);
+  if (r->err[0] != '\0')
+    g_test_message ("stderr: %s", r->err);
+  return r;
+}
+
+static void
+remove_tree (const char *path)
+{
+  g_autoptr(GDir) dir = g_dir_open (path, 0, NULL);
+  const char *name;
+
+  while (dir != NULL && (name = g_dir_read_name (dir)) != NULL)
+    {
+      g_autofree char *child = g_build_filename (path, name, NULL);
+
+      if (g_file_test (child, G_FILE_TEST_IS_DIR))
+        remove_tree (child);
+      else
+        g_remove (child);
+    }
+  g_rmdir (path);
+}
+
+static guint
+count_entries (const char *path)
+{
+  g_autoptr(GDir) dir = g_dir_open (path, 0, NULL);
+  guint n = 0;
+
+  g_assert_nonnull (dir);
+  while (g_dir_read_name (dir) != NULL)
+    n++;
+  return n;
+}
+
+/* The workload's formulas, written out independently of qstore-bench. */
+static guint64
+score_sum (guint64 first,
+           guint64 count)
+{
+  guint64 sum = 0;
+
+  for (guint64 id = first; id < first + count; id++)
+    sum += (id * 7919) % 100000;
+  return sum;
+}
+
+/* Parses the JSON lines; returns the phase objects by name. */
+static GHashTable *
+parse_lines (const char *out,
+             GPtrArray  *order)
+{
+  GHashTable *phases = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
+                                              (GDestroyNotify) json_object_unref);
+  g_auto(GStrv) lines = g_strsplit (out, "\n", -1);
+
+  for (guint i = 0; lines[i] != NULL; i++)
+    {
+      g_autoptr(JsonParser) parser = json_parser_new ();
+      g_autoptr(GError) error = NULL;
+      JsonObject *object;
+
+      if (lines[i][0] == '\0')
+        continue;
+      json_parser_load_from_data (parser, lines[i], -1, &error);
+      g_assert_no_error (error);
+      g_assert_true (JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)));
+      object = json_node_get_object (json_parser_get_root (parser));
+      g_ptr_array_add (order, g_strdup (json_object_get_string_member (object, "phase")));
+      g_hash_table_insert (phases, g_strdup (json_object_get_string_member (object, "phase")),
+                           json_object_ref (object));
+    }
+  return phases;
+}
+
+static void
+check_common (JsonObject *phase,
+              const char *engine,
+              gint64      ops)
+{
+  g_assert_cmpstr (json_object_get_string_member (phase, "engine"), ==, engine);
+  g_assert_cmpint (json_object_get_int_member (phase, "rows"), ==, ROWS);
+  g_assert_cmpint (json_object_get_int_member (phase, "ops"), ==, ops);
+  g_assert_cmpint (json_object_get_int_member (phase, "run"), ==, 1);
+  g_assert_true (json_object_has_member (phase, "seconds"));
+  g_assert_true (json_object_has_member (phase, "ops_per_sec"));
+  g_assert_true (json_object_has_member (phase, "cpu_seconds"));
+  g_assert_cmpfloat (json_object_get_double_member (phase, "seconds"), >=, 0);
+  g_assert_cmpint (json_object_get_int_member (phase, "peak_rss_kib"), >, 0);
+}
+
+static void
+test_workload (gconstpointer data)
+{
+  const char *provider = data;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *dir = g_dir_make_tmp ("qstore-bench-XXXXXX", &error);
+  g_autofree char *engine = g_strdup_printf ("qstore-%s-kv", provider);
+  const char *args[] = { "--provider", provider, "--layer", "kv", "--rows", G_STRINGIFY (ROWS),
+                         "--dir", dir, NULL };
+  const char *expected_order[] = { "load", "get", "scan", "small_txn", "size" };
+  g_autoptr(GPtrArray) order = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr(GHashTable) phases = NULL;
+  g_autoptr(Result) r = NULL;
+  JsonObject *p;
+
+  g_assert_no_error (error);
+  r = run_bench (args);
+  g_assert_cmpint (r->status, ==, 0);
+  g_assert_cmpstr (r->err, ==, "");
+
+  phases = parse_lines (r->out, order);
+  g_assert_cmpuint (order->len, ==, G_N_ELEMENTS (expected_order));
+  for (guint i = 0; i < G_N_ELEMENTS (expected_order); i++)
+    g_assert_cmpstr (g_ptr_array_index (order, i), ==, expected_order[i]);
+
+  p = g_hash_table_lookup (phases, "load");
+  check_common (p, engine, ROWS);
+  g_assert_cmpuint (json_object_get_int_member (p, "checksum"), ==, score_sum (0, ROWS));
+  g_assert_cmpuint (json_object_get_int_member (p, "checksum"), ==, BASELINE_LOAD_CHECKSUM);
+  /* Every provider here has an atomic cross-store batch. */
+  g_assert_true (json_object_get_boolean_member (p, "atomic"));
+
+  p = g_hash_table_lookup (phases, "get");
+  check_common (p, engine, ROWS);
+  g_assert_cmpuint (json_object_get_int_member (p, "checksum"), ==, BASELINE_GET_CHECKSUM);
+
+  p = g_hash_table_lookup (phases, "scan");
+  check_common (p, engine, 1000);
+  g_assert_cmpuint (json_object_get_int_member (p, "checksum"), ==, BASELINE_SCAN_VISITED);
+  g_assert_cmpuint (json_object_get_int_member (p, "rows_visited"), ==, BASELINE_SCAN_VISITED);
+  g_assert_cmpuint (json_object_get_int_member (p, "row_sum"), ==, BASELINE_SCAN_ROW_SUM);
+
+  p = g_hash_table_lookup (phases, "small_txn");
+  check_common (p, engine, 10000);
+  g_assert_cmpuint (json_object_get_int_member (p, "checksum"), ==, score_sum (ROWS, 10000));
+  g_assert_cmpuint (json_object_get_int_member (p, "checksum"), ==, BASELINE_SMALL_TXN_CHECKSUM);
+  g_assert_true (json_object_get_boolean_member (p, "atomic"));
+
+  p = g_hash_table_lookup (phases, "size");
+  check_common (p, engine, 0);
+  if (g_str_equal (provider, "memory"))
+    g_assert_cmpint (json_object_get_int_member (p, "bytes"), ==, 0);
+  else
+    g_assert_cmpint (json_object_get_int_member (p, "bytes"), >, 0);
+
+  /* The store is gone after the run. */
+  g_assert_cmpuint (count_entries (dir), ==, 0);
+  remove_tree (dir);
+}
+
+/* Phases left out still draw their numbers: scan without get sees the
+ * same ranges. --keep leaves the store behind. */
+static void
+test_phases_subset (gconstpointer data)
+{
+  const char *provider = data;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *dir = g_dir_make_tmp ("qstore-bench-XXXXXX", &error);
+  const char *args[] = { "--provider", provider, "--rows", G_STRINGIFY (ROWS), "--dir", dir,
+                         "--phases", "scan", "--run", "7", "--keep", NULL };
+  g_autoptr(GPtrArray) order = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr(GHashTable) phases = NULL;
+  g_autoptr(Result) r = NULL;
+  JsonObject *p;
+
+  g_assert_no_error (error);
+  r = run_bench (args);
+  g_assert_cmpint (r->status, ==, 0);
+
+  phases = parse_lines (r->out, order);
+  g_assert_cmpuint (order->len, ==, 1);
+  p = g_hash_table_lookup (phases, "scan");
+  g_assert_nonnull (p);
+  g_assert_cmpint (json_object_get_int_member (p, "run"), ==, 7);
+  g_assert_cmpuint (json_object_get_int_member (p, "rows_visited"), ==, BASELINE_SCAN_VISITED);
+  g_assert_cmpuint (json_object_get_int_member (p, "row_sum"), ==, BASELINE_SCAN_ROW_SUM);
+
+  if (g_str_equal (provider, "memory"))
+    g_assert_cmpuint (count_entries (dir), ==, 0);
+  else
+    g_assert_cmpuint (count_entries (dir), >, 0);
+  remove_tree (dir);
+}
+
+/* Without the atomic batch, rows and index entries are written store by
+ * store, with the same results. */
+static void
+test_no_atomic (gconstpointer data)
+{
+  const char *provider = data;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *dir = g_dir_make_tmp ("qstore-bench-XXXXXX", &error);
+  const char *args[] = { "--provider", provider, "--rows", G_STRINGIFY (ROWS), "--dir", dir,
+                         "--phases", "load,get,scan", "--no-atomic", NULL };
+  g_autoptr(GPtrArray) order = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr(GHashTable) phases = NULL;
+  g_autoptr(Result) r = NULL;
+  JsonObject *p;
+
+  g_assert_no_error (error);
+  r = run_bench (args);
+  g_assert_cmpint (r->status, ==, 0);
+
+  phases = parse_lines (r->out, order);
+  g_assert_cmpuint (order->len, ==, 3);
+  p = g_hash_table_lookup (phases, "load");
+  g_assert_false (json_object_get_boolean_member (p, "atomic"));
+  g_assert_cmpuint (json_object_get_int_member (p, "checksum"), ==, BASELINE_LOAD_CHECKSUM);
+  p = g_hash_table_lookup (phases, "get");
+  g_assert_cmpuint (json_object_get_int_member (p, "checksum"), ==, BASELINE_GET_CHECKSUM);
+  p = g_hash_table_lookup (phases, "scan");
+  g_assert_cmpuint (json_object_get_int_member (p, "row_sum"), ==, BASELINE_SCAN_ROW_SUM);
+
+  g_assert_cmpuint (count_entries (dir), ==, 0);
+  remove_tree (dir);
+}
+
+static void
+test_usage (void)
+{
+  struct {
+    const char *args[8];
+    int         status;
+  } cases[] = {
+    { { "--provider", "nosuch", "--rows", "10", NULL }, 1 },
+    { { "--rows", "10", NULL }, 2 },
+    { { "--provider", "memory", "--layer", "sql", NULL }, 2 },
+    { { "--provider", "memory", "--rows", "0", NULL }, 2 },
+    { { "--provider", "memory", "--rows", "many", NULL }, 2 },
+    { { "--provider", "memory", "--phases", "load,bogus", NULL }, 2 },
+    { { "--provider", "memory", "extra", NULL }, 2 },
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autoptr(Result) r = run_bench (cases[i].args);
+
+      g_assert_cmpint (r->status, ==, cases[i].status);
+      g_assert_cmpstr (r->out, ==, "");
+      g_assert_true (g_str_has_prefix (r->err, "qstore-bench: "));
+    }
+}
+
+int
+main (int    argc,
+      char **argv)
+{
+  const char *providers[] = { "memory", "lmdb", "sqlite" };
+
+  g_test_init (&argc, &argv, NULL);
+
+  if (argc < 2)
+    {
+      g_printerr ("usage: %s [--tap] PATH-TO-QSTORE-BENCH\n", argv[0]);
+      return 2;
+    }
+  bench_path = argv[1];
+
+  g_test_add_func ("/tools/bench/usage", test_usage);
+  for (guint i = 0; i < G_N_ELEMENTS (providers); i++)
+    {
+      g_autofree char *workload = g_strdup_printf ("/tools/bench/workload/%s", providers[i]);
+      g_autofree char *subset = g_strdup_printf ("/tools/bench/phases-subset/%s", providers[i]);
+      g_autofree char *no_atomic = g_strdup_printf ("/tools/bench/no-atomic/%s", providers[i]);
+
+      g_test_add_data_func (workload, providers[i], test_workload);
+      g_test_add_data_func (subset, providers[i], test_phases_subset);
+      g_test_add_data_func (no_atomic, providers[i], test_no_atomic);
+    }
+
+  return g_test_run ();
+}

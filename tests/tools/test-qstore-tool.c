@@ -1,0 +1,810 @@
+/* test-qstore-tool.c: the qstore command, run as a user runs it
+ *
+ * Usage: test-qstore-tool [--tap] PATH-TO-QSTORE
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include <stdarg.h>
+#include <string.h>
+
+#include <gio/gio.h>
+#include <glib/gstdio.h>
+#include <json-glib/json-glib.h>
+#include <qstore.h>
+
+static const char *qstore_path;
+
+typedef struct
+{
+  int   status;
+  char *out;
+  char *err;
+} Result;
+
+static void
+result_free (Result *r)
+{
+  g_free (r->out);
+  g_free (r->err);
+  g_free (r);
+}
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (Result, result_free)
+
+/* Empty output may come back as bytes without data. */
+static char *
+bytes_to_string (GBytes *bytes)
+{
+  gsize len;
+  const char *data = g_bytes_get_data (bytes, &len);
+
+  return len > 0 ? g_strndup (data, len) : g_strdup ("");
+}
+
+typedef struct
+{
+  char *dir;
+  char *uri;
+  char *provider;
+} Fixture;
+
+/* Runs qstore with @env (NULL-terminated `NAME=value`, or NULL) added to a
+ * clean environment; a NULL @store runs it without --store. */
+static Result *
+run_env (const char * const  *env,
+         const char          *store,
+         const char * const  *args)
+{
+  g_autoptr(GSubprocessLauncher) launcher = NULL;
+  g_autoptr(GSubprocess) process = NULL;
+  g_autoptr(GPtrArray) argv = g_ptr_array_new ();
+  g_autoptr(GBytes) out = NULL;
+  g_autoptr(GBytes) err = NULL;
+  g_autoptr(GError) error = NULL;
+  Result *r = g_new0 (Result, 1);
+
+  launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE |
+                                        G_SUBPROCESS_FLAGS_STDERR_PIPE);
+  /* Messages are compared exactly: pin the language and the charset. */
+  g_subprocess_launcher_setenv (launcher, "LC_ALL", "C.UTF-8", TRUE);
+  g_subprocess_launcher_unsetenv (launcher, "QSTORE_STORE");
+  for (guint i = 0; env != NULL && env[i] != NULL; i++)
+    {
+      g_auto(GStrv) pair = g_strsplit (env[i], "=", 2);
+
+      g_subprocess_launcher_setenv (launcher, pair[0], pair[1], TRUE);
+    }
+
+  g_ptr_array_add (argv, (gpointer) qstore_path);
+  if (store != NULL)
+    {
+      g_ptr_array_add (argv, (gpointer) "--store");
+      g_ptr_array_add (argv, (gpointer) store);
+    }
+  for (guint i = 0; args[i] != NULL; i++)
+    g_ptr_array_add (argv, (gpointer) args[i]);
+  g_ptr_array_add (argv, NULL);
+
+  process = g_subprocess_launcher_spawnv (launcher, (const char * const *) argv->pdata, &error);
+  g_assert_no_error (error);
+  g_subprocess_communicate (process, NULL, NULL, &out, &err, &error);
+  g_assert_no_error (error);
+  g_assert_true (g_subprocess_get_if_exited (process));
+
+  r->status = g_subprocess_get_exit_status (process);
+  r->out = bytes_to_string (out);
+  r->err = bytes_to_string (err);
+  return r;
+}
+
+static Result *
+run_va (const char * const *env,
+        const char         *store,
+        const char         *first,
+        va_list             ap)
+{
+  g_autoptr(GPtrArray) args = g_ptr_array_new ();
+
+  for (const char *a = first; a != NULL; a = va_arg (ap, const char *))
+    g_ptr_array_add (args, (gpointer) a);
+  g_ptr_array_add (args, NULL);
+  return run_env (env, store, (const char * const *) args->pdata);
+}
+
+/* Runs `qstore --store STORE ARGS…` (NULL-terminated). */
+static G_GNUC_NULL_TERMINATED Result *
+run (const char *store,
+     const char *first,
+     ...)
+{
+  Result *r;
+  va_list ap;
+
+  va_start (ap, first);
+  r = run_va (NULL, store, first, ap);
+  va_end (ap);
+  return r;
+}
+
+static G_GNUC_NULL_TERMINATED Result *
+run_with_env (const char * const *env,
+              const char         *store,
+              const char         *first,
+              ...)
+{
+  Result *r;
+  va_list ap;
+
+  va_start (ap, first);
+  r = run_va (env, store, first, ap);
+  va_end (ap);
+  return r;
+}
+
+/* Runs a command that must succeed silently on stderr; returns stdout. */
+static G_GNUC_NULL_TERMINATED char *
+ok (const char *store,
+    const char *first,
+    ...)
+{
+  g_autoptr(Result) r = NULL;
+  va_list ap;
+
+  va_start (ap, first);
+  r = run_va (NULL, store, first, ap);
+  va_end (ap);
+  if (r->status != 0)
+    g_test_message ("stderr: %s", r->err);
+  g_assert_cmpint (r->status, ==, 0);
+  g_assert_cmpstr (r->err, ==, "");
+  return g_steal_pointer (&r->out);
+}
+
+#define assert_output(expected, ...) \
+  G_STMT_START { \
+    g_autofree char *_out = ok (__VA_ARGS__, NULL); \
+    g_assert_cmpstr (_out, ==, (expected)); \
+  } G_STMT_END
+
+#define assert_usage_error(store, ...) \
+  G_STMT_START { \
+    g_autoptr(Result) _r = run (store, __VA_ARGS__, NULL); \
+    g_assert_cmpint (_r->status, ==, 2); \
+    g_assert_cmpstr (_r->out, ==, ""); \
+    g_assert_true (g_str_has_prefix (_r->err, "qstore: ")); \
+    g_assert_nonnull (strstr (_r->err, "Usage: qstore")); \
+  } G_STMT_END
+
+static void
+remove_tree (const char *path)
+{
+  g_autoptr(GDir) dir = g_dir_open (path, 0, NULL);
+  const char *name;
+
+  while (dir != NULL && (name = g_dir_read_name (dir)) != NULL)
+    {
+      g_autofree char *child = g_build_filename (path, name, NULL);
+
+      if (g_file_test (child, G_FILE_TEST_IS_DIR))
+        remove_tree (child);
+      else
+        g_remove (child);
+    }
+  g_rmdir (path);
+}
+
+static char *
+uri_for (const char *provider,
+         const char *dir,
+         const char *leaf)
+{
+  if (g_str_equal (provider, "memory"))
+    return g_strdup ("memory:");
+  if (g_str_equal (provider, "sqlite"))
+    return g_strdup_printf ("sqlite:%s/%s.db", dir, leaf);
+  return g_strdup_printf ("%s:%s/%s", provider, dir, leaf);
+}
+
+static void
+fixture_setup (Fixture       *f,
+               gconstpointer  data)
+{
+  g_autoptr(GError) error = NULL;
+
+  f->provider = g_strdup (data);
+  f->dir = g_dir_make_tmp ("qstore-tool-XXXXXX", &error);
+  g_assert_no_error (error);
+  f->uri = uri_for (f->provider, f->dir, "store");
+}
+
+static void
+fixture_teardown (Fixture       *f,
+                  gconstpointer  data)
+{
+  remove_tree (f->dir);
+  g_free (f->dir);
+  g_free (f->uri);
+  g_free (f->provider);
+}
+
+/* providers */
+
+typedef struct
+{
+  const char *name;
+  const char *capabilities[5];
+} ExpectedProvider;
+
+/* What each provider can do, as the design defines it. */
+static const ExpectedProvider expected_providers[] = {
+  { "lmdb", { "persistent", "atomic_batch", "snapshots", "multi_process", NULL } },
+  { "memory", { "atomic_batch", "snapshots", NULL } },
+  { "sqlite", { "persistent", "atomic_batch", "snapshots", "multi_process", NULL } },
+};
+
+static void
+test_providers_text (void)
+{
+  g_autoptr(GString) expected = g_string_new (NULL);
+  g_autofree char *out = NULL;
+
+  for (guint i = 0; i < G_N_ELEMENTS (expected_providers); i++)
+    {
+      g_autofree char *list = g_strjoinv (", ", (char **) expected_providers[i].capabilities);
+
+      g_string_append_printf (expected, "%-6s  %s\n", expected_providers[i].name, list);
+    }
+
+  /* No store is needed. */
+  out = ok (NULL, "providers", NULL);
+  g_assert_cmpstr (out, ==, expected->str);
+}
+
+static void
+test_providers_json (void)
+{
+  g_autofree char *out = ok (NULL, "providers", "--json", NULL);
+  g_auto(GStrv) lines = g_strsplit (out, "\n", -1);
+
+  g_assert_cmpuint (g_strv_length (lines), ==, G_N_ELEMENTS (expected_providers) + 1);
+  g_assert_cmpstr (lines[G_N_ELEMENTS (expected_providers)], ==, "");
+
+  for (guint i = 0; i < G_N_ELEMENTS (expected_providers); i++)
+    {
+      const ExpectedProvider *e = &expected_providers[i];
+      g_autoptr(JsonParser) parser = json_parser_new ();
+      g_autoptr(GError) error = NULL;
+      JsonObject *object;
+      JsonArray *caps;
+      QStoreCapabilities lib_caps;
+      guint n = g_strv_length ((char **) e->capabilities);
+
+      json_parser_load_from_data (parser, lines[i], -1, &error);
+      g_assert_no_error (error);
+      g_assert_true (JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)));
+      object = json_node_get_object (json_parser_get_root (parser));
+      g_assert_cmpuint (json_object_get_size (object), ==, 2);
+      g_assert_cmpstr (json_object_get_string_member (object, "name"), ==, e->name);
+      caps = json_object_get_array_member (object, "capabilities");
+      g_assert_nonnull (caps);
+      g_assert_cmpuint (json_array_get_length (caps), ==, n);
+      for (guint j = 0; j < n; j++)
+        g_assert_cmpstr (json_array_get_string_element (caps, j), ==, e->capabilities[j]);
+
+      /* The library, asked directly, agrees with the command. */
+      qstore_lookup_provider_capabilities (e->name, &lib_caps, &error);
+      g_assert_no_error (error);
+      g_assert_cmpint (!!(lib_caps & QSTORE_CAPABILITY_PERSISTENT), ==,
+                       g_strv_contains (e->capabilities, "persistent"));
+      g_assert_cmpint (!!(lib_caps & QSTORE_CAPABILITY_ATOMIC_BATCH), ==,
+                       g_strv_contains (e->capabilities, "atomic_batch"));
+      g_assert_cmpint (!!(lib_caps & QSTORE_CAPABILITY_SNAPSHOTS), ==,
+                       g_strv_contains (e->capabilities, "snapshots"));
+      g_assert_cmpint (!!(lib_caps & QSTORE_CAPABILITY_MULTI_PROCESS), ==,
+                       g_strv_contains (e->capabilities, "multi_process"));
+    }
+}
+
+/* kv on persistent providers */
+
+static void
+test_put_get_del (Fixture       *f,
+                  gconstpointer  data)
+{
+  g_autoptr(Result) missing = NULL;
+  g_autoptr(Result) elsewhere = NULL;
+  g_autofree char *message = NULL;
+
+  assert_output ("", f->uri, "kv", "put", "main.t", "k1", "v1");
+  assert_output ("v1\n", f->uri, "kv", "get", "main.t", "k1");
+  assert_output ("", f->uri, "kv", "put", "main.t", "k1", "v2");
+  assert_output ("v2\n", f->uri, "kv", "get", "main.t", "k1");
+  assert_output ("", f->uri, "kv", "put", "--sync", "main.t", "k2", "hello world");
+  assert_output ("hello world\n", f->uri, "kv", "get", "main.t", "k2");
+  /* An empty value is a value. */
+  assert_output ("", f->uri, "kv", "put", "main.t", "k3", "");
+  assert_output ("\n", f->uri, "kv", "get", "main.t", "k3");
+  /* Values starting with a dash after --. */
+  assert_output ("", f->uri, "kv", "put", "main.t", "--", "-k", "-v");
+  assert_output ("-v\n", f->uri, "kv", "get", "main.t", "--", "-k");
+
+  assert_output ("", f->uri, "kv", "del", "main.t", "k1");
+  missing = run (f->uri, "kv", "get", "main.t", "k1", NULL);
+  g_assert_cmpint (missing->status, ==, 1);
+  g_assert_cmpstr (missing->out, ==, "");
+  message = g_strdup_printf ("qstore: key “k1” not found in store “main.t” at %s\n", f->uri);
+  g_assert_cmpstr (missing->err, ==, message);
+
+  /* Deleting an absent key is fine; --sync is accepted. */
+  assert_output ("", f->uri, "kv", "del", "--sync", "main.t", "k1");
+  assert_output ("hello world\n", f->uri, "kv", "get", "main.t", "k2");
+
+  /* Stores are separate. */
+  elsewhere = run (f->uri, "kv", "get", "main.u", "k2", NULL);
+  g_assert_cmpint (elsewhere->status, ==, 1);
+}
+
+static void
+test_scan (Fixture       *f,
+           gconstpointer  data)
+{
+  const char *keys[] = { "c", "a", "e", "b", "d" };
+
+  for (guint i = 0; i < G_N_ELEMENTS (keys); i++)
+    {
+      g_autofree char *value = g_ascii_strup (keys[i], -1);
+
+      assert_output ("", f->uri, "kv", "put", "main.t", keys[i], value);
+    }
+  assert_output ("", f->uri, "kv", "put", "main.u", "x", "1");
+
+  assert_output ("a\tA\nb\tB\nc\tC\nd\tD\ne\tE\n", f->uri, "kv", "scan", "main.t");
+  assert_output ("b\tB\nc\tC\nd\tD\ne\tE\n", f->uri, "kv", "scan", "main.t", "--gte", "b");
+  assert_output ("c\tC\nd\tD\ne\tE\n", f->uri, "kv", "scan", "main.t", "--gt", "b");
+  assert_output ("a\tA\nb\tB\nc\tC\nd\tD\n", f->uri, "kv", "scan", "main.t", "--lte", "d");
+  assert_output ("a\tA\nb\tB\nc\tC\n", f->uri, "kv", "scan", "main.t", "--lt", "d");
+  assert_output ("b\tB\nc\tC\n", f->uri, "kv", "scan", "main.t", "--gte", "b", "--lt", "d");
+  assert_output ("c\tC\nd\tD\n", f->uri, "kv", "scan", "main.t", "--gt=b", "--lte=d");
+  /* Bounds between keys. */
+  assert_output ("c\tC\nd\tD\n", f->uri, "kv", "scan", "main.t", "--gte", "bb", "--lt", "dd");
+  assert_output ("", f->uri, "kv", "scan", "main.t", "--gt", "e");
+
+  assert_output ("e\tE\nd\tD\nc\tC\nb\tB\na\tA\n", f->uri, "kv", "scan", "main.t", "--reverse");
+  assert_output ("d\tD\nc\tC\nb\tB\n", f->uri,
+                 "kv", "scan", "main.t", "--reverse", "--gte", "b", "--lt", "e");
+  assert_output ("c\tC\nb\tB\n", f->uri,
+                 "kv", "scan", "main.t", "--reverse", "--gt", "a", "--lte", "c");
+
+  assert_output ("a\tA\nb\tB\n", f->uri, "kv", "scan", "main.t", "--limit", "2");
+  assert_output ("e\tE\nd\tD\n", f->uri, "kv", "scan", "main.t", "--reverse", "--limit", "2");
+  assert_output ("c\tC\n", f->uri, "kv", "scan", "main.t", "--gt", "b", "--limit=1");
+  assert_output ("", f->uri, "kv", "scan", "main.t", "--limit", "0");
+  assert_output ("a\tA\nb\tB\nc\tC\nd\tD\ne\tE\n", f->uri,
+                 "kv", "scan", "main.t", "--limit", "100");
+
+  assert_output ("x\t1\n", f->uri, "kv", "scan", "main.u");
+  assert_output ("", f->uri, "kv", "scan", "main.never_written");
+}
+
+static void
+test_hex_and_escapes (Fixture       *f,
+                      gconstpointer  data)
+{
+  assert_output ("", f->uri, "kv", "put", "--hex", "main.b", "00ff", "0102");
+  assert_output ("", f->uri, "kv", "put", "--hex", "main.b", "41", "7F");
+  assert_output ("", f->uri, "kv", "put", "main.b", "tab\there", "back\\slash\nnew line");
+  assert_output ("", f->uri, "kv", "put", "main.b", "z-utf8", "h\xc3\xa9llo \xe2\x82\xac");
+
+  assert_output ("0102\n", f->uri, "kv", "get", "--hex", "main.b", "00ff");
+  assert_output ("0102\n", f->uri, "kv", "get", "--hex", "main.b", "00FF");
+  assert_output ("\\x7f\n", f->uri, "kv", "get", "main.b", "A");
+  assert_output ("h\xc3\xa9llo \xe2\x82\xac\n", f->uri, "kv", "get", "main.b", "z-utf8");
+
+  /* Text output escapes what is not printable UTF-8, and the backslash. */
+  assert_output ("\\x00\\xff\t\\x01\\x02\n"
+                 "A\t\\x7f\n"
+                 "tab\\x09here\tback\\\\slash\\x0anew line\n"
+                 "z-utf8\th\xc3\xa9llo \xe2\x82\xac\n",
+                 f->uri, "kv", "scan", "main.b");
+  assert_output ("00ff\t0102\n"
+                 "41\t7f\n"
+                 "7461620968657265\t6261636b5c736c6173680a6e6577206c696e65\n"
+                 "7a2d75746638\t68c3a96c6c6f20e282ac\n",
+                 f->uri, "kv", "scan", "--hex", "main.b");
+  assert_output ("41\t7f\n", f->uri, "kv", "scan", "--hex", "main.b", "--gte", "41", "--lt", "7461");
+
+  /* A truncated UTF-8 sequence is escaped byte by byte. */
+  assert_output ("", f->uri, "kv", "put", "--hex", "main.c", "61", "c3e282");
+  assert_output ("\\xc3\\xe2\\x82\n", f->uri, "kv", "get", "main.c", "a");
+
+  assert_output ("", f->uri, "kv", "del", "--hex", "main.b", "00ff");
+  assert_output ("41\t7f\n", f->uri, "kv", "scan", "--hex", "main.b", "--limit", "1");
+
+  /* Hexadecimal input must be hexadecimal. */
+  assert_usage_error (f->uri, "kv", "put", "--hex", "main.b", "0g", "00");
+  assert_usage_error (f->uri, "kv", "put", "--hex", "main.b", "abc", "00");
+  assert_usage_error (f->uri, "kv", "scan", "--hex", "main.b", "--gte", "x");
+}
+
+static JsonArray *
+parse_array (JsonParser *parser,
+             const char *line)
+{
+  g_autoptr(GError) error = NULL;
+  JsonNode *root;
+
+  json_parser_load_from_data (parser, line, -1, &error);
+  g_assert_no_error (error);
+  root = json_parser_get_root (parser);
+  g_assert_true (JSON_NODE_HOLDS_ARRAY (root));
+  g_assert_cmpuint (json_array_get_length (json_node_get_array (root)), ==, 2);
+  return json_node_get_array (root);
+}
+
+static void
+test_json (Fixture       *f,
+           gconstpointer  data)
+{
+  g_autofree char *text = NULL;
+  g_autofree char *hex = NULL;
+  g_autofree char *stores = NULL;
+  g_auto(GStrv) lines = NULL;
+  g_auto(GStrv) hex_lines = NULL;
+  g_autoptr(JsonParser) parser = json_parser_new ();
+  JsonArray *a;
+  JsonObject *blob;
+
+  assert_output ("", f->uri, "kv", "put", "main.j", "a", "plain");
+  assert_output ("", f->uri, "kv", "put", "main.j", "b\"q", "line\nbreak\ttab");
+  assert_output ("", f->uri, "kv", "put", "main.j", "c", "\xc3\xa9t\xc3\xa9");
+  assert_output ("", f->uri, "kv", "put", "--hex", "main.j", "64", "ff00fe");
+
+  text = ok (f->uri, "kv", "scan", "--json", "main.j", NULL);
+  lines = g_strsplit (text, "\n", -1);
+  g_assert_cmpuint (g_strv_length (lines), ==, 5);
+  g_assert_cmpstr (lines[4], ==, "");
+
+  a = parse_array (parser, lines[0]);
+  g_assert_cmpstr (json_array_get_string_element (a, 0), ==, "a");
+  g_assert_cmpstr (json_array_get_string_element (a, 1), ==, "plain");
+  a = parse_array (parser, lines[1]);
+  g_assert_cmpstr (json_array_get_string_element (a, 0), ==, "b\"q");
+  g_assert_cmpstr (json_array_get_string_element (a, 1), ==, "line\nbreak\ttab");
+  a = parse_array (parser, lines[2]);
+  g_assert_cmpstr (json_array_get_string_element (a, 1), ==, "\xc3\xa9t\xc3\xa9");
+  /* Bytes that are not UTF-8 become {"$blob": base64}. */
+  a = parse_array (parser, lines[3]);
+  g_assert_cmpstr (json_array_get_string_element (a, 0), ==, "d");
+  blob = json_array_get_object_element (a, 1);
+  g_assert_nonnull (blob);
+  g_assert_cmpuint (json_object_get_size (blob), ==, 1);
+  g_assert_cmpstr (json_object_get_string_member (blob, "$blob"), ==, "/wD+");
+
+  hex = ok (f->uri, "kv", "scan", "--json", "--hex", "--reverse", "--limit", "2", "main.j", NULL);
+  hex_lines = g_strsplit (hex, "\n", -1);
+  g_assert_cmpuint (g_strv_length (hex_lines), ==, 3);
+  a = parse_array (parser, hex_lines[0]);
+  g_assert_cmpstr (json_array_get_string_element (a, 0), ==, "64");
+  g_assert_cmpstr (json_array_get_string_element (a, 1), ==, "ff00fe");
+  a = parse_array (parser, hex_lines[1]);
+  g_assert_cmpstr (json_array_get_string_element (a, 0), ==, "63");
+  g_assert_cmpstr (json_array_get_string_element (a, 1), ==, "c3a974c3a9");
+
+  stores = ok (f->uri, "kv", "stores", "--json", NULL);
+  g_assert_cmpstr (stores, ==, "\"main.j\"\n");
+}
+
+static void
+test_stores (Fixture       *f,
+             gconstpointer  data)
+{
+  assert_output ("", f->uri, "kv", "put", "main.u", "k", "v");
+  assert_output ("", f->uri, "kv", "put", "main.t", "k", "v");
+  assert_output ("", f->uri, "kv", "put", "main.t_idx_by_name", "k", "v");
+  assert_output ("main.t\nmain.t_idx_by_name\nmain.u\n", f->uri, "kv", "stores");
+
+  /* Only stores that hold entries are listed. */
+  assert_output ("", f->uri, "kv", "del", "main.u", "k");
+  assert_output ("main.t\nmain.t_idx_by_name\n", f->uri, "kv", "stores");
+}
+
+/* Every regular file of @dir but the ones readers are expected to touch
+ * (LMDB's reader table, SQLite's shared-memory index), with a digest of its
+ * content. Empty files hold no bytes: a SQLite reader may leave an empty
+ * write-ahead log behind. */
+static GHashTable *
+snapshot_files (const char *dir)
+{
+  GHashTable *files = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
+  g_autoptr(GDir) d = g_dir_open (dir, 0, NULL);
+  const char *name;
+
+  g_assert_nonnull (d);
+  while ((name = g_dir_read_name (d)) != NULL)
+    {
+      g_autofree char *path = g_build_filename (dir, name, NULL);
+      g_autofree char *contents = NULL;
+      gsize len;
+
+      if (g_str_equal (name, "lock.mdb") || g_str_has_suffix (name, "-shm"))
+        continue;
+      if (g_file_test (path, G_FILE_TEST_IS_DIR))
+        {
+          g_autoptr(GHashTable) inner = snapshot_files (path);
+          GHashTableIter iter;
+          gpointer key, value;
+
+          g_hash_table_iter_init (&iter, inner);
+          while (g_hash_table_iter_next (&iter, &key, &value))
+            g_hash_table_insert (files, g_build_filename (name, key, NULL), g_strdup (value));
+          continue;
+        }
+      g_assert_true (g_file_get_contents (path, &contents, &len, NULL));
+      if (len == 0)
+        continue;
+      g_hash_table_insert (files, g_strdup (name),
+                           g_compute_checksum_for_data (G_CHECKSUM_SHA256,
+                                                        (const guchar *) contents, len));
+    }
+  return files;
+}
+
+static void
+assert_same_files (GHashTable *before,
+                   GHashTable *after)
+{
+  GHashTableIter iter;
+  gpointer key, value;
+
+  g_hash_table_iter_init (&iter, before);
+  while (g_hash_table_iter_next (&iter, &key, &value))
+    {
+      g_test_message ("comparing %s", (const char *) key);
+      g_assert_cmpstr (g_hash_table_lookup (after, key), ==, value);
+    }
+  g_assert_cmpuint (g_hash_table_size (after), ==, g_hash_table_size (before));
+}
+
+static void
+test_reads_change_nothing (Fixture       *f,
+                           gconstpointer  data)
+{
+  g_autoptr(GHashTable) before = NULL;
+  g_autoptr(GHashTable) after = NULL;
+  g_autoptr(Result) absent = NULL;
+  g_autoptr(Result) nowhere = NULL;
+  g_autofree char *missing_uri = uri_for (f->provider, f->dir, "missing");
+  g_autofree char *missing_path = NULL;
+
+  for (guint i = 0; i < 50; i++)
+    {
+      g_autofree char *key = g_strdup_printf ("key%03u", i);
+
+      assert_output ("", f->uri, "kv", "put", "main.t", key, "value");
+    }
+
+  before = snapshot_files (f->dir);
+  g_assert_cmpuint (g_hash_table_size (before), >, 0);
+
+  assert_output ("value\n", f->uri, "kv", "get", "main.t", "key007");
+  absent = run (f->uri, "kv", "get", "main.t", "nokey", NULL);
+  g_assert_cmpint (absent->status, ==, 1);
+  assert_output ("key000\tvalue\nkey001\tvalue\n", f->uri, "kv", "scan", "main.t", "--limit", "2");
+  assert_output ("key049\tvalue\n", f->uri, "kv", "scan", "main.t", "--reverse", "--limit", "1");
+  assert_output ("main.t\n", f->uri, "kv", "stores");
+
+  after = snapshot_files (f->dir);
+  assert_same_files (before, after);
+
+  /* A read does not create a location that does not exist. */
+  nowhere = run (missing_uri, "kv", "get", "main.t", "k", NULL);
+  g_assert_cmpint (nowhere->status, ==, 1);
+  g_assert_true (g_str_has_prefix (nowhere->err, "qstore: "));
+  missing_path = g_strdup (strchr (missing_uri, ':') + 1);
+  g_assert_false (g_file_test (missing_path, G_FILE_TEST_EXISTS));
+}
+
+/* memory: nothing outlives one invocation */
+
+static void
+test_memory (void)
+{
+  g_autoptr(Result) get = NULL;
+  g_autofree char *scan = NULL;
+  g_autofree char *stores = NULL;
+
+  assert_output ("", "memory:", "kv", "put", "main.t", "k", "v");
+  get = run ("memory:", "kv", "get", "main.t", "k", NULL);
+  g_assert_cmpint (get->status, ==, 1);
+  g_assert_cmpstr (get->err, ==, "qstore: key “k” not found in store “main.t” at memory:\n");
+  scan = ok ("memory:", "kv", "scan", "main.t", NULL);
+  g_assert_cmpstr (scan, ==, "");
+  stores = ok ("memory:", "kv", "stores", NULL);
+  g_assert_cmpstr (stores, ==, "");
+}
+
+/* Errors and usage */
+
+static void
+test_store_from_environment (Fixture       *f,
+                             gconstpointer  data)
+{
+  g_autofree char *other = uri_for (f->provider, f->dir, "other");
+  g_autofree char *env_store = g_strconcat ("QSTORE_STORE=", f->uri, NULL);
+  g_autofree char *env_other = g_strconcat ("QSTORE_STORE=", other, NULL);
+  const char *env[] = { env_store, NULL };
+  const char *env_wrong[] = { env_other, NULL };
+  g_autoptr(Result) from_env = NULL;
+  g_autoptr(Result) overridden = NULL;
+
+  assert_output ("", f->uri, "kv", "put", "main.t", "k", "here");
+  assert_output ("", other, "kv", "put", "main.t", "k", "there");
+
+  from_env = run_with_env (env, NULL, "kv", "get", "main.t", "k", NULL);
+  g_assert_cmpint (from_env->status, ==, 0);
+  g_assert_cmpstr (from_env->out, ==, "here\n");
+
+  /* --store wins over QSTORE_STORE. */
+  overridden = run_with_env (env_wrong, f->uri, "kv", "get", "main.t", "k", NULL);
+  g_assert_cmpint (overridden->status, ==, 0);
+  g_assert_cmpstr (overridden->out, ==, "here\n");
+}
+
+static void
+test_errors (Fixture       *f,
+             gconstpointer  data)
+{
+  g_autoptr(QStoreBounds) negative = qstore_bounds_new ();
+  g_autoptr(QStoreProvider) none = NULL;
+  g_autoptr(GError) limit_error = NULL;
+  g_autoptr(GError) provider_error = NULL;
+  g_autoptr(Result) unknown = NULL;
+  g_autoptr(Result) no_store = NULL;
+  g_autoptr(Result) no_store_write = NULL;
+  g_autoptr(Result) limit = NULL;
+  g_autoptr(Result) limit_eq = NULL;
+  g_autoptr(Result) empty_key = NULL;
+  g_autofree char *expected = NULL;
+
+  assert_output ("", f->uri, "kv", "put", "main.t", "k", "v");
+
+  /* An unknown provider: the library's message, which names the known ones. */
+  none = qstore_provider_new_for_uri ("nosuch:/x", QSTORE_OPEN_READ_ONLY, &provider_error);
+  g_assert_null (none);
+  g_assert_error (provider_error, QSTORE_ERROR, QSTORE_ERROR_NOT_FOUND);
+  unknown = run ("nosuch:/x", "kv", "get", "main.t", "k", NULL);
+  g_assert_cmpint (unknown->status, ==, 1);
+  g_assert_cmpstr (unknown->out, ==, "");
+  expected = g_strdup_printf ("qstore: %s\n", provider_error->message);
+  g_assert_cmpstr (unknown->err, ==, expected);
+  g_assert_nonnull (strstr (unknown->err, "nosuch"));
+  g_assert_nonnull (strstr (unknown->err, "lmdb"));
+  g_assert_nonnull (strstr (unknown->err, "memory"));
+  g_assert_nonnull (strstr (unknown->err, "sqlite"));
+  g_clear_pointer (&expected, g_free);
+
+  /* No store given. */
+  no_store = run (NULL, "kv", "get", "main.t", "k", NULL);
+  g_assert_cmpint (no_store->status, ==, 2);
+  g_assert_cmpstr (no_store->out, ==, "");
+  g_assert_nonnull (strstr (no_store->err, "--store"));
+  g_assert_nonnull (strstr (no_store->err, "QSTORE_STORE"));
+  no_store_write = run (NULL, "kv", "put", "main.t", "k", "v", NULL);
+  g_assert_cmpint (no_store_write->status, ==, 2);
+
+  /* A limit that is not a number is bad usage; a negative one is the
+   * library's to refuse. */
+  assert_usage_error (f->uri, "kv", "scan", "main.t", "--limit", "abc");
+  assert_usage_error (f->uri, "kv", "scan", "main.t", "--limit", "");
+  assert_usage_error (f->uri, "kv", "scan", "main.t", "--limit", "1.5");
+  qstore_bounds_set_limit (negative, -1);
+  g_assert_false (qstore_bounds_validate (negative, &limit_error));
+  g_assert_error (limit_error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT);
+  expected = g_strdup_printf ("qstore: %s\n", limit_error->message);
+  limit = run (f->uri, "kv", "scan", "main.t", "--limit", "-1", NULL);
+  g_assert_cmpint (limit->status, ==, 1);
+  g_assert_cmpstr (limit->out, ==, "");
+  g_assert_cmpstr (limit->err, ==, expected);
+  limit_eq = run (f->uri, "kv", "scan", "main.t", "--limit=-1", NULL);
+  g_assert_cmpint (limit_eq->status, ==, 1);
+  g_assert_cmpstr (limit_eq->err, ==, expected);
+
+  /* Empty keys are refused by the library. */
+  empty_key = run (f->uri, "kv", "put", "main.t", "", "v", NULL);
+  g_assert_cmpint (empty_key->status, ==, 1);
+  g_assert_true (g_str_has_prefix (empty_key->err, "qstore: "));
+  g_assert_nonnull (strstr (empty_key->err, "main.t"));
+
+  /* Bad usage. */
+  assert_usage_error (f->uri, "nosuchcommand");
+  assert_usage_error (f->uri, "kv", "nosuchcommand");
+  assert_usage_error (f->uri, "kv");
+  assert_usage_error (NULL, "--bogus", "providers");
+  assert_usage_error (f->uri, "kv", "get", "main.t");
+  assert_usage_error (f->uri, "kv", "get", "main.t", "k", "extra");
+  assert_usage_error (f->uri, "kv", "put", "main.t", "k");
+  assert_usage_error (f->uri, "kv", "get", "--bogus", "main.t", "k");
+  assert_usage_error (f->uri, "kv", "scan", "main.t", "--gte", "a", "--gt", "b");
+  assert_usage_error (f->uri, "kv", "scan", "main.t", "--lte", "a", "--lt", "b");
+  assert_usage_error (NULL, "providers", "extra");
+  {
+    g_autoptr(Result) nothing = run (NULL, NULL, NULL);
+
+    g_assert_cmpint (nothing->status, ==, 2);
+    g_assert_nonnull (strstr (nothing->err, "No command"));
+  }
+
+  /* Nothing above wrote anything. */
+  assert_output ("k\tv\n", f->uri, "kv", "scan", "main.t");
+}
+
+static void
+test_help_and_version (void)
+{
+  g_autofree char *version = ok (NULL, "--version", NULL);
+  g_autofree char *help = ok (NULL, "--help", NULL);
+  g_autofree char *kv_help = ok (NULL, "kv", "--help", NULL);
+  g_autofree char *scan_help = ok (NULL, "kv", "scan", "--help", NULL);
+  g_autofree char *expected_version = g_strdup_printf ("qstore %s\n", PACKAGE_VERSION);
+
+  g_assert_cmpstr (version, ==, expected_version);
+  g_assert_nonnull (strstr (help, "Usage:\n  qstore [OPTION…] COMMAND"));
+  g_assert_nonnull (strstr (help, "--store"));
+  g_assert_nonnull (strstr (help, "  providers  "));
+  g_assert_nonnull (strstr (help, "  kv  "));
+  g_assert_nonnull (strstr (kv_help, "Usage:\n  qstore kv [OPTION…] COMMAND"));
+  for (guint i = 0; i < 5; i++)
+    {
+      const char *sub[] = { "  put ", "  get ", "  del ", "  scan ", "  stores " };
+
+      g_assert_nonnull (strstr (kv_help, sub[i]));
+    }
+  g_assert_nonnull (strstr (scan_help, "Usage:\n  qstore kv scan [OPTION…] STORE"));
+  g_assert_nonnull (strstr (scan_help, "--reverse"));
+  g_assert_nonnull (strstr (scan_help, "--limit"));
+}
+
+static void
+add_persistent (const char *name,
+                void (*func) (Fixture *, gconstpointer))
+{
+  const char *providers[] = { "lmdb", "sqlite" };
+
+  for (guint i = 0; i < G_N_ELEMENTS (providers); i++)
+    {
+      g_autofree char *path = g_strdup_printf ("/tools/qstore/%s/%s", name, providers[i]);
+
+      g_test_add (path, Fixture, providers[i], fixture_setup, func, fixture_teardown);
+    }
+}
+
+int
+main (int    argc,
+      char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+
+  if (argc < 2)
+    {
+      g_printerr ("usage: %s [--tap] PATH-TO-QSTORE\n", argv[0]);
+      return 2;
+    }
+  qstore_path = argv[1];
+
+  g_test_add_func ("/tools/qstore/providers/text", test_providers_text);
+  g_test_add_func ("/tools/qstore/providers/json", test_providers_json);
+  g_test_add_func ("/tools/qstore/help-and-version", test_help_and_version);
+  g_test_add_func ("/tools/qstore/memory", test_memory);
+  add_persistent ("put-get-del", test_put_get_del);
+  add_persistent ("scan", test_scan);
+  add_persistent ("hex-and-escapes", test_hex_and_escapes);
+  add_persistent ("json", test_json);
+  add_persistent ("stores", test_stores);
+  add_persistent ("reads-change-nothing", test_reads_change_nothing);
+  add_persistent ("store-from-environment", test_store_from_environment);
+  add_persistent ("errors", test_errors);
+
+  return g_test_run ();
+}

@@ -1,0 +1,913 @@
+/* qstore-bench.c: throughput of a provider on the bench-baseline workload
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * Runs the workload the raw LMDB and raw SQLite baselines run (the same
+ * rows, keys, values, random draws and checksums) through the key/value
+ * layer of qstore, and prints the same JSON lines, so ratios can be taken
+ * in one run:
+ *
+ * - table `bench(id, name, score)`: data store `bench.bench`, key the 8-byte
+ *   big-endian id, value u32 LE name length | name | i64 LE score; index
+ *   store `bench.bench_idx_score`, key 8-byte BE score | 8-byte BE id,
+ *   empty value;
+ * - name = "name-%08d" of the id, score = id * 7919 mod 100000;
+ * - one splitmix64 stream seeded with 42, drawn in this order only: the
+ *   Fisher-Yates shuffle of the ids, N ids for the get phase, 1000 range
+ *   starts for the scan phase.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <locale.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <glib/gstdio.h>
+#include <json-glib/json-glib.h>
+#include <qstore.h>
+
+#define BENCH_SEED       42
+#define SCAN_COUNT       1000
+#define SCAN_LO_MOD      99990
+#define SCAN_WIDTH       10
+#define SMALL_TXN_COUNT  10000
+#define SCORE_MOD        100000
+#define SCORE_FACTOR     7919
+#define MAX_ROWS         99000000
+#define NAME_MAX_LEN     32
+#define ROW_MAX_LEN      (4 + NAME_MAX_LEN + 8)
+
+typedef enum
+{
+  PHASE_LOAD      = 1 << 0,
+  PHASE_GET       = 1 << 1,
+  PHASE_SCAN      = 1 << 2,
+  PHASE_SMALL_TXN = 1 << 3,
+  PHASE_SIZE      = 1 << 4,
+} Phase;
+
+static const struct {
+  const char *name;
+  Phase       phase;
+} phase_names[] = {
+  { "load", PHASE_LOAD },
+  { "get", PHASE_GET },
+  { "scan", PHASE_SCAN },
+  { "small_txn", PHASE_SMALL_TXN },
+  { "size", PHASE_SIZE },
+};
+
+typedef struct
+{
+  char              *provider_name;
+  char              *engine;
+  guint64            rows;
+  int                run;
+  Phase              phases;
+  char              *location;
+
+  QStoreProvider    *provider;
+  QStoreKV          *data;
+  QStoreKV          *index;
+  gboolean           atomic;
+  gboolean           snapshots;
+
+  guint64            rng;
+} Bench;
+
+typedef struct
+{
+  struct timespec wall;
+  struct timespec cpu;
+} Stamp;
+
+/* The workload */
+
+static guint64
+rng_next (guint64 *state)
+{
+  guint64 z = (*state += G_GUINT64_CONSTANT (0x9E3779B97F4A7C15));
+
+  z = (z ^ (z >> 30)) * G_GUINT64_CONSTANT (0xBF58476D1CE4E5B9);
+  z = (z ^ (z >> 27)) * G_GUINT64_CONSTANT (0x94D049BB133111EB);
+  return z ^ (z >> 31);
+}
+
+static gint64
+row_score (guint64 id)
+{
+  return (gint64) ((id * SCORE_FACTOR) % SCORE_MOD);
+}
+
+static gsize
+row_name (guint64  id,
+          char    *buf)
+{
+  return (gsize) g_snprintf (buf, NAME_MAX_LEN, "name-%08d", (int) id);
+}
+
+/* What a read of a row touches: its name's length, its score and every
+ * byte of its name. */
+static guint64
+row_touch (const guint8 *name,
+           gsize         len,
+           gint64        score)
+{
+  guint64 sum = (guint64) len + (guint64) score;
+
+  for (gsize i = 0; i < len; i++)
+    sum += name[i];
+  return sum;
+}
+
+static void
+put_be64 (guint8  *p,
+          guint64  v)
+{
+  for (int i = 7; i >= 0; i--)
+    {
+      p[i] = (guint8) (v & 0xff);
+      v >>= 8;
+    }
+}
+
+static guint64
+get_be64 (const guint8 *p)
+{
+  guint64 v = 0;
+
+  for (int i = 0; i < 8; i++)
+    v = (v << 8) | p[i];
+  return v;
+}
+
+static gsize
+encode_row (guint64  id,
+            guint8  *out)
+{
+  char name[NAME_MAX_LEN];
+  guint32 len = (guint32) row_name (id, name);
+  guint64 score = (guint64) row_score (id);
+
+  for (int i = 0; i < 4; i++)
+    out[i] = (guint8) (len >> (8 * i));
+  memcpy (out + 4, name, len);
+  for (int i = 0; i < 8; i++)
+    out[4 + len + i] = (guint8) (score >> (8 * i));
+  return 4 + len + 8;
+}
+
+static void
+encode_index_key (guint64  id,
+                  guint8  *out)
+{
+  put_be64 (out, (guint64) row_score (id));
+  put_be64 (out + 8, id);
+}
+
+/* Decodes a stored row and returns what reading it touches. */
+static gboolean
+touch_row (const guint8  *value,
+           gsize          len,
+           guint64        id,
+           guint64       *sum,
+           GError       **error)
+{
+  guint32 name_len;
+  guint64 score = 0;
+
+  if (len < 12)
+    goto corrupt;
+  name_len = (guint32) value[0] | (guint32) value[1] << 8 |
+             (guint32) value[2] << 16 | (guint32) value[3] << 24;
+  if ((gsize) name_len + 12 != len)
+    goto corrupt;
+  for (int i = 7; i >= 0; i--)
+    score = (score << 8) | value[4 + name_len + i];
+  *sum += row_touch (value + 4, name_len, (gint64) score);
+  return TRUE;
+
+corrupt:
+  g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_CORRUPT,
+               "Row %" G_GUINT64_FORMAT " of bench.bench reads back as %" G_GSIZE_FORMAT
+               " bytes that do not decode", id, len);
+  return FALSE;
+}
+
+static guint64 *
+make_shuffled_ids (guint64  n,
+                   guint64 *rng)
+{
+  guint64 *ids = g_new (guint64, MAX (n, 1));
+
+  for (guint64 i = 0; i < n; i++)
+    ids[i] = i;
+  for (guint64 i = n; i-- > 1;)
+    {
+      guint64 j = rng_next (rng) % (i + 1);
+      guint64 t = ids[i];
+
+      ids[i] = ids[j];
+      ids[j] = t;
+    }
+  return ids;
+}
+
+/* Expected checksums, computed from the row formulas without the store */
+
+static guint64
+expected_score_sum (guint64 first,
+                    guint64 count)
+{
+  guint64 sum = 0;
+
+  for (guint64 id = first; id < first + count; id++)
+    sum += (guint64) row_score (id);
+  return sum;
+}
+
+static guint64
+expected_touch (guint64 id)
+{
+  char name[NAME_MAX_LEN];
+  gsize len = row_name (id, name);
+
+  return row_touch ((const guint8 *) name, len, row_score (id));
+}
+
+/* The inverse of SCORE_FACTOR modulo SCORE_MOD: the ids of score s are
+ * s * inverse mod SCORE_MOD, plus multiples of SCORE_MOD. */
+static guint64
+score_factor_inverse (void)
+{
+  for (guint64 x = 1; x < SCORE_MOD; x++)
+    if ((x * SCORE_FACTOR) % SCORE_MOD == 1)
+      return x;
+  g_assert_not_reached ();
+}
+
+/* Timing and output */
+
+static Stamp
+stamp_now (void)
+{
+  Stamp s;
+
+  clock_gettime (CLOCK_MONOTONIC, &s.wall);
+  clock_gettime (CLOCK_PROCESS_CPUTIME_ID, &s.cpu);
+  return s;
+}
+
+static double
+seconds_between (struct timespec a,
+                 struct timespec b)
+{
+  return (double) (b.tv_sec - a.tv_sec) + (double) (b.tv_nsec - a.tv_nsec) / 1e9;
+}
+
+static glong
+peak_rss_kib (void)
+{
+  struct rusage usage;
+
+  if (getrusage (RUSAGE_SELF, &usage) != 0)
+    return 0;
+  return usage.ru_maxrss;
+}
+
+static void
+append_json_string (GString    *line,
+                    const char *text)
+{
+  g_autoptr(JsonNode) node = json_node_init_string (json_node_alloc (), text);
+  g_autofree char *encoded = json_to_string (node, FALSE);
+
+  g_string_append (line, encoded);
+}
+
+/* The line is assembled here rather than by JsonGenerator because the
+ * baseline's tools read numbers in fixed notation, and json-glib writes
+ * doubles with 17 significant digits, in exponent form when small. Strings
+ * are still encoded by json-glib. @extra is more `"member":value` pairs. */
+static void
+emit_phase (Bench      *bench,
+            const char *phase,
+            guint64     ops,
+            Stamp       t0,
+            Stamp       t1,
+            guint64     checksum,
+            const char *extra)
+{
+  g_autoptr(GString) line = g_string_new ("{\"engine\":");
+  double secs = seconds_between (t0.wall, t1.wall);
+  double cpu = seconds_between (t0.cpu, t1.cpu);
+  char buf[G_ASCII_DTOSTR_BUF_SIZE];
+
+  append_json_string (line, bench->engine);
+  g_string_append (line, ",\"phase\":");
+  append_json_string (line, phase);
+  g_string_append_printf (line, ",\"rows\":%" G_GUINT64_FORMAT, bench->rows);
+  g_string_append_printf (line, ",\"seconds\":%s",
+                          g_ascii_formatd (buf, sizeof buf, "%.6f", secs));
+  g_string_append_printf (line, ",\"ops_per_sec\":%s",
+                          g_ascii_formatd (buf, sizeof buf, "%.1f",
+                                           secs > 0 ? (double) ops / secs : 0.0));
+  g_string_append_printf (line, ",\"checksum\":%" G_GUINT64_FORMAT, checksum);
+  g_string_append_printf (line, ",\"ops\":%" G_GUINT64_FORMAT, ops);
+  g_string_append_printf (line, ",\"cpu_seconds\":%s",
+                          g_ascii_formatd (buf, sizeof buf, "%.6f", cpu));
+  g_string_append_printf (line, ",\"run\":%d", bench->run);
+  g_string_append (line, ",\"version\":");
+  append_json_string (line, "qstore " PACKAGE_VERSION);
+  g_string_append_printf (line, ",\"peak_rss_kib\":%ld", peak_rss_kib ());
+  if (extra != NULL && extra[0] != '\0')
+    g_string_append_printf (line, ",%s", extra);
+  g_string_append (line, "}\n");
+
+  fputs (line->str, stdout);
+  fflush (stdout);
+}
+
+static gboolean
+check_checksum (const char  *phase,
+                const char  *what,
+                guint64      got,
+                guint64      expected,
+                GError     **error)
+{
+  if (got == expected)
+    return TRUE;
+  g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_CORRUPT,
+               "The %s phase read back a %s of %" G_GUINT64_FORMAT " where the workload "
+               "defines %" G_GUINT64_FORMAT ": the provider returned wrong data",
+               phase, what, got, expected);
+  return FALSE;
+}
+
+/* Phases */
+
+static gboolean
+phase_load (Bench     *bench,
+            guint64   *ids,
+            gboolean   report,
+            GError   **error)
+{
+  g_autoptr(QStoreAtomicBatch) atomic = NULL;
+  g_autoptr(QStoreBatch) rows = NULL;
+  g_autoptr(QStoreBatch) index = NULL;
+  guint64 checksum = 0;
+  Stamp t0, t1;
+
+  t0 = stamp_now ();
+  if (bench->atomic)
+    atomic = qstore_provider_begin_atomic_batch (bench->provider);
+  else
+    {
+      rows = qstore_kv_new_batch (bench->data);
+      index = qstore_kv_new_batch (bench->index);
+    }
+  for (guint64 i = 0; i < bench->rows; i++)
+    {
+      guint8 key[8], value[ROW_MAX_LEN], index_key[16];
+      gsize value_len;
+
+      put_be64 (key, ids[i]);
+      value_len = encode_row (ids[i], value);
+      encode_index_key (ids[i], index_key);
+      if (atomic != NULL)
+        {
+          qstore_atomic_batch_put (atomic, bench->data, key, 8, value, value_len);
+          qstore_atomic_batch_put (atomic, bench->index, index_key, 16, NULL, 0);
+        }
+      else
+        {
+          qstore_batch_put (rows, key, 8, value, value_len);
+          qstore_batch_put (index, index_key, 16, NULL, 0);
+        }
+      checksum += (guint64) row_score (ids[i]);
+    }
+  if (atomic != NULL)
+    {
+      if (!qstore_atomic_batch_commit (atomic, QSTORE_WRITE_SYNC, error))
+        return FALSE;
+    }
+  else if (!qstore_batch_write (rows, QSTORE_WRITE_SYNC, error) ||
+           !qstore_batch_write (index, QSTORE_WRITE_SYNC, error))
+    return FALSE;
+  t1 = stamp_now ();
+
+  if (!check_checksum ("load", "sum of scores", checksum,
+                       expected_score_sum (0, bench->rows), error))
+    return FALSE;
+  if (report)
+    emit_phase (bench, "load", bench->rows, t0, t1, checksum,
+                bench->atomic ? "\"atomic\":true" : "\"atomic\":false");
+  return TRUE;
+}
+
+/* Reads one row, through the snapshot when the provider has them. */
+static gboolean
+read_row (Bench           *bench,
+          QStoreSnapshot  *snapshot,
+          guint64          id,
+          guint64         *sum,
+          GError         **error)
+{
+  g_autoptr(GBytes) bytes = NULL;
+  const guint8 *value = NULL;
+  gsize value_len = 0;
+  gboolean found;
+  guint8 key[8];
+
+  put_be64 (key, id);
+  if (snapshot != NULL)
+    found = qstore_snapshot_lookup (snapshot, bench->data, key, 8, &value, &value_len, error);
+  else if ((bytes = qstore_kv_get (bench->data, key, 8, error)) != NULL)
+    {
+      value = g_bytes_get_data (bytes, &value_len);
+      found = TRUE;
+    }
+  else
+    found = FALSE;
+
+  if (!found)
+    {
+      /* Absent without an error: the load lost it. */
+      if (error == NULL || *error == NULL)
+        g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_NOT_FOUND,
+                     "Row %" G_GUINT64_FORMAT " is missing from bench.bench", id);
+      return FALSE;
+    }
+  return touch_row (value, value_len, id, sum, error);
+}
+
+static gboolean
+phase_get (Bench   *bench,
+           GError **error)
+{
+  g_autoptr(QStoreSnapshot) snapshot = NULL;
+  guint64 rng_before = bench->rng;
+  guint64 checksum = 0;
+  guint64 expected = 0;
+  Stamp t0, t1;
+
+  t0 = stamp_now ();
+  if (bench->snapshots && !(snapshot = qstore_provider_begin_snapshot (bench->provider, error)))
+    return FALSE;
+  for (guint64 i = 0; i < bench->rows; i++)
+    if (!read_row (bench, snapshot, rng_next (&bench->rng) % bench->rows, &checksum, error))
+      return FALSE;
+  g_clear_object (&snapshot);
+  t1 = stamp_now ();
+
+  /* Replay the same draws against the row formulas. */
+  for (guint64 i = 0; i < bench->rows; i++)
+    expected += expected_touch (rng_next (&rng_before) % bench->rows);
+  g_assert (rng_before == bench->rng);
+  if (!check_checksum ("get", "checksum", checksum, expected, error))
+    return FALSE;
+
+  emit_phase (bench, "get", bench->rows, t0, t1, checksum,
+              bench->snapshots ? "\"snapshot\":true" : "\"snapshot\":false");
+  return TRUE;
+}
+
+static gboolean
+phase_scan (Bench   *bench,
+            GError **error)
+{
+  g_autoptr(QStoreSnapshot) snapshot = NULL;
+  g_autoptr(GError) local_error = NULL;
+  g_autofree char *extra = NULL;
+  guint64 rng_before = bench->rng;
+  guint64 visited = 0, row_sum = 0;
+  guint64 expected_visited = 0, expected_sum = 0;
+  guint64 inverse;
+  Stamp t0, t1;
+
+  t0 = stamp_now ();
+  if (bench->snapshots && !(snapshot = qstore_provider_begin_snapshot (bench->provider, error)))
+    return FALSE;
+  for (int s = 0; s < SCAN_COUNT; s++)
+    {
+      g_autoptr(QStoreBounds) bounds = qstore_bounds_new ();
+      g_autoptr(QStoreIter) iter = NULL;
+      guint64 lo = rng_next (&bench->rng) % SCAN_LO_MOD;
+      guint64 hi = lo + SCAN_WIDTH - 1;
+      guint8 from[16], to[16];
+
+      put_be64 (from, lo);
+      put_be64 (from + 8, 0);
+      put_be64 (to, hi + 1);
+      put_be64 (to + 8, 0);
+      qstore_bounds_set_gte (bounds, from, 16);
+      qstore_bounds_set_lt (bounds, to, 16);
+
+      if (snapshot != NULL)
+        iter = qstore_snapshot_iterate (snapshot, bench->index, bounds, error);
+      else
+        iter = qstore_kv_iterate (bench->index, bounds, error);
+      if (iter == NULL)
+        return FALSE;
+      while (qstore_iter_next (iter, &local_error))
+        {
+          gsize key_len;
+          const guint8 *key = qstore_iter_peek_key (iter, &key_len);
+
+          if (key_len != 16)
+            {
+              g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_CORRUPT,
+                           "An entry of bench.bench_idx_score has a key of %" G_GSIZE_FORMAT
+                           " bytes instead of 16", key_len);
+              return FALSE;
+            }
+          if (!read_row (bench, snapshot, get_be64 (key + 8), &row_sum, error))
+            return FALSE;
+          visited++;
+        }
+      if (local_error != NULL)
+        {
+          g_propagate_error (error, g_steal_pointer (&local_error));
+          return FALSE;
+        }
+    }
+  g_clear_object (&snapshot);
+  t1 = stamp_now ();
+
+  /* Replay the draws: score s is held by the ids s * inverse mod 100000,
+   * plus multiples of 100000, below the row count. */
+  inverse = score_factor_inverse ();
+  for (int s = 0; s < SCAN_COUNT; s++)
+    {
+      guint64 lo = rng_next (&rng_before) % SCAN_LO_MOD;
+
+      for (guint64 score = lo; score < lo + SCAN_WIDTH; score++)
+        for (guint64 id = (score * inverse) % SCORE_MOD; id < bench->rows; id += SCORE_MOD)
+          {
+            expected_sum += expected_touch (id);
+            expected_visited++;
+          }
+    }
+  g_assert (rng_before == bench->rng);
+  if (!check_checksum ("scan", "count of rows visited", visited, expected_visited, error) ||
+      !check_checksum ("scan", "row sum", row_sum, expected_sum, error))
+    return FALSE;
+
+  extra = g_strdup_printf ("\"rows_visited\":%" G_GUINT64_FORMAT
+                           ",\"row_sum\":%" G_GUINT64_FORMAT ",%s",
+                           visited, row_sum,
+                           bench->snapshots ? "\"snapshot\":true" : "\"snapshot\":false");
+  emit_phase (bench, "scan", SCAN_COUNT, t0, t1, visited, extra);
+  return TRUE;
+}
+
+static gboolean
+phase_small_txn (Bench   *bench,
+                 GError **error)
+{
+  guint64 checksum = 0;
+  Stamp t0, t1;
+
+  t0 = stamp_now ();
+  for (guint64 i = 0; i < SMALL_TXN_COUNT; i++)
+    {
+      guint64 id = bench->rows + i;
+      guint8 key[8], value[ROW_MAX_LEN], index_key[16];
+      gsize value_len;
+
+      put_be64 (key, id);
+      value_len = encode_row (id, value);
+      encode_index_key (id, index_key);
+      if (bench->atomic)
+        {
+          g_autoptr(QStoreAtomicBatch) batch = qstore_provider_begin_atomic_batch (bench->provider);
+
+          qstore_atomic_batch_put (batch, bench->data, key, 8, value, value_len);
+          qstore_atomic_batch_put (batch, bench->index, index_key, 16, NULL, 0);
+          if (!qstore_atomic_batch_commit (batch, QSTORE_WRITE_SYNC, error))
+            return FALSE;
+        }
+      else if (!qstore_kv_put (bench->data, key, 8, value, value_len, QSTORE_WRITE_SYNC, error) ||
+               !qstore_kv_put (bench->index, index_key, 16, NULL, 0, QSTORE_WRITE_SYNC, error))
+        return FALSE;
+      checksum += (guint64) row_score (id);
+    }
+  t1 = stamp_now ();
+
+  if (!check_checksum ("small_txn", "sum of scores", checksum,
+                       expected_score_sum (bench->rows, SMALL_TXN_COUNT), error))
+    return FALSE;
+  emit_phase (bench, "small_txn", SMALL_TXN_COUNT, t0, t1, checksum,
+              bench->atomic ? "\"atomic\":true" : "\"atomic\":false");
+  return TRUE;
+}
+
+/* The location on disk: a directory (its regular files count) or a file
+ * (with SQLite's companions). Nothing for a location that is not on disk. */
+static const char * const file_companions[] = { "", "-wal", "-shm", "-journal" };
+
+static void
+location_usage (const char *location,
+                guint64    *apparent,
+                guint64    *allocated)
+{
+  GStatBuf st;
+
+  *apparent = *allocated = 0;
+  if (location == NULL || g_stat (location, &st) != 0)
+    return;
+  if (S_ISDIR (st.st_mode))
+    {
+      g_autoptr(GDir) dir = g_dir_open (location, 0, NULL);
+      const char *name;
+
+      while (dir != NULL && (name = g_dir_read_name (dir)) != NULL)
+        {
+          g_autofree char *path = g_build_filename (location, name, NULL);
+
+          if (g_stat (path, &st) == 0 && S_ISREG (st.st_mode))
+            {
+              *apparent += (guint64) st.st_size;
+              *allocated += (guint64) st.st_blocks * 512;
+            }
+        }
+      return;
+    }
+  for (guint i = 0; i < G_N_ELEMENTS (file_companions); i++)
+    {
+      g_autofree char *path = g_strconcat (location, file_companions[i], NULL);
+
+      if (g_stat (path, &st) == 0 && S_ISREG (st.st_mode))
+        {
+          *apparent += (guint64) st.st_size;
+          *allocated += (guint64) st.st_blocks * 512;
+        }
+    }
+}
+
+static void
+location_remove (const char *location)
+{
+  GStatBuf st;
+
+  if (location == NULL || g_stat (location, &st) != 0)
+    return;
+  if (S_ISDIR (st.st_mode))
+    {
+      g_autoptr(GDir) dir = g_dir_open (location, 0, NULL);
+      const char *name;
+
+      while (dir != NULL && (name = g_dir_read_name (dir)) != NULL)
+        {
+          g_autofree char *path = g_build_filename (location, name, NULL);
+
+          g_remove (path);
+        }
+      g_rmdir (location);
+      return;
+    }
+  for (guint i = 0; i < G_N_ELEMENTS (file_companions); i++)
+    {
+      g_autofree char *path = g_strconcat (location, file_companions[i], NULL);
+
+      g_remove (path);
+    }
+}
+
+static void
+phase_size (Bench *bench)
+{
+  g_autofree char *extra = NULL;
+  guint64 apparent, allocated;
+  Stamp t;
+
+  location_usage (bench->location, &apparent, &allocated);
+  extra = g_strdup_printf ("\"bytes\":%" G_GUINT64_FORMAT ",\"allocated_bytes\":%" G_GUINT64_FORMAT,
+                           apparent, allocated);
+  t = stamp_now ();
+  emit_phase (bench, "size", 0, t, t, 0, extra);
+}
+
+/* Options */
+
+static gboolean
+parse_phases (const char  *text,
+              Phase       *phases,
+              GError     **error)
+{
+  g_auto(GStrv) names = g_strsplit (text, ",", -1);
+
+  *phases = 0;
+  for (guint i = 0; names[i] != NULL; i++)
+    {
+      gboolean known = FALSE;
+
+      for (guint j = 0; j < G_N_ELEMENTS (phase_names); j++)
+        if (g_str_equal (g_strstrip (names[i]), phase_names[j].name))
+          {
+            *phases |= phase_names[j].phase;
+            known = TRUE;
+          }
+      if (!known)
+        {
+          g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                       "Unknown phase “%s” in --phases: the phases are "
+                       "load, get, scan, small_txn and size", names[i]);
+          return FALSE;
+        }
+    }
+  return TRUE;
+}
+
+static int
+usage_error (const char *message)
+{
+  g_printerr ("qstore-bench: %s\nRun “qstore-bench --help” for more information.\n", message);
+  return 2;
+}
+
+static int
+fail (Bench        *bench,
+      const GError *error,
+      gboolean      keep)
+{
+  g_printerr ("qstore-bench: %s\n", error->message);
+  if (bench->provider != NULL)
+    qstore_provider_close_all (bench->provider);
+  if (!keep)
+    location_remove (bench->location);
+  return 1;
+}
+
+static void
+bench_clear (Bench *bench)
+{
+  g_clear_object (&bench->data);
+  g_clear_object (&bench->index);
+  g_clear_object (&bench->provider);
+  g_clear_pointer (&bench->provider_name, g_free);
+  g_clear_pointer (&bench->engine, g_free);
+  g_clear_pointer (&bench->location, g_free);
+}
+
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (Bench, bench_clear)
+
+int
+main (int    argc,
+      char **argv)
+{
+  g_autoptr(GOptionContext) context = NULL;
+  g_autoptr(GError) error = NULL;
+  g_auto(Bench) bench = { NULL };
+  g_autofree char *provider_name = NULL;
+  g_autofree char *layer = NULL;
+  g_autofree char *phases_text = NULL;
+  g_autofree char *dir = NULL;
+  g_autofree guint64 *ids = NULL;
+  gint64 rows = 1000000;
+  int run = 1;
+  gboolean keep = FALSE;
+  gboolean no_atomic = FALSE;
+  QStoreCapabilities caps;
+  const GOptionEntry entries[] = {
+    { "provider", 'p', 0, G_OPTION_ARG_STRING, &provider_name,
+      "The provider to measure: memory, lmdb, sqlite…", "NAME" },
+    { "layer", 0, 0, G_OPTION_ARG_STRING, &layer,
+      "The layer the workload goes through (kv, the default)", "LAYER" },
+    { "rows", 'n', 0, G_OPTION_ARG_INT64, &rows,
+      "Rows to load, from 1 to 99000000 (default 1000000)", "N" },
+    { "phases", 0, 0, G_OPTION_ARG_STRING, &phases_text,
+      "Comma-separated phases to run and report (default: all of "
+      "load,get,scan,small_txn,size)", "LIST" },
+    { "dir", 'd', 0, G_OPTION_ARG_FILENAME, &dir,
+      "Where the store is created (default ./tmp)", "DIR" },
+    { "run", 0, 0, G_OPTION_ARG_INT, &run,
+      "Run number copied into the output (default 1)", "K" },
+    { "keep", 0, 0, G_OPTION_ARG_NONE, &keep,
+      "Do not delete the store at exit", NULL },
+    { "no-atomic", 0, 0, G_OPTION_ARG_NONE, &no_atomic,
+      "Withhold the atomic batch, as ?atomic=0 does: writes go store by store", NULL },
+    G_OPTION_ENTRY_NULL
+  };
+
+  setlocale (LC_ALL, "");
+  g_set_prgname ("qstore-bench");
+
+  context = g_option_context_new ("");
+  g_option_context_set_summary (context,
+                                "Measure a provider on the workload of bench-baseline (raw LMDB and "
+                                "raw SQLite) and print one JSON line per phase.");
+  g_option_context_set_description (context,
+                                    "The store goes to DIR/qstore-PROVIDER-PID (.db for sqlite) and is "
+                                    "deleted at exit unless --keep is given.\n"
+                                    "Phases left out still draw their random numbers, so the others see "
+                                    "the same ids. When get or scan runs without load, the rows are "
+                                    "loaded first without being reported.\n"
+                                    "Every checksum is checked against the workload's formulas: a "
+                                    "mismatch is an error (exit status 1).");
+  g_option_context_add_main_entries (context, entries, NULL);
+  if (!g_option_context_parse (context, &argc, &argv, &error))
+    return usage_error (error->message);
+  if (argc > 1)
+    {
+      g_autofree char *message = g_strdup_printf ("Unexpected argument “%s”", argv[1]);
+
+      return usage_error (message);
+    }
+  if (provider_name == NULL)
+    return usage_error ("Give the provider to measure with --provider (memory, lmdb, sqlite…)");
+  if (layer != NULL && !g_str_equal (layer, "kv"))
+    {
+      g_autofree char *message = g_strdup_printf ("Layer “%s” cannot be measured: use --layer kv",
+                                                  layer);
+
+      return usage_error (message);
+    }
+  if (rows < 1 || rows > MAX_ROWS)
+    return usage_error ("--rows must be from 1 to 99000000");
+  bench.phases = PHASE_LOAD | PHASE_GET | PHASE_SCAN | PHASE_SMALL_TXN | PHASE_SIZE;
+  if (phases_text != NULL && !parse_phases (phases_text, &bench.phases, &error))
+    return usage_error (error->message);
+
+  bench.provider_name = g_steal_pointer (&provider_name);
+  bench.engine = g_strdup_printf ("qstore-%s-kv", bench.provider_name);
+  bench.rows = (guint64) rows;
+  bench.run = run;
+  bench.rng = BENCH_SEED;
+
+  /* Untimed: the location, the stores, the shuffled order. */
+  if (!qstore_lookup_provider_capabilities (bench.provider_name, &caps, &error))
+    return fail (&bench, error, keep);
+  if (caps & QSTORE_CAPABILITY_PERSISTENT)
+    {
+      if (dir == NULL)
+        dir = g_strdup ("tmp");
+      if (g_mkdir_with_parents (dir, 0755) != 0)
+        {
+          int saved_errno = errno;
+
+          g_set_error (&error, QSTORE_ERROR, QSTORE_ERROR_IO,
+                       "Cannot create the directory “%s”: %s", dir, g_strerror (saved_errno));
+          return fail (&bench, error, keep);
+        }
+      bench.location = g_strdup_printf ("%s/qstore-%s-%d%s", dir, bench.provider_name,
+                                        (int) getpid (),
+                                        g_str_equal (bench.provider_name, "sqlite") ? ".db" : "");
+    }
+
+  bench.provider = qstore_provider_new (bench.provider_name, bench.location,
+                                        no_atomic ? QSTORE_OPEN_NO_ATOMIC_BATCH : QSTORE_OPEN_NONE,
+                                        &error);
+  if (bench.provider == NULL ||
+      !(bench.data = qstore_provider_get_store (bench.provider, "bench", "bench", &error)) ||
+      !(bench.index = qstore_provider_get_index_store (bench.provider, "bench", "bench", "score", &error)))
+    return fail (&bench, error, keep);
+  caps = qstore_provider_get_capabilities (bench.provider);
+  bench.atomic = (caps & QSTORE_CAPABILITY_ATOMIC_BATCH) != 0;
+  bench.snapshots = (caps & QSTORE_CAPABILITY_SNAPSHOTS) != 0;
+  ids = make_shuffled_ids (bench.rows, &bench.rng);
+
+  if (bench.phases & (PHASE_LOAD | PHASE_GET | PHASE_SCAN))
+    if (!phase_load (&bench, ids, (bench.phases & PHASE_LOAD) != 0, &error))
+      return fail (&bench, error, keep);
+  g_clear_pointer (&ids, g_free);
+
+  if (bench.phases & PHASE_GET)
+    {
+      if (!phase_get (&bench, &error))
+        return fail (&bench, error, keep);
+    }
+  else
+    for (guint64 i = 0; i < bench.rows; i++)
+      rng_next (&bench.rng);
+
+  if (bench.phases & PHASE_SCAN)
+    {
+      if (!phase_scan (&bench, &error))
+        return fail (&bench, error, keep);
+    }
+  else
+    for (guint i = 0; i < SCAN_COUNT; i++)
+      rng_next (&bench.rng);
+
+  if (bench.phases & PHASE_SMALL_TXN)
+    if (!phase_small_txn (&bench, &error))
+      return fail (&bench, error, keep);
+
+  /* Sizes are taken with everything closed, as the baseline does. */
+  g_clear_object (&bench.data);
+  g_clear_object (&bench.index);
+  qstore_provider_close_all (bench.provider);
+  g_clear_object (&bench.provider);
+  if (bench.phases & PHASE_SIZE)
+    phase_size (&bench);
+
+  if (!keep)
+    location_remove (bench.location);
+  return 0;
+}

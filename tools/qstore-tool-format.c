@@ -1,0 +1,181 @@
+/* qstore-tool-format.c: keys and values on the command line and in output
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * Keys and values are bytes. On input they are taken as they are, or as
+ * hexadecimal with --hex. On output:
+ *
+ * - with --hex, as lowercase hexadecimal;
+ * - as text, valid UTF-8 is printed as it is, except that a backslash
+ *   becomes `\\` and every ASCII control character (including tab and
+ *   newline) and every byte that is not part of valid UTF-8 becomes
+ *   `\xHH`. Output is then always valid UTF-8, one entry per line, and
+ *   can be decoded back to the exact bytes;
+ * - in JSON text mode, valid UTF-8 without NUL is a JSON string (JSON has
+ *   its own escapes); anything else is `{"$blob": "<base64>"}`, the form
+ *   every qstore JSON output uses for bytes that are not text.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "qstore-tool.h"
+
+/**
+ * qstore_tool_parse_data:
+ * @text: a key or value as given on the command line
+ * @hex: whether @text is hexadecimal
+ * @error: return location for a #GError
+ *
+ * Returns: (transfer full): the bytes @text stands for, or %NULL when
+ *   @hex is set and @text is not an even number of hexadecimal digits
+ */
+GBytes *
+qstore_tool_parse_data (const char  *text,
+                        gboolean     hex,
+                        GError     **error)
+{
+  gsize len = strlen (text);
+  guint8 *data;
+
+  if (!hex)
+    return g_bytes_new (text, len);
+
+  if (len % 2 != 0)
+    {
+      g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                   "“%s” is not hexadecimal: it has an odd number of digits", text);
+      return NULL;
+    }
+  data = g_malloc (len / 2 + 1);
+  for (gsize i = 0; i < len; i += 2)
+    {
+      int hi = g_ascii_xdigit_value (text[i]);
+      int lo = g_ascii_xdigit_value (text[i + 1]);
+
+      if (hi < 0 || lo < 0)
+        {
+          g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                       "“%s” is not hexadecimal: use the digits 0-9 and a-f", text);
+          g_free (data);
+          return NULL;
+        }
+      data[i / 2] = (guint8) (hi << 4 | lo);
+    }
+  return g_bytes_new_take (data, len / 2);
+}
+
+char *
+qstore_tool_format_hex (const guint8 *data,
+                        gsize         len)
+{
+  static const char digits[] = "0123456789abcdef";
+  char *text = g_malloc (len * 2 + 1);
+
+  for (gsize i = 0; i < len; i++)
+    {
+      text[2 * i] = digits[data[i] >> 4];
+      text[2 * i + 1] = digits[data[i] & 0xf];
+    }
+  text[len * 2] = '\0';
+  return text;
+}
+
+char *
+qstore_tool_format_text (const guint8 *data,
+                         gsize         len)
+{
+  GString *text = g_string_sized_new (len + 1);
+  gsize i = 0;
+
+  while (i < len)
+    {
+      guint8 c = data[i];
+
+      if (c == '\\')
+        {
+          g_string_append (text, "\\\\");
+          i++;
+        }
+      else if (c < 0x20 || c == 0x7f)
+        {
+          g_string_append_printf (text, "\\x%02x", c);
+          i++;
+        }
+      else if (c < 0x80)
+        {
+          g_string_append_c (text, (char) c);
+          i++;
+        }
+      else
+        {
+          const char *p = (const char *) data + i;
+          gunichar ch = g_utf8_get_char_validated (p, (gssize) (len - i));
+
+          if (ch == (gunichar) -1 || ch == (gunichar) -2)
+            {
+              g_string_append_printf (text, "\\x%02x", c);
+              i++;
+            }
+          else
+            {
+              const char *next = g_utf8_next_char (p);
+
+              g_string_append_len (text, p, next - p);
+              i += next - p;
+            }
+        }
+    }
+  return g_string_free (text, FALSE);
+}
+
+char *
+qstore_tool_format_data (const guint8 *data,
+                         gsize         len,
+                         gboolean      hex)
+{
+  return hex ? qstore_tool_format_hex (data, len) : qstore_tool_format_text (data, len);
+}
+
+void
+qstore_tool_add_json_data (JsonBuilder  *builder,
+                           const guint8 *data,
+                           gsize         len,
+                           gboolean      hex)
+{
+  if (hex)
+    {
+      g_autofree char *text = qstore_tool_format_hex (data, len);
+
+      json_builder_add_string_value (builder, text);
+    }
+  else if (g_utf8_validate_len ((const char *) data, len, NULL))
+    {
+      g_autofree char *text = g_strndup ((const char *) data, len);
+
+      json_builder_add_string_value (builder, text);
+    }
+  else
+    {
+      g_autofree char *text = g_base64_encode (data, len);
+
+      json_builder_begin_object (builder);
+      json_builder_set_member_name (builder, "$blob");
+      json_builder_add_string_value (builder, text);
+      json_builder_end_object (builder);
+    }
+}
+
+/* One JSON value per line. */
+void
+qstore_tool_print_json (JsonNode *node)
+{
+  g_autoptr(JsonGenerator) generator = json_generator_new ();
+  g_autofree char *text = NULL;
+
+  json_generator_set_root (generator, node);
+  text = json_generator_to_data (generator, NULL);
+  fputs (text, stdout);
+  fputc ('\n', stdout);
+}

@@ -1,0 +1,92 @@
+/* qstore-tool.h: what the sub-commands of the qstore command share
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#pragma once
+
+#include <json-glib/json-glib.h>
+#include <qstore.h>
+
+G_BEGIN_DECLS
+
+/* Exit statuses: 1 for a failure reported by the library or the data,
+ * 2 for a command line that cannot be understood. */
+#define QSTORE_TOOL_EXIT_OK      0
+#define QSTORE_TOOL_EXIT_FAILURE 1
+#define QSTORE_TOOL_EXIT_USAGE   2
+
+typedef struct
+{
+  /* From --store, else from QSTORE_STORE; NULL when neither is given. */
+  const char *store_uri;
+} QStoreTool;
+
+/* A sub-command gets its own arguments: argv[0] is the sub-command's name. */
+typedef int (*QStoreToolHandler) (QStoreTool  *tool,
+                                  int          argc,
+                                  char       **argv);
+
+typedef struct
+{
+  const char        *name;
+  const char        *summary;
+  QStoreToolHandler  run;
+} QStoreToolCommand;
+
+/* Reporting */
+int             qstore_tool_fail               (const GError        *error);
+int             qstore_tool_fail_message       (const char          *format,
+                                                ...) G_GNUC_PRINTF (1, 2);
+int             qstore_tool_usage_error        (const char          *command,
+                                                const char          *format,
+                                                ...) G_GNUC_PRINTF (2, 3);
+
+/* Option parsing */
+GOptionContext *qstore_tool_option_context_new (const char          *command,
+                                                const char          *parameters,
+                                                const char          *summary);
+int             qstore_tool_parse_options      (GOptionContext      *context,
+                                                const char          *command,
+                                                int                 *argc,
+                                                char              ***argv);
+int             qstore_tool_dispatch           (QStoreTool          *tool,
+                                                const char          *command,
+                                                const QStoreToolCommand *commands,
+                                                gsize                n_commands,
+                                                int                  argc,
+                                                char               **argv);
+char           *qstore_tool_describe_commands  (const QStoreToolCommand *commands,
+                                                gsize                n_commands);
+
+/* Opening the store */
+int             qstore_tool_open_provider      (QStoreTool          *tool,
+                                                const char          *command,
+                                                QStoreOpenFlags      flags,
+                                                QStoreProvider     **provider);
+
+/* Formatting keys and values */
+GBytes         *qstore_tool_parse_data         (const char          *text,
+                                                gboolean             hex,
+                                                GError             **error);
+char           *qstore_tool_format_hex         (const guint8        *data,
+                                                gsize                len);
+char           *qstore_tool_format_text        (const guint8        *data,
+                                                gsize                len);
+char           *qstore_tool_format_data        (const guint8        *data,
+                                                gsize                len,
+                                                gboolean             hex);
+void            qstore_tool_add_json_data      (JsonBuilder         *builder,
+                                                const guint8        *data,
+                                                gsize                len,
+                                                gboolean             hex);
+void            qstore_tool_print_json         (JsonNode            *node);
+
+/* Sub-commands */
+int             qstore_tool_providers          (QStoreTool          *tool,
+                                                int                  argc,
+                                                char               **argv);
+int             qstore_tool_kv                 (QStoreTool          *tool,
+                                                int                  argc,
+                                                char               **argv);
+
+G_END_DECLS
