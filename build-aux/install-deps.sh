@@ -10,7 +10,7 @@ PACKAGES="
   liblmdb-dev lmdb-utils
   libgtk-4-dev libadwaita-1-dev
   gobject-introspection libgirepository1.0-dev gir1.2-glib-2.0
-  python3 python3-gi gjs
+  python3 python3-gi gjs gi-docgen
   dbus dbus-x11 xvfb xauth
   desktop-file-utils appstream-util
 "

@@ -139,6 +139,9 @@ qstore_batch_init (QStoreBatch *self)
  * qstore_kv_new_batch:
  * @self: a #QStoreKV
  *
+ * Creates an empty batch of writes to @self; nothing is written until
+ * [method@Batch.write].
+ *
  * Returns: (transfer full): an empty batch of writes to @self
  */
 QStoreBatch *
@@ -156,6 +159,8 @@ qstore_kv_new_batch (QStoreKV *self)
 /**
  * qstore_batch_get_store:
  * @self: a #QStoreBatch
+ *
+ * Gets the store the batch writes to.
  *
  * Returns: (transfer none): the store @self writes to
  */
@@ -215,6 +220,8 @@ qstore_batch_delete (QStoreBatch  *self,
  * qstore_batch_get_n_ops:
  * @self: a #QStoreBatch
  *
+ * Counts the writes queued since the batch was created or last written.
+ *
  * Returns: how many writes are queued
  */
 guint
@@ -266,7 +273,8 @@ struct _QStoreAtomicBatch
 {
   GObject          parent_instance;
   QStoreProvider  *provider;
-  GHashTable      *stores;   /* the stores ops point to, kept alive */
+  GHashTable      *stores;      /* the stores ops point to, kept alive */
+  QStoreKV        *last_store;  /* in stores: consecutive ops mostly repeat it */
   QStoreOpBuffer   buffer;
 };
 
@@ -326,8 +334,11 @@ static void
 hold_store (QStoreAtomicBatch *self,
             QStoreKV          *store)
 {
+  if (store == self->last_store)
+    return;
   if (!g_hash_table_contains (self->stores, store))
     g_hash_table_add (self->stores, g_object_ref (store));
+  self->last_store = store;
 }
 
 /**
@@ -350,7 +361,7 @@ qstore_atomic_batch_put (QStoreAtomicBatch *self,
                          gsize              value_len)
 {
   g_return_if_fail (QSTORE_IS_ATOMIC_BATCH (self));
-  g_return_if_fail (QSTORE_IS_KV (store));
+  g_return_if_fail (store == self->last_store || QSTORE_IS_KV (store));
   g_return_if_fail (key != NULL || key_len == 0);
   g_return_if_fail (value != NULL || value_len == 0);
 
@@ -375,7 +386,7 @@ qstore_atomic_batch_delete (QStoreAtomicBatch *self,
                             gsize              key_len)
 {
   g_return_if_fail (QSTORE_IS_ATOMIC_BATCH (self));
-  g_return_if_fail (QSTORE_IS_KV (store));
+  g_return_if_fail (store == self->last_store || QSTORE_IS_KV (store));
   g_return_if_fail (key != NULL || key_len == 0);
 
   hold_store (self, store);
@@ -386,6 +397,8 @@ qstore_atomic_batch_delete (QStoreAtomicBatch *self,
 /**
  * qstore_atomic_batch_get_n_ops:
  * @self: a #QStoreAtomicBatch
+ *
+ * Counts the writes queued since the batch was created or last committed.
  *
  * Returns: how many writes are queued
  */
@@ -422,5 +435,6 @@ qstore_atomic_batch_commit (QStoreAtomicBatch  *self,
     return FALSE;
   qstore_op_buffer_reset (&self->buffer);
   g_hash_table_remove_all (self->stores);
+  self->last_store = NULL;
   return TRUE;
 }

@@ -54,7 +54,8 @@ qstore_key_compare (const guint8 *a,
                     const guint8 *b,
                     gsize         b_len)
 {
-  int cmp = memcmp (a, b, MIN (a_len, b_len));
+  gsize common = MIN (a_len, b_len);
+  int cmp = common > 0 ? memcmp (a, b, common) : 0;
 
   if (cmp != 0)
     return cmp;
@@ -63,6 +64,8 @@ qstore_key_compare (const guint8 *a,
 
 /**
  * qstore_bounds_new:
+ *
+ * Creates a range with no bounds, going forward, with no limit.
  *
  * Returns: (transfer full): an unbounded, forward range with no limit
  */
@@ -75,6 +78,8 @@ qstore_bounds_new (void)
 /**
  * qstore_bounds_copy:
  * @self: a #QStoreBounds
+ *
+ * Copies a range.
  *
  * Returns: (transfer full): a copy of @self
  */
@@ -96,6 +101,8 @@ qstore_bounds_copy (const QStoreBounds *self)
 /**
  * qstore_bounds_free:
  * @self: (transfer full): a #QStoreBounds
+ *
+ * Frees a range.
  */
 void
 qstore_bounds_free (QStoreBounds *self)
@@ -121,6 +128,8 @@ set_bound (GBytes       **slot,
  * @self: a #QStoreBounds
  * @key: (array length=key_len): the smallest key included
  * @key_len: length of @key
+ *
+ * Sets the lower bound, inclusive, replacing any earlier lower bound.
  */
 void
 qstore_bounds_set_gte (QStoreBounds *self,
@@ -137,6 +146,8 @@ qstore_bounds_set_gte (QStoreBounds *self,
  * @self: a #QStoreBounds
  * @key: (array length=key_len): every key returned sorts after this one
  * @key_len: length of @key
+ *
+ * Sets the lower bound, exclusive, replacing any earlier lower bound.
  */
 void
 qstore_bounds_set_gt (QStoreBounds *self,
@@ -153,6 +164,8 @@ qstore_bounds_set_gt (QStoreBounds *self,
  * @self: a #QStoreBounds
  * @key: (array length=key_len): the largest key included
  * @key_len: length of @key
+ *
+ * Sets the upper bound, inclusive, replacing any earlier upper bound.
  */
 void
 qstore_bounds_set_lte (QStoreBounds *self,
@@ -169,6 +182,8 @@ qstore_bounds_set_lte (QStoreBounds *self,
  * @self: a #QStoreBounds
  * @key: (array length=key_len): every key returned sorts before this one
  * @key_len: length of @key
+ *
+ * Sets the upper bound, exclusive, replacing any earlier upper bound.
  */
 void
 qstore_bounds_set_lt (QStoreBounds *self,
@@ -184,6 +199,9 @@ qstore_bounds_set_lt (QStoreBounds *self,
  * qstore_bounds_set_reverse:
  * @self: a #QStoreBounds
  * @reverse: %TRUE to iterate from the largest key down
+ *
+ * Sets the direction of iteration. The bounds keep their meaning: a reverse
+ * iteration starts at the upper bound.
  */
 void
 qstore_bounds_set_reverse (QStoreBounds *self,
@@ -198,6 +216,8 @@ qstore_bounds_set_reverse (QStoreBounds *self,
  * @self: a #QStoreBounds
  * @limit: how many entries to return at most; 0 returns none, a negative
  *   value makes iteration fail with %QSTORE_ERROR_INVALID_ARGUMENT
+ *
+ * Sets how many entries an iteration returns at most.
  */
 void
 qstore_bounds_set_limit (QStoreBounds *self,
@@ -247,6 +267,8 @@ get_bound (GBytes   *bound,
  * @key_len: (out) (optional): length of the bound
  * @inclusive: (out) (optional): whether the bound itself is included
  *
+ * Gets the lower bound.
+ *
  * Returns: (nullable) (array length=key_len) (transfer none): the lower
  *   bound, or %NULL when there is none
  */
@@ -265,6 +287,8 @@ qstore_bounds_get_lower (const QStoreBounds *self,
  * @key_len: (out) (optional): length of the bound
  * @inclusive: (out) (optional): whether the bound itself is included
  *
+ * Gets the upper bound.
+ *
  * Returns: (nullable) (array length=key_len) (transfer none): the upper
  *   bound, or %NULL when there is none
  */
@@ -281,6 +305,8 @@ qstore_bounds_get_upper (const QStoreBounds *self,
  * qstore_bounds_get_reverse:
  * @self: a #QStoreBounds
  *
+ * Tells the direction of iteration.
+ *
  * Returns: whether iteration runs from the largest key down
  */
 gboolean
@@ -294,6 +320,8 @@ qstore_bounds_get_reverse (const QStoreBounds *self)
  * qstore_bounds_get_limit:
  * @self: a #QStoreBounds
  * @limit: (out) (optional): the limit, when one is set
+ *
+ * Gets the limit on the number of entries returned.
  *
  * Returns: %TRUE when a limit is set
  */
@@ -339,6 +367,8 @@ qstore_bounds_validate (const QStoreBounds  *self,
  * @key: (array length=key_len): a key
  * @key_len: length of @key
  *
+ * For providers: tells whether @key is on the right side of the lower bound.
+ *
  * Returns: %TRUE when @key satisfies the lower bound (or there is none)
  */
 gboolean
@@ -362,6 +392,8 @@ qstore_bounds_above_lower (const QStoreBounds *self,
  * @self: a #QStoreBounds
  * @key: (array length=key_len): a key
  * @key_len: length of @key
+ *
+ * For providers: tells whether @key is on the right side of the upper bound.
  *
  * Returns: %TRUE when @key satisfies the upper bound (or there is none)
  */

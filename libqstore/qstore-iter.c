@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include "qstore-iter.h"
+#include "qstore-provider-private.h"
 
 /**
  * QStoreIter:
@@ -20,6 +21,8 @@
 
 typedef struct
 {
+  QStoreProvider *provider;
+  const gboolean *closed;  /* the provider's closed state, when one is set */
   QStoreBounds *bounds;
   guint64       returned;
   gboolean      done;
@@ -31,6 +34,7 @@ G_DEFINE_ABSTRACT_TYPE_WITH_PRIVATE (QStoreIter, qstore_iter, G_TYPE_OBJECT)
 enum {
   PROP_0,
   PROP_BOUNDS,
+  PROP_PROVIDER,
   N_PROPS
 };
 
@@ -42,6 +46,7 @@ qstore_iter_finalize (GObject *object)
   QStoreIterPrivate *priv = qstore_iter_get_instance_private (QSTORE_ITER (object));
 
   g_clear_pointer (&priv->bounds, qstore_bounds_free);
+  g_clear_object (&priv->provider);
 
   G_OBJECT_CLASS (qstore_iter_parent_class)->finalize (object);
 }
@@ -58,6 +63,10 @@ qstore_iter_get_property (GObject    *object,
     {
     case PROP_BOUNDS:
       g_value_set_boxed (value, priv->bounds);
+      break;
+
+    case PROP_PROVIDER:
+      g_value_set_object (value, priv->provider);
       break;
 
     default:
@@ -80,6 +89,11 @@ qstore_iter_set_property (GObject      *object,
       priv->bounds = g_value_dup_boxed (value);
       if (priv->bounds == NULL)
         priv->bounds = qstore_bounds_new ();
+      break;
+
+    case PROP_PROVIDER:
+      g_set_object (&priv->provider, g_value_get_object (value));
+      priv->closed = priv->provider ? qstore_provider_get_closed_flag (priv->provider) : NULL;
       break;
 
     default:
@@ -106,6 +120,18 @@ qstore_iter_class_init (QStoreIterClass *klass)
                         QSTORE_TYPE_BOUNDS,
                         (G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY |
                          G_PARAM_STATIC_STRINGS));
+
+  /**
+   * QStoreIter:provider:
+   *
+   * The provider the iterator reads from. When set, iterating after the
+   * provider is closed fails with %QSTORE_ERROR_CLOSED.
+   */
+  properties[PROP_PROVIDER] =
+    g_param_spec_object ("provider", NULL, NULL,
+                         QSTORE_TYPE_PROVIDER,
+                         (G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY |
+                          G_PARAM_STATIC_STRINGS));
 
   g_object_class_install_properties (object_class, N_PROPS, properties);
 }
@@ -139,6 +165,12 @@ qstore_iter_next (QStoreIter  *self,
 
   if (priv->done)
     return FALSE;
+  if (priv->closed != NULL && *priv->closed &&
+      !qstore_provider_check_open (priv->provider, error))
+    {
+      priv->done = TRUE;
+      return FALSE;
+    }
 
   if (qstore_bounds_get_limit (priv->bounds, &limit) &&
       priv->returned >= (guint64) MAX (limit, 0))
@@ -195,6 +227,8 @@ qstore_iter_next (QStoreIter  *self,
  * @self: a #QStoreIter positioned on an entry
  * @key_len: (out): length of the key
  *
+ * Gets the key of the current entry without copying it.
+ *
  * Returns: (array length=key_len) (transfer none): the current key, valid
  *   until the next call to [method@Iter.next]
  */
@@ -211,6 +245,8 @@ qstore_iter_peek_key (QStoreIter *self,
  * @self: a #QStoreIter positioned on an entry
  * @value_len: (out): length of the value
  *
+ * Gets the value of the current entry without copying it.
+ *
  * Returns: (array length=value_len) (transfer none): the current value,
  *   valid until the next call to [method@Iter.next]
  */
@@ -225,6 +261,8 @@ qstore_iter_peek_value (QStoreIter *self,
 /**
  * qstore_iter_get_key:
  * @self: a #QStoreIter positioned on an entry
+ *
+ * Copies the key of the current entry.
  *
  * Returns: (transfer full): a copy of the current key
  */
@@ -242,6 +280,8 @@ qstore_iter_get_key (QStoreIter *self)
 /**
  * qstore_iter_get_value:
  * @self: a #QStoreIter positioned on an entry
+ *
+ * Copies the value of the current entry.
  *
  * Returns: (transfer full): a copy of the current value
  */

@@ -33,7 +33,7 @@ G_DECLARE_DERIVABLE_TYPE (QStoreIter, qstore_iter, QSTORE, ITER, GObject)
  * @peek_value: the current value, valid until the next @advance
  *
  * Providers subclass #QStoreIter and create instances with
- * `g_object_new (TYPE, "bounds", bounds, NULL)`.
+ * `g_object_new (TYPE, "bounds", bounds, "provider", provider, NULL)`.
  */
 struct _QStoreIterClass
 {

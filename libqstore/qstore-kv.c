@@ -30,6 +30,8 @@ qstore_kv_default_init (QStoreKVInterface *iface)
  * qstore_kv_get_name:
  * @self: a #QStoreKV
  *
+ * Gets the physical name of the store.
+ *
  * Returns: the physical name of the store, such as `main.t`
  */
 const char *
@@ -42,6 +44,8 @@ qstore_kv_get_name (QStoreKV *self)
 /**
  * qstore_kv_get_provider:
  * @self: a #QStoreKV
+ *
+ * Gets the provider that handed out the store.
  *
  * Returns: (transfer none): the provider @self belongs to
  */

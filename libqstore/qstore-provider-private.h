@@ -10,6 +10,9 @@ G_BEGIN_DECLS
 
 gboolean qstore_provider_check_open      (QStoreProvider  *self,
                                           GError         **error);
+/* Where the provider keeps its closed state, for hot paths that hold a
+ * reference on the provider and want to skip the lookup per call. */
+const gboolean *qstore_provider_get_closed_flag (QStoreProvider *self);
 gboolean qstore_provider_check_store     (QStoreProvider  *self,
                                           QStoreKV        *store,
                                           GError         **error);
@@ -17,5 +20,18 @@ gboolean qstore_provider_key_fits        (QStoreProvider  *self,
                                           gsize            key_len);
 void     qstore_snapshot_set_provider    (QStoreSnapshot  *self,
                                           QStoreProvider  *provider);
+
+/* The provider's restructure, in one all-or-nothing unit: erase the stores
+ * of @drop, move each store of @rename_from to the same position of
+ * @rename_to, then apply @ops. The name arrays are NULL-terminated. For the
+ * SQL layer, whose renames pair names the public wrappers cannot (a
+ * UNIQUE constraint's index is named after its table). */
+gboolean qstore_provider_restructure     (QStoreProvider       *self,
+                                          const char * const   *drop,
+                                          const char * const   *rename_from,
+                                          const char * const   *rename_to,
+                                          const QStoreWriteOp  *ops,
+                                          gsize                 n_ops,
+                                          GError              **error);
 
 G_END_DECLS

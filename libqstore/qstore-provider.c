@@ -40,6 +40,7 @@ typedef struct
   char            *location;
   QStoreOpenFlags  flags;
   GHashTable      *options;
+  gsize            max_key_length;
   gboolean         closed;
 } ProviderState;
 
@@ -175,7 +176,7 @@ peek_type_iface (GType  type,
  *
  * Tells what a provider can do without opening a location.
  *
- * Returns: %TRUE when the provider exists
+ * Returns: (skip): %TRUE when the provider exists
  */
 gboolean
 qstore_lookup_provider_capabilities (const char          *name,
@@ -302,6 +303,13 @@ qstore_provider_new_with_options (const char          *name,
       state->closed = TRUE;
       return NULL;
     }
+  /* Asked on every read and write: ask the plugin once. */
+  {
+    QStoreProviderInterface *iface = QSTORE_PROVIDER_GET_IFACE (object);
+
+    state->max_key_length = iface->get_max_key_length
+                            ? iface->get_max_key_length (QSTORE_PROVIDER (object)) : 0;
+  }
   return QSTORE_PROVIDER (g_steal_pointer (&object));
 }
 
@@ -407,6 +415,8 @@ qstore_provider_new_for_uri (const char       *uri,
  * qstore_provider_get_name:
  * @self: a #QStoreProvider
  *
+ * Gets the name of the provider, such as `lmdb`.
+ *
  * Returns: the name the provider was loaded under
  */
 const char *
@@ -419,6 +429,9 @@ qstore_provider_get_name (QStoreProvider *self)
 /**
  * qstore_provider_get_location:
  * @self: a #QStoreProvider
+ *
+ * Gets the location the provider opened, as given to [func@Provider.new] or
+ * in the URI.
  *
  * Returns: the location the provider opened (empty for memory)
  */
@@ -433,6 +446,9 @@ qstore_provider_get_location (QStoreProvider *self)
  * qstore_provider_get_flags:
  * @self: a #QStoreProvider
  *
+ * Gets the flags the provider was opened with, including
+ * %QSTORE_OPEN_NO_ATOMIC_BATCH when the URI said `?atomic=0`.
+ *
  * Returns: the flags the provider was opened with
  */
 QStoreOpenFlags
@@ -446,6 +462,9 @@ qstore_provider_get_flags (QStoreProvider *self)
  * qstore_provider_get_option:
  * @self: a #QStoreProvider
  * @option: an option name
+ *
+ * Looks up a provider-specific option given after the `?` of the URI or to
+ * [func@Provider.new_with_options].
  *
  * Returns: (nullable): the value of a provider-specific option, or %NULL
  *   when it was not given
@@ -462,6 +481,8 @@ qstore_provider_get_option (QStoreProvider *self,
 /**
  * qstore_provider_get_capabilities:
  * @self: a #QStoreProvider
+ *
+ * Tells what this opened provider can do.
  *
  * Returns: what this opened provider can do (`?atomic=0` removes
  *   %QSTORE_CAPABILITY_ATOMIC_BATCH)
@@ -483,22 +504,23 @@ qstore_provider_get_capabilities (QStoreProvider *self)
  * qstore_provider_get_max_key_length:
  * @self: a #QStoreProvider
  *
+ * Tells how long a key the provider can store.
+ *
  * Returns: the longest key the provider stores, or 0 when there is no limit
  */
 gsize
 qstore_provider_get_max_key_length (QStoreProvider *self)
 {
-  QStoreProviderInterface *iface;
-
   g_return_val_if_fail (QSTORE_IS_PROVIDER (self), 0);
 
-  iface = QSTORE_PROVIDER_GET_IFACE (self);
-  return iface->get_max_key_length ? iface->get_max_key_length (self) : 0;
+  return get_state (self)->max_key_length;
 }
 
 /**
  * qstore_provider_is_closed:
  * @self: a #QStoreProvider
+ *
+ * Tells whether the provider was closed.
  *
  * Returns: whether [method@Provider.close_all] was called
  */
@@ -510,6 +532,12 @@ qstore_provider_is_closed (QStoreProvider *self)
 }
 
 /* Checks shared by every wrapper */
+
+const gboolean *
+qstore_provider_get_closed_flag (QStoreProvider *self)
+{
+  return &get_state (self)->closed;
+}
 
 gboolean
 qstore_provider_check_open (QStoreProvider  *self,
@@ -631,6 +659,8 @@ qstore_provider_open_store (QStoreProvider  *self,
  * @table: the table
  * @error: return location for a #GError
  *
+ * Gets the data store of a table, named by [func@store_name_for_table].
+ *
  * Returns: (transfer full): the data store of a table, or %NULL on error
  */
 QStoreKV *
@@ -654,6 +684,8 @@ qstore_provider_get_store (QStoreProvider  *self,
  * @index: the index
  * @error: return location for a #GError
  *
+ * Gets the store of a secondary index, named by [func@store_name_for_index].
+ *
  * Returns: (transfer full): the store of a secondary index, or %NULL on
  *   error
  */
@@ -676,6 +708,8 @@ qstore_provider_get_index_store (QStoreProvider  *self,
  * @self: a #QStoreProvider
  * @error: return location for a #GError
  *
+ * Gets the store that holds every table's statistics.
+ *
  * Returns: (transfer full): the store of every table's statistics
  *   (%QSTORE_STATS_STORE_NAME), or %NULL on error
  */
@@ -691,6 +725,8 @@ qstore_provider_get_stats_store (QStoreProvider  *self,
  * @self: a #QStoreProvider
  * @error: return location for a #GError
  *
+ * Gets the catalog store.
+ *
  * Returns: (transfer full): the catalog store (%QSTORE_CATALOG_STORE_NAME),
  *   or %NULL on error
  */
@@ -705,6 +741,8 @@ qstore_provider_get_catalog_store (QStoreProvider  *self,
  * qstore_provider_list_stores:
  * @self: a #QStoreProvider
  * @error: return location for a #GError
+ *
+ * Lists the stores of the location that hold at least one entry.
  *
  * Returns: (transfer full) (array zero-terminated=1): the names of the
  *   stores that hold entries, sorted, or %NULL on error
@@ -744,6 +782,33 @@ restructure (QStoreProvider      *self,
                                                         (const char * const *) drop->pdata,
                                                         (const char * const *) rename_from->pdata,
                                                         (const char * const *) rename_to->pdata,
+                                                        ops, n_ops, error);
+}
+
+gboolean
+qstore_provider_restructure (QStoreProvider       *self,
+                             const char * const   *drop,
+                             const char * const   *rename_from,
+                             const char * const   *rename_to,
+                             const QStoreWriteOp  *ops,
+                             gsize                 n_ops,
+                             GError              **error)
+{
+  const char * const none[] = { NULL };
+
+  g_return_val_if_fail (QSTORE_IS_PROVIDER (self), FALSE);
+  g_return_val_if_fail (ops != NULL || n_ops == 0, FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  if (!check_writable (self, error))
+    return FALSE;
+  for (gsize i = 0; i < n_ops; i++)
+    if (!qstore_provider_check_store (self, ops[i].store, error))
+      return FALSE;
+  return QSTORE_PROVIDER_GET_IFACE (self)->restructure (self,
+                                                        drop ? drop : none,
+                                                        rename_from ? rename_from : none,
+                                                        rename_to ? rename_to : none,
                                                         ops, n_ops, error);
 }
 

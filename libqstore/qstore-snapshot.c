@@ -20,6 +20,9 @@
 typedef struct
 {
   QStoreProvider *provider;
+  const gboolean *closed;      /* the provider's closed state */
+  gsize           max_key;     /* the provider's key length limit, 0 for none */
+  QStoreKV       *last_store;  /* the store checked last: lookups repeat it */
 } QStoreSnapshotPrivate;
 
 G_DEFINE_ABSTRACT_TYPE_WITH_PRIVATE (QStoreSnapshot, qstore_snapshot, G_TYPE_OBJECT)
@@ -29,6 +32,7 @@ qstore_snapshot_finalize (GObject *object)
 {
   QStoreSnapshotPrivate *priv = qstore_snapshot_get_instance_private (QSTORE_SNAPSHOT (object));
 
+  g_clear_object (&priv->last_store);
   g_clear_object (&priv->provider);
 
   G_OBJECT_CLASS (qstore_snapshot_parent_class)->finalize (object);
@@ -52,11 +56,15 @@ qstore_snapshot_set_provider (QStoreSnapshot *self,
   QStoreSnapshotPrivate *priv = qstore_snapshot_get_instance_private (self);
 
   g_set_object (&priv->provider, provider);
+  priv->closed = qstore_provider_get_closed_flag (provider);
+  priv->max_key = qstore_provider_get_max_key_length (provider);
 }
 
 /**
  * qstore_snapshot_get_provider:
  * @self: a #QStoreSnapshot
+ *
+ * Gets the provider whose stores the snapshot reads.
  *
  * Returns: (transfer none): the provider @self reads from
  */
@@ -69,6 +77,8 @@ qstore_snapshot_get_provider (QStoreSnapshot *self)
   return priv->provider;
 }
 
+/* Runs on every lookup: the closed state and the store are checked without
+ * lookups when nothing changed since the last call. */
 static gboolean
 check_usable (QStoreSnapshot  *self,
               QStoreKV        *store,
@@ -76,8 +86,14 @@ check_usable (QStoreSnapshot  *self,
 {
   QStoreSnapshotPrivate *priv = qstore_snapshot_get_instance_private (self);
 
-  return qstore_provider_check_open (priv->provider, error) &&
-         qstore_provider_check_store (priv->provider, store, error);
+  if (G_UNLIKELY (*priv->closed))
+    return qstore_provider_check_open (priv->provider, error);
+  if (G_LIKELY (store == priv->last_store))
+    return TRUE;
+  if (!qstore_provider_check_store (priv->provider, store, error))
+    return FALSE;
+  g_set_object (&priv->last_store, store);
+  return TRUE;
 }
 
 /**
@@ -110,13 +126,14 @@ qstore_snapshot_lookup (QStoreSnapshot  *self,
   gsize v_len = 0;
 
   g_return_val_if_fail (QSTORE_IS_SNAPSHOT (self), FALSE);
-  g_return_val_if_fail (QSTORE_IS_KV (store), FALSE);
+  g_return_val_if_fail (store != NULL, FALSE);
   g_return_val_if_fail (key != NULL || key_len == 0, FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
   if (!check_usable (self, store, error))
     return FALSE;
-  if (!qstore_provider_key_fits (priv->provider, key_len))
+  /* A key no write could have stored is simply absent. */
+  if (G_UNLIKELY (key_len == 0 || (priv->max_key != 0 && key_len > priv->max_key)))
     return FALSE;
   if (!QSTORE_SNAPSHOT_GET_CLASS (self)->lookup (self, store, key, key_len, &v, &v_len, error))
     return FALSE;

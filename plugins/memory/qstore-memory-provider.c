@@ -100,11 +100,13 @@ struct _QStoreMemoryProvider
 static void qstore_memory_provider_iface_init (QStoreProviderInterface *iface);
 static void qstore_memory_provider_initable_iface_init (GInitableIface *iface);
 
+/* GInitable comes first: GJS 1.74 gives an object of a type without
+ * introspection data the methods of its last interface only. */
 G_DEFINE_DYNAMIC_TYPE_EXTENDED (QStoreMemoryProvider, qstore_memory_provider, G_TYPE_OBJECT, G_TYPE_FLAG_FINAL,
-                                G_IMPLEMENT_INTERFACE_DYNAMIC (QSTORE_TYPE_PROVIDER,
-                                                               qstore_memory_provider_iface_init)
                                 G_IMPLEMENT_INTERFACE_DYNAMIC (G_TYPE_INITABLE,
-                                                               qstore_memory_provider_initable_iface_init))
+                                                               qstore_memory_provider_initable_iface_init)
+                                G_IMPLEMENT_INTERFACE_DYNAMIC (QSTORE_TYPE_PROVIDER,
+                                                               qstore_memory_provider_iface_init))
 
 /* Returns a new reference to the current map of @name, or NULL when empty. */
 static Map *
@@ -276,10 +278,14 @@ qstore_memory_iter_init (QStoreMemoryIter *self)
 
 /* Takes @map (may be NULL: an empty store). */
 static QStoreIter *
-memory_iter_new (Map                *map,
+memory_iter_new (QStoreProvider     *provider,
+                 Map                *map,
                  const QStoreBounds *bounds)
 {
-  QStoreMemoryIter *iter = g_object_new (QSTORE_TYPE_MEMORY_ITER, "bounds", bounds, NULL);
+  QStoreMemoryIter *iter = g_object_new (QSTORE_TYPE_MEMORY_ITER,
+                                         "bounds", bounds,
+                                         "provider", provider,
+                                         NULL);
 
   iter->map = map;
   return QSTORE_ITER (iter);
@@ -334,7 +340,8 @@ qstore_memory_store_iterate (QStoreKV            *kv,
 {
   QStoreMemoryStore *self = QSTORE_MEMORY_STORE (kv);
 
-  return memory_iter_new (provider_get_map (self->provider, self->name), bounds);
+  return memory_iter_new (QSTORE_PROVIDER (self->provider),
+                          provider_get_map (self->provider, self->name), bounds);
 }
 
 static void
@@ -415,7 +422,8 @@ qstore_memory_snapshot_iterate (QStoreSnapshot      *snapshot,
   QStoreMemorySnapshot *self = QSTORE_MEMORY_SNAPSHOT (snapshot);
   Map *map = g_hash_table_lookup (self->maps, qstore_kv_get_name (store));
 
-  return memory_iter_new (map ? map_ref (map) : NULL, bounds);
+  return memory_iter_new (qstore_snapshot_get_provider (snapshot),
+                          map ? map_ref (map) : NULL, bounds);
 }
 
 static void

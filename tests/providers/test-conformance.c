@@ -823,8 +823,11 @@ test_closed (Fixture       *f,
   g_assert_error (error, QSTORE_ERROR, QSTORE_ERROR_CLOSED);
   g_clear_error (&error);
 
-  /* The iterator and snapshot outlive the close; freeing them is safe
-   * (the fixture frees them after the provider is gone too). */
+  /* An iterator opened before the close stops with CLOSED; it and the
+   * snapshot outlive the close, and freeing them later is safe. */
+  g_assert_false (qstore_iter_next (iter, &error));
+  g_assert_error (error, QSTORE_ERROR, QSTORE_ERROR_CLOSED);
+  g_clear_error (&error);
   g_clear_object (&iter);
 }
 
