@@ -10,7 +10,10 @@
 #include "qstore-op-buffer-private.h"
 #include "qstore-provider.h"
 
-#define BLOCK_SIZE (256 * 1024)
+/* Blocks start small, so a batch of a few writes costs no large allocation,
+ * and double up to a size that keeps big batches cheap. */
+#define FIRST_BLOCK_SIZE 1024
+#define MAX_BLOCK_SIZE (256 * 1024)
 
 void
 qstore_op_buffer_init (QStoreOpBuffer *self)
@@ -46,11 +49,12 @@ arena_copy (QStoreOpBuffer *self,
     {
       /* Large values get a block of their own so the shared block is not
        * abandoned half empty. */
-      gsize size = MAX (len, BLOCK_SIZE);
+      gsize block = self->size ? MIN (self->size * 2, MAX_BLOCK_SIZE) : FIRST_BLOCK_SIZE;
+      gsize size = MAX (len, block);
 
       dest = g_malloc (size);
       g_ptr_array_add (self->blocks, dest);
-      if (size > BLOCK_SIZE)
+      if (size > block)
         {
           memcpy (dest, data, len);
           /* Keep filling the previous block: move it back to the end. */
