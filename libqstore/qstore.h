@@ -17,4 +17,9 @@
 # include "qstore-provider.h"
 # include "qstore-codec.h"
 # include "qstore-fault.h"
+# include "qstore-change-set.h"
+# include "qstore-coordinator.h"
+# include "qstore-table.h"
+# include "qstore-result.h"
+# include "qstore-database.h"
 #undef QSTORE_INSIDE

@@ -88,5 +88,8 @@ int             qstore_tool_providers          (QStoreTool          *tool,
 int             qstore_tool_kv                 (QStoreTool          *tool,
                                                 int                  argc,
                                                 char               **argv);
+int             qstore_tool_sql                (QStoreTool          *tool,
+                                                int                  argc,
+                                                char               **argv);
 
 G_END_DECLS

@@ -14,6 +14,7 @@
 static const QStoreToolCommand commands[] = {
   { "providers", "List the storage providers and what they can do", qstore_tool_providers },
   { "kv",        "Read and write the ordered key/value stores of a location", qstore_tool_kv },
+  { "sql",       "Run SQL on the store's tables and print the rows", qstore_tool_sql },
 };
 
 /* The synopsis of the command line being parsed, repeated in usage errors. */

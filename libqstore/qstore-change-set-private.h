@@ -1,0 +1,41 @@
+/* qstore-change-set-private.h: building change sets
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#pragma once
+
+#include "qstore-change-set.h"
+
+G_BEGIN_DECLS
+
+/* A table's name as changes carry it: shared, reference counted, so a
+ * million changes to one table hold one copy of it. */
+typedef struct
+{
+  char *schema;
+  char *table;
+} QStoreChangeTable;
+
+QStoreChangeTable *qstore_change_table_new   (const char        *schema,
+                                              const char        *table);
+QStoreChangeTable *qstore_change_table_ref   (QStoreChangeTable *self);
+void               qstore_change_table_unref (QStoreChangeTable *self);
+
+typedef struct
+{
+  QStoreChangeTable *table;    /* a reference */
+  QStoreChangeOp     op;
+  GBytes            *old_row;  /* NULL for an insert */
+  GBytes            *new_row;  /* NULL for a delete */
+} QStoreChange;
+
+/* For g_array_set_clear_func() on an array of QStoreChange. */
+void             qstore_change_clear          (gpointer     change);
+
+/* Takes @changes, a GArray of QStoreChange with qstore_change_clear() as
+ * its clear function. */
+QStoreChangeSet *qstore_change_set_new_take   (guint64      tx_id,
+                                               gint64       time,
+                                               GArray      *changes);
+
+G_END_DECLS

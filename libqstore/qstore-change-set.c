@@ -1,0 +1,272 @@
+/* qstore-change-set.c
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include "qstore-change-set-private.h"
+#include "qstore-codec.h"
+
+/**
+ * QStoreChangeSet:
+ *
+ * What one committed transaction changed: its transaction id, when it
+ * committed, and every row change in the order the tables made them.
+ *
+ * A change set is delivered by [signal@Coordinator::committed] after the
+ * data is durable. It is immutable, so it may be handed to other threads.
+ * Rows are kept in their stored encoding and decoded only when asked for:
+ * [method@ChangeSet.get_old_row] and [method@ChangeSet.get_new_row] return a
+ * tuple with one `v` per column, in declaration order.
+ */
+
+struct _QStoreChangeSet
+{
+  GObject  parent_instance;
+
+  guint64  tx_id;
+  gint64   time;
+  GArray  *changes;   /* QStoreChange */
+};
+
+G_DEFINE_FINAL_TYPE (QStoreChangeSet, qstore_change_set, G_TYPE_OBJECT)
+
+QStoreChangeTable *
+qstore_change_table_new (const char *schema,
+                         const char *table)
+{
+  QStoreChangeTable *self = g_atomic_rc_box_new0 (QStoreChangeTable);
+
+  self->schema = g_strdup (schema);
+  self->table = g_strdup (table);
+  return self;
+}
+
+QStoreChangeTable *
+qstore_change_table_ref (QStoreChangeTable *self)
+{
+  return g_atomic_rc_box_acquire (self);
+}
+
+static void
+change_table_clear (gpointer data)
+{
+  QStoreChangeTable *self = data;
+
+  g_free (self->schema);
+  g_free (self->table);
+}
+
+void
+qstore_change_table_unref (QStoreChangeTable *self)
+{
+  g_atomic_rc_box_release_full (self, change_table_clear);
+}
+
+void
+qstore_change_clear (gpointer data)
+{
+  QStoreChange *change = data;
+
+  g_clear_pointer (&change->table, qstore_change_table_unref);
+  g_clear_pointer (&change->old_row, g_bytes_unref);
+  g_clear_pointer (&change->new_row, g_bytes_unref);
+}
+
+static void
+qstore_change_set_finalize (GObject *object)
+{
+  QStoreChangeSet *self = QSTORE_CHANGE_SET (object);
+
+  g_clear_pointer (&self->changes, g_array_unref);
+
+  G_OBJECT_CLASS (qstore_change_set_parent_class)->finalize (object);
+}
+
+static void
+qstore_change_set_class_init (QStoreChangeSetClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+
+  object_class->finalize = qstore_change_set_finalize;
+}
+
+static void
+qstore_change_set_init (QStoreChangeSet *self)
+{
+}
+
+QStoreChangeSet *
+qstore_change_set_new_take (guint64  tx_id,
+                            gint64   time,
+                            GArray  *changes)
+{
+  QStoreChangeSet *self = g_object_new (QSTORE_TYPE_CHANGE_SET, NULL);
+
+  self->tx_id = tx_id;
+  self->time = time;
+  self->changes = changes;
+  return self;
+}
+
+static const QStoreChange *
+get_change (QStoreChangeSet *self,
+            guint            index)
+{
+  return &g_array_index (self->changes, QStoreChange, index);
+}
+
+/**
+ * qstore_change_set_get_tx_id:
+ * @self: a #QStoreChangeSet
+ *
+ * Gets the id of the transaction: ids grow by one with each commit that
+ * wrote something, and are persisted with the data.
+ *
+ * Returns: the transaction id
+ */
+guint64
+qstore_change_set_get_tx_id (QStoreChangeSet *self)
+{
+  g_return_val_if_fail (QSTORE_IS_CHANGE_SET (self), 0);
+  return self->tx_id;
+}
+
+/**
+ * qstore_change_set_get_time:
+ * @self: a #QStoreChangeSet
+ *
+ * Gets when the transaction committed, as g_get_real_time() gives it.
+ *
+ * Returns: the commit time, in microseconds since the Unix epoch
+ */
+gint64
+qstore_change_set_get_time (QStoreChangeSet *self)
+{
+  g_return_val_if_fail (QSTORE_IS_CHANGE_SET (self), 0);
+  return self->time;
+}
+
+/**
+ * qstore_change_set_get_n_changes:
+ * @self: a #QStoreChangeSet
+ *
+ * Gets the number of row changes. A transaction that only changed the
+ * schema has none.
+ *
+ * Returns: the number of row changes
+ */
+guint
+qstore_change_set_get_n_changes (QStoreChangeSet *self)
+{
+  g_return_val_if_fail (QSTORE_IS_CHANGE_SET (self), 0);
+  return self->changes->len;
+}
+
+/**
+ * qstore_change_set_get_schema:
+ * @self: a #QStoreChangeSet
+ * @index: a change, below [method@ChangeSet.get_n_changes]
+ *
+ * Gets the schema of the table a change is in.
+ *
+ * Returns: the schema, such as `main`
+ */
+const char *
+qstore_change_set_get_schema (QStoreChangeSet *self,
+                              guint            index)
+{
+  g_return_val_if_fail (QSTORE_IS_CHANGE_SET (self), NULL);
+  g_return_val_if_fail (index < self->changes->len, NULL);
+  return get_change (self, index)->table->schema;
+}
+
+/**
+ * qstore_change_set_get_table:
+ * @self: a #QStoreChangeSet
+ * @index: a change, below [method@ChangeSet.get_n_changes]
+ *
+ * Gets the table a change is in, spelled as the table spells its name.
+ *
+ * Returns: the table name
+ */
+const char *
+qstore_change_set_get_table (QStoreChangeSet *self,
+                             guint            index)
+{
+  g_return_val_if_fail (QSTORE_IS_CHANGE_SET (self), NULL);
+  g_return_val_if_fail (index < self->changes->len, NULL);
+  return get_change (self, index)->table->table;
+}
+
+/**
+ * qstore_change_set_get_op:
+ * @self: a #QStoreChangeSet
+ * @index: a change, below [method@ChangeSet.get_n_changes]
+ *
+ * Gets what happened to the row.
+ *
+ * Returns: the kind of change
+ */
+QStoreChangeOp
+qstore_change_set_get_op (QStoreChangeSet *self,
+                          guint            index)
+{
+  g_return_val_if_fail (QSTORE_IS_CHANGE_SET (self), QSTORE_CHANGE_INSERT);
+  g_return_val_if_fail (index < self->changes->len, QSTORE_CHANGE_INSERT);
+  return get_change (self, index)->op;
+}
+
+static GVariant *
+decode_row (GBytes *row)
+{
+  g_autoptr(GError) error = NULL;
+  GVariant *decoded;
+
+  if (row == NULL)
+    return NULL;
+  decoded = qstore_codec_decode_row (row, &error);
+  /* Rows are recorded by tables from their own encoding: one that does not
+   * decode is a bug, not bad input. */
+  if (decoded == NULL)
+    g_critical ("A recorded row does not decode: %s", error->message);
+  return decoded;
+}
+
+/**
+ * qstore_change_set_get_old_row:
+ * @self: a #QStoreChangeSet
+ * @index: a change, below [method@ChangeSet.get_n_changes]
+ *
+ * Decodes the row as it was before the change.
+ *
+ * Returns: (transfer full) (nullable): a tuple of the row's values, each
+ *   boxed in `v` (NULL is the empty maybe `mv`), or %NULL for an insert
+ */
+GVariant *
+qstore_change_set_get_old_row (QStoreChangeSet *self,
+                               guint            index)
+{
+  g_return_val_if_fail (QSTORE_IS_CHANGE_SET (self), NULL);
+  g_return_val_if_fail (index < self->changes->len, NULL);
+  return decode_row (get_change (self, index)->old_row);
+}
+
+/**
+ * qstore_change_set_get_new_row:
+ * @self: a #QStoreChangeSet
+ * @index: a change, below [method@ChangeSet.get_n_changes]
+ *
+ * Decodes the row as it is after the change.
+ *
+ * Returns: (transfer full) (nullable): a tuple of the row's values, each
+ *   boxed in `v`, or %NULL for a delete
+ */
+GVariant *
+qstore_change_set_get_new_row (QStoreChangeSet *self,
+                               guint            index)
+{
+  g_return_val_if_fail (QSTORE_IS_CHANGE_SET (self), NULL);
+  g_return_val_if_fail (index < self->changes->len, NULL);
+  return decode_row (get_change (self, index)->new_row);
+}

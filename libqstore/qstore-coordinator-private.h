@@ -1,0 +1,19 @@
+/* qstore-coordinator-private.h
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#pragma once
+
+#include "qstore-coordinator.h"
+
+G_BEGIN_DECLS
+
+/* The coordinator reads a table's committed row count from `__stats__`
+ * once and keeps it. Whoever changes `__stats__` behind its back (dropping
+ * or renaming a table's stores) calls this so the next read goes to the
+ * store again. Not inside a transaction that touched the table. */
+void qstore_coordinator_forget_row_count (QStoreCoordinator *self,
+                                          const char        *schema,
+                                          const char        *table);
+
+G_END_DECLS

@@ -1,0 +1,1614 @@
+/* qstore-coordinator.c
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include <string.h>
+
+#include <json-glib/json-glib.h>
+
+#include "qstore-change-set-private.h"
+#include "qstore-codec.h"
+#include "qstore-coordinator-private.h"
+#include "qstore-error.h"
+#include "qstore-pending-private.h"
+
+/**
+ * QStoreCoordinator:
+ *
+ * One transaction across every table of a database: the unit of
+ * cross-table atomicity.
+ *
+ * Between [method@Coordinator.begin] and [method@Coordinator.commit],
+ * writes ([method@Coordinator.put], [method@Coordinator.delete]) are
+ * buffered per store, the last write to a key winning. Reads
+ * ([method@Coordinator.get], [method@Coordinator.iterate]) see the
+ * transaction's own writes merged over the committed data, in key order,
+ * forward and reverse. Outside a transaction they read committed data.
+ *
+ * Savepoints are numbered by depth, as SQLite numbers them for virtual
+ * tables: [method@Coordinator.savepoint], [method@Coordinator.release] and
+ * [method@Coordinator.rollback_to] undo buffered writes, recorded changes
+ * and row-count adjustments alike.
+ *
+ * Commit gives the transaction the next id, writes every table's new row
+ * count to `__stats__` and the id to the catalog (`\0meta\0tx`), then hands
+ * every write to the provider in one all-or-nothing, synchronous batch
+ * when it has %QSTORE_CAPABILITY_ATOMIC_BATCH. A failed commit leaves
+ * nothing behind. Then [signal@Coordinator::committed] tells what changed.
+ *
+ * Without an atomic batch (`?atomic=0`), commit first writes the marker
+ * `\0meta\0commit`, `{"tx": N, "stores": [...]}`, synchronously to the
+ * catalog, then writes one store at a time — data and index stores by
+ * name, then `__stats__`, then `__catalog__` with the transaction id and,
+ * last, the removal of the marker. Each store's write is atomic on its own,
+ * but a crash or failure in between *tears* the transaction: the stores
+ * written keep its writes while the others do not, so one table's index
+ * may disagree with its data, two tables may hold half of a transaction,
+ * row counts may be off and the transaction id is not advanced (no change
+ * set is emitted for it). The marker survives such a tear and lists the
+ * stores involved; [method@Coordinator.get_interrupted_commit] reports it
+ * so the database can repair those tables (rebuild their indexes, count
+ * their rows again). The next successful commit removes the marker.
+ *
+ * A coordinator is not thread-safe: one transaction at a time, used from
+ * one thread at a time. It takes no locks; the provider protects its own
+ * stores. Change sets it emits are immutable and may go to other threads.
+ */
+
+typedef struct
+{
+  char              *stats_key;   /* `schema.table`, lower-cased */
+  QStoreChangeTable *name;        /* as first spelled */
+  gint64             delta;       /* this transaction's adjustment */
+  gint64             committed;   /* the committed count, once loaded */
+  gboolean           loaded;
+  gboolean           in_tx;       /* listed in tx_tables */
+} TableEntry;
+
+typedef struct
+{
+  QStorePendingMark  mark;
+  guint              n_changes;
+  guint              n_tx_tables;
+  gint64            *deltas;      /* of the first n_tx_tables tables */
+} Level;
+
+struct _QStoreCoordinator
+{
+  GObject         parent_instance;
+
+  QStoreProvider *provider;
+  QStoreKV       *catalog;
+  QStoreKV       *stats;
+  guint64         last_tx_id;
+  char           *interrupted;         /* the commit marker left behind, or NULL */
+  GPtrArray      *interrupted_stores;  /* its store names */
+
+  gboolean        in_tx;
+  guint64         generation;          /* bumped when a transaction ends */
+  QStorePending  *pending;
+  GArray         *changes;             /* QStoreChange */
+  GHashTable     *tables;              /* stats key → TableEntry */
+  GPtrArray      *tx_tables;           /* TableEntry touched by this transaction */
+  TableEntry     *last_table;
+  GArray         *levels;              /* Level */
+};
+
+static void qstore_coordinator_initable_iface_init (GInitableIface *iface);
+
+G_DEFINE_FINAL_TYPE_WITH_CODE (QStoreCoordinator, qstore_coordinator, G_TYPE_OBJECT,
+                               G_IMPLEMENT_INTERFACE (G_TYPE_INITABLE,
+                                                      qstore_coordinator_initable_iface_init))
+
+enum {
+  PROP_0,
+  PROP_PROVIDER,
+  N_PROPS
+};
+
+enum {
+  COMMITTED,
+  N_SIGNALS
+};
+
+static GParamSpec *properties[N_PROPS];
+static guint signals[N_SIGNALS];
+
+#define META_TX "tx"
+#define META_COMMIT "commit"
+
+/* The merged iterator */
+
+typedef enum
+{
+  SOURCE_NONE = 0,
+  SOURCE_COMMITTED = 1 << 0,
+  SOURCE_PENDING = 1 << 1,
+  SOURCE_BOTH = SOURCE_COMMITTED | SOURCE_PENDING,
+} Source;
+
+#define QSTORE_TYPE_MERGED_ITER (qstore_merged_iter_get_type ())
+G_DECLARE_FINAL_TYPE (QStoreMergedIter, qstore_merged_iter, QSTORE, MERGED_ITER, QStoreIter)
+
+/* Walks the committed data and the transaction's writes side by side.
+ * Each side is in range on its own (the committed iterator applies the
+ * bounds, the pending cursor stops at the far bound); the base class
+ * applies the limit to what comes out. When the transaction writes to the
+ * store while iterating, the pending cursor seeks again just past the
+ * last key returned, so new writes ahead of the position are seen. */
+struct _QStoreMergedIter
+{
+  QStoreIter           parent_instance;
+
+  QStoreCoordinator   *coordinator;
+  guint64              generation;
+  guint                store;
+  QStoreIter          *committed;
+  gboolean             committed_valid;
+  QStorePendingCursor  cursor;
+  const guint8        *pending_head;
+  guint64              stamp;
+  gboolean             reverse;
+  gboolean             started;
+  Source               source;
+};
+
+G_DEFINE_FINAL_TYPE (QStoreMergedIter, qstore_merged_iter, QSTORE_TYPE_ITER)
+
+static void
+merged_iter_settle_pending (QStoreMergedIter *self,
+                            gboolean          found)
+{
+  const QStoreBounds *bounds = qstore_iter_get_bounds (QSTORE_ITER (self));
+  const guint8 *key;
+  gsize key_len;
+
+  self->pending_head = found ? qstore_pending_cursor_get_entry (&self->cursor) : NULL;
+  if (self->pending_head == NULL)
+    return;
+  key = qstore_pending_entry_get_key (self->pending_head, &key_len);
+  if (self->reverse ? !qstore_bounds_above_lower (bounds, key, key_len)
+                    : !qstore_bounds_below_upper (bounds, key, key_len))
+    self->pending_head = NULL;
+}
+
+static void
+merged_iter_step_pending (QStoreMergedIter *self)
+{
+  merged_iter_settle_pending (self, qstore_pending_cursor_step (&self->cursor, self->reverse));
+}
+
+static void
+merged_iter_seek_pending (QStoreMergedIter *self,
+                          const guint8     *key,
+                          gsize             key_len,
+                          gboolean          inclusive)
+{
+  gboolean found = qstore_pending_seek (self->coordinator->pending, self->store,
+                                        key, key_len, inclusive, self->reverse,
+                                        &self->cursor);
+
+  self->stamp = qstore_pending_store_get_stamp (self->coordinator->pending, self->store);
+  merged_iter_settle_pending (self, found);
+}
+
+static gboolean
+merged_iter_step_committed (QStoreMergedIter  *self,
+                            GError           **error)
+{
+  GError *local_error = NULL;
+
+  self->committed_valid = qstore_iter_next (self->committed, &local_error);
+  if (local_error != NULL)
+    {
+      g_propagate_error (error, local_error);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static const guint8 *
+merged_iter_last_key (QStoreMergedIter *self,
+                      gsize            *key_len)
+{
+  if (self->source & SOURCE_PENDING)
+    return qstore_pending_entry_get_key (self->pending_head, key_len);
+  return qstore_iter_peek_key (self->committed, key_len);
+}
+
+static gboolean
+qstore_merged_iter_advance (QStoreIter  *iter,
+                            GError     **error)
+{
+  QStoreMergedIter *self = QSTORE_MERGED_ITER (iter);
+  QStoreCoordinator *coordinator = self->coordinator;
+
+  if (coordinator->generation != self->generation || !coordinator->in_tx)
+    {
+      g_set_error_literal (error, QSTORE_ERROR, QSTORE_ERROR_CLOSED,
+                           "The transaction this iteration read was committed or "
+                           "rolled back: start a new iteration");
+      return FALSE;
+    }
+
+  if (!self->started)
+    {
+      const QStoreBounds *bounds = qstore_iter_get_bounds (iter);
+      const guint8 *near;
+      gsize near_len;
+      gboolean inclusive;
+
+      self->started = TRUE;
+      if (!merged_iter_step_committed (self, error))
+        return FALSE;
+      if (self->reverse)
+        near = qstore_bounds_get_upper (bounds, &near_len, &inclusive);
+      else
+        near = qstore_bounds_get_lower (bounds, &near_len, &inclusive);
+      merged_iter_seek_pending (self, near, near_len, inclusive);
+    }
+  else
+    {
+      gboolean reseeked = FALSE;
+
+      /* Seek before stepping the committed side: the last key may be
+       * borrowed from it. */
+      if (self->stamp != qstore_pending_store_get_stamp (coordinator->pending, self->store))
+        {
+          gsize key_len;
+          const guint8 *key = merged_iter_last_key (self, &key_len);
+
+          merged_iter_seek_pending (self, key, key_len, FALSE);
+          reseeked = TRUE;
+        }
+      if ((self->source & SOURCE_COMMITTED) && !merged_iter_step_committed (self, error))
+        return FALSE;
+      if ((self->source & SOURCE_PENDING) && !reseeked)
+        merged_iter_step_pending (self);
+    }
+
+  for (;;)
+    {
+      const guint8 *pending_key = NULL, *committed_key = NULL;
+      gsize pending_len = 0, committed_len = 0;
+      int cmp;
+
+      if (self->pending_head != NULL)
+        pending_key = qstore_pending_entry_get_key (self->pending_head, &pending_len);
+      if (self->committed_valid)
+        committed_key = qstore_iter_peek_key (self->committed, &committed_len);
+
+      if (pending_key == NULL && committed_key == NULL)
+        {
+          self->source = SOURCE_NONE;
+          return FALSE;
+        }
+      if (pending_key == NULL)
+        cmp = 1;
+      else if (committed_key == NULL)
+        cmp = -1;
+      else
+        {
+          cmp = qstore_key_compare (pending_key, pending_len, committed_key, committed_len);
+          if (self->reverse)
+            cmp = -cmp;
+        }
+
+      if (cmp > 0)
+        {
+          self->source = SOURCE_COMMITTED;
+          return TRUE;
+        }
+      if (!qstore_pending_entry_is_tombstone (self->pending_head))
+        {
+          self->source = cmp < 0 ? SOURCE_PENDING : SOURCE_BOTH;
+          return TRUE;
+        }
+      /* A delete hides the committed entry under it. */
+      merged_iter_step_pending (self);
+      if (cmp == 0 && !merged_iter_step_committed (self, error))
+        return FALSE;
+    }
+}
+
+static const guint8 *
+qstore_merged_iter_peek_key (QStoreIter *iter,
+                             gsize      *key_len)
+{
+  QStoreMergedIter *self = QSTORE_MERGED_ITER (iter);
+
+  return merged_iter_last_key (self, key_len);
+}
+
+static const guint8 *
+qstore_merged_iter_peek_value (QStoreIter *iter,
+                               gsize      *value_len)
+{
+  QStoreMergedIter *self = QSTORE_MERGED_ITER (iter);
+
+  if (self->source & SOURCE_PENDING)
+    return qstore_pending_entry_get_value (self->pending_head, value_len);
+  return qstore_iter_peek_value (self->committed, value_len);
+}
+
+static void
+qstore_merged_iter_finalize (GObject *object)
+{
+  QStoreMergedIter *self = QSTORE_MERGED_ITER (object);
+
+  g_clear_object (&self->committed);
+  g_clear_object (&self->coordinator);
+
+  G_OBJECT_CLASS (qstore_merged_iter_parent_class)->finalize (object);
+}
+
+static void
+qstore_merged_iter_class_init (QStoreMergedIterClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  QStoreIterClass *iter_class = QSTORE_ITER_CLASS (klass);
+
+  object_class->finalize = qstore_merged_iter_finalize;
+  iter_class->advance = qstore_merged_iter_advance;
+  iter_class->peek_key = qstore_merged_iter_peek_key;
+  iter_class->peek_value = qstore_merged_iter_peek_value;
+}
+
+static void
+qstore_merged_iter_init (QStoreMergedIter *self)
+{
+}
+
+/* Tables and their row counts */
+
+static void
+table_entry_free (gpointer data)
+{
+  TableEntry *entry = data;
+
+  g_free (entry->stats_key);
+  qstore_change_table_unref (entry->name);
+  g_free (entry);
+}
+
+static TableEntry *
+lookup_table (QStoreCoordinator *self,
+              const char        *schema,
+              const char        *table)
+{
+  g_autofree char *key = NULL;
+  TableEntry *entry;
+
+  /* Tables write row after row: skip the key building for the same one. */
+  if (self->last_table != NULL &&
+      strcmp (self->last_table->name->table, table) == 0 &&
+      strcmp (self->last_table->name->schema, schema) == 0)
+    return self->last_table;
+
+  key = qstore_stats_key_for_table (schema, table);
+  entry = g_hash_table_lookup (self->tables, key);
+  if (entry == NULL)
+    {
+      entry = g_new0 (TableEntry, 1);
+      entry->stats_key = g_steal_pointer (&key);
+      entry->name = qstore_change_table_new (schema, table);
+      g_hash_table_insert (self->tables, entry->stats_key, entry);
+    }
+  self->last_table = entry;
+  return entry;
+}
+
+static void
+touch_table (QStoreCoordinator *self,
+             TableEntry        *entry)
+{
+  if (!entry->in_tx)
+    {
+      entry->in_tx = TRUE;
+      g_ptr_array_add (self->tx_tables, entry);
+    }
+}
+
+static gboolean
+load_row_count (QStoreCoordinator  *self,
+                TableEntry         *entry,
+                GError            **error)
+{
+  g_autoptr(GBytes) value = NULL;
+  g_autoptr(JsonParser) parser = NULL;
+  g_autoptr(GError) parse_error = NULL;
+  GError *local_error = NULL;
+  JsonNode *root;
+  JsonObject *object;
+  gconstpointer data;
+  gsize len;
+
+  if (entry->loaded)
+    return TRUE;
+
+  value = qstore_kv_get (self->stats, (const guint8 *) entry->stats_key,
+                         strlen (entry->stats_key), &local_error);
+  if (local_error != NULL)
+    {
+      g_propagate_prefixed_error (error, local_error,
+                                  "Reading the row count of table “%s”: ",
+                                  entry->stats_key);
+      return FALSE;
+    }
+
+  entry->committed = 0;
+  entry->loaded = TRUE;
+  if (value == NULL)
+    return TRUE;
+
+  data = g_bytes_get_data (value, &len);
+  parser = json_parser_new ();
+  if (json_parser_load_from_data (parser, data ? data : "", len, &parse_error) &&
+      (root = json_parser_get_root (parser)) != NULL &&
+      JSON_NODE_HOLDS_OBJECT (root) &&
+      (object = json_node_get_object (root)) != NULL &&
+      json_object_has_member (object, "rowCount") &&
+      json_node_get_value_type (json_object_get_member (object, "rowCount")) == G_TYPE_INT64)
+    {
+      entry->committed = MAX (0, json_object_get_int_member (object, "rowCount"));
+      return TRUE;
+    }
+
+  /* Statistics are advisory: a damaged entry must not stop writes. It is
+   * rewritten from 0 plus this process's changes at the next commit. */
+  g_warning ("The statistics of table “%s” are malformed; counting its rows "
+             "from 0 (recount the table to repair them)", entry->stats_key);
+  return TRUE;
+}
+
+static char *
+row_count_json (gint64 count)
+{
+  g_autoptr(JsonBuilder) builder = json_builder_new ();
+  g_autoptr(JsonGenerator) generator = json_generator_new ();
+  g_autoptr(JsonNode) root = NULL;
+
+  json_builder_begin_object (builder);
+  json_builder_set_member_name (builder, "rowCount");
+  json_builder_add_int_value (builder, count);
+  json_builder_set_member_name (builder, "updatedAt");
+  json_builder_add_int_value (builder, g_get_real_time () / 1000);
+  json_builder_end_object (builder);
+  root = json_builder_get_root (builder);
+  json_generator_set_root (generator, root);
+  return json_generator_to_data (generator, NULL);
+}
+
+/* Lifecycle */
+
+static void
+level_clear (gpointer data)
+{
+  Level *level = data;
+
+  g_clear_pointer (&level->deltas, g_free);
+}
+
+static GArray *
+changes_new (void)
+{
+  GArray *changes = g_array_new (FALSE, FALSE, sizeof (QStoreChange));
+
+  g_array_set_clear_func (changes, qstore_change_clear);
+  return changes;
+}
+
+static void
+qstore_coordinator_finalize (GObject *object)
+{
+  QStoreCoordinator *self = QSTORE_COORDINATOR (object);
+
+  g_clear_pointer (&self->pending, qstore_pending_free);
+  g_clear_pointer (&self->changes, g_array_unref);
+  g_clear_pointer (&self->levels, g_array_unref);
+  g_clear_pointer (&self->tx_tables, g_ptr_array_unref);
+  g_clear_pointer (&self->tables, g_hash_table_unref);
+  g_clear_pointer (&self->interrupted, g_free);
+  g_clear_pointer (&self->interrupted_stores, g_ptr_array_unref);
+  g_clear_object (&self->catalog);
+  g_clear_object (&self->stats);
+  g_clear_object (&self->provider);
+
+  G_OBJECT_CLASS (qstore_coordinator_parent_class)->finalize (object);
+}
+
+static void
+qstore_coordinator_get_property (GObject    *object,
+                                 guint       prop_id,
+                                 GValue     *value,
+                                 GParamSpec *pspec)
+{
+  QStoreCoordinator *self = QSTORE_COORDINATOR (object);
+
+  switch (prop_id)
+    {
+    case PROP_PROVIDER:
+      g_value_set_object (value, self->provider);
+      break;
+
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+qstore_coordinator_set_property (GObject      *object,
+                                 guint         prop_id,
+                                 const GValue *value,
+                                 GParamSpec   *pspec)
+{
+  QStoreCoordinator *self = QSTORE_COORDINATOR (object);
+
+  switch (prop_id)
+    {
+    case PROP_PROVIDER:
+      self->provider = g_value_dup_object (value);
+      break;
+
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+qstore_coordinator_class_init (QStoreCoordinatorClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+
+  object_class->finalize = qstore_coordinator_finalize;
+  object_class->get_property = qstore_coordinator_get_property;
+  object_class->set_property = qstore_coordinator_set_property;
+
+  /**
+   * QStoreCoordinator:provider:
+   *
+   * The provider whose stores the coordinator writes.
+   */
+  properties[PROP_PROVIDER] =
+    g_param_spec_object ("provider", NULL, NULL,
+                         QSTORE_TYPE_PROVIDER,
+                         (G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY |
+                          G_PARAM_STATIC_STRINGS));
+
+  g_object_class_install_properties (object_class, N_PROPS, properties);
+
+  /**
+   * QStoreCoordinator::committed:
+   * @self: the coordinator
+   * @changes: what the transaction changed
+   *
+   * Emitted once per committed transaction that wrote something, in commit
+   * order, after its data is durable and the transaction has ended (a
+   * handler may begin the next one). Not emitted for a rollback or a
+   * failed commit.
+   */
+  signals[COMMITTED] =
+    g_signal_new ("committed",
+                  G_TYPE_FROM_CLASS (klass),
+                  G_SIGNAL_RUN_LAST,
+                  0, NULL, NULL, NULL,
+                  G_TYPE_NONE, 1, QSTORE_TYPE_CHANGE_SET);
+}
+
+static void
+qstore_coordinator_init (QStoreCoordinator *self)
+{
+  self->pending = qstore_pending_new ();
+  self->changes = changes_new ();
+  self->levels = g_array_new (FALSE, FALSE, sizeof (Level));
+  g_array_set_clear_func (self->levels, level_clear);
+  self->tx_tables = g_ptr_array_new ();
+  self->tables = g_hash_table_new_full (g_str_hash, g_str_equal, NULL, table_entry_free);
+  self->interrupted_stores = g_ptr_array_new_with_free_func (g_free);
+}
+
+static GBytes *
+read_meta (QStoreCoordinator  *self,
+           const char         *name,
+           GError            **error)
+{
+  g_autoptr(GBytes) key = qstore_catalog_key_for_meta (name);
+  gsize len;
+  const guint8 *data = g_bytes_get_data (key, &len);
+
+  return qstore_kv_get (self->catalog, data, len, error);
+}
+
+static gboolean
+parse_tx_id (GBytes  *value,
+             guint64 *tx_id)
+{
+  gsize len;
+  const char *data = g_bytes_get_data (value, &len);
+  g_autofree char *text = NULL;
+
+  if (len == 0 || len > 20)
+    return FALSE;
+  for (gsize i = 0; i < len; i++)
+    if (!g_ascii_isdigit (data[i]))
+      return FALSE;
+  text = g_strndup (data, len);
+  return g_ascii_string_to_unsigned (text, 10, 0, G_MAXUINT64, tx_id, NULL);
+}
+
+/* Keeps the store names of a marker, so a later marker still lists them. */
+static void
+remember_marker_stores (QStoreCoordinator *self,
+                        const char        *marker)
+{
+  g_autoptr(JsonParser) parser = json_parser_new ();
+  JsonNode *root;
+  JsonArray *stores;
+
+  if (!json_parser_load_from_data (parser, marker, -1, NULL))
+    return;
+  root = json_parser_get_root (parser);
+  if (root == NULL || !JSON_NODE_HOLDS_OBJECT (root))
+    return;
+  stores = json_object_get_array_member (json_node_get_object (root), "stores");
+  if (stores == NULL)
+    return;
+  for (guint i = 0; i < json_array_get_length (stores); i++)
+    {
+      JsonNode *node = json_array_get_element (stores, i);
+      const char *name;
+
+      if (json_node_get_value_type (node) != G_TYPE_STRING)
+        continue;
+      name = json_node_get_string (node);
+      if (!g_ptr_array_find_with_equal_func (self->interrupted_stores, name, g_str_equal, NULL))
+        g_ptr_array_add (self->interrupted_stores, g_strdup (name));
+    }
+}
+
+static gboolean
+qstore_coordinator_initable_init (GInitable     *initable,
+                                  GCancellable  *cancellable,
+                                  GError       **error)
+{
+  QStoreCoordinator *self = QSTORE_COORDINATOR (initable);
+  g_autoptr(GBytes) tx = NULL;
+  g_autoptr(GBytes) marker = NULL;
+  GError *local_error = NULL;
+
+  if (self->provider == NULL)
+    {
+      g_set_error_literal (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
+                           "A coordinator needs a provider: create it with "
+                           "qstore_coordinator_new()");
+      return FALSE;
+    }
+
+  if (!(self->catalog = qstore_provider_get_catalog_store (self->provider, error)) ||
+      !(self->stats = qstore_provider_get_stats_store (self->provider, error)))
+    return FALSE;
+
+  tx = read_meta (self, META_TX, &local_error);
+  if (local_error == NULL)
+    marker = read_meta (self, META_COMMIT, &local_error);
+  if (local_error != NULL)
+    {
+      g_propagate_prefixed_error (error, local_error,
+                                  "Reading the catalog of the %s store at “%s”: ",
+                                  qstore_provider_get_name (self->provider),
+                                  qstore_provider_get_location (self->provider));
+      return FALSE;
+    }
+
+  if (tx != NULL && !parse_tx_id (tx, &self->last_tx_id))
+    {
+      gsize len;
+      const char *data = g_bytes_get_data (tx, &len);
+      g_autofree char *shown = g_utf8_make_valid (data ? data : "", MIN (len, 40));
+
+      g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_CORRUPT,
+                   "The catalog of the %s store at “%s” holds a malformed last "
+                   "transaction id “%s” (a decimal number is expected): the store "
+                   "is damaged; restore it from a backup",
+                   qstore_provider_get_name (self->provider),
+                   qstore_provider_get_location (self->provider), shown);
+      return FALSE;
+    }
+
+  if (marker != NULL)
+    {
+      gsize len;
+      const char *data = g_bytes_get_data (marker, &len);
+
+      self->interrupted = g_utf8_make_valid (data ? data : "", len);
+      remember_marker_stores (self, self->interrupted);
+    }
+
+  return TRUE;
+}
+
+static void
+qstore_coordinator_initable_iface_init (GInitableIface *iface)
+{
+  iface->init = qstore_coordinator_initable_init;
+}
+
+/**
+ * qstore_coordinator_new:
+ * @provider: an opened provider
+ * @error: return location for a #GError
+ *
+ * Creates the coordinator of the database in @provider: there should be
+ * exactly one per database, shared by every table. It reads the last
+ * committed transaction id (`\0meta\0tx` in the catalog, 0 when absent)
+ * and the marker of a commit a crash interrupted, if any (see
+ * [method@Coordinator.get_interrupted_commit]).
+ *
+ * Returns: (transfer full): the coordinator, or %NULL with
+ *   %QSTORE_ERROR_CORRUPT when the stored transaction id is malformed, or
+ *   the provider's error when the catalog cannot be read
+ */
+QStoreCoordinator *
+qstore_coordinator_new (QStoreProvider  *provider,
+                        GError         **error)
+{
+  g_return_val_if_fail (QSTORE_IS_PROVIDER (provider), NULL);
+  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+
+  return g_initable_new (QSTORE_TYPE_COORDINATOR, NULL, error,
+                         "provider", provider,
+                         NULL);
+}
+
+/**
+ * qstore_coordinator_get_provider:
+ * @self: a #QStoreCoordinator
+ *
+ * Gets the provider the coordinator writes to.
+ *
+ * Returns: (transfer none): the provider
+ */
+QStoreProvider *
+qstore_coordinator_get_provider (QStoreCoordinator *self)
+{
+  g_return_val_if_fail (QSTORE_IS_COORDINATOR (self), NULL);
+  return self->provider;
+}
+
+/**
+ * qstore_coordinator_get_last_tx_id:
+ * @self: a #QStoreCoordinator
+ *
+ * Gets the id of the last committed transaction; the next commit that
+ * writes something gets this plus one.
+ *
+ * Returns: the last committed transaction id, 0 when none ever committed
+ */
+guint64
+qstore_coordinator_get_last_tx_id (QStoreCoordinator *self)
+{
+  g_return_val_if_fail (QSTORE_IS_COORDINATOR (self), 0);
+  return self->last_tx_id;
+}
+
+/**
+ * qstore_coordinator_get_interrupted_commit:
+ * @self: a #QStoreCoordinator
+ *
+ * Tells whether a commit without an atomic batch was interrupted: by a
+ * crash before this coordinator was created, or by a failure part-way
+ * through one of its own commits. The value is the commit marker as
+ * stored, the JSON object `{"tx": N, "stores": ["main.t", …]}` naming
+ * every store the commit was writing. Those stores may disagree with each
+ * other: rebuild the indexes and recount the rows of the tables they
+ * belong to. A marker that does not parse means "repair everything".
+ *
+ * The marker stays in the catalog until the next successful commit, which
+ * removes it (and this returns %NULL again): repair through this
+ * coordinator before committing anything else. A commit made without an
+ * atomic batch lists the stores of the earlier marker in its own, so
+ * nothing is forgotten if it is interrupted too.
+ *
+ * Returns: (nullable): the marker, or %NULL when no commit was interrupted
+ */
+const char *
+qstore_coordinator_get_interrupted_commit (QStoreCoordinator *self)
+{
+  g_return_val_if_fail (QSTORE_IS_COORDINATOR (self), NULL);
+  return self->interrupted;
+}
+
+/* Transactions */
+
+static void
+end_transaction (QStoreCoordinator *self)
+{
+  qstore_pending_clear (self->pending);
+  g_array_set_size (self->changes, 0);
+  for (guint i = 0; i < self->tx_tables->len; i++)
+    {
+      TableEntry *entry = self->tx_tables->pdata[i];
+
+      entry->delta = 0;
+      entry->in_tx = FALSE;
+    }
+  g_ptr_array_set_size (self->tx_tables, 0);
+  g_array_set_size (self->levels, 0);
+  self->in_tx = FALSE;
+  self->generation++;
+}
+
+/**
+ * qstore_coordinator_begin:
+ * @self: a #QStoreCoordinator
+ *
+ * Begins a transaction. Every table of the database shares it, so a
+ * transaction already open is simply kept: each table may call this when
+ * it joins.
+ */
+void
+qstore_coordinator_begin (QStoreCoordinator *self)
+{
+  g_return_if_fail (QSTORE_IS_COORDINATOR (self));
+
+  self->in_tx = TRUE;
+}
+
+/**
+ * qstore_coordinator_in_transaction:
+ * @self: a #QStoreCoordinator
+ *
+ * Tells whether a transaction is open.
+ *
+ * Returns: %TRUE between [method@Coordinator.begin] and the end of the
+ *   transaction
+ */
+gboolean
+qstore_coordinator_in_transaction (QStoreCoordinator *self)
+{
+  g_return_val_if_fail (QSTORE_IS_COORDINATOR (self), FALSE);
+  return self->in_tx;
+}
+
+/**
+ * qstore_coordinator_rollback:
+ * @self: a #QStoreCoordinator
+ *
+ * Ends the transaction, discarding its writes, recorded changes and row
+ * count adjustments. Without a transaction, nothing happens.
+ */
+void
+qstore_coordinator_rollback (QStoreCoordinator *self)
+{
+  g_return_if_fail (QSTORE_IS_COORDINATOR (self));
+
+  if (self->in_tx)
+    end_transaction (self);
+}
+
+static void
+push_level (QStoreCoordinator *self)
+{
+  Level level;
+
+  level.mark = qstore_pending_mark (self->pending);
+  level.n_changes = self->changes->len;
+  level.n_tx_tables = self->tx_tables->len;
+  level.deltas = g_new (gint64, MAX (level.n_tx_tables, 1));
+  for (guint i = 0; i < level.n_tx_tables; i++)
+    level.deltas[i] = ((TableEntry *) self->tx_tables->pdata[i])->delta;
+  g_array_append_val (self->levels, level);
+  qstore_pending_set_undo (self->pending, TRUE);
+}
+
+static void
+truncate_levels (QStoreCoordinator *self,
+                 guint              n_levels)
+{
+  if (n_levels < self->levels->len)
+    g_array_set_size (self->levels, n_levels);
+  qstore_pending_set_undo (self->pending, self->levels->len > 0);
+}
+
+static void
+forget_tx_tables_from (QStoreCoordinator *self,
+                       guint              n_tables)
+{
+  for (guint i = n_tables; i < self->tx_tables->len; i++)
+    {
+      TableEntry *entry = self->tx_tables->pdata[i];
+
+      entry->delta = 0;
+      entry->in_tx = FALSE;
+    }
+  if (n_tables < self->tx_tables->len)
+    g_ptr_array_set_size (self->tx_tables, n_tables);
+}
+
+/**
+ * qstore_coordinator_savepoint:
+ * @self: a #QStoreCoordinator
+ * @depth: the savepoint's depth, from 0
+ *
+ * Opens savepoint levels up to @depth at the current state, as SQLite's
+ * `xSavepoint` asks. A level already open is kept where it is: a table
+ * that joins the transaction late announces the current depth again, and
+ * that must not move the level's mark. Outside a transaction, nothing
+ * happens.
+ */
+void
+qstore_coordinator_savepoint (QStoreCoordinator *self,
+                              int                depth)
+{
+  g_return_if_fail (QSTORE_IS_COORDINATOR (self));
+
+  if (!self->in_tx || depth < 0)
+    return;
+  while ((int) self->levels->len <= depth)
+    push_level (self);
+}
+
+/**
+ * qstore_coordinator_release:
+ * @self: a #QStoreCoordinator
+ * @depth: the savepoint's depth
+ *
+ * Releases savepoint levels @depth and above, as SQLite's `xRelease` asks:
+ * what they hold now belongs to the level below (or to the transaction).
+ * Outside a transaction, nothing happens.
+ */
+void
+qstore_coordinator_release (QStoreCoordinator *self,
+                            int                depth)
+{
+  g_return_if_fail (QSTORE_IS_COORDINATOR (self));
+
+  if (!self->in_tx)
+    return;
+  truncate_levels (self, MAX (depth, 0));
+}
+
+/**
+ * qstore_coordinator_rollback_to:
+ * @self: a #QStoreCoordinator
+ * @depth: the savepoint's depth, or -1
+ *
+ * Undoes everything written, recorded and counted after savepoint level
+ * @depth was opened, as SQLite's `xRollbackTo` asks. Level @depth stays
+ * open; the levels above it are gone.
+ *
+ * A negative @depth, or a level that was never opened, means the state at
+ * [method@Coordinator.begin]: SQLite sends `xRollbackTo(-1)` for
+ * `ROLLBACK TO` a savepoint that opened the transaction, and a table that
+ * joined late may be asked to roll back to a level it never saw. The
+ * transaction stays open either way. Outside a transaction, nothing
+ * happens.
+ */
+void
+qstore_coordinator_rollback_to (QStoreCoordinator *self,
+                                int                depth)
+{
+  Level *level;
+
+  g_return_if_fail (QSTORE_IS_COORDINATOR (self));
+
+  if (!self->in_tx)
+    return;
+
+  if (depth < 0 || depth >= (int) self->levels->len)
+    {
+      qstore_pending_reset (self->pending);
+      g_array_set_size (self->changes, 0);
+      forget_tx_tables_from (self, 0);
+      truncate_levels (self, 0);
+      /* The levels up to @depth stay open, now all at the beginning. */
+      qstore_coordinator_savepoint (self, depth);
+      return;
+    }
+
+  level = &g_array_index (self->levels, Level, depth);
+  qstore_pending_undo_to (self->pending, level->mark);
+  g_array_set_size (self->changes, level->n_changes);
+  for (guint i = 0; i < level->n_tx_tables; i++)
+    ((TableEntry *) self->tx_tables->pdata[i])->delta = level->deltas[i];
+  forget_tx_tables_from (self, level->n_tx_tables);
+  truncate_levels (self, depth + 1);
+  /* The state is the mark's again; later rollbacks need only walk what
+   * comes after this point. */
+  level = &g_array_index (self->levels, Level, depth);
+  level->mark = qstore_pending_mark (self->pending);
+}
+
+/* Commit */
+
+static int
+store_rank (const char *name)
+{
+  if (g_str_equal (name, QSTORE_STATS_STORE_NAME))
+    return 1;
+  if (g_str_equal (name, QSTORE_CATALOG_STORE_NAME))
+    return 2;
+  return 0;
+}
+
+static gint
+compare_store_ids (gconstpointer a,
+                   gconstpointer b,
+                   gpointer      user_data)
+{
+  QStorePending *pending = user_data;
+  const char *name_a = qstore_pending_store_get_name (pending, *(const guint *) a);
+  const char *name_b = qstore_pending_store_get_name (pending, *(const guint *) b);
+  int rank_a = store_rank (name_a), rank_b = store_rank (name_b);
+
+  if (rank_a != rank_b)
+    return rank_a - rank_b;
+  return strcmp (name_a, name_b);
+}
+
+static void
+pending_put_meta (QStoreCoordinator *self,
+                  const char        *name,
+                  const char        *value)
+{
+  g_autoptr(GBytes) key = qstore_catalog_key_for_meta (name);
+  guint catalog = qstore_pending_lookup_store (self->pending, self->catalog, TRUE);
+  gsize key_len;
+  const guint8 *key_data = g_bytes_get_data (key, &key_len);
+
+  qstore_pending_write (self->pending, catalog, key_data, key_len,
+                        (const guint8 *) value, value ? strlen (value) : 0,
+                        value == NULL);
+}
+
+static char *
+marker_json (QStoreCoordinator *self,
+             guint64            tx_id,
+             GPtrArray         *stores)
+{
+  g_autoptr(JsonBuilder) builder = json_builder_new ();
+  g_autoptr(JsonGenerator) generator = json_generator_new ();
+  g_autoptr(JsonNode) root = NULL;
+
+  json_builder_begin_object (builder);
+  json_builder_set_member_name (builder, "tx");
+  json_builder_add_int_value (builder, (gint64) tx_id);
+  json_builder_set_member_name (builder, "stores");
+  json_builder_begin_array (builder);
+  for (guint i = 0; i < stores->len; i++)
+    json_builder_add_string_value (builder, stores->pdata[i]);
+  json_builder_end_array (builder);
+  json_builder_end_object (builder);
+  root = json_builder_get_root (builder);
+  json_generator_set_root (generator, root);
+  return json_generator_to_data (generator, NULL);
+}
+
+typedef struct
+{
+  guint store;
+  gsize first_op;
+  gsize n_ops;
+} StoreSlice;
+
+/* Without an atomic batch: marker, then store by store, marker removal
+ * last. Each provider write is synchronous so none of them can become
+ * durable after the marker's removal. */
+static gboolean
+write_store_by_store (QStoreCoordinator  *self,
+                      guint64             tx_id,
+                      GArray             *ops,
+                      GArray             *slices,
+                      GError            **error)
+{
+  g_autoptr(GPtrArray) stores = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr(GBytes) marker_key = qstore_catalog_key_for_meta (META_COMMIT);
+  g_autofree char *marker = NULL;
+  QStoreWriteOp op = { 0 };
+  StoreSlice *last;
+  gsize marker_key_len;
+  const guint8 *marker_key_data = g_bytes_get_data (marker_key, &marker_key_len);
+
+  for (guint i = 0; i < self->interrupted_stores->len; i++)
+    g_ptr_array_add (stores, g_strdup (self->interrupted_stores->pdata[i]));
+  for (guint i = 0; i < slices->len; i++)
+    {
+      const char *name = qstore_pending_store_get_name (self->pending,
+                                                        g_array_index (slices, StoreSlice, i).store);
+
+      if (!g_ptr_array_find_with_equal_func (stores, name, g_str_equal, NULL))
+        g_ptr_array_add (stores, g_strdup (name));
+    }
+  marker = marker_json (self, tx_id, stores);
+
+  op.store = self->catalog;
+  op.kind = QSTORE_WRITE_OP_PUT;
+  op.key = marker_key_data;
+  op.key_len = marker_key_len;
+  op.value = (const guint8 *) marker;
+  op.value_len = strlen (marker);
+  if (!qstore_provider_write (self->provider, &op, 1, QSTORE_WRITE_SYNC, error))
+    return FALSE;
+
+  /* The catalog is last (store_rank): its write also carries the marker's
+   * removal, through the same store handle as its other ops. */
+  last = &g_array_index (slices, StoreSlice, slices->len - 1);
+  g_assert (g_str_equal (qstore_pending_store_get_name (self->pending, last->store),
+                         QSTORE_CATALOG_STORE_NAME));
+  op.store = qstore_pending_store_get_kv (self->pending, last->store);
+  op.kind = QSTORE_WRITE_OP_DELETE;
+  op.value = NULL;
+  op.value_len = 0;
+  g_array_append_val (ops, op);
+  last->n_ops++;
+
+  for (guint i = 0; i < slices->len; i++)
+    {
+      StoreSlice *slice = &g_array_index (slices, StoreSlice, i);
+
+      if (!qstore_provider_write (self->provider,
+                                  &g_array_index (ops, QStoreWriteOp, slice->first_op),
+                                  slice->n_ops, QSTORE_WRITE_SYNC, error))
+        {
+          g_prefix_error (error, "Commit %" G_GUINT64_FORMAT " was interrupted after "
+                          "writing %u of %u stores (the database must repair the "
+                          "stores its marker lists): ", tx_id, i, slices->len);
+          /* The marker is durable: report it, and list its stores in the
+           * next one. */
+          g_free (self->interrupted);
+          self->interrupted = g_steal_pointer (&marker);
+          remember_marker_stores (self, self->interrupted);
+          return FALSE;
+        }
+    }
+
+  g_clear_pointer (&self->interrupted, g_free);
+  g_ptr_array_set_size (self->interrupted_stores, 0);
+  return TRUE;
+}
+
+static gboolean
+commit_pending (QStoreCoordinator  *self,
+                guint64             tx_id,
+                GError            **error)
+{
+  gboolean atomic = (qstore_provider_get_capabilities (self->provider) &
+                     QSTORE_CAPABILITY_ATOMIC_BATCH) != 0;
+  gsize max_key = qstore_provider_get_max_key_length (self->provider);
+  g_autoptr(GArray) store_ids = g_array_new (FALSE, FALSE, sizeof (guint));
+  g_autoptr(GArray) slices = g_array_new (FALSE, FALSE, sizeof (StoreSlice));
+  g_autoptr(GArray) ops = NULL;
+  g_autofree char *tx_text = NULL;
+  guint stats_id;
+
+  /* What commit adds is never undone by a savepoint. */
+  qstore_pending_set_undo (self->pending, FALSE);
+
+  stats_id = qstore_pending_lookup_store (self->pending, self->stats, TRUE);
+  for (guint i = 0; i < self->tx_tables->len; i++)
+    {
+      TableEntry *entry = self->tx_tables->pdata[i];
+      g_autofree char *json = NULL;
+
+      if (entry->delta == 0)
+        continue;
+      if (!load_row_count (self, entry, error))
+        return FALSE;
+      json = row_count_json (MAX (0, entry->committed + entry->delta));
+      qstore_pending_write (self->pending, stats_id,
+                            (const guint8 *) entry->stats_key, strlen (entry->stats_key),
+                            (const guint8 *) json, strlen (json), FALSE);
+    }
+
+  tx_text = g_strdup_printf ("%" G_GUINT64_FORMAT, tx_id);
+  pending_put_meta (self, META_TX, tx_text);
+  /* A marker a crash left is removed by the next commit that completes
+   * (without an atomic batch, the protocol below removes it once more,
+   * last). */
+  if (self->interrupted != NULL)
+    pending_put_meta (self, META_COMMIT, NULL);
+
+  for (guint i = 0; i < qstore_pending_get_n_stores (self->pending); i++)
+    if (qstore_pending_store_get_n_entries (self->pending, i) > 0)
+      g_array_append_val (store_ids, i);
+  g_array_sort_with_data (store_ids, compare_store_ids, self->pending);
+
+  ops = g_array_sized_new (FALSE, FALSE, sizeof (QStoreWriteOp),
+                           qstore_pending_get_n_entries (self->pending) + 1);
+  for (guint i = 0; i < store_ids->len; i++)
+    {
+      guint store = g_array_index (store_ids, guint, i);
+      QStoreKV *kv = qstore_pending_store_get_kv (self->pending, store);
+      QStorePendingCursor cursor;
+      StoreSlice slice = { store, ops->len, 0 };
+      gboolean more;
+
+      for (more = qstore_pending_seek (self->pending, store, NULL, 0, TRUE, FALSE, &cursor);
+           more;
+           more = qstore_pending_cursor_step (&cursor, FALSE))
+        {
+          const guint8 *entry = qstore_pending_cursor_get_entry (&cursor);
+          QStoreWriteOp op;
+
+          op.store = kv;
+          op.key = qstore_pending_entry_get_key (entry, &op.key_len);
+          op.value = qstore_pending_entry_get_value (entry, &op.value_len);
+          op.kind = op.value != NULL ? QSTORE_WRITE_OP_PUT : QSTORE_WRITE_OP_DELETE;
+          /* Checked here, not by the provider, so a commit made store by
+           * store is refused before it writes anything. */
+          if (max_key != 0 && op.key_len > max_key)
+            {
+              g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
+                           "A key of %" G_GSIZE_FORMAT " bytes was written to store "
+                           "“%s”, but the %s provider stores keys of at most "
+                           "%" G_GSIZE_FORMAT " bytes: shorten the key columns",
+                           op.key_len, qstore_pending_store_get_name (self->pending, store),
+                           qstore_provider_get_name (self->provider), max_key);
+              return FALSE;
+            }
+          g_array_append_val (ops, op);
+        }
+      slice.n_ops = ops->len - slice.first_op;
+      g_array_append_val (slices, slice);
+    }
+
+  if (atomic || slices->len == 1)
+    {
+      if (!qstore_provider_write (self->provider, (const QStoreWriteOp *) ops->data,
+                                  ops->len, QSTORE_WRITE_SYNC, error))
+        return FALSE;
+      g_clear_pointer (&self->interrupted, g_free);
+      g_ptr_array_set_size (self->interrupted_stores, 0);
+      return TRUE;
+    }
+  return write_store_by_store (self, tx_id, ops, slices, error);
+}
+
+/**
+ * qstore_coordinator_commit:
+ * @self: a #QStoreCoordinator
+ * @error: return location for a #GError
+ *
+ * Ends the transaction, making its writes durable. A transaction that
+ * wrote nothing just ends. Otherwise it gets the next transaction id,
+ * every table whose row count changed gets its `__stats__` entry
+ * rewritten, and everything is written in one synchronous, all-or-nothing
+ * batch (see [class@Coordinator] for providers without one); then
+ * [signal@Coordinator::committed] is emitted.
+ *
+ * On failure the transaction is over too: its writes are discarded,
+ * nothing of it is stored (with an atomic batch), the transaction id is
+ * not advanced, and the next transaction starts clean. Without a
+ * transaction, this does nothing and succeeds: every table may call it.
+ *
+ * Returns: %TRUE when the transaction committed (or there was none)
+ */
+gboolean
+qstore_coordinator_commit (QStoreCoordinator  *self,
+                           GError            **error)
+{
+  g_autoptr(QStoreChangeSet) change_set = NULL;
+  gboolean anything = FALSE;
+  guint64 tx_id;
+
+  g_return_val_if_fail (QSTORE_IS_COORDINATOR (self), FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  if (!self->in_tx)
+    return TRUE;
+
+  anything = qstore_pending_get_n_entries (self->pending) > 0 || self->changes->len > 0;
+  for (guint i = 0; !anything && i < self->tx_tables->len; i++)
+    anything = ((TableEntry *) self->tx_tables->pdata[i])->delta != 0;
+  if (!anything)
+    {
+      end_transaction (self);
+      return TRUE;
+    }
+
+  tx_id = self->last_tx_id + 1;
+  if (!commit_pending (self, tx_id, error))
+    {
+      end_transaction (self);
+      return FALSE;
+    }
+
+  self->last_tx_id = tx_id;
+  for (guint i = 0; i < self->tx_tables->len; i++)
+    {
+      TableEntry *entry = self->tx_tables->pdata[i];
+
+      if (entry->delta != 0)
+        entry->committed = MAX (0, entry->committed + entry->delta);
+    }
+  change_set = qstore_change_set_new_take (tx_id, g_get_real_time (),
+                                           g_steal_pointer (&self->changes));
+  self->changes = changes_new ();
+  end_transaction (self);
+
+  g_signal_emit (self, signals[COMMITTED], 0, change_set);
+  return TRUE;
+}
+
+/* Writes */
+
+/**
+ * qstore_coordinator_put:
+ * @self: a #QStoreCoordinator
+ * @store: a store of the coordinator's provider
+ * @key: (array length=key_len): the key, not empty
+ * @key_len: length of @key
+ * @value: (array length=value_len) (nullable): the value
+ * @value_len: length of @value
+ *
+ * Buffers a put in the open transaction. The bytes are copied. A key
+ * longer than the provider stores makes the commit fail.
+ */
+void
+qstore_coordinator_put (QStoreCoordinator *self,
+                        QStoreKV          *store,
+                        const guint8      *key,
+                        gsize              key_len,
+                        const guint8      *value,
+                        gsize              value_len)
+{
+  guint id;
+
+  g_return_if_fail (QSTORE_IS_COORDINATOR (self));
+  g_return_if_fail (QSTORE_IS_KV (store));
+  g_return_if_fail (key != NULL && key_len > 0);
+  g_return_if_fail (value != NULL || value_len == 0);
+  g_return_if_fail (self->in_tx);
+
+  id = qstore_pending_lookup_store (self->pending, store, TRUE);
+  qstore_pending_write (self->pending, id, key, key_len, value, value_len, FALSE);
+}
+
+/**
+ * qstore_coordinator_delete:
+ * @self: a #QStoreCoordinator
+ * @store: a store of the coordinator's provider
+ * @key: (array length=key_len): the key, not empty
+ * @key_len: length of @key
+ *
+ * Buffers a delete in the open transaction. Deleting an absent key is
+ * fine.
+ */
+void
+qstore_coordinator_delete (QStoreCoordinator *self,
+                           QStoreKV          *store,
+                           const guint8      *key,
+                           gsize              key_len)
+{
+  guint id;
+
+  g_return_if_fail (QSTORE_IS_COORDINATOR (self));
+  g_return_if_fail (QSTORE_IS_KV (store));
+  g_return_if_fail (key != NULL && key_len > 0);
+  g_return_if_fail (self->in_tx);
+
+  id = qstore_pending_lookup_store (self->pending, store, TRUE);
+  qstore_pending_write (self->pending, id, key, key_len, NULL, 0, TRUE);
+}
+
+/* Reads */
+
+/**
+ * qstore_coordinator_get:
+ * @self: a #QStoreCoordinator
+ * @store: a store of the coordinator's provider
+ * @key: (array length=key_len): the key
+ * @key_len: length of @key
+ * @error: return location for a #GError
+ *
+ * Reads a key as the open transaction sees it: its own last write to the
+ * key if there is one, else the committed value. Outside a transaction,
+ * reads the committed value.
+ *
+ * Returns: (transfer full) (nullable): a copy of the value, or %NULL when
+ *   the key is absent (with @error unset) or on error
+ */
+GBytes *
+qstore_coordinator_get (QStoreCoordinator  *self,
+                        QStoreKV           *store,
+                        const guint8       *key,
+                        gsize               key_len,
+                        GError            **error)
+{
+  g_return_val_if_fail (QSTORE_IS_COORDINATOR (self), NULL);
+  g_return_val_if_fail (QSTORE_IS_KV (store), NULL);
+  g_return_val_if_fail (key != NULL || key_len == 0, NULL);
+  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+
+  if (self->in_tx && key_len > 0)
+    {
+      guint id = qstore_pending_lookup_store (self->pending, store, FALSE);
+
+      if (id != QSTORE_PENDING_NO_STORE)
+        {
+          const guint8 *entry = qstore_pending_lookup (self->pending, id, key, key_len);
+
+          if (entry != NULL)
+            {
+              gsize value_len;
+              const guint8 *value = qstore_pending_entry_get_value (entry, &value_len);
+
+              return value ? g_bytes_new (value, value_len) : NULL;
+            }
+        }
+    }
+  return qstore_kv_get (store, key, key_len, error);
+}
+
+/**
+ * qstore_coordinator_iterate:
+ * @self: a #QStoreCoordinator
+ * @store: a store of the coordinator's provider
+ * @bounds: (nullable): the range, or %NULL for the whole store
+ * @error: return location for a #GError
+ *
+ * Iterates a range as the open transaction sees it: its own writes merged
+ * over the committed entries, in key order (or reverse key order), its
+ * deletes hiding committed keys, with the bounds and limit of
+ * [method@KV.iterate]. Writes the transaction makes to @store while
+ * iterating are seen when they land ahead of the position.
+ *
+ * Within a transaction, the iterator is valid until the transaction ends:
+ * afterwards it fails with %QSTORE_ERROR_CLOSED. Outside a transaction,
+ * this is [method@KV.iterate].
+ *
+ * Returns: (transfer full): the iterator, or %NULL on error
+ *   (%QSTORE_ERROR_INVALID_ARGUMENT for a negative limit)
+ */
+QStoreIter *
+qstore_coordinator_iterate (QStoreCoordinator   *self,
+                            QStoreKV            *store,
+                            const QStoreBounds  *bounds,
+                            GError             **error)
+{
+  g_autoptr(QStoreBounds) all = NULL;
+  g_autoptr(QStoreBounds) unlimited = NULL;
+  g_autoptr(QStoreIter) committed = NULL;
+  QStoreMergedIter *iter;
+
+  g_return_val_if_fail (QSTORE_IS_COORDINATOR (self), NULL);
+  g_return_val_if_fail (QSTORE_IS_KV (store), NULL);
+  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+
+  if (!self->in_tx)
+    return qstore_kv_iterate (store, bounds, error);
+
+  if (bounds == NULL)
+    bounds = all = qstore_bounds_new ();
+  if (!qstore_bounds_validate (bounds, error))
+    return NULL;
+
+  /* Deletes hide committed entries, so the limit applies to the merge. */
+  unlimited = qstore_bounds_copy (bounds);
+  qstore_bounds_unset_limit (unlimited);
+  committed = qstore_kv_iterate (store, unlimited, error);
+  if (committed == NULL)
+    return NULL;
+
+  iter = g_object_new (QSTORE_TYPE_MERGED_ITER, "bounds", bounds, NULL);
+  iter->coordinator = g_object_ref (self);
+  iter->generation = self->generation;
+  iter->store = qstore_pending_lookup_store (self->pending, store, TRUE);
+  iter->committed = g_steal_pointer (&committed);
+  iter->reverse = qstore_bounds_get_reverse (bounds);
+  return QSTORE_ITER (iter);
+}
+
+/* Bookkeeping */
+
+/**
+ * qstore_coordinator_record_change:
+ * @self: a #QStoreCoordinator
+ * @schema: the table's schema
+ * @table: the table
+ * @op: what happened to the row
+ * @old_row: (nullable): the row before, as stored (%NULL for an insert)
+ * @new_row: (nullable): the row after, as stored (%NULL for a delete)
+ *
+ * Records a row change for the transaction's [class@ChangeSet]. The rows
+ * are referenced, not copied, and decoded only when a subscriber asks.
+ * Rolling back to a savepoint forgets the changes recorded after it.
+ */
+void
+qstore_coordinator_record_change (QStoreCoordinator *self,
+                                  const char        *schema,
+                                  const char        *table,
+                                  QStoreChangeOp     op,
+                                  GBytes            *old_row,
+                                  GBytes            *new_row)
+{
+  QStoreChange change;
+  TableEntry *entry;
+
+  g_return_if_fail (QSTORE_IS_COORDINATOR (self));
+  g_return_if_fail (schema != NULL && table != NULL);
+  g_return_if_fail (self->in_tx);
+
+  entry = lookup_table (self, schema, table);
+  change.table = qstore_change_table_ref (entry->name);
+  change.op = op;
+  change.old_row = old_row ? g_bytes_ref (old_row) : NULL;
+  change.new_row = new_row ? g_bytes_ref (new_row) : NULL;
+  g_array_append_val (self->changes, change);
+}
+
+/**
+ * qstore_coordinator_adjust_row_count:
+ * @self: a #QStoreCoordinator
+ * @schema: the table's schema
+ * @table: the table
+ * @delta: rows added (negative: removed)
+ *
+ * Adds to the table's row count in the open transaction. The count is
+ * written to `__stats__` at commit; rolling back discards the adjustment.
+ */
+void
+qstore_coordinator_adjust_row_count (QStoreCoordinator *self,
+                                     const char        *schema,
+                                     const char        *table,
+                                     gint64             delta)
+{
+  TableEntry *entry;
+
+  g_return_if_fail (QSTORE_IS_COORDINATOR (self));
+  g_return_if_fail (schema != NULL && table != NULL);
+  g_return_if_fail (self->in_tx);
+
+  entry = lookup_table (self, schema, table);
+  touch_table (self, entry);
+  entry->delta += delta;
+}
+
+/**
+ * qstore_coordinator_get_row_count:
+ * @self: a #QStoreCoordinator
+ * @schema: the table's schema
+ * @table: the table
+ *
+ * Gets the number of rows of a table as the open transaction sees it: the
+ * committed count from `__stats__` (read once, then kept) plus the
+ * transaction's adjustments. A count that cannot be read counts as 0.
+ *
+ * Returns: the row count
+ */
+gint64
+qstore_coordinator_get_row_count (QStoreCoordinator *self,
+                                  const char        *schema,
+                                  const char        *table)
+{
+  g_autoptr(GError) error = NULL;
+  TableEntry *entry;
+
+  g_return_val_if_fail (QSTORE_IS_COORDINATOR (self), 0);
+  g_return_val_if_fail (schema != NULL && table != NULL, 0);
+
+  entry = lookup_table (self, schema, table);
+  if (!load_row_count (self, entry, &error))
+    {
+      g_warning ("%s", error->message);
+      return MAX (0, entry->delta);
+    }
+  return MAX (0, entry->committed + entry->delta);
+}
+
+void
+qstore_coordinator_forget_row_count (QStoreCoordinator *self,
+                                     const char        *schema,
+                                     const char        *table)
+{
+  TableEntry *entry;
+
+  g_return_if_fail (QSTORE_IS_COORDINATOR (self));
+  g_return_if_fail (schema != NULL && table != NULL);
+
+  entry = lookup_table (self, schema, table);
+  entry->loaded = FALSE;
+  entry->committed = 0;
+}

@@ -1,0 +1,49 @@
+/* qstore-database.h: a store opened as an SQL database
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#pragma once
+
+#if !defined(QSTORE_INSIDE) && !defined(QSTORE_COMPILATION)
+# error "Only <qstore.h> can be included directly."
+#endif
+
+#include "qstore-coordinator.h"
+#include "qstore-result.h"
+#include "qstore-table.h"
+
+G_BEGIN_DECLS
+
+#define QSTORE_TYPE_DATABASE (qstore_database_get_type ())
+
+QSTORE_AVAILABLE_IN_ALL
+G_DECLARE_FINAL_TYPE (QStoreDatabase, qstore_database, QSTORE, DATABASE, GObject)
+
+QSTORE_AVAILABLE_IN_ALL
+QStoreDatabase    *qstore_database_open            (const char       *uri,
+                                                    QStoreOpenFlags   flags,
+                                                    GError          **error);
+QSTORE_AVAILABLE_IN_ALL
+gboolean           qstore_database_close           (QStoreDatabase   *self,
+                                                    GError          **error);
+QSTORE_AVAILABLE_IN_ALL
+gboolean           qstore_database_exec            (QStoreDatabase   *self,
+                                                    const char       *sql,
+                                                    GError          **error);
+QSTORE_AVAILABLE_IN_ALL
+QStoreResult      *qstore_database_query           (QStoreDatabase   *self,
+                                                    const char       *sql,
+                                                    GVariant         *params,
+                                                    GError          **error);
+QSTORE_AVAILABLE_IN_ALL
+QStoreProvider    *qstore_database_get_provider    (QStoreDatabase   *self);
+QSTORE_AVAILABLE_IN_ALL
+QStoreCoordinator *qstore_database_get_coordinator (QStoreDatabase   *self);
+QSTORE_AVAILABLE_IN_ALL
+QStoreTable       *qstore_database_get_table       (QStoreDatabase   *self,
+                                                    const char       *schema,
+                                                    const char       *name);
+QSTORE_AVAILABLE_IN_ALL
+char             **qstore_database_list_tables     (QStoreDatabase   *self);
+
+G_END_DECLS

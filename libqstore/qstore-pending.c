@@ -1,0 +1,1079 @@
+/* qstore-pending.c: the write buffer of one transaction
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include <string.h>
+
+#include "qstore-bounds.h"
+#include "qstore-pending-private.h"
+
+/* Entries are packed byte strings in the arena, with no alignment:
+ *
+ *   varint key_len | key | flags | varint store
+ *   | prev (pointer, when ENTRY_HAS_PREV) | varint value_len | value
+ *
+ * the value part being absent for a tombstone. The key comes first so a
+ * comparison touches only the first bytes. An 8-byte key with a 25-byte
+ * value takes 37 bytes. */
+enum
+{
+  ENTRY_TOMBSTONE = 1 << 0,
+  ENTRY_HAS_PREV  = 1 << 1,
+};
+
+#define FIRST_BLOCK_SIZE  (4 * 1024)
+#define MAX_BLOCK_SIZE    (1024 * 1024)
+#define KEEP_BLOCK_SIZE   (64 * 1024)
+
+/* Sizes chosen so a leaf is a little over 512 bytes: wide enough that the
+ * tree stays 4 levels deep for millions of keys, small enough that an
+ * insert's memmove is cheap. */
+#define LEAF_MAX  64
+#define INNER_MAX 64
+
+typedef struct
+{
+  guint8 *data;
+  gsize   used;
+  gsize   size;
+} Block;
+
+typedef struct
+{
+  guint16 n;         /* entries in a leaf, children in an inner node */
+  guint8  is_leaf;
+} Node;
+
+typedef struct _Leaf Leaf;
+
+struct _Leaf
+{
+  Node          hdr;
+  Leaf         *prev;
+  Leaf         *next;
+  const guint8 *slots[LEAF_MAX];
+};
+
+/* Separator i is the smallest key of children[i + 1] when it was split
+ * off: every key of children[i] sorts before it, every key of
+ * children[i + 1] at or after it. Separators point at entries, whose key
+ * bytes never change or move while the buffer lives, even when the entry
+ * itself is undone. Each also keeps the first 8 key bytes as a number, so
+ * descending the tree rarely reads an entry (a cache miss each). */
+typedef struct
+{
+  guint64       prefix;
+  const guint8 *entry;
+} Sep;
+
+typedef struct
+{
+  Node          hdr;
+  Sep           seps[INNER_MAX - 1];
+  Node         *children[INNER_MAX];
+} Inner;
+
+typedef struct
+{
+  Node    *root;
+  gsize    n_entries;
+  guint64  stamp;
+} Tree;
+
+typedef struct
+{
+  char     *name;
+  QStoreKV *kv;
+  Tree      tree;
+} Store;
+
+struct _QStorePending
+{
+  GArray     *blocks;       /* Block */
+  gsize       next_block_size;
+  GPtrArray  *stores;       /* Store */
+  GHashTable *by_name;      /* name → id + 1 */
+  GHashTable *by_kv;        /* QStoreKV (ref) → id + 1 */
+  QStoreKV   *last_kv;
+  guint       last_store;
+  gsize       n_entries;
+  gboolean    undo;
+};
+
+/* Varints */
+
+static inline gsize
+varint_len (guint64 v)
+{
+  gsize n = 1;
+
+  while (v >= 0x80)
+    {
+      v >>= 7;
+      n++;
+    }
+  return n;
+}
+
+static inline guint8 *
+varint_put (guint8  *p,
+            guint64  v)
+{
+  while (v >= 0x80)
+    {
+      *p++ = (guint8) (v | 0x80);
+      v >>= 7;
+    }
+  *p++ = (guint8) v;
+  return p;
+}
+
+static inline const guint8 *
+varint_get (const guint8 *p,
+            guint64      *v)
+{
+  guint64 result = 0;
+  guint shift = 0;
+
+  while (*p & 0x80)
+    {
+      result |= (guint64) (*p++ & 0x7f) << shift;
+      shift += 7;
+    }
+  result |= (guint64) *p++ << shift;
+  *v = result;
+  return p;
+}
+
+/* Entries */
+
+typedef struct
+{
+  const guint8 *key;
+  gsize         key_len;
+  guint8        flags;
+  guint         store;
+  const guint8 *prev;
+  guint8       *prev_slot;     /* where prev is stored, when ENTRY_HAS_PREV */
+  const guint8 *value;
+  gsize         value_len;
+  gsize         size;          /* the whole entry */
+} EntryInfo;
+
+static inline const guint8 *
+entry_key (const guint8 *entry,
+           gsize        *key_len)
+{
+  guint64 len;
+
+  if (G_LIKELY (entry[0] < 0x80))
+    {
+      *key_len = entry[0];
+      return entry + 1;
+    }
+  entry = varint_get (entry, &len);
+  *key_len = len;
+  return entry;
+}
+
+static void
+entry_parse (const guint8 *entry,
+             EntryInfo    *info)
+{
+  const guint8 *p;
+  guint64 v;
+
+  p = entry_key (entry, &info->key_len);
+  info->key = p;
+  p += info->key_len;
+  info->flags = *p++;
+  p = varint_get (p, &v);
+  info->store = (guint) v;
+  info->prev = NULL;
+  info->prev_slot = NULL;
+  if (info->flags & ENTRY_HAS_PREV)
+    {
+      info->prev_slot = (guint8 *) p;
+      memcpy (&info->prev, p, sizeof info->prev);
+      p += sizeof info->prev;
+    }
+  info->value = NULL;
+  info->value_len = 0;
+  if (!(info->flags & ENTRY_TOMBSTONE))
+    {
+      p = varint_get (p, &v);
+      info->value = p;
+      info->value_len = v;
+      p += v;
+    }
+  info->size = p - entry;
+}
+
+/* The first 8 bytes, zero-padded, as a big-endian number: comparing two
+ * of them orders keys as memcmp would, except that equal prefixes decide
+ * nothing. */
+static inline guint64
+key_prefix (const guint8 *key,
+            gsize         key_len)
+{
+  guint64 prefix = 0;
+
+  memcpy (&prefix, key, MIN (key_len, sizeof prefix));
+  return GUINT64_FROM_BE (prefix);
+}
+
+static inline Sep
+sep_new (const guint8 *entry)
+{
+  gsize key_len;
+  const guint8 *key = entry_key (entry, &key_len);
+  Sep sep = { key_prefix (key, key_len), entry };
+
+  return sep;
+}
+
+static inline int
+compare_entry (const guint8 *entry,
+               const guint8 *key,
+               gsize         key_len)
+{
+  gsize entry_len;
+  const guint8 *entry_bytes = entry_key (entry, &entry_len);
+
+  return qstore_key_compare (entry_bytes, entry_len, key, key_len);
+}
+
+const guint8 *
+qstore_pending_entry_get_key (const guint8 *entry,
+                              gsize        *key_len)
+{
+  return entry_key (entry, key_len);
+}
+
+const guint8 *
+qstore_pending_entry_get_value (const guint8 *entry,
+                                gsize        *value_len)
+{
+  EntryInfo info;
+
+  entry_parse (entry, &info);
+  *value_len = info.value_len;
+  /* NULL only for a delete: an empty value still points into the entry. */
+  return info.value;
+}
+
+gboolean
+qstore_pending_entry_is_tombstone (const guint8 *entry)
+{
+  gsize key_len;
+  const guint8 *key = entry_key (entry, &key_len);
+
+  return (key[key_len] & ENTRY_TOMBSTONE) != 0;
+}
+
+/* Arena */
+
+static guint8 *
+arena_alloc (QStorePending *self,
+             gsize          size)
+{
+  Block *last = NULL;
+  Block block;
+  guint8 *p;
+
+  if (self->blocks->len > 0)
+    last = &g_array_index (self->blocks, Block, self->blocks->len - 1);
+  if (last != NULL && last->size - last->used >= size)
+    {
+      p = last->data + last->used;
+      last->used += size;
+      return p;
+    }
+
+  block.size = MAX (self->next_block_size, size);
+  block.data = g_malloc (block.size);
+  block.used = size;
+  self->next_block_size = MIN (self->next_block_size * 2, MAX_BLOCK_SIZE);
+  g_array_append_val (self->blocks, block);
+  return block.data;
+}
+
+static void
+arena_clear (QStorePending *self)
+{
+  guint keep = 0;
+
+  /* Keep one small block so short transactions do not allocate each time. */
+  if (self->blocks->len > 0 &&
+      g_array_index (self->blocks, Block, 0).size <= KEEP_BLOCK_SIZE)
+    keep = 1;
+  for (guint i = keep; i < self->blocks->len; i++)
+    g_free (g_array_index (self->blocks, Block, i).data);
+  g_array_set_size (self->blocks, keep);
+  if (keep)
+    g_array_index (self->blocks, Block, 0).used = 0;
+  self->next_block_size = keep ? MIN (g_array_index (self->blocks, Block, 0).size * 2,
+                                      MAX_BLOCK_SIZE)
+                               : FIRST_BLOCK_SIZE;
+}
+
+/* B+ tree */
+
+static Leaf *
+leaf_new (void)
+{
+  Leaf *leaf = g_new (Leaf, 1);
+
+  leaf->hdr.n = 0;
+  leaf->hdr.is_leaf = TRUE;
+  leaf->prev = leaf->next = NULL;
+  return leaf;
+}
+
+static Inner *
+inner_new (void)
+{
+  Inner *inner = g_new (Inner, 1);
+
+  inner->hdr.n = 0;
+  inner->hdr.is_leaf = FALSE;
+  return inner;
+}
+
+static void
+node_free (Node *node)
+{
+  if (node == NULL)
+    return;
+  if (!node->is_leaf)
+    {
+      Inner *inner = (Inner *) node;
+
+      for (guint i = 0; i < inner->hdr.n; i++)
+        node_free (inner->children[i]);
+    }
+  g_free (node);
+}
+
+static void
+tree_clear (Tree *tree)
+{
+  node_free (tree->root);
+  tree->root = NULL;
+  tree->n_entries = 0;
+  tree->stamp++;
+}
+
+/* The first slot whose key is >= @key (@or_equal) or > @key. */
+static inline guint
+leaf_search (const Leaf   *leaf,
+             const guint8 *key,
+             gsize         key_len,
+             gboolean      or_equal)
+{
+  guint lo = 0, hi = leaf->hdr.n;
+
+  while (lo < hi)
+    {
+      guint mid = (lo + hi) / 2;
+      int cmp = compare_entry (leaf->slots[mid], key, key_len);
+
+      if (cmp < 0 || (!or_equal && cmp == 0))
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+  return lo;
+}
+
+/* The child of @inner that holds @key: the number of separators <= @key. */
+static inline guint
+inner_search (const Inner  *inner,
+              const guint8 *key,
+              gsize         key_len)
+{
+  guint64 prefix = key_prefix (key, key_len);
+  guint lo = 0, hi = inner->hdr.n - 1;
+
+  while (lo < hi)
+    {
+      guint mid = (lo + hi) / 2;
+      const Sep *sep = &inner->seps[mid];
+
+      if (sep->prefix < prefix ||
+          (sep->prefix == prefix && compare_entry (sep->entry, key, key_len) <= 0))
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+  return lo;
+}
+
+static Leaf *
+tree_find_leaf (const Tree   *tree,
+                const guint8 *key,
+                gsize         key_len)
+{
+  Node *node = tree->root;
+
+  if (node == NULL)
+    return NULL;
+  while (!node->is_leaf)
+    {
+      Inner *inner = (Inner *) node;
+
+      node = inner->children[inner_search (inner, key, key_len)];
+    }
+  return (Leaf *) node;
+}
+
+static const guint8 *
+tree_lookup (const Tree   *tree,
+             const guint8 *key,
+             gsize         key_len)
+{
+  Leaf *leaf = tree_find_leaf (tree, key, key_len);
+  guint pos;
+
+  if (leaf == NULL)
+    return NULL;
+  pos = leaf_search (leaf, key, key_len, TRUE);
+  if (pos < leaf->hdr.n && compare_entry (leaf->slots[pos], key, key_len) == 0)
+    return leaf->slots[pos];
+  return NULL;
+}
+
+typedef struct
+{
+  const guint8 *sep;
+  Node         *right;
+} Split;
+
+/* Splits favour the direction keys arrive in: appending past the last key
+ * of the rightmost node (or before the first key of the leftmost one) starts
+ * a new node instead of halving a full one, so ascending and descending
+ * loads fill nodes completely. */
+static const guint8 *
+leaf_insert (Leaf         *leaf,
+             const guint8 *entry,
+             const guint8 *key,
+             gsize         key_len,
+             gboolean      rightmost,
+             gboolean      leftmost,
+             Split        *split,
+             gboolean     *inserted)
+{
+  guint n = leaf->hdr.n;
+  guint pos = leaf_search (leaf, key, key_len, TRUE);
+  Leaf *right;
+
+  if (pos < n && compare_entry (leaf->slots[pos], key, key_len) == 0)
+    {
+      const guint8 *old = leaf->slots[pos];
+
+      leaf->slots[pos] = entry;
+      return old;
+    }
+
+  *inserted = TRUE;
+  if (n < LEAF_MAX)
+    {
+      memmove (&leaf->slots[pos + 1], &leaf->slots[pos], (n - pos) * sizeof (gpointer));
+      leaf->slots[pos] = entry;
+      leaf->hdr.n++;
+      return NULL;
+    }
+
+  right = leaf_new ();
+  right->prev = leaf;
+  right->next = leaf->next;
+  if (leaf->next != NULL)
+    leaf->next->prev = right;
+  leaf->next = right;
+
+  if (rightmost && pos == n)
+    {
+      right->slots[0] = entry;
+      right->hdr.n = 1;
+    }
+  else if (leftmost && pos == 0)
+    {
+      memcpy (right->slots, leaf->slots, n * sizeof (gpointer));
+      right->hdr.n = n;
+      leaf->slots[0] = entry;
+      leaf->hdr.n = 1;
+    }
+  else
+    {
+      guint mid = LEAF_MAX / 2;
+      Leaf *target = leaf;
+
+      memcpy (right->slots, &leaf->slots[mid], (n - mid) * sizeof (gpointer));
+      right->hdr.n = n - mid;
+      leaf->hdr.n = mid;
+      if (pos > mid)
+        {
+          target = right;
+          pos -= mid;
+        }
+      memmove (&target->slots[pos + 1], &target->slots[pos],
+               (target->hdr.n - pos) * sizeof (gpointer));
+      target->slots[pos] = entry;
+      target->hdr.n++;
+    }
+
+  split->sep = right->slots[0];
+  split->right = (Node *) right;
+  return NULL;
+}
+
+static const guint8 *
+node_insert (Node         *node,
+             const guint8 *entry,
+             const guint8 *key,
+             gsize         key_len,
+             gboolean      rightmost,
+             gboolean      leftmost,
+             Split        *split,
+             gboolean     *inserted)
+{
+  Inner *inner = (Inner *) node;
+  Split child_split = { NULL, NULL };
+  Sep seps[INNER_MAX];
+  Node *children[INNER_MAX + 1];
+  const guint8 *old;
+  guint n, i, m;
+  Inner *right;
+
+  if (node->is_leaf)
+    return leaf_insert ((Leaf *) node, entry, key, key_len, rightmost, leftmost,
+                        split, inserted);
+
+  n = inner->hdr.n;
+  i = inner_search (inner, key, key_len);
+  old = node_insert (inner->children[i], entry, key, key_len,
+                     rightmost && i == n - 1, leftmost && i == 0,
+                     &child_split, inserted);
+  if (child_split.right == NULL)
+    return old;
+
+  if (n < INNER_MAX)
+    {
+      memmove (&inner->seps[i + 1], &inner->seps[i], (n - 1 - i) * sizeof (Sep));
+      memmove (&inner->children[i + 2], &inner->children[i + 1], (n - 1 - i) * sizeof (gpointer));
+      inner->seps[i] = sep_new (child_split.sep);
+      inner->children[i + 1] = child_split.right;
+      inner->hdr.n++;
+      return old;
+    }
+
+  /* Full: lay out the INNER_MAX + 1 children, then cut. */
+  memcpy (seps, inner->seps, i * sizeof (Sep));
+  seps[i] = sep_new (child_split.sep);
+  memcpy (&seps[i + 1], &inner->seps[i], (n - 1 - i) * sizeof (Sep));
+  memcpy (children, inner->children, (i + 1) * sizeof (gpointer));
+  children[i + 1] = child_split.right;
+  memcpy (&children[i + 2], &inner->children[i + 1], (n - 1 - i) * sizeof (gpointer));
+
+  if (rightmost && i + 1 == n)
+    m = n;          /* the new child alone goes right */
+  else if (leftmost && i == 0)
+    m = 2;          /* the two leftmost children stay */
+  else
+    m = (n + 1) / 2;
+
+  right = inner_new ();
+  inner->hdr.n = m;
+  memcpy (inner->children, children, m * sizeof (gpointer));
+  memcpy (inner->seps, seps, (m - 1) * sizeof (Sep));
+  right->hdr.n = n + 1 - m;
+  memcpy (right->children, &children[m], right->hdr.n * sizeof (gpointer));
+  memcpy (right->seps, &seps[m], (right->hdr.n - 1) * sizeof (Sep));
+
+  split->sep = seps[m - 1].entry;
+  split->right = (Node *) right;
+  return old;
+}
+
+/* Inserts or replaces; returns the replaced entry, NULL when @entry is new. */
+static const guint8 *
+tree_set (Tree         *tree,
+          const guint8 *entry)
+{
+  Split split = { NULL, NULL };
+  gboolean inserted = FALSE;
+  const guint8 *old;
+  const guint8 *key;
+  gsize key_len;
+
+  tree->stamp++;
+  key = entry_key (entry, &key_len);
+  if (tree->root == NULL)
+    {
+      Leaf *leaf = leaf_new ();
+
+      leaf->slots[0] = entry;
+      leaf->hdr.n = 1;
+      tree->root = (Node *) leaf;
+      tree->n_entries = 1;
+      return NULL;
+    }
+
+  old = node_insert (tree->root, entry, key, key_len, TRUE, TRUE, &split, &inserted);
+  if (split.right != NULL)
+    {
+      Inner *root = inner_new ();
+
+      root->hdr.n = 2;
+      root->children[0] = tree->root;
+      root->children[1] = split.right;
+      root->seps[0] = sep_new (split.sep);
+      tree->root = (Node *) root;
+    }
+  if (inserted)
+    tree->n_entries++;
+  return old;
+}
+
+/* Removing never merges nodes: removals only come from undoing writes,
+ * which is rare, and empty leaves cost nothing but a skip. */
+static gboolean
+tree_remove (Tree         *tree,
+             const guint8 *key,
+             gsize         key_len)
+{
+  Leaf *leaf = tree_find_leaf (tree, key, key_len);
+  guint pos;
+
+  if (leaf == NULL)
+    return FALSE;
+  pos = leaf_search (leaf, key, key_len, TRUE);
+  if (pos >= leaf->hdr.n || compare_entry (leaf->slots[pos], key, key_len) != 0)
+    return FALSE;
+  memmove (&leaf->slots[pos], &leaf->slots[pos + 1],
+           (leaf->hdr.n - pos - 1) * sizeof (gpointer));
+  leaf->hdr.n--;
+  tree->n_entries--;
+  tree->stamp++;
+  return TRUE;
+}
+
+static Leaf *
+tree_first_leaf (const Tree *tree,
+                 gboolean    last)
+{
+  Node *node = tree->root;
+
+  if (node == NULL)
+    return NULL;
+  while (!node->is_leaf)
+    {
+      Inner *inner = (Inner *) node;
+
+      node = inner->children[last ? inner->hdr.n - 1 : 0];
+    }
+  return (Leaf *) node;
+}
+
+/* Cursors */
+
+static gboolean
+cursor_settle (QStorePendingCursor *cursor,
+               gboolean             reverse)
+{
+  Leaf *leaf = cursor->leaf;
+
+  if (!reverse)
+    {
+      while (leaf != NULL && cursor->slot >= leaf->hdr.n)
+        {
+          leaf = leaf->next;
+          cursor->slot = 0;
+        }
+    }
+  else
+    {
+      while (leaf != NULL && cursor->slot < 0)
+        {
+          leaf = leaf->prev;
+          cursor->slot = leaf ? leaf->hdr.n - 1 : -1;
+        }
+    }
+  cursor->leaf = leaf;
+  return leaf != NULL;
+}
+
+gboolean
+qstore_pending_seek (QStorePending       *self,
+                     guint                store,
+                     const guint8        *key,
+                     gsize                key_len,
+                     gboolean             inclusive,
+                     gboolean             reverse,
+                     QStorePendingCursor *cursor)
+{
+  Tree *tree = &((Store *) g_ptr_array_index (self->stores, store))->tree;
+  Leaf *leaf;
+
+  cursor->leaf = NULL;
+  cursor->slot = 0;
+  if (tree->root == NULL)
+    return FALSE;
+
+  if (key == NULL)
+    {
+      leaf = tree_first_leaf (tree, reverse);
+      cursor->leaf = leaf;
+      cursor->slot = reverse ? leaf->hdr.n - 1 : 0;
+      return cursor_settle (cursor, reverse);
+    }
+
+  leaf = tree_find_leaf (tree, key, key_len);
+  cursor->leaf = leaf;
+  if (!reverse)
+    cursor->slot = leaf_search (leaf, key, key_len, inclusive);
+  else
+    cursor->slot = (int) leaf_search (leaf, key, key_len, !inclusive) - 1;
+  return cursor_settle (cursor, reverse);
+}
+
+gboolean
+qstore_pending_cursor_step (QStorePendingCursor *cursor,
+                            gboolean             reverse)
+{
+  if (cursor->leaf == NULL)
+    return FALSE;
+  cursor->slot += reverse ? -1 : 1;
+  return cursor_settle (cursor, reverse);
+}
+
+const guint8 *
+qstore_pending_cursor_get_entry (const QStorePendingCursor *cursor)
+{
+  const Leaf *leaf = cursor->leaf;
+
+  return leaf ? leaf->slots[cursor->slot] : NULL;
+}
+
+/* The buffer */
+
+static void
+store_free (gpointer data)
+{
+  Store *store = data;
+
+  node_free (store->tree.root);
+  g_clear_object (&store->kv);
+  g_free (store->name);
+  g_free (store);
+}
+
+QStorePending *
+qstore_pending_new (void)
+{
+  QStorePending *self = g_new0 (QStorePending, 1);
+
+  self->blocks = g_array_new (FALSE, FALSE, sizeof (Block));
+  self->next_block_size = FIRST_BLOCK_SIZE;
+  self->stores = g_ptr_array_new_with_free_func (store_free);
+  self->by_name = g_hash_table_new (g_str_hash, g_str_equal);
+  self->by_kv = g_hash_table_new_full (NULL, NULL, g_object_unref, NULL);
+  self->last_store = QSTORE_PENDING_NO_STORE;
+  return self;
+}
+
+void
+qstore_pending_free (QStorePending *self)
+{
+  if (self == NULL)
+    return;
+  qstore_pending_clear (self);
+  for (guint i = 0; i < self->blocks->len; i++)
+    g_free (g_array_index (self->blocks, Block, i).data);
+  g_array_unref (self->blocks);
+  g_ptr_array_unref (self->stores);
+  g_hash_table_unref (self->by_name);
+  g_hash_table_unref (self->by_kv);
+  g_free (self);
+}
+
+void
+qstore_pending_clear (QStorePending *self)
+{
+  /* Store handles are not kept across transactions: a store dropped and
+   * created again between them must be written through its new handle. */
+  g_hash_table_remove_all (self->by_name);
+  g_hash_table_remove_all (self->by_kv);
+  g_ptr_array_set_size (self->stores, 0);
+  self->last_kv = NULL;
+  self->last_store = QSTORE_PENDING_NO_STORE;
+  self->n_entries = 0;
+  self->undo = FALSE;
+  arena_clear (self);
+}
+
+void
+qstore_pending_reset (QStorePending *self)
+{
+  for (guint i = 0; i < self->stores->len; i++)
+    tree_clear (&((Store *) g_ptr_array_index (self->stores, i))->tree);
+  self->n_entries = 0;
+}
+
+gsize
+qstore_pending_get_n_entries (QStorePending *self)
+{
+  return self->n_entries;
+}
+
+void
+qstore_pending_set_undo (QStorePending *self,
+                         gboolean       undo)
+{
+  self->undo = !!undo;
+}
+
+QStorePendingMark
+qstore_pending_mark (QStorePending *self)
+{
+  QStorePendingMark mark = { 0, 0 };
+
+  if (self->blocks->len > 0)
+    {
+      mark.block = self->blocks->len - 1;
+      mark.offset = g_array_index (self->blocks, Block, mark.block).used;
+    }
+  return mark;
+}
+
+void
+qstore_pending_undo_to (QStorePending     *self,
+                        QStorePendingMark  mark)
+{
+  g_autoptr(GPtrArray) entries = g_ptr_array_new ();
+
+  for (guint b = mark.block; b < self->blocks->len; b++)
+    {
+      Block *block = &g_array_index (self->blocks, Block, b);
+      gsize offset = b == mark.block ? mark.offset : 0;
+
+      while (offset < block->used)
+        {
+          EntryInfo info;
+
+          entry_parse (block->data + offset, &info);
+          g_ptr_array_add (entries, block->data + offset);
+          offset += info.size;
+        }
+    }
+
+  /* Newest first: each entry puts back what it replaced, so the last one
+   * undone for a key (its first write after the mark) leaves the state the
+   * key had at the mark. Entries undone before are walked again harmlessly:
+   * their chain ends at the same state. */
+  for (guint i = entries->len; i > 0; i--)
+    {
+      const guint8 *entry = entries->pdata[i - 1];
+      EntryInfo info;
+      Store *store;
+
+      entry_parse (entry, &info);
+      g_assert (info.flags & ENTRY_HAS_PREV);
+      store = g_ptr_array_index (self->stores, info.store);
+      if (info.prev != NULL)
+        {
+          if (tree_set (&store->tree, info.prev) == NULL)
+            self->n_entries++;
+        }
+      else if (tree_remove (&store->tree, info.key, info.key_len))
+        self->n_entries--;
+    }
+}
+
+guint
+qstore_pending_lookup_store (QStorePending *self,
+                             QStoreKV      *kv,
+                             gboolean       create)
+{
+  gpointer found;
+  const char *name;
+  Store *store;
+  guint id;
+
+  if (kv == self->last_kv)
+    return self->last_store;
+
+  found = g_hash_table_lookup (self->by_kv, kv);
+  if (found != NULL)
+    {
+      id = GPOINTER_TO_UINT (found) - 1;
+      self->last_kv = kv;
+      self->last_store = id;
+      return id;
+    }
+
+  name = qstore_kv_get_name (kv);
+  found = g_hash_table_lookup (self->by_name, name);
+  if (found != NULL)
+    id = GPOINTER_TO_UINT (found) - 1;
+  else if (!create)
+    return QSTORE_PENDING_NO_STORE;
+  else
+    {
+      store = g_new0 (Store, 1);
+      store->name = g_strdup (name);
+      store->kv = g_object_ref (kv);
+      id = self->stores->len;
+      g_ptr_array_add (self->stores, store);
+      g_hash_table_insert (self->by_name, store->name, GUINT_TO_POINTER (id + 1));
+    }
+
+  g_hash_table_insert (self->by_kv, g_object_ref (kv), GUINT_TO_POINTER (id + 1));
+  self->last_kv = kv;
+  self->last_store = id;
+  return id;
+}
+
+guint
+qstore_pending_get_n_stores (QStorePending *self)
+{
+  return self->stores->len;
+}
+
+QStoreKV *
+qstore_pending_store_get_kv (QStorePending *self,
+                             guint          store)
+{
+  return ((Store *) g_ptr_array_index (self->stores, store))->kv;
+}
+
+const char *
+qstore_pending_store_get_name (QStorePending *self,
+                               guint          store)
+{
+  return ((Store *) g_ptr_array_index (self->stores, store))->name;
+}
+
+gsize
+qstore_pending_store_get_n_entries (QStorePending *self,
+                                    guint          store)
+{
+  return ((Store *) g_ptr_array_index (self->stores, store))->tree.n_entries;
+}
+
+guint64
+qstore_pending_store_get_stamp (QStorePending *self,
+                                guint          store)
+{
+  return ((Store *) g_ptr_array_index (self->stores, store))->tree.stamp;
+}
+
+void
+qstore_pending_write (QStorePending *self,
+                      guint          store_id,
+                      const guint8  *key,
+                      gsize          key_len,
+                      const guint8  *value,
+                      gsize          value_len,
+                      gboolean       tombstone)
+{
+  Store *store = g_ptr_array_index (self->stores, store_id);
+  Tree *tree = &store->tree;
+  const guint8 *old = NULL;
+  guint8 flags = 0;
+  guint8 *entry, *p, *prev_slot = NULL;
+  gsize size;
+  Leaf *leaf;
+  guint pos = 0;
+
+  /* One descent serves the common cases: a key already there, or a leaf
+   * with room. Only a split goes through tree_set() from the root. */
+  leaf = tree_find_leaf (tree, key, key_len);
+  if (leaf != NULL)
+    {
+      pos = leaf_search (leaf, key, key_len, TRUE);
+      if (pos < leaf->hdr.n && compare_entry (leaf->slots[pos], key, key_len) == 0)
+        old = leaf->slots[pos];
+    }
+
+  /* Without undo nothing will ever walk back over the old entry, so a
+   * same-sized value is overwritten where it is: repeated updates of one
+   * row do not grow the arena. */
+  if (old != NULL && !self->undo && !tombstone)
+    {
+      EntryInfo info;
+
+      entry_parse (old, &info);
+      if (info.value != NULL && info.value_len == value_len)
+        {
+          memcpy ((guint8 *) info.value, value, value_len);
+          tree->stamp++;
+          return;
+        }
+    }
+
+  if (tombstone)
+    flags |= ENTRY_TOMBSTONE;
+  if (self->undo)
+    flags |= ENTRY_HAS_PREV;
+
+  size = varint_len (key_len) + key_len + 1 + varint_len (store_id);
+  if (self->undo)
+    size += sizeof (gpointer);
+  if (!tombstone)
+    size += varint_len (value_len) + value_len;
+
+  entry = p = arena_alloc (self, size);
+  p = varint_put (p, key_len);
+  memcpy (p, key, key_len);
+  p += key_len;
+  *p++ = flags;
+  p = varint_put (p, store_id);
+  if (self->undo)
+    {
+      prev_slot = p;
+      p += sizeof (gpointer);
+    }
+  if (!tombstone)
+    {
+      p = varint_put (p, value_len);
+      if (value_len > 0)
+        memcpy (p, value, value_len);
+    }
+
+  if (old != NULL)
+    {
+      leaf->slots[pos] = entry;
+      tree->stamp++;
+    }
+  else if (leaf != NULL && leaf->hdr.n < LEAF_MAX)
+    {
+      memmove (&leaf->slots[pos + 1], &leaf->slots[pos],
+               (leaf->hdr.n - pos) * sizeof (gpointer));
+      leaf->slots[pos] = entry;
+      leaf->hdr.n++;
+      tree->n_entries++;
+      tree->stamp++;
+      self->n_entries++;
+    }
+  else
+    {
+      old = tree_set (tree, entry);
+      if (old == NULL)
+        self->n_entries++;
+    }
+  if (prev_slot != NULL)
+    memcpy (prev_slot, &old, sizeof old);
+}
+
+const guint8 *
+qstore_pending_lookup (QStorePending *self,
+                       guint          store,
+                       const guint8  *key,
+                       gsize          key_len)
+{
+  return tree_lookup (&((Store *) g_ptr_array_index (self->stores, store))->tree,
+                      key, key_len);
+}

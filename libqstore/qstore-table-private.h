@@ -1,0 +1,94 @@
+/* qstore-table-private.h: the table API the SQL layer drives
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#pragma once
+
+#include "qstore-table.h"
+#include "qstore-table-schema-private.h"
+
+G_BEGIN_DECLS
+
+/* Binds @schema to its stores in the coordinator's provider. @eval_db is an
+ * SQLite connection the table may create private helper tables on, to
+ * evaluate CHECK constraints and partial-index predicates with SQLite's own
+ * semantics (affinity, collation, functions). Nothing is written. */
+QStoreTable             *qstore_table_new                (QStoreCoordinator        *coordinator,
+                                                          QStoreTableSchema        *schema,
+                                                          sqlite3                  *eval_db,
+                                                          GError                  **error);
+QStoreTableSchema       *qstore_table_get_table_schema   (QStoreTable              *self);
+QStoreKV                *qstore_table_get_data_store     (QStoreTable              *self);
+QStoreKV                *qstore_table_get_index_store    (QStoreTable              *self,
+                                                          guint                     index);
+
+/* Writes take values in column order that already carry the column
+ * affinity (the SQL layer applies it). All run inside the coordinator's
+ * transaction (they begin one when none is open, and the caller commits).
+ * On a conflict: ABORT/FAIL/ROLLBACK return FALSE with
+ * QSTORE_ERROR_CONSTRAINT and SQLite's message ("UNIQUE constraint failed:
+ * t.a, t.b", "NOT NULL constraint failed: t.a", "CHECK constraint failed:
+ * name"), nothing of this row written; IGNORE returns TRUE with *ignored set;
+ * REPLACE deletes the rows in the way (recording their deletes) and writes.
+ * For a rowid table or an INTEGER PRIMARY KEY given as NULL, a new id is
+ * assigned as SQLite would (max + 1, or a free random one after INT64_MAX)
+ * and returned in *rowid. */
+gboolean                 qstore_table_insert_values      (QStoreTable              *self,
+                                                          QStoreValue              *values,
+                                                          QStoreConflict            conflict,
+                                                          gint64                   *rowid,
+                                                          gboolean                 *ignored,
+                                                          GError                  **error);
+/* Replaces the row stored under @old_key; a changed primary key moves it
+ * (decided on encoded keys: a NOCASE case-only change stays in place). */
+gboolean                 qstore_table_update_values      (QStoreTable              *self,
+                                                          const guint8             *old_key,
+                                                          gsize                     old_key_len,
+                                                          QStoreValue              *values,
+                                                          QStoreConflict            conflict,
+                                                          gboolean                 *ignored,
+                                                          GError                  **error);
+gboolean                 qstore_table_delete_key         (QStoreTable              *self,
+                                                          const guint8             *key,
+                                                          gsize                     key_len,
+                                                          GError                  **error);
+
+/* Keys */
+gboolean                 qstore_table_encode_key         (QStoreTable              *self,
+                                                          const QStoreValue        *values,
+                                                          GByteArray               *out,
+                                                          GError                  **error);
+/* The key prefix of the first @n_parts key parts of index @index (-1: the
+ * primary key) from @values (one value per part), for seeks. */
+gboolean                 qstore_table_encode_key_prefix  (QStoreTable              *self,
+                                                          int                       index,
+                                                          const QStoreValue        *values,
+                                                          guint                     n_parts,
+                                                          GByteArray               *out,
+                                                          GError                  **error);
+
+/* Reads, merging the transaction's own writes */
+GBytes                  *qstore_table_get_row            (QStoreTable              *self,
+                                                          const guint8             *key,
+                                                          gsize                     key_len,
+                                                          GError                  **error);
+/* Rows of the data store within @bounds (keys are data keys). */
+QStoreIter              *qstore_table_scan               (QStoreTable              *self,
+                                                          const QStoreBounds       *bounds,
+                                                          GError                  **error);
+/* Entries of index @index within @bounds; each value is a data key. */
+QStoreIter              *qstore_table_scan_index         (QStoreTable              *self,
+                                                          guint                     index,
+                                                          const QStoreBounds       *bounds,
+                                                          GError                  **error);
+
+/* Decodes a stored row into @values (n_columns of them; zero copy from
+ * @row). For a rowid table *rowid gets the row's rowid. */
+gboolean                 qstore_table_decode_row         (QStoreTable              *self,
+                                                          const guint8             *row,
+                                                          gsize                     row_len,
+                                                          QStoreValue              *values,
+                                                          gint64                   *rowid,
+                                                          GError                  **error);
+
+G_END_DECLS

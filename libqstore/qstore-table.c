@@ -1,0 +1,2127 @@
+/* qstore-table.c: a table with a primary key, indexes and constraints
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include <string.h>
+
+#include "qstore-error.h"
+#include "qstore-table-private.h"
+
+/**
+ * QStoreTable:
+ *
+ * A table of a qstore database: rows keyed by their primary key (or by
+ * their rowid), secondary indexes, and the constraints of its `CREATE
+ * TABLE` — PRIMARY KEY, UNIQUE, NOT NULL and CHECK — enforced with
+ * SQLite's meaning and messages.
+ *
+ * Every read and write goes through the database's [class@Coordinator]:
+ * reads see the writes of the open transaction, and a write made while no
+ * transaction is open runs in a transaction of its own.
+ *
+ * Rows and keys are #GVariant tuples of values (see
+ * [func@value_new_null] for the encoding of each SQL type). A key is the
+ * tuple of the primary key's columns in key order, or the single rowid of a
+ * table without one. Values are stored as given: the SQL front applies
+ * SQLite's column affinity before it writes, and callers of this API who
+ * want it pass values of the column's type.
+ *
+ * A table is used from one thread at a time, like its coordinator.
+ */
+
+/* Physical layout (see DESIGN §3): the data key is the primary key, each
+ * column encoded under its collation and direction, or the encoded rowid;
+ * the value is every column in declaration order, followed by the rowid
+ * when the table has no INTEGER PRIMARY KEY to hold it. An index entry's
+ * key is its columns followed by the data key, and its value the data key.
+ *
+ * CHECK constraints and partial-index predicates are evaluated by SQLite
+ * on the mirror table of @eval_db: the row is inserted inside a savepoint,
+ * the predicates are selected, and the savepoint is rolled back. The
+ * mirror is empty otherwise, so its own keys never conflict. */
+
+#define EVAL_SAVEPOINT "qstore_table_eval"
+
+/* SQLite gives up on random rowids after this many tries. */
+#define RANDOM_ROWID_TRIES 100
+
+struct _QStoreTable
+{
+  GObject             parent_instance;
+
+  QStoreCoordinator  *coordinator;
+  QStoreTableSchema  *schema;
+  sqlite3            *eval_db;
+
+  QStoreKV           *data_store;
+  GPtrArray          *index_stores;     /* QStoreKV, as schema->indexes */
+
+  guint               n_values;         /* values in a stored row */
+  gint                rowid_position;   /* where the row holds its rowid, or -1 */
+
+  /* Partial indexes, and their column in the predicate query. */
+  GArray             *predicate_column; /* int per index, -1 when not partial */
+  gboolean            needs_eval;
+
+  sqlite3_stmt       *eval_savepoint;
+  sqlite3_stmt       *eval_rollback;
+  sqlite3_stmt       *eval_release;
+  sqlite3_stmt       *eval_insert;
+  sqlite3_stmt       *eval_predicates;
+
+  /* The largest rowid, trusted while its row still exists: every write
+   * through this table keeps it at or above the true maximum, so a point
+   * read confirms it (a delete or a rollback drops that row). */
+  gboolean            max_rowid_known;
+  gint64              max_rowid;
+};
+
+G_DEFINE_FINAL_TYPE (QStoreTable, qstore_table, G_TYPE_OBJECT)
+
+enum {
+  PROP_0,
+  PROP_COORDINATOR,
+  PROP_SCHEMA_NAME,
+  PROP_NAME,
+  N_PROPS
+};
+
+static GParamSpec *properties[N_PROPS];
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (sqlite3_stmt, sqlite3_finalize)
+
+static void
+qstore_table_finalize (GObject *object)
+{
+  QStoreTable *self = QSTORE_TABLE (object);
+
+  g_clear_pointer (&self->eval_savepoint, sqlite3_finalize);
+  g_clear_pointer (&self->eval_rollback, sqlite3_finalize);
+  g_clear_pointer (&self->eval_release, sqlite3_finalize);
+  g_clear_pointer (&self->eval_insert, sqlite3_finalize);
+  g_clear_pointer (&self->eval_predicates, sqlite3_finalize);
+  g_clear_pointer (&self->predicate_column, g_array_unref);
+  g_clear_pointer (&self->index_stores, g_ptr_array_unref);
+  g_clear_object (&self->data_store);
+  g_clear_pointer (&self->schema, qstore_table_schema_unref);
+  g_clear_object (&self->coordinator);
+
+  G_OBJECT_CLASS (qstore_table_parent_class)->finalize (object);
+}
+
+static void
+qstore_table_get_property (GObject    *object,
+                           guint       prop_id,
+                           GValue     *value,
+                           GParamSpec *pspec)
+{
+  QStoreTable *self = QSTORE_TABLE (object);
+
+  switch (prop_id)
+    {
+    case PROP_COORDINATOR:
+      g_value_set_object (value, self->coordinator);
+      break;
+
+    case PROP_SCHEMA_NAME:
+      g_value_set_string (value, qstore_table_get_schema_name (self));
+      break;
+
+    case PROP_NAME:
+      g_value_set_string (value, qstore_table_get_name (self));
+      break;
+
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+qstore_table_class_init (QStoreTableClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+
+  object_class->finalize = qstore_table_finalize;
+  object_class->get_property = qstore_table_get_property;
+
+  /**
+   * QStoreTable:coordinator: (getter get_coordinator)
+   *
+   * The coordinator every read and write of the table goes through.
+   */
+  properties[PROP_COORDINATOR] =
+    g_param_spec_object ("coordinator", NULL, NULL,
+                         QSTORE_TYPE_COORDINATOR,
+                         G_PARAM_READABLE | G_PARAM_STATIC_STRINGS |
+                         G_PARAM_EXPLICIT_NOTIFY);
+
+  /**
+   * QStoreTable:schema-name: (getter get_schema_name)
+   *
+   * The schema the table belongs to, such as `main`.
+   */
+  properties[PROP_SCHEMA_NAME] =
+    g_param_spec_string ("schema-name", NULL, NULL, NULL,
+                         G_PARAM_READABLE | G_PARAM_STATIC_STRINGS |
+                         G_PARAM_EXPLICIT_NOTIFY);
+
+  /**
+   * QStoreTable:name: (getter get_name)
+   *
+   * The table's name, as declared.
+   */
+  properties[PROP_NAME] =
+    g_param_spec_string ("name", NULL, NULL, NULL,
+                         G_PARAM_READABLE | G_PARAM_STATIC_STRINGS |
+                         G_PARAM_EXPLICIT_NOTIFY);
+
+  g_object_class_install_properties (object_class, N_PROPS, properties);
+}
+
+static void
+qstore_table_init (QStoreTable *self)
+{
+  self->rowid_position = -1;
+}
+
+/* Construction */
+
+static char *
+quote_identifier (const char *name)
+{
+  GString *out = g_string_new ("\"");
+
+  for (const char *p = name; *p; p++)
+    {
+      if (*p == '"')
+        g_string_append_c (out, '"');
+      g_string_append_c (out, *p);
+    }
+  g_string_append_c (out, '"');
+  return g_string_free (out, FALSE);
+}
+
+static gboolean
+prepare_eval (QStoreTable   *self,
+              sqlite3_stmt **stmt,
+              const char    *sql,
+              GError       **error)
+{
+  if (sqlite3_prepare_v3 (self->eval_db, sql, -1, SQLITE_PREPARE_PERSISTENT,
+                          stmt, NULL) != SQLITE_OK)
+    {
+      int code = sqlite3_errcode (self->eval_db);
+
+      g_set_error (error, QSTORE_ERROR,
+                   code == SQLITE_ERROR ? QSTORE_ERROR_NOT_FOUND : QSTORE_ERROR_FAILED,
+                   "Table “%s” cannot evaluate its CHECK constraints and "
+                   "partial indexes: %s; create its mirror table on the "
+                   "evaluation connection first",
+                   self->schema->name, sqlite3_errmsg (self->eval_db));
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static gboolean
+prepare_evaluation (QStoreTable  *self,
+                    GError      **error)
+{
+  QStoreTableSchema *schema = self->schema;
+  g_autofree char *table = quote_identifier (schema->name);
+  g_autoptr(GString) insert = g_string_new (NULL);
+  g_autoptr(GString) select = g_string_new ("SELECT ");
+  guint n_predicates = 0;
+
+  if (self->eval_db == NULL)
+    {
+      g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
+                   "Table “%s” has CHECK constraints or partial indexes, "
+                   "which SQLite evaluates: give the connection that holds "
+                   "its mirror table", schema->name);
+      return FALSE;
+    }
+
+  /* The mirror lives in `main` under the table's own name. */
+  g_string_printf (insert, "INSERT INTO main.%s VALUES (", table);
+  for (guint i = 0; i < schema->columns->len; i++)
+    g_string_append_printf (insert, "%s?%u", i > 0 ? ", " : "", i + 1);
+  g_string_append_c (insert, ')');
+
+  for (guint i = 0; i < schema->indexes->len; i++)
+    {
+      const QStoreIndexSchema *index = g_ptr_array_index (schema->indexes, i);
+
+      if (index->where_sql == NULL)
+        continue;
+      g_string_append_printf (select, "%s(%s) IS TRUE",
+                              n_predicates > 0 ? ", " : "", index->where_sql);
+      n_predicates++;
+    }
+  g_string_append_printf (select, " FROM main.%s", table);
+
+  if (!prepare_eval (self, &self->eval_savepoint, "SAVEPOINT " EVAL_SAVEPOINT, error) ||
+      !prepare_eval (self, &self->eval_rollback, "ROLLBACK TO " EVAL_SAVEPOINT, error) ||
+      !prepare_eval (self, &self->eval_release, "RELEASE " EVAL_SAVEPOINT, error) ||
+      !prepare_eval (self, &self->eval_insert, insert->str, error))
+    return FALSE;
+  if (n_predicates > 0 &&
+      !prepare_eval (self, &self->eval_predicates, select->str, error))
+    return FALSE;
+  return TRUE;
+}
+
+QStoreTable *
+qstore_table_new (QStoreCoordinator  *coordinator,
+                  QStoreTableSchema  *schema,
+                  sqlite3            *eval_db,
+                  GError            **error)
+{
+  g_autoptr(QStoreTable) self = NULL;
+  QStoreProvider *provider;
+  int n_partial = 0;
+
+  g_return_val_if_fail (QSTORE_IS_COORDINATOR (coordinator), NULL);
+  g_return_val_if_fail (schema != NULL, NULL);
+  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+
+  self = g_object_new (QSTORE_TYPE_TABLE, NULL);
+  self->coordinator = g_object_ref (coordinator);
+  self->schema = qstore_table_schema_ref (schema);
+  self->eval_db = eval_db;
+
+  self->n_values = schema->columns->len;
+  if (qstore_table_schema_is_rowid_table (schema))
+    {
+      if (schema->rowid_column >= 0)
+        self->rowid_position = schema->rowid_column;
+      else
+        self->rowid_position = self->n_values++;
+    }
+
+  provider = qstore_coordinator_get_provider (coordinator);
+  self->data_store = qstore_provider_get_store (provider, schema->schema, schema->name, error);
+  if (self->data_store == NULL)
+    return NULL;
+
+  self->index_stores = g_ptr_array_new_with_free_func (g_object_unref);
+  self->predicate_column = g_array_new (FALSE, FALSE, sizeof (int));
+  for (guint i = 0; i < schema->indexes->len; i++)
+    {
+      const QStoreIndexSchema *index = g_ptr_array_index (schema->indexes, i);
+      QStoreKV *store;
+      int column = -1;
+
+      store = qstore_provider_get_index_store (provider, schema->schema, schema->name,
+                                               index->name, error);
+      if (store == NULL)
+        return NULL;
+      g_ptr_array_add (self->index_stores, store);
+
+      if (index->where_sql != NULL)
+        column = n_partial++;
+      g_array_append_val (self->predicate_column, column);
+    }
+
+  self->needs_eval = schema->checks->len > 0 || n_partial > 0;
+  if (self->needs_eval && !prepare_evaluation (self, error))
+    return NULL;
+
+  return g_steal_pointer (&self);
+}
+
+/* Accessors */
+
+QStoreTableSchema *
+qstore_table_get_table_schema (QStoreTable *self)
+{
+  g_return_val_if_fail (QSTORE_IS_TABLE (self), NULL);
+
+  return self->schema;
+}
+
+QStoreKV *
+qstore_table_get_data_store (QStoreTable *self)
+{
+  g_return_val_if_fail (QSTORE_IS_TABLE (self), NULL);
+
+  return self->data_store;
+}
+
+QStoreKV *
+qstore_table_get_index_store (QStoreTable *self,
+                              guint        index)
+{
+  g_return_val_if_fail (QSTORE_IS_TABLE (self), NULL);
+  g_return_val_if_fail (index < self->index_stores->len, NULL);
+
+  return g_ptr_array_index (self->index_stores, index);
+}
+
+/**
+ * qstore_table_get_schema_name:
+ * @self: a #QStoreTable
+ *
+ * Gets the schema the table belongs to.
+ *
+ * Returns: the schema's name, such as `main`
+ */
+const char *
+qstore_table_get_schema_name (QStoreTable *self)
+{
+  g_return_val_if_fail (QSTORE_IS_TABLE (self), NULL);
+
+  return self->schema->schema;
+}
+
+/**
+ * qstore_table_get_name:
+ * @self: a #QStoreTable
+ *
+ * Gets the table's name, as its `CREATE TABLE` declares it.
+ *
+ * Returns: the table's name
+ */
+const char *
+qstore_table_get_name (QStoreTable *self)
+{
+  g_return_val_if_fail (QSTORE_IS_TABLE (self), NULL);
+
+  return self->schema->name;
+}
+
+/**
+ * qstore_table_get_sql:
+ * @self: a #QStoreTable
+ *
+ * Gets the `CREATE TABLE` statement of the table, as SQLite keeps it.
+ *
+ * Returns: the table's `CREATE TABLE` text
+ */
+const char *
+qstore_table_get_sql (QStoreTable *self)
+{
+  g_return_val_if_fail (QSTORE_IS_TABLE (self), NULL);
+
+  return self->schema->sql;
+}
+
+/**
+ * qstore_table_get_n_columns:
+ * @self: a #QStoreTable
+ *
+ * Gets the number of columns of the table; a row has one value per column.
+ *
+ * Returns: the number of columns
+ */
+guint
+qstore_table_get_n_columns (QStoreTable *self)
+{
+  g_return_val_if_fail (QSTORE_IS_TABLE (self), 0);
+
+  return self->schema->columns->len;
+}
+
+/**
+ * qstore_table_get_column_name:
+ * @self: a #QStoreTable
+ * @column: a column position, from 0
+ *
+ * Gets the name of a column.
+ *
+ * Returns: (nullable): the column's name, or %NULL when @column is out of
+ *   range
+ */
+const char *
+qstore_table_get_column_name (QStoreTable *self,
+                              guint        column)
+{
+  const QStoreColumn *c;
+
+  g_return_val_if_fail (QSTORE_IS_TABLE (self), NULL);
+
+  if (column >= self->schema->columns->len)
+    return NULL;
+  c = g_ptr_array_index (self->schema->columns, column);
+  return c->name;
+}
+
+/**
+ * qstore_table_list_indexes:
+ * @self: a #QStoreTable
+ *
+ * Lists the table's indexes: those of its UNIQUE constraints first (named
+ * by SQLite, `sqlite_autoindex_<table>_<n>`), then those made with
+ * `CREATE INDEX`, by name.
+ *
+ * Returns: (transfer full) (array zero-terminated=1): the index names
+ */
+char **
+qstore_table_list_indexes (QStoreTable *self)
+{
+  GStrvBuilder *builder;
+  char **names;
+
+  g_return_val_if_fail (QSTORE_IS_TABLE (self), NULL);
+
+  builder = g_strv_builder_new ();
+  for (guint i = 0; i < self->schema->indexes->len; i++)
+    {
+      const QStoreIndexSchema *index = g_ptr_array_index (self->schema->indexes, i);
+
+      g_strv_builder_add (builder, index->name);
+    }
+  names = g_strv_builder_end (builder);
+  g_strv_builder_unref (builder);
+  return names;
+}
+
+/**
+ * qstore_table_get_coordinator:
+ * @self: a #QStoreTable
+ *
+ * Gets the coordinator the table reads and writes through.
+ *
+ * Returns: (transfer none): the table's coordinator
+ */
+QStoreCoordinator *
+qstore_table_get_coordinator (QStoreTable *self)
+{
+  g_return_val_if_fail (QSTORE_IS_TABLE (self), NULL);
+
+  return self->coordinator;
+}
+
+/**
+ * qstore_table_get_row_count:
+ * @self: a #QStoreTable
+ *
+ * Gets the number of rows of the table, the open transaction's inserts and
+ * deletes included.
+ *
+ * Returns: the number of rows
+ */
+gint64
+qstore_table_get_row_count (QStoreTable *self)
+{
+  g_return_val_if_fail (QSTORE_IS_TABLE (self), 0);
+
+  return qstore_coordinator_get_row_count (self->coordinator, self->schema->schema,
+                                           self->schema->name);
+}
+
+/* Values and keys */
+
+static const QStoreColumn *
+column_at (QStoreTable *self,
+           guint        position)
+{
+  return g_ptr_array_index (self->schema->columns, position);
+}
+
+static const QStoreIndexSchema *
+index_at (QStoreTable *self,
+          guint        position)
+{
+  return g_ptr_array_index (self->schema->indexes, position);
+}
+
+static gboolean
+bytes_equal (const guint8 *a,
+             gsize         a_len,
+             const guint8 *b,
+             gsize         b_len)
+{
+  return a_len == b_len && (a_len == 0 || memcmp (a, b, a_len) == 0);
+}
+
+/* The smallest key above every key that starts with @prefix, or FALSE when
+ * there is none (the prefix is all 0xff). */
+static gboolean
+prefix_successor (const guint8 *prefix,
+                  gsize         len,
+                  GByteArray   *out)
+{
+  while (len > 0 && prefix[len - 1] == 0xff)
+    len--;
+  if (len == 0)
+    return FALSE;
+
+  g_byte_array_set_size (out, 0);
+  g_byte_array_append (out, prefix, len);
+  out->data[len - 1]++;
+  return TRUE;
+}
+
+/* Appends the data key of a stored row's values (n_values of them). */
+static gboolean
+append_data_key (QStoreTable        *self,
+                 const QStoreValue  *values,
+                 GByteArray         *out,
+                 GError            **error)
+{
+  QStoreTableSchema *schema = self->schema;
+
+  if (self->rowid_position >= 0)
+    {
+      g_assert (values[self->rowid_position].type == QSTORE_VALUE_INTEGER);
+      qstore_codec_append_integer (out, values[self->rowid_position].integer, FALSE);
+      return TRUE;
+    }
+
+  for (guint i = 0; i < schema->pk->len; i++)
+    {
+      const QStoreKeyPart *part = &g_array_index (schema->pk, QStoreKeyPart, i);
+
+      if (!qstore_codec_append_key_value (out, &values[part->column], part->collation,
+                                          part->descending, error))
+        {
+          g_prefix_error (error, "Table “%s”, column “%s”: ", schema->name,
+                          column_at (self, part->column)->name);
+          return FALSE;
+        }
+    }
+  return TRUE;
+}
+
+/* Appends the index columns of @values; *has_null says whether one of
+ * them is NULL (NULLs never conflict in a UNIQUE index). */
+static gboolean
+append_index_columns (QStoreTable        *self,
+                      guint               index,
+                      const QStoreValue  *values,
+                      GByteArray         *out,
+                      gboolean           *has_null,
+                      GError            **error)
+{
+  const QStoreIndexSchema *schema = index_at (self, index);
+
+  if (has_null != NULL)
+    *has_null = FALSE;
+
+  for (guint i = 0; i < schema->parts->len; i++)
+    {
+      const QStoreKeyPart *part = &g_array_index (schema->parts, QStoreKeyPart, i);
+      const QStoreValue *value = &values[part->column];
+
+      if (value->type == QSTORE_VALUE_NULL && has_null != NULL)
+        *has_null = TRUE;
+      if (!qstore_codec_append_key_value (out, value, part->collation,
+                                          part->descending, error))
+        {
+          g_prefix_error (error, "Index “%s” of table “%s”, column “%s”: ",
+                          schema->name, self->schema->name,
+                          column_at (self, part->column)->name);
+          return FALSE;
+        }
+    }
+  return TRUE;
+}
+
+static gboolean
+index_entry_key (QStoreTable        *self,
+                 guint               index,
+                 const QStoreValue  *values,
+                 const guint8       *data_key,
+                 gsize               data_key_len,
+                 GByteArray         *out,
+                 GError            **error)
+{
+  g_byte_array_set_size (out, 0);
+  if (!append_index_columns (self, index, values, out, NULL, error))
+    return FALSE;
+  g_byte_array_append (out, data_key, data_key_len);
+  return TRUE;
+}
+
+/* Decodes a stored row into @values (n_values slots), borrowing from @row. */
+static gboolean
+read_stored_row (QStoreTable   *self,
+                 const guint8  *row,
+                 gsize          row_len,
+                 QStoreValue   *values,
+                 GError       **error)
+{
+  QStoreRowReader reader;
+  guint n;
+
+  if (!qstore_row_reader_init (&reader, row, row_len, &n, error))
+    goto corrupt;
+
+  if (n != self->n_values)
+    {
+      g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_CORRUPT,
+                   "A row of table “%s” holds %u values where %u are "
+                   "expected: the data store does not match the table's "
+                   "schema", self->schema->name, n, self->n_values);
+      return FALSE;
+    }
+
+  for (guint i = 0; i < n; i++)
+    {
+      if (!qstore_row_reader_next (&reader, &values[i], error))
+        goto corrupt;
+    }
+
+  if (self->rowid_position >= 0 &&
+      values[self->rowid_position].type != QSTORE_VALUE_INTEGER)
+    {
+      g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_CORRUPT,
+                   "A row of table “%s” has no integer rowid: the data store "
+                   "does not match the table's schema", self->schema->name);
+      return FALSE;
+    }
+  return TRUE;
+
+corrupt:
+  g_prefix_error (error, "Table “%s”: ", self->schema->name);
+  return FALSE;
+}
+
+gboolean
+qstore_table_decode_row (QStoreTable   *self,
+                         const guint8  *row,
+                         gsize          row_len,
+                         QStoreValue   *values,
+                         gint64        *rowid,
+                         GError       **error)
+{
+  guint n_columns;
+
+  g_return_val_if_fail (QSTORE_IS_TABLE (self), FALSE);
+  g_return_val_if_fail (row != NULL || row_len == 0, FALSE);
+  g_return_val_if_fail (values != NULL, FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  n_columns = self->schema->columns->len;
+  if (rowid != NULL)
+    *rowid = 0;
+
+  if (self->n_values == n_columns)
+    {
+      if (!read_stored_row (self, row, row_len, values, error))
+        return FALSE;
+    }
+  else
+    {
+      g_autofree QStoreValue *all = g_new (QStoreValue, self->n_values);
+
+      if (!read_stored_row (self, row, row_len, all, error))
+        return FALSE;
+      memcpy (values, all, n_columns * sizeof (QStoreValue));
+      if (rowid != NULL)
+        *rowid = all[self->rowid_position].integer;
+      return TRUE;
+    }
+
+  if (rowid != NULL && self->rowid_position >= 0)
+    *rowid = values[self->rowid_position].integer;
+  return TRUE;
+}
+
+gboolean
+qstore_table_encode_key (QStoreTable        *self,
+                         const QStoreValue  *values,
+                         GByteArray         *out,
+                         GError            **error)
+{
+  QStoreTableSchema *schema;
+
+  g_return_val_if_fail (QSTORE_IS_TABLE (self), FALSE);
+  g_return_val_if_fail (values != NULL, FALSE);
+  g_return_val_if_fail (out != NULL, FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  schema = self->schema;
+  g_byte_array_set_size (out, 0);
+
+  if (qstore_table_schema_is_rowid_table (schema))
+    {
+      if (schema->rowid_column < 0)
+        {
+          g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
+                       "Table “%s” has no PRIMARY KEY: its rows are keyed by "
+                       "their rowid, which the row values do not hold",
+                       schema->name);
+          return FALSE;
+        }
+      if (values[schema->rowid_column].type != QSTORE_VALUE_INTEGER)
+        {
+          g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
+                       "datatype mismatch: column “%s” of table “%s” is an "
+                       "INTEGER PRIMARY KEY and holds integers only",
+                       column_at (self, schema->rowid_column)->name, schema->name);
+          return FALSE;
+        }
+      qstore_codec_append_integer (out, values[schema->rowid_column].integer, FALSE);
+      return TRUE;
+    }
+
+  return append_data_key (self, values, out, error);
+}
+
+gboolean
+qstore_table_encode_key_prefix (QStoreTable        *self,
+                                int                 index,
+                                const QStoreValue  *values,
+                                guint               n_parts,
+                                GByteArray         *out,
+                                GError            **error)
+{
+  QStoreTableSchema *schema;
+  GArray *parts;
+
+  g_return_val_if_fail (QSTORE_IS_TABLE (self), FALSE);
+  g_return_val_if_fail (index >= -1 && index < (int) self->schema->indexes->len, FALSE);
+  g_return_val_if_fail (values != NULL || n_parts == 0, FALSE);
+  g_return_val_if_fail (out != NULL, FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  schema = self->schema;
+  g_byte_array_set_size (out, 0);
+
+  if (index < 0 && qstore_table_schema_is_rowid_table (schema))
+    {
+      /* The key of a rowid table has one part, the rowid. */
+      if (n_parts > 1)
+        {
+          g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
+                       "Table “%s” is keyed by its rowid alone: give one value, "
+                       "not %u", schema->name, n_parts);
+          return FALSE;
+        }
+      if (n_parts == 1)
+        return qstore_codec_append_key_value (out, &values[0], QSTORE_COLLATION_BINARY,
+                                              FALSE, error);
+      return TRUE;
+    }
+
+  parts = index < 0 ? schema->pk : index_at (self, index)->parts;
+  if (n_parts > parts->len)
+    {
+      g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
+                   "%s “%s” has %u columns: give at most that many values, not %u",
+                   index < 0 ? "The primary key of table" : "Index",
+                   index < 0 ? schema->name : index_at (self, index)->name,
+                   parts->len, n_parts);
+      return FALSE;
+    }
+
+  for (guint i = 0; i < n_parts; i++)
+    {
+      const QStoreKeyPart *part = &g_array_index (parts, QStoreKeyPart, i);
+
+      if (!qstore_codec_append_key_value (out, &values[i], part->collation,
+                                          part->descending, error))
+        return FALSE;
+    }
+  return TRUE;
+}
+
+/* Reads */
+
+GBytes *
+qstore_table_get_row (QStoreTable   *self,
+                      const guint8  *key,
+                      gsize          key_len,
+                      GError       **error)
+{
+  g_return_val_if_fail (QSTORE_IS_TABLE (self), NULL);
+  g_return_val_if_fail (key != NULL || key_len == 0, NULL);
+
+  return qstore_coordinator_get (self->coordinator, self->data_store, key, key_len, error);
+}
+
+QStoreIter *
+qstore_table_scan (QStoreTable         *self,
+                   const QStoreBounds  *bounds,
+                   GError             **error)
+{
+  g_autoptr(QStoreBounds) all = NULL;
+
+  g_return_val_if_fail (QSTORE_IS_TABLE (self), NULL);
+
+  if (bounds == NULL)
+    bounds = all = qstore_bounds_new ();
+  return qstore_coordinator_iterate (self->coordinator, self->data_store, bounds, error);
+}
+
+QStoreIter *
+qstore_table_scan_index (QStoreTable         *self,
+                         guint                index,
+                         const QStoreBounds  *bounds,
+                         GError             **error)
+{
+  g_autoptr(QStoreBounds) all = NULL;
+
+  g_return_val_if_fail (QSTORE_IS_TABLE (self), NULL);
+  g_return_val_if_fail (index < self->index_stores->len, NULL);
+
+  if (bounds == NULL)
+    bounds = all = qstore_bounds_new ();
+  return qstore_coordinator_iterate (self->coordinator,
+                                     g_ptr_array_index (self->index_stores, index),
+                                     bounds, error);
+}
+
+/* Evaluation on the mirror */
+
+static void
+bind_value (sqlite3_stmt      *stmt,
+            int                position,
+            const QStoreValue *value)
+{
+  static const char empty[] = "";
+
+  switch (value->type)
+    {
+    case QSTORE_VALUE_NULL:
+      sqlite3_bind_null (stmt, position);
+      break;
+
+    case QSTORE_VALUE_INTEGER:
+      sqlite3_bind_int64 (stmt, position, value->integer);
+      break;
+
+    case QSTORE_VALUE_REAL:
+      sqlite3_bind_double (stmt, position, value->real);
+      break;
+
+    case QSTORE_VALUE_TEXT:
+      sqlite3_bind_text64 (stmt, position,
+                           value->bytes.len ? (const char *) value->bytes.data : empty,
+                           value->bytes.len, SQLITE_STATIC, SQLITE_UTF8);
+      break;
+
+    case QSTORE_VALUE_BLOB:
+      /* A NULL pointer would bind NULL, not an empty blob. */
+      sqlite3_bind_blob64 (stmt, position,
+                           value->bytes.len ? (const void *) value->bytes.data : empty,
+                           value->bytes.len, SQLITE_STATIC);
+      break;
+
+    default:
+      g_assert_not_reached ();
+    }
+}
+
+static void
+step_quietly (sqlite3_stmt *stmt)
+{
+  sqlite3_step (stmt);
+  sqlite3_reset (stmt);
+}
+
+/* Puts the row (column values, the rowid included when the table has an
+ * INTEGER PRIMARY KEY) into the mirror: SQLite checks its CHECK
+ * constraints, then says which partial indexes hold it. A CHECK failure is
+ * QSTORE_ERROR_CONSTRAINT with SQLite's message. */
+static gboolean
+evaluate_row (QStoreTable        *self,
+              const QStoreValue  *values,
+              gboolean           *in_index,
+              GError            **error)
+{
+  guint n_columns = self->schema->columns->len;
+  gboolean ok = TRUE;
+  int rc;
+
+  for (guint i = 0; i < self->index_stores->len; i++)
+    in_index[i] = TRUE;
+
+  if (!self->needs_eval)
+    return TRUE;
+
+  rc = sqlite3_step (self->eval_savepoint);
+  sqlite3_reset (self->eval_savepoint);
+  if (rc != SQLITE_DONE)
+    {
+      g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_FAILED,
+                   "Table “%s”: could not start evaluating its constraints: %s",
+                   self->schema->name, sqlite3_errmsg (self->eval_db));
+      return FALSE;
+    }
+
+  for (guint i = 0; i < n_columns; i++)
+    bind_value (self->eval_insert, i + 1, &values[i]);
+  rc = sqlite3_step (self->eval_insert);
+  if (rc != SQLITE_DONE)
+    {
+      g_set_error_literal (error, QSTORE_ERROR,
+                           (rc & 0xff) == SQLITE_CONSTRAINT ? QSTORE_ERROR_CONSTRAINT
+                                                            : QSTORE_ERROR_FAILED,
+                           sqlite3_errmsg (self->eval_db));
+      ok = FALSE;
+    }
+  sqlite3_reset (self->eval_insert);
+  sqlite3_clear_bindings (self->eval_insert);
+
+  if (ok && self->eval_predicates != NULL)
+    {
+      rc = sqlite3_step (self->eval_predicates);
+      if (rc == SQLITE_ROW)
+        {
+          for (guint i = 0; i < self->index_stores->len; i++)
+            {
+              int column = g_array_index (self->predicate_column, int, i);
+
+              if (column >= 0)
+                in_index[i] = sqlite3_column_int (self->eval_predicates, column) != 0;
+            }
+        }
+      else
+        {
+          g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_FAILED,
+                       "Table “%s”: could not evaluate its partial index "
+                       "predicates: %s", self->schema->name,
+                       sqlite3_errmsg (self->eval_db));
+          ok = FALSE;
+        }
+      sqlite3_reset (self->eval_predicates);
+    }
+
+  step_quietly (self->eval_rollback);
+  step_quietly (self->eval_release);
+  return ok;
+}
+
+/* Rowids */
+
+static gboolean
+rowid_taken (QStoreTable  *self,
+             gint64        rowid,
+             gboolean     *taken,
+             GError      **error)
+{
+  g_autoptr(GByteArray) owned = g_byte_array_sized_new (32);
+  g_autoptr(GBytes) row = NULL;
+  g_autoptr(GError) local_error = NULL;
+
+  qstore_codec_append_integer (owned, rowid, FALSE);
+  row = qstore_coordinator_get (self->coordinator, self->data_store,
+                                owned->data, owned->len, &local_error);
+  if (local_error != NULL)
+    {
+      g_propagate_error (error, g_steal_pointer (&local_error));
+      return FALSE;
+    }
+  *taken = row != NULL;
+  return TRUE;
+}
+
+static gboolean
+read_max_rowid (QStoreTable  *self,
+                gboolean     *empty,
+                gint64       *max,
+                GError      **error)
+{
+  g_autoptr(QStoreBounds) bounds = qstore_bounds_new ();
+  g_autoptr(QStoreIter) iter = NULL;
+  g_autoptr(GError) local_error = NULL;
+  g_autoptr(GBytes) key = NULL;
+  g_autoptr(GVariant) decoded = NULL;
+  g_autoptr(GVariant) boxed = NULL;
+  g_autoptr(GVariant) value = NULL;
+
+  qstore_bounds_set_reverse (bounds, TRUE);
+  qstore_bounds_set_limit (bounds, 1);
+  iter = qstore_coordinator_iterate (self->coordinator, self->data_store, bounds, error);
+  if (iter == NULL)
+    return FALSE;
+
+  if (!qstore_iter_next (iter, &local_error))
+    {
+      if (local_error != NULL)
+        {
+          g_propagate_error (error, g_steal_pointer (&local_error));
+          return FALSE;
+        }
+      *empty = TRUE;
+      *max = 0;
+      return TRUE;
+    }
+
+  key = qstore_iter_get_key (iter);
+  decoded = qstore_codec_decode_key (key, NULL, 1, error);
+  if (decoded == NULL)
+    {
+      g_prefix_error (error, "Table “%s”: ", self->schema->name);
+      return FALSE;
+    }
+  boxed = g_variant_get_child_value (decoded, 0);
+  value = g_variant_get_variant (boxed);
+  if (!g_variant_is_of_type (value, G_VARIANT_TYPE_INT64))
+    {
+      g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_CORRUPT,
+                   "Table “%s” holds a key that is no rowid: the data store "
+                   "does not match the table's schema", self->schema->name);
+      return FALSE;
+    }
+
+  *empty = FALSE;
+  *max = g_variant_get_int64 (value);
+  return TRUE;
+}
+
+/* The next rowid, as SQLite picks it: one more than the largest, or after
+ * that one was used, a random free one. */
+static gboolean
+next_rowid (QStoreTable  *self,
+            gint64       *rowid,
+            GError      **error)
+{
+  if (self->max_rowid_known)
+    {
+      gboolean taken;
+
+      if (!rowid_taken (self, self->max_rowid, &taken, error))
+        return FALSE;
+      if (!taken)
+        self->max_rowid_known = FALSE;
+    }
+
+  if (!self->max_rowid_known)
+    {
+      gboolean empty;
+      gint64 max;
+
+      if (!read_max_rowid (self, &empty, &max, error))
+        return FALSE;
+      if (empty)
+        {
+          *rowid = 1;
+          return TRUE;
+        }
+      self->max_rowid = max;
+      self->max_rowid_known = TRUE;
+    }
+
+  if (self->max_rowid < G_MAXINT64)
+    {
+      *rowid = self->max_rowid + 1;
+      return TRUE;
+    }
+
+  for (guint i = 0; i < RANDOM_ROWID_TRIES; i++)
+    {
+      gint64 candidate = (gint64) ((((guint64) g_random_int () << 32) |
+                                    g_random_int ()) & G_MAXINT64);
+      gboolean taken;
+
+      if (candidate == 0)
+        continue;
+      if (!rowid_taken (self, candidate, &taken, error))
+        return FALSE;
+      if (!taken)
+        {
+          *rowid = candidate;
+          return TRUE;
+        }
+    }
+
+  g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_FAILED,
+               "Table “%s” has no free rowid left (database or disk is "
+               "full): delete rows, or give ids explicitly", self->schema->name);
+  return FALSE;
+}
+
+static void
+note_rowid (QStoreTable *self,
+            gint64       rowid)
+{
+  if (self->max_rowid_known && rowid > self->max_rowid)
+    self->max_rowid = rowid;
+}
+
+/* Conflicts */
+
+static char *
+constraint_columns (QStoreTable *self,
+                    GArray      *parts)
+{
+  GString *out = g_string_new ("UNIQUE constraint failed: ");
+
+  for (guint i = 0; i < parts->len; i++)
+    {
+      const QStoreKeyPart *part = &g_array_index (parts, QStoreKeyPart, i);
+
+      g_string_append_printf (out, "%s%s.%s", i > 0 ? ", " : "",
+                              self->schema->name, column_at (self, part->column)->name);
+    }
+  return g_string_free (out, FALSE);
+}
+
+static char *
+primary_key_message (QStoreTable *self)
+{
+  if (self->schema->rowid_column >= 0)
+    return g_strdup_printf ("UNIQUE constraint failed: %s.%s", self->schema->name,
+                            column_at (self, self->schema->rowid_column)->name);
+  if (self->schema->pk->len == 0)
+    return g_strdup_printf ("UNIQUE constraint failed: %s.rowid", self->schema->name);
+  return constraint_columns (self, self->schema->pk);
+}
+
+static void
+add_conflict (GPtrArray    *conflicts,
+              const guint8 *key,
+              gsize         key_len)
+{
+  for (guint i = 0; i < conflicts->len; i++)
+    {
+      gsize len;
+      const guint8 *data = g_bytes_get_data (g_ptr_array_index (conflicts, i), &len);
+
+      if (bytes_equal (data, len, key, key_len))
+        return;
+    }
+  g_ptr_array_add (conflicts, g_bytes_new (key, key_len));
+}
+
+/* Looks for rows that the row @values (data key @key) would collide with
+ * on its primary key (when @check_pk) and its UNIQUE indexes. @self_key is
+ * the key the row is stored under now (an update), whose own entries are
+ * no conflict. Stops at the first one unless @all. The data keys found go
+ * to @conflicts, and *message names the first constraint. */
+static gboolean
+find_conflicts (QStoreTable        *self,
+                const QStoreValue  *values,
+                const GByteArray   *key,
+                gboolean            check_pk,
+                const GByteArray   *self_key,
+                const gboolean     *in_index,
+                gboolean            all,
+                GPtrArray          *conflicts,
+                char              **message,
+                GError            **error)
+{
+  g_autoptr(GByteArray) prefix = NULL;
+  g_autoptr(GByteArray) upper = NULL;
+
+  if (check_pk)
+    {
+      g_autoptr(GBytes) existing = NULL;
+      g_autoptr(GError) local_error = NULL;
+
+      existing = qstore_coordinator_get (self->coordinator, self->data_store,
+                                         key->data, key->len, &local_error);
+      if (local_error != NULL)
+        {
+          g_propagate_error (error, g_steal_pointer (&local_error));
+          return FALSE;
+        }
+      if (existing != NULL)
+        {
+          add_conflict (conflicts, key->data, key->len);
+          *message = primary_key_message (self);
+          if (!all)
+            return TRUE;
+        }
+    }
+
+  prefix = g_byte_array_new ();
+  upper = g_byte_array_new ();
+  for (guint i = 0; i < self->index_stores->len; i++)
+    {
+      const QStoreIndexSchema *index = index_at (self, i);
+      g_autoptr(QStoreBounds) bounds = NULL;
+      g_autoptr(QStoreIter) iter = NULL;
+      g_autoptr(GError) local_error = NULL;
+      gboolean has_null;
+
+      /* NULLs are distinct, and a row outside a partial index is outside
+       * its constraint. */
+      if (!index->unique || !in_index[i])
+        continue;
+
+      g_byte_array_set_size (prefix, 0);
+      if (!append_index_columns (self, i, values, prefix, &has_null, error))
+        return FALSE;
+      if (has_null)
+        continue;
+
+      bounds = qstore_bounds_new ();
+      qstore_bounds_set_gte (bounds, prefix->data, prefix->len);
+      if (prefix_successor (prefix->data, prefix->len, upper))
+        qstore_bounds_set_lt (bounds, upper->data, upper->len);
+
+      iter = qstore_coordinator_iterate (self->coordinator,
+                                         g_ptr_array_index (self->index_stores, i),
+                                         bounds, error);
+      if (iter == NULL)
+        return FALSE;
+
+      while (qstore_iter_next (iter, &local_error))
+        {
+          gsize len;
+          const guint8 *other = qstore_iter_peek_value (iter, &len);
+
+          if (self_key != NULL && bytes_equal (other, len, self_key->data, self_key->len))
+            continue;
+
+          add_conflict (conflicts, other, len);
+          if (*message == NULL)
+            *message = constraint_columns (self, index->parts);
+          if (!all)
+            return TRUE;
+        }
+      if (local_error != NULL)
+        {
+          g_propagate_error (error, g_steal_pointer (&local_error));
+          return FALSE;
+        }
+    }
+
+  return TRUE;
+}
+
+/* Writing */
+
+static void
+begin_if_needed (QStoreTable *self)
+{
+  if (!qstore_coordinator_in_transaction (self->coordinator))
+    qstore_coordinator_begin (self->coordinator);
+}
+
+static gboolean
+not_null_violation (QStoreTable        *self,
+                    const QStoreValue  *values,
+                    guint              *column)
+{
+  for (guint i = 0; i < self->schema->columns->len; i++)
+    {
+      if (column_at (self, i)->not_null && values[i].type == QSTORE_VALUE_NULL)
+        {
+          *column = i;
+          return TRUE;
+        }
+    }
+  return FALSE;
+}
+
+/* Whether the old row has an entry in partial index @index; an entry
+ * exists exactly when its predicate held when it was written. */
+static gboolean
+old_entry_exists (QStoreTable       *self,
+                  guint              index,
+                  const GByteArray  *entry,
+                  gboolean          *exists,
+                  GError           **error)
+{
+  g_autoptr(GBytes) value = NULL;
+  g_autoptr(GError) local_error = NULL;
+
+  if (index_at (self, index)->where_sql == NULL)
+    {
+      *exists = TRUE;
+      return TRUE;
+    }
+
+  value = qstore_coordinator_get (self->coordinator,
+                                  g_ptr_array_index (self->index_stores, index),
+                                  entry->data, entry->len, &local_error);
+  if (local_error != NULL)
+    {
+      g_propagate_error (error, g_steal_pointer (&local_error));
+      return FALSE;
+    }
+  *exists = value != NULL;
+  return TRUE;
+}
+
+/* Removes the row stored under @key (its stored bytes @row) and its index
+ * entries, and records the delete. */
+static gboolean
+remove_row (QStoreTable   *self,
+            const guint8  *key,
+            gsize          key_len,
+            GBytes        *row,
+            GError       **error)
+{
+  g_autofree QStoreValue *values = g_new0 (QStoreValue, self->n_values);
+  g_autoptr(GByteArray) entry = g_byte_array_new ();
+  gsize row_len;
+  const guint8 *row_data = g_bytes_get_data (row, &row_len);
+
+  if (!read_stored_row (self, row_data, row_len, values, error))
+    return FALSE;
+
+  for (guint i = 0; i < self->index_stores->len; i++)
+    {
+      gboolean exists;
+
+      if (!index_entry_key (self, i, values, key, key_len, entry, error) ||
+          !old_entry_exists (self, i, entry, &exists, error))
+        return FALSE;
+      if (exists)
+        qstore_coordinator_delete (self->coordinator,
+                                   g_ptr_array_index (self->index_stores, i),
+                                   entry->data, entry->len);
+    }
+
+  qstore_coordinator_delete (self->coordinator, self->data_store, key, key_len);
+  qstore_coordinator_record_change (self->coordinator, self->schema->schema,
+                                    self->schema->name, QSTORE_CHANGE_DELETE, row, NULL);
+  qstore_coordinator_adjust_row_count (self->coordinator, self->schema->schema,
+                                       self->schema->name, -1);
+  return TRUE;
+}
+
+static gboolean
+remove_conflicts (QStoreTable  *self,
+                  GPtrArray    *conflicts,
+                  GError      **error)
+{
+  for (guint i = 0; i < conflicts->len; i++)
+    {
+      GBytes *key = g_ptr_array_index (conflicts, i);
+      g_autoptr(GBytes) row = NULL;
+      gsize key_len;
+      const guint8 *key_data = g_bytes_get_data (key, &key_len);
+
+      row = qstore_table_get_row (self, key_data, key_len, error);
+      if (row == NULL)
+        {
+          if (error != NULL && *error != NULL)
+            return FALSE;
+          continue;
+        }
+      if (!remove_row (self, key_data, key_len, row, error))
+        return FALSE;
+    }
+  return TRUE;
+}
+
+/* The part of a write shared by insert and update, once the new row's
+ * values (n_values, rowid in place) are known: constraints, conflicts,
+ * then the writes. @old_key and @old_values describe the row being
+ * replaced by an update, NULL for an insert. */
+static gboolean
+write_row (QStoreTable        *self,
+           QStoreValue        *values,
+           gboolean            key_is_new,
+           const GByteArray   *old_key,
+           const QStoreValue  *old_values,
+           GBytes             *old_row,
+           QStoreConflict      conflict,
+           gboolean           *ignored,
+           GError            **error)
+{
+  g_autoptr(GByteArray) key = g_byte_array_new ();
+  g_autoptr(GByteArray) old_entry = g_byte_array_new ();
+  g_autoptr(GByteArray) new_entry = g_byte_array_new ();
+  g_autoptr(GByteArray) encoded = NULL;
+  g_autoptr(GBytes) new_row = NULL;
+  g_autoptr(GPtrArray) conflicts = NULL;
+  g_autofree gboolean *in_index = NULL;
+  g_autofree char *message = NULL;
+  g_autoptr(GError) local_error = NULL;
+  gboolean key_changed;
+  guint column;
+
+  if (not_null_violation (self, values, &column))
+    {
+      if (conflict == QSTORE_CONFLICT_IGNORE)
+        {
+          *ignored = TRUE;
+          return TRUE;
+        }
+      g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_CONSTRAINT,
+                   "NOT NULL constraint failed: %s.%s",
+                   self->schema->name, column_at (self, column)->name);
+      return FALSE;
+    }
+
+  if (!append_data_key (self, values, key, error))
+    return FALSE;
+  key_changed = old_key == NULL ||
+                !bytes_equal (key->data, key->len, old_key->data, old_key->len);
+
+  in_index = g_new (gboolean, MAX (self->index_stores->len, 1));
+  if (!evaluate_row (self, values, in_index, &local_error))
+    {
+      if (conflict == QSTORE_CONFLICT_IGNORE &&
+          g_error_matches (local_error, QSTORE_ERROR, QSTORE_ERROR_CONSTRAINT))
+        {
+          *ignored = TRUE;
+          return TRUE;
+        }
+      g_propagate_error (error, g_steal_pointer (&local_error));
+      return FALSE;
+    }
+
+  conflicts = g_ptr_array_new_with_free_func ((GDestroyNotify) g_bytes_unref);
+  if (!find_conflicts (self, values, key, key_changed && !key_is_new, old_key, in_index,
+                       conflict == QSTORE_CONFLICT_REPLACE, conflicts, &message, error))
+    return FALSE;
+
+  if (conflicts->len > 0)
+    {
+      switch (conflict)
+        {
+        case QSTORE_CONFLICT_IGNORE:
+          *ignored = TRUE;
+          return TRUE;
+
+        case QSTORE_CONFLICT_REPLACE:
+          if (!remove_conflicts (self, conflicts, error))
+            return FALSE;
+          break;
+
+        case QSTORE_CONFLICT_ABORT:
+        case QSTORE_CONFLICT_ROLLBACK:
+        case QSTORE_CONFLICT_FAIL:
+        default:
+          g_set_error_literal (error, QSTORE_ERROR, QSTORE_ERROR_CONSTRAINT, message);
+          return FALSE;
+        }
+    }
+
+  encoded = g_byte_array_sized_new (64);
+  qstore_row_encode (encoded, values, self->n_values);
+  new_row = g_byte_array_free_to_bytes (g_steal_pointer (&encoded));
+
+  /* Index entries: the old one out where the old row was in the index,
+   * the new one in where the new row is, nothing where they are equal. */
+  for (guint i = 0; i < self->index_stores->len; i++)
+    {
+      QStoreKV *store = g_ptr_array_index (self->index_stores, i);
+      gboolean old_in = FALSE;
+      gboolean same;
+
+      if (!index_entry_key (self, i, values, key->data, key->len, new_entry, error))
+        return FALSE;
+      if (old_values != NULL)
+        {
+          if (!index_entry_key (self, i, old_values, old_key->data, old_key->len,
+                                old_entry, error) ||
+              !old_entry_exists (self, i, old_entry, &old_in, error))
+            return FALSE;
+        }
+
+      same = old_in && bytes_equal (old_entry->data, old_entry->len,
+                                    new_entry->data, new_entry->len);
+      if (old_in && !(in_index[i] && same))
+        qstore_coordinator_delete (self->coordinator, store, old_entry->data, old_entry->len);
+      if (in_index[i] && !same)
+        qstore_coordinator_put (self->coordinator, store, new_entry->data, new_entry->len,
+                                key->data, key->len);
+    }
+
+  if (old_key != NULL && key_changed)
+    qstore_coordinator_delete (self->coordinator, self->data_store,
+                               old_key->data, old_key->len);
+  qstore_coordinator_put (self->coordinator, self->data_store, key->data, key->len,
+                          g_bytes_get_data (new_row, NULL), g_bytes_get_size (new_row));
+
+  if (old_row != NULL)
+    {
+      qstore_coordinator_record_change (self->coordinator, self->schema->schema,
+                                        self->schema->name, QSTORE_CHANGE_UPDATE,
+                                        old_row, new_row);
+    }
+  else
+    {
+      qstore_coordinator_record_change (self->coordinator, self->schema->schema,
+                                        self->schema->name, QSTORE_CHANGE_INSERT,
+                                        NULL, new_row);
+      qstore_coordinator_adjust_row_count (self->coordinator, self->schema->schema,
+                                           self->schema->name, 1);
+    }
+
+  if (self->rowid_position >= 0)
+    note_rowid (self, values[self->rowid_position].integer);
+  return TRUE;
+}
+
+static gboolean
+datatype_mismatch (QStoreTable  *self,
+                   GError      **error)
+{
+  g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
+               "datatype mismatch: column “%s” of table “%s” is an INTEGER "
+               "PRIMARY KEY and holds integers only",
+               column_at (self, self->schema->rowid_column)->name, self->schema->name);
+  return FALSE;
+}
+
+gboolean
+qstore_table_insert_values (QStoreTable     *self,
+                            QStoreValue     *values,
+                            QStoreConflict   conflict,
+                            gint64          *rowid,
+                            gboolean        *ignored,
+                            GError         **error)
+{
+  g_autofree QStoreValue *row = NULL;
+  gboolean assigned = FALSE;
+  gboolean ignored_here = FALSE;
+  guint n_columns;
+
+  g_return_val_if_fail (QSTORE_IS_TABLE (self), FALSE);
+  g_return_val_if_fail (values != NULL, FALSE);
+  g_return_val_if_fail (conflict <= QSTORE_CONFLICT_REPLACE, FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  if (ignored != NULL)
+    *ignored = FALSE;
+
+  begin_if_needed (self);
+
+  n_columns = self->schema->columns->len;
+  row = g_new0 (QStoreValue, self->n_values);
+  memcpy (row, values, n_columns * sizeof (QStoreValue));
+
+  if (self->rowid_position >= 0)
+    {
+      QStoreValue *slot = &row[self->rowid_position];
+
+      if (self->schema->rowid_column >= 0 && slot->type != QSTORE_VALUE_NULL)
+        {
+          if (slot->type != QSTORE_VALUE_INTEGER)
+            return datatype_mismatch (self, error);
+        }
+      else
+        {
+          gint64 id;
+
+          if (!next_rowid (self, &id, error))
+            return FALSE;
+          slot->type = QSTORE_VALUE_INTEGER;
+          slot->integer = id;
+          assigned = TRUE;
+        }
+    }
+
+  if (!write_row (self, row, assigned, NULL, NULL, NULL, conflict, &ignored_here, error))
+    return FALSE;
+
+  if (ignored != NULL)
+    *ignored = ignored_here;
+  if (rowid != NULL && self->rowid_position >= 0 && !ignored_here)
+    *rowid = row[self->rowid_position].integer;
+  return TRUE;
+}
+
+gboolean
+qstore_table_update_values (QStoreTable     *self,
+                            const guint8    *old_key,
+                            gsize            old_key_len,
+                            QStoreValue     *values,
+                            QStoreConflict   conflict,
+                            gboolean        *ignored,
+                            GError         **error)
+{
+  g_autoptr(GBytes) old_row = NULL;
+  g_autoptr(GByteArray) old_key_array = NULL;
+  g_autofree QStoreValue *old_values = NULL;
+  g_autofree QStoreValue *row = NULL;
+  g_autoptr(GError) local_error = NULL;
+  gboolean ignored_here = FALSE;
+  const guint8 *old_data;
+  gsize old_len;
+
+  g_return_val_if_fail (QSTORE_IS_TABLE (self), FALSE);
+  g_return_val_if_fail (old_key != NULL || old_key_len == 0, FALSE);
+  g_return_val_if_fail (values != NULL, FALSE);
+  g_return_val_if_fail (conflict <= QSTORE_CONFLICT_REPLACE, FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  if (ignored != NULL)
+    *ignored = FALSE;
+
+  begin_if_needed (self);
+
+  old_row = qstore_table_get_row (self, old_key, old_key_len, &local_error);
+  if (old_row == NULL)
+    {
+      if (local_error != NULL)
+        g_propagate_error (error, g_steal_pointer (&local_error));
+      else
+        g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_NOT_FOUND,
+                     "Table “%s” has no row under the key to update: read it "
+                     "again, it may have been deleted", self->schema->name);
+      return FALSE;
+    }
+
+  old_values = g_new0 (QStoreValue, self->n_values);
+  old_data = g_bytes_get_data (old_row, &old_len);
+  if (!read_stored_row (self, old_data, old_len, old_values, error))
+    return FALSE;
+
+  row = g_new0 (QStoreValue, self->n_values);
+  memcpy (row, values, self->schema->columns->len * sizeof (QStoreValue));
+  if (self->rowid_position >= 0)
+    {
+      if (self->schema->rowid_column >= 0)
+        {
+          if (row[self->rowid_position].type != QSTORE_VALUE_INTEGER)
+            return datatype_mismatch (self, error);
+        }
+      else
+        {
+          /* A table without INTEGER PRIMARY KEY keeps its rowid. */
+          row[self->rowid_position] = old_values[self->rowid_position];
+        }
+    }
+
+  old_key_array = g_byte_array_sized_new (old_key_len);
+  g_byte_array_append (old_key_array, old_key, old_key_len);
+
+  if (!write_row (self, row, FALSE, old_key_array, old_values, old_row, conflict,
+                  &ignored_here, error))
+    return FALSE;
+
+  if (ignored != NULL)
+    *ignored = ignored_here;
+  return TRUE;
+}
+
+gboolean
+qstore_table_delete_key (QStoreTable   *self,
+                         const guint8  *key,
+                         gsize          key_len,
+                         GError       **error)
+{
+  g_autoptr(GBytes) row = NULL;
+  g_autoptr(GError) local_error = NULL;
+
+  g_return_val_if_fail (QSTORE_IS_TABLE (self), FALSE);
+  g_return_val_if_fail (key != NULL || key_len == 0, FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  begin_if_needed (self);
+
+  row = qstore_table_get_row (self, key, key_len, &local_error);
+  if (row == NULL)
+    {
+      /* Deleting what is not there changes nothing, as in SQL. */
+      if (local_error != NULL)
+        {
+          g_propagate_error (error, g_steal_pointer (&local_error));
+          return FALSE;
+        }
+      return TRUE;
+    }
+
+  return remove_row (self, key, key_len, row, error);
+}
+
+/* The GVariant API */
+
+/* Values of a row or key: a tuple or `av`, each child as in
+ * qstore_value_from_variant(). @holders keeps what the values borrow. */
+static gboolean
+values_from_variant (QStoreTable  *self,
+                     GVariant     *tuple,
+                     const char   *what,
+                     guint         min,
+                     guint         max,
+                     QStoreValue **values_out,
+                     guint        *n_out,
+                     GPtrArray    *holders,
+                     GError      **error)
+{
+  g_autofree QStoreValue *values = NULL;
+  gsize n;
+
+  if (!g_variant_is_of_type (tuple, G_VARIANT_TYPE_TUPLE) &&
+      !g_variant_is_of_type (tuple, G_VARIANT_TYPE ("av")))
+    {
+      g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
+                   "Table “%s”: a %s must be a tuple or an “av” array of "
+                   "values, not “%s”", self->schema->name, what,
+                   g_variant_get_type_string (tuple));
+      return FALSE;
+    }
+
+  n = g_variant_n_children (tuple);
+  if (n < min || n > max)
+    {
+      if (min == max)
+        g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
+                     "Table “%s”: a %s has %u values, not %" G_GSIZE_FORMAT,
+                     self->schema->name, what, min, n);
+      else
+        g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
+                     "Table “%s”: a %s has %u to %u values, not %" G_GSIZE_FORMAT,
+                     self->schema->name, what, min, max, n);
+      return FALSE;
+    }
+
+  values = g_new0 (QStoreValue, MAX (n, 1));
+  for (gsize i = 0; i < n; i++)
+    {
+      g_autoptr(GVariant) child = g_variant_get_child_value (tuple, i);
+      GVariant *holder = qstore_value_from_variant (child, &values[i], error);
+
+      if (holder == NULL)
+        {
+          g_prefix_error (error, "Table “%s”, %s value %" G_GSIZE_FORMAT ": ",
+                          self->schema->name, what, i);
+          return FALSE;
+        }
+      g_ptr_array_add (holders, holder);
+    }
+
+  *values_out = g_steal_pointer (&values);
+  *n_out = n;
+  return TRUE;
+}
+
+static guint
+n_key_parts (QStoreTable *self)
+{
+  return qstore_table_schema_is_rowid_table (self->schema) ? 1 : self->schema->pk->len;
+}
+
+/* Encodes a key given as a tuple of the key columns (@min to all of them
+ * for a prefix), or as one bare value for a one-column key. */
+static gboolean
+key_from_variant (QStoreTable  *self,
+                  GVariant     *key,
+                  guint         min,
+                  GByteArray   *out,
+                  GError      **error)
+{
+  g_autoptr(GPtrArray) holders = g_ptr_array_new_with_free_func ((GDestroyNotify) g_variant_unref);
+  g_autofree QStoreValue *values = NULL;
+  g_autoptr(GVariant) owned = g_variant_ref_sink (key);
+  guint n_parts = n_key_parts (self);
+  guint n;
+
+  if (!g_variant_is_of_type (owned, G_VARIANT_TYPE_TUPLE) &&
+      !g_variant_is_of_type (owned, G_VARIANT_TYPE ("av")))
+    {
+      g_autoptr(GVariant) wrapped = g_variant_ref_sink (g_variant_new_tuple (&owned, 1));
+
+      return key_from_variant (self, wrapped, min, out, error);
+    }
+
+  if (!values_from_variant (self, owned, "key", min, n_parts, &values, &n, holders, error))
+    return FALSE;
+
+  if (qstore_table_schema_is_rowid_table (self->schema) && n == 1 &&
+      values[0].type != QSTORE_VALUE_INTEGER)
+    {
+      g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
+                   "Table “%s” is keyed by its rowid: give an integer key",
+                   self->schema->name);
+      return FALSE;
+    }
+
+  return qstore_table_encode_key_prefix (self, -1, values, n, out, error);
+}
+
+static GVariant *
+row_to_variant (QStoreTable   *self,
+                GBytes        *row,
+                GError       **error)
+{
+  g_auto(GVariantBuilder) builder = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE_TUPLE);
+  g_autofree QStoreValue *values = g_new0 (QStoreValue, self->n_values);
+  gsize len;
+  const guint8 *data = g_bytes_get_data (row, &len);
+
+  if (!read_stored_row (self, data, len, values, error))
+    return NULL;
+
+  for (guint i = 0; i < self->schema->columns->len; i++)
+    g_variant_builder_add_value (&builder,
+                                 g_variant_new_variant (qstore_value_to_variant (&values[i])));
+  return g_variant_ref_sink (g_variant_builder_end (&builder));
+}
+
+/* Ends a write of the GVariant API: commits or rolls back the transaction
+ * it began, or with a ROLLBACK conflict rolls back the caller's. */
+static gboolean
+finish_write (QStoreTable     *self,
+              gboolean         own_transaction,
+              gboolean         ok,
+              QStoreConflict   conflict,
+              GError          *local_error,
+              GError         **error)
+{
+  if (own_transaction)
+    {
+      if (ok)
+        return qstore_coordinator_commit (self->coordinator, error);
+      qstore_coordinator_rollback (self->coordinator);
+    }
+  else if (!ok && conflict == QSTORE_CONFLICT_ROLLBACK &&
+           g_error_matches (local_error, QSTORE_ERROR, QSTORE_ERROR_CONSTRAINT))
+    {
+      qstore_coordinator_rollback (self->coordinator);
+    }
+
+  if (!ok)
+    g_propagate_error (error, local_error);
+  return ok;
+}
+
+/**
+ * qstore_table_insert:
+ * @self: a #QStoreTable
+ * @row: a tuple (or `av` array) of one value per column
+ * @conflict: what to do when the row collides with another
+ * @error: return location for a #GError
+ *
+ * Inserts a row. An INTEGER PRIMARY KEY given as NULL, and the rowid of a
+ * table without a primary key, get the next id as in SQLite.
+ *
+ * A NOT NULL, CHECK, PRIMARY KEY or UNIQUE violation fails with
+ * %QSTORE_ERROR_CONSTRAINT and SQLite's message, unless @conflict says
+ * otherwise (see #QStoreConflict). With %QSTORE_CONFLICT_ROLLBACK, the open
+ * transaction is rolled back.
+ *
+ * Outside a transaction the insert commits on its own.
+ *
+ * Returns: %TRUE when the row was inserted or ignored
+ */
+gboolean
+qstore_table_insert (QStoreTable     *self,
+                     GVariant        *row,
+                     QStoreConflict   conflict,
+                     GError         **error)
+{
+  g_autoptr(GPtrArray) holders = g_ptr_array_new_with_free_func ((GDestroyNotify) g_variant_unref);
+  g_autoptr(GVariant) owned = NULL;
+  g_autofree QStoreValue *values = NULL;
+  GError *local_error = NULL;
+  gboolean own_transaction;
+  gboolean ok;
+  guint n_columns;
+  guint n;
+
+  g_return_val_if_fail (QSTORE_IS_TABLE (self), FALSE);
+  g_return_val_if_fail (row != NULL, FALSE);
+  g_return_val_if_fail (conflict <= QSTORE_CONFLICT_REPLACE, FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  owned = g_variant_ref_sink (row);
+  n_columns = self->schema->columns->len;
+  if (!values_from_variant (self, owned, "row", n_columns, n_columns, &values, &n,
+                            holders, error))
+    return FALSE;
+
+  own_transaction = !qstore_coordinator_in_transaction (self->coordinator);
+  if (own_transaction)
+    qstore_coordinator_begin (self->coordinator);
+
+  ok = qstore_table_insert_values (self, values, conflict, NULL, NULL, &local_error);
+  return finish_write (self, own_transaction, ok, conflict,
+                       g_steal_pointer (&local_error), error);
+}
+
+/**
+ * qstore_table_update:
+ * @self: a #QStoreTable
+ * @key: the key of the row: a tuple of the primary key's values, or the
+ *   rowid; a one-column key may be given as a bare value
+ * @row: a tuple (or `av` array) of one value per column
+ * @conflict: what to do when the new row collides with another
+ * @error: return location for a #GError
+ *
+ * Replaces the row stored under @key. When the new values change the
+ * primary key, the row moves (a change SQLite's collation calls equal, such
+ * as a case-only change under NOCASE, keeps it in place). Constraints are
+ * enforced as by qstore_table_insert().
+ *
+ * Returns: %TRUE when the row was updated or ignored; %FALSE with
+ *   %QSTORE_ERROR_NOT_FOUND when no row has that key
+ */
+gboolean
+qstore_table_update (QStoreTable     *self,
+                     GVariant        *key,
+                     GVariant        *row,
+                     QStoreConflict   conflict,
+                     GError         **error)
+{
+  g_autoptr(GPtrArray) holders = g_ptr_array_new_with_free_func ((GDestroyNotify) g_variant_unref);
+  g_autoptr(GVariant) owned = NULL;
+  g_autoptr(GByteArray) encoded = g_byte_array_new ();
+  g_autofree QStoreValue *values = NULL;
+  GError *local_error = NULL;
+  gboolean own_transaction;
+  gboolean ok;
+  guint n_columns;
+  guint n;
+
+  g_return_val_if_fail (QSTORE_IS_TABLE (self), FALSE);
+  g_return_val_if_fail (key != NULL, FALSE);
+  g_return_val_if_fail (row != NULL, FALSE);
+  g_return_val_if_fail (conflict <= QSTORE_CONFLICT_REPLACE, FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  owned = g_variant_ref_sink (row);
+  if (!key_from_variant (self, key, n_key_parts (self), encoded, error))
+    return FALSE;
+  n_columns = self->schema->columns->len;
+  if (!values_from_variant (self, owned, "row", n_columns, n_columns, &values, &n,
+                            holders, error))
+    return FALSE;
+
+  own_transaction = !qstore_coordinator_in_transaction (self->coordinator);
+  if (own_transaction)
+    qstore_coordinator_begin (self->coordinator);
+
+  ok = qstore_table_update_values (self, encoded->data, encoded->len, values, conflict,
+                                   NULL, &local_error);
+  return finish_write (self, own_transaction, ok, conflict,
+                       g_steal_pointer (&local_error), error);
+}
+
+/**
+ * qstore_table_delete:
+ * @self: a #QStoreTable
+ * @key: the key of the row, as for qstore_table_update()
+ * @error: return location for a #GError
+ *
+ * Deletes the row stored under @key, and its index entries. Deleting a row
+ * that does not exist changes nothing.
+ *
+ * Returns: %TRUE on success
+ */
+gboolean
+qstore_table_delete (QStoreTable  *self,
+                     GVariant     *key,
+                     GError      **error)
+{
+  g_autoptr(GByteArray) encoded = g_byte_array_new ();
+  GError *local_error = NULL;
+  gboolean own_transaction;
+  gboolean ok;
+
+  g_return_val_if_fail (QSTORE_IS_TABLE (self), FALSE);
+  g_return_val_if_fail (key != NULL, FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  if (!key_from_variant (self, key, n_key_parts (self), encoded, error))
+    return FALSE;
+
+  own_transaction = !qstore_coordinator_in_transaction (self->coordinator);
+  if (own_transaction)
+    qstore_coordinator_begin (self->coordinator);
+
+  ok = qstore_table_delete_key (self, encoded->data, encoded->len, &local_error);
+  return finish_write (self, own_transaction, ok, QSTORE_CONFLICT_ABORT,
+                       g_steal_pointer (&local_error), error);
+}
+
+/**
+ * qstore_table_get:
+ * @self: a #QStoreTable
+ * @key: the key of the row, as for qstore_table_update()
+ * @error: return location for a #GError
+ *
+ * Reads one row, as the open transaction sees it.
+ *
+ * Returns: (transfer full) (nullable): the row, a tuple of one `v` per
+ *   column, or %NULL without error when no row has that key
+ */
+GVariant *
+qstore_table_get (QStoreTable  *self,
+                  GVariant     *key,
+                  GError      **error)
+{
+  g_autoptr(GByteArray) encoded = g_byte_array_new ();
+  g_autoptr(GBytes) row = NULL;
+  g_autoptr(GError) local_error = NULL;
+
+  g_return_val_if_fail (QSTORE_IS_TABLE (self), NULL);
+  g_return_val_if_fail (key != NULL, NULL);
+  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+
+  if (!key_from_variant (self, key, n_key_parts (self), encoded, error))
+    return NULL;
+
+  row = qstore_table_get_row (self, encoded->data, encoded->len, &local_error);
+  if (row == NULL)
+    {
+      if (local_error != NULL)
+        g_propagate_error (error, g_steal_pointer (&local_error));
+      return NULL;
+    }
+  return row_to_variant (self, row, error);
+}
+
+/**
+ * qstore_table_select_range:
+ * @self: a #QStoreTable
+ * @lower: (nullable): the smallest key to return, or %NULL to start at the
+ *   first row; a tuple of the first primary key columns (a prefix)
+ *   includes every row that starts with it
+ * @upper: (nullable): the largest key to return, or %NULL to go to the
+ *   last row; a prefix includes every row that starts with it
+ * @reverse: whether to return rows from the largest key down
+ * @limit: the most rows to return, or -1 for all of them
+ * @error: return location for a #GError
+ *
+ * Reads the rows whose keys lie between @lower and @upper, both included,
+ * in key order (the order of `ORDER BY` over the primary key, with its
+ * collations and directions), as the open transaction sees them.
+ *
+ * Returns: (transfer full) (element-type GVariant): the rows, each a tuple
+ *   of one `v` per column, or %NULL on error
+ */
+GPtrArray *
+qstore_table_select_range (QStoreTable  *self,
+                           GVariant     *lower,
+                           GVariant     *upper,
+                           gboolean      reverse,
+                           gint64        limit,
+                           GError      **error)
+{
+  g_autoptr(GPtrArray) rows = NULL;
+  g_autoptr(QStoreBounds) bounds = qstore_bounds_new ();
+  g_autoptr(QStoreIter) iter = NULL;
+  g_autoptr(GByteArray) encoded = g_byte_array_new ();
+  g_autoptr(GByteArray) successor = g_byte_array_new ();
+  g_autoptr(GError) local_error = NULL;
+
+  g_return_val_if_fail (QSTORE_IS_TABLE (self), NULL);
+  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+
+  if (lower != NULL)
+    {
+      if (!key_from_variant (self, lower, 0, encoded, error))
+        return NULL;
+      qstore_bounds_set_gte (bounds, encoded->data, encoded->len);
+    }
+  if (upper != NULL)
+    {
+      if (!key_from_variant (self, upper, 0, encoded, error))
+        return NULL;
+      /* Every key that starts with @upper is at or below it. */
+      if (encoded->len > 0 && prefix_successor (encoded->data, encoded->len, successor))
+        qstore_bounds_set_lt (bounds, successor->data, successor->len);
+    }
+  qstore_bounds_set_reverse (bounds, reverse);
+  if (limit >= 0)
+    qstore_bounds_set_limit (bounds, limit);
+
+  iter = qstore_table_scan (self, bounds, error);
+  if (iter == NULL)
+    return NULL;
+
+  rows = g_ptr_array_new_with_free_func ((GDestroyNotify) g_variant_unref);
+  while (qstore_iter_next (iter, &local_error))
+    {
+      g_autoptr(GBytes) row = qstore_iter_get_value (iter);
+      GVariant *value = row_to_variant (self, row, error);
+
+      if (value == NULL)
+        return NULL;
+      g_ptr_array_add (rows, value);
+    }
+  if (local_error != NULL)
+    {
+      g_propagate_error (error, g_steal_pointer (&local_error));
+      return NULL;
+    }
+
+  return g_steal_pointer (&rows);
+}

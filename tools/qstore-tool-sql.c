@@ -1,0 +1,238 @@
+/* qstore-tool-sql.c: qstore sql
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include <math.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "qstore-tool.h"
+
+/* Splits @text into statements where SQLite says one is complete, so a
+ * trigger body's semicolons stay inside it. */
+static GPtrArray *
+split_statements (const char *text)
+{
+  GPtrArray *statements = g_ptr_array_new_with_free_func (g_free);
+  GString *current = g_string_new (NULL);
+
+  for (const char *p = text; *p != '\0'; p++)
+    {
+      g_string_append_c (current, *p);
+      if (*p == ';' && sqlite3_complete (current->str))
+        {
+          g_ptr_array_add (statements, g_string_free (current, FALSE));
+          current = g_string_new (NULL);
+        }
+    }
+
+  /* The last statement needs no semicolon; a trailing comment or blank
+   * is no statement. */
+  g_string_append_c (current, ';');
+  if (sqlite3_complete (current->str))
+    {
+      g_string_truncate (current, current->len - 1);
+      g_ptr_array_add (statements, g_string_free (current, FALSE));
+    }
+  else
+    {
+      g_string_truncate (current, current->len - 1);
+      if (g_strstrip (current->str)[0] != '\0')
+        g_ptr_array_add (statements, g_string_free (current, FALSE));
+      else
+        g_string_free (current, TRUE);
+    }
+
+  return statements;
+}
+
+/* sqlite3's list mode: NULL is empty, reals as SQLite prints them, text
+ * and blobs as their bytes. */
+static void
+print_value (GVariant *value)
+{
+  if (qstore_value_is_null (value))
+    return;
+
+  if (g_variant_is_of_type (value, G_VARIANT_TYPE_INT64))
+    printf ("%" G_GINT64_FORMAT, g_variant_get_int64 (value));
+  else if (g_variant_is_of_type (value, G_VARIANT_TYPE_DOUBLE))
+    {
+      char buffer[64];
+
+      sqlite3_snprintf (sizeof buffer, buffer, "%!.15g", g_variant_get_double (value));
+      fputs (buffer, stdout);
+    }
+  else if (g_variant_is_of_type (value, G_VARIANT_TYPE_STRING))
+    fputs (g_variant_get_string (value, NULL), stdout);
+  else if (g_variant_is_of_type (value, G_VARIANT_TYPE_BYTESTRING))
+    {
+      gsize len;
+      const guint8 *data = g_variant_get_fixed_array (value, &len, 1);
+
+      fwrite (data, 1, len, stdout);
+    }
+}
+
+/* A JSON string, escaped by json-glib. */
+static void
+append_json_string (GString    *out,
+                    const char *text)
+{
+  g_autoptr(JsonGenerator) generator = json_generator_new ();
+  g_autoptr(JsonNode) node = json_node_init_string (json_node_alloc (), text);
+  g_autofree char *escaped = NULL;
+
+  json_generator_set_root (generator, node);
+  escaped = json_generator_to_data (generator, NULL);
+  g_string_append (out, escaped);
+}
+
+/* Reals keep a decimal point or an exponent, so they read back as reals;
+ * JSON has no infinities, and 1e999 reads back as one. */
+static void
+append_json_real (GString *out,
+                  double   value)
+{
+  char buffer[G_ASCII_DTOSTR_BUF_SIZE];
+
+  if (isinf (value))
+    {
+      g_string_append (out, value > 0 ? "1e999" : "-1e999");
+      return;
+    }
+  g_ascii_dtostr (buffer, sizeof buffer, value);
+  g_string_append (out, buffer);
+  if (strpbrk (buffer, ".eE") == NULL)
+    g_string_append (out, ".0");
+}
+
+static void
+append_json_value (GString  *out,
+                   GVariant *value)
+{
+  if (qstore_value_is_null (value))
+    g_string_append (out, "null");
+  else if (g_variant_is_of_type (value, G_VARIANT_TYPE_INT64))
+    g_string_append_printf (out, "%" G_GINT64_FORMAT, g_variant_get_int64 (value));
+  else if (g_variant_is_of_type (value, G_VARIANT_TYPE_DOUBLE))
+    append_json_real (out, g_variant_get_double (value));
+  else if (g_variant_is_of_type (value, G_VARIANT_TYPE_STRING))
+    append_json_string (out, g_variant_get_string (value, NULL));
+  else
+    {
+      gsize len;
+      const guint8 *data = g_variant_get_fixed_array (value, &len, 1);
+      g_autofree char *text = g_base64_encode (data, len);
+
+      g_string_append (out, "{\"$blob\":");
+      append_json_string (out, text);
+      g_string_append_c (out, '}');
+    }
+}
+
+static void
+print_result (QStoreResult *result,
+              gboolean      json)
+{
+  guint n_columns = qstore_result_get_n_columns (result);
+
+  for (guint row = 0; row < qstore_result_get_n_rows (result); row++)
+    {
+      if (json)
+        {
+          g_autoptr(GString) line = g_string_new ("[");
+
+          for (guint column = 0; column < n_columns; column++)
+            {
+              g_autoptr(GVariant) value = qstore_result_get_value (result, row, column);
+
+              if (column > 0)
+                g_string_append_c (line, ',');
+              append_json_value (line, value);
+            }
+          g_string_append (line, "]\n");
+          fputs (line->str, stdout);
+        }
+      else
+        {
+          for (guint column = 0; column < n_columns; column++)
+            {
+              g_autoptr(GVariant) value = qstore_result_get_value (result, row, column);
+
+              if (column > 0)
+                fputc ('\t', stdout);
+              print_value (value);
+            }
+          fputc ('\n', stdout);
+        }
+    }
+}
+
+int
+qstore_tool_sql (QStoreTool  *tool,
+                 int          argc,
+                 char       **argv)
+{
+  g_autoptr(GOptionContext) context = NULL;
+  g_autoptr(QStoreDatabase) database = NULL;
+  g_autoptr(GError) error = NULL;
+  g_auto(GStrv) sql = NULL;
+  const char *command = argv[0];
+  gboolean json = FALSE;
+  int status;
+  const GOptionEntry entries[] = {
+    { "json", 0, 0, G_OPTION_ARG_NONE, &json,
+      "Print each row as one JSON array (blobs as {\"$blob\": \"<base64>\"})", NULL },
+    { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_STRING_ARRAY, &sql, NULL, NULL },
+    G_OPTION_ENTRY_NULL
+  };
+
+  context = qstore_tool_option_context_new (command, "SQL…",
+                                            "Run SQL statements on the store's tables, in "
+                                            "order, and print the rows they return, one "
+                                            "line each, values separated by tabs (NULL "
+                                            "prints as nothing). Each statement commits "
+                                            "unless a transaction is open.");
+  g_option_context_add_main_entries (context, entries, NULL);
+  status = qstore_tool_parse_options (context, command, &argc, &argv);
+  if (status != QSTORE_TOOL_EXIT_OK)
+    return status;
+  if (sql == NULL || sql[0] == NULL)
+    return qstore_tool_usage_error (command, "No SQL given");
+  if (tool->store_uri == NULL)
+    return qstore_tool_usage_error (command,
+                                    "No store given: pass --store URI before the command "
+                                    "(such as --store lmdb:/path/to/dir) or set QSTORE_STORE");
+
+  if (!(database = qstore_database_open (tool->store_uri, QSTORE_OPEN_NONE, &error)))
+    return qstore_tool_fail (error);
+
+  for (guint i = 0; sql[i] != NULL; i++)
+    {
+      g_autoptr(GPtrArray) statements = split_statements (sql[i]);
+
+      for (guint k = 0; k < statements->len; k++)
+        {
+          g_autoptr(QStoreResult) result = NULL;
+
+          result = qstore_database_query (database, g_ptr_array_index (statements, k), NULL,
+                                          &error);
+          if (result == NULL)
+            {
+              status = qstore_tool_fail (error);
+              qstore_database_close (database, NULL);
+              return status;
+            }
+          print_result (result, json);
+        }
+    }
+
+  fflush (stdout);
+  if (!qstore_database_close (database, &error))
+    return qstore_tool_fail (error);
+  return QSTORE_TOOL_EXIT_OK;
+}
