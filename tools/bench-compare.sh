@@ -2,23 +2,33 @@
 # bench-compare.sh: raw LMDB, raw SQLite and qstore-bench on one workload, in
 # one run, and the ratio of qstore's throughput to the raw engine's per phase.
 #
-# usage: tools/bench-compare.sh [--rows N] [--baseline DIR] [--build DIR]
-#                               [--bench PATH] [--dir DIR] [--out FILE]
-#   --rows N        rows to load (default 1000000, or $QSTORE_BENCH_ROWS)
-#   --baseline DIR  the bench-baseline sources (default $QSTORE_BENCH_BASELINE,
-#                   else ../shared/bench-baseline next to the source tree);
-#                   built in a temporary copy, so it may be read-only
-#   --build DIR     the meson build directory (default ./build of the tree):
-#                   qstore-bench and the plugins are taken from there
-#   --bench PATH    the qstore-bench program (default DIR/tools/qstore-bench)
-#   --dir DIR       where the stores are created (default a new directory
-#                   under $TMPDIR or /var/tmp, removed at exit)
-#   --out FILE      keep the JSON lines of every program in FILE
+# usage: tools/bench-compare.sh [--rows N] [--layers LIST] [--providers LIST]
+#                               [--baseline DIR] [--build DIR] [--bench PATH]
+#                               [--dir DIR] [--out FILE]
+#   --rows N           rows to load (default 1000000, or $QSTORE_BENCH_ROWS)
+#   --layers LIST      the qstore layers to measure, from kv,table,sql (default
+#                      all three, or $QSTORE_BENCH_LAYERS). kv and table are
+#                      compared with raw LMDB (kv on the sqlite provider with
+#                      raw SQLite), sql with raw SQLite
+#   --providers LIST   the providers, from lmdb,sqlite,memory (default all
+#                      three, or $QSTORE_BENCH_PROVIDERS)
+#   --baseline DIR     the bench-baseline sources (default $QSTORE_BENCH_BASELINE,
+#                      else ../shared/bench-baseline next to the source tree);
+#                      built in a temporary copy, so it may be read-only
+#   --build DIR        the meson build directory (default ./build of the tree):
+#                      qstore-bench and the plugins are taken from there
+#   --bench PATH       the qstore-bench program (default DIR/tools/qstore-bench)
+#   --dir DIR          where the stores are created (default a new directory
+#                      under $TMPDIR or /var/tmp, removed at exit)
+#   --out FILE         keep the JSON lines of every program in FILE
+# Peak RSS of every program is taken with /usr/bin/time when it is there.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
 rows=${QSTORE_BENCH_ROWS:-1000000}
+layers=${QSTORE_BENCH_LAYERS:-kv,table,sql}
+providers=${QSTORE_BENCH_PROVIDERS:-lmdb,sqlite,memory}
 baseline=${QSTORE_BENCH_BASELINE:-$root/../shared/bench-baseline}
 build=$root/build
 bench=
@@ -27,9 +37,9 @@ out=
 
 usage() {
     if [ "$1" = 0 ]; then
-        sed -n '2,17s/^# \{0,1\}//p' "$0"
+        sed -n '2,24s/^# \{0,1\}//p' "$0"
     else
-        sed -n '2,17s/^# \{0,1\}//p' "$0" >&2
+        sed -n '2,24s/^# \{0,1\}//p' "$0" >&2
     fi
     exit "$1"
 }
@@ -37,6 +47,8 @@ usage() {
 while [ $# -gt 0 ]; do
     case "$1" in
         --rows) [ $# -ge 2 ] || usage 2; rows=$2; shift 2 ;;
+        --layers) [ $# -ge 2 ] || usage 2; layers=$2; shift 2 ;;
+        --providers) [ $# -ge 2 ] || usage 2; providers=$2; shift 2 ;;
         --baseline) [ $# -ge 2 ] || usage 2; baseline=$2; shift 2 ;;
         --build) [ $# -ge 2 ] || usage 2; build=$2; shift 2 ;;
         --bench) [ $# -ge 2 ] || usage 2; bench=$2; shift 2 ;;
@@ -50,6 +62,25 @@ done
 case "$rows" in
     ''|*[!0-9]*) echo "bench-compare.sh: --rows takes a positive number, not “$rows”" >&2; exit 2 ;;
 esac
+IFS=, read -r -a layer_list <<< "$layers"
+for layer in "${layer_list[@]}"; do
+    case "$layer" in
+        kv|table|sql) ;;
+        *) echo "bench-compare.sh: unknown layer “$layer” in --layers: use kv, table and sql" >&2; exit 2 ;;
+    esac
+done
+IFS=, read -r -a provider_list <<< "$providers"
+for provider in "${provider_list[@]}"; do
+    case "$provider" in
+        lmdb|sqlite|memory) ;;
+        *) echo "bench-compare.sh: unknown provider “$provider” in --providers: use lmdb, sqlite and memory" >&2; exit 2 ;;
+    esac
+done
+if [ ${#layer_list[@]} = 0 ] || [ ${#provider_list[@]} = 0 ]; then
+    echo "bench-compare.sh: --layers and --providers need at least one name each" >&2
+    exit 2
+fi
+
 [ -n "$bench" ] || bench=$build/tools/qstore-bench
 if [ ! -x "$bench" ]; then
     echo "bench-compare.sh: no qstore-bench at $bench: build first (ninja -C $build) or pass --bench" >&2
@@ -67,6 +98,8 @@ trap 'rm -rf "$scratch"' EXIT
 mkdir -p "$workdir"
 [ -n "$out" ] || out=$scratch/results.jsonl
 : > "$out"
+rss=$scratch/rss.tsv
+: > "$rss"
 
 # The baseline is built in a copy: its directory is often read-only (and a
 # test of write permission means nothing when running as root).
@@ -76,31 +109,59 @@ cp "$baseline"/Makefile "$baseline"/*.c "$baseline"/*.h "$bindir"/
 chmod -R u+w "$bindir"
 make -s -C "$bindir" raw_lmdb raw_sqlite >&2
 
+# run ENGINE PROGRAM ARGS…: the JSON lines go to $out, the peak RSS (KiB,
+# the whole process) to $rss. GNU time measures every program the same way;
+# the raw programs do not report it themselves.
 status=0
 run() {
+    local engine=$1
+    shift
     echo "# $*" >&2
-    if ! "$@" >> "$out"; then
-        echo "bench-compare.sh: $1 failed" >&2
-        status=1
+    if [ -x /usr/bin/time ]; then
+        if /usr/bin/time -f '%M' -o "$scratch/rss.one" "$@" >> "$out"; then
+            printf '%s\t%s\n' "$engine" "$(tail -n 1 "$scratch/rss.one")" >> "$rss"
+            return
+        fi
+    elif "$@" >> "$out"; then
+        return
     fi
+    echo "bench-compare.sh: $1 failed" >&2
+    status=1
 }
 
-run "$bindir/raw_lmdb" --rows "$rows" --dir "$workdir"
-run "$bindir/raw_sqlite" --rows "$rows" --dir "$workdir"
-for provider in lmdb sqlite memory; do
-    run "$bench" --provider "$provider" --layer kv --rows "$rows" --dir "$workdir"
+run lmdb "$bindir/raw_lmdb" --rows "$rows" --dir "$workdir"
+run sqlite "$bindir/raw_sqlite" --rows "$rows" --dir "$workdir"
+for layer in "${layer_list[@]}"; do
+    for provider in "${provider_list[@]}"; do
+        run "qstore-$provider-$layer" \
+            "$bench" --provider "$provider" --layer "$layer" --rows "$rows" --dir "$workdir"
+    done
 done
 
-/usr/bin/python3 - "$out" <<'EOF' || status=1
+/usr/bin/python3 - "$out" "$rss" "$layers" "$providers" <<'EOF' || status=1
 import json
 import sys
 
 lines = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
 results = {(r["engine"], r["phase"]): r for r in lines}
+peak = {}
+for l in open(sys.argv[2]):
+    engine, kib = l.split("\t")
+    if kib.strip().isdigit():
+        peak[engine] = int(kib)
+layers = sys.argv[3].split(",")
+providers = sys.argv[4].split(",")
 rows = lines[0]["rows"] if lines else 0
 phases = ["load", "get", "scan", "small_txn"]
-# (qstore engine, raw engine it is compared with)
-pairs = [("qstore-lmdb-kv", "lmdb"), ("qstore-sqlite-kv", "sqlite"), ("qstore-memory-kv", "lmdb")]
+
+
+def reference(layer, provider):
+    """The raw engine a qstore engine is compared with."""
+    if layer == "sql":
+        return "sqlite"
+    if layer == "kv" and provider == "sqlite":
+        return "sqlite"
+    return "lmdb"
 
 
 def ops(engine, phase):
@@ -108,31 +169,43 @@ def ops(engine, phase):
     return r["ops_per_sec"] if r else None
 
 
-def fmt_ops(v):
-    return f"{v:>12.0f}" if v is not None else f"{'-':>12}"
+def size_mib(engine):
+    r = results.get((engine, "size"))
+    return r["bytes"] / 1048576 if r else None
+
+
+def rss_mib(engine):
+    return peak[engine] / 1024 if engine in peak else None
+
+
+def fmt(v, width, digits=0):
+    return f"{v:>{width}.{digits}f}" if v is not None else f"{'-':>{width}}"
 
 
 def fmt_ratio(q, raw):
-    return f"{q / raw:>7.2f}x" if q is not None and raw else f"{'-':>8}"
+    return f"{q / raw:>8.2f}x" if q is not None and raw else f"{'-':>9}"
 
 
-print(f"rows={rows}: ops/s, and qstore / raw engine")
-header = f"{'phase':<10}"
-for q, raw in pairs:
-    header += f" {raw:>12} {q:>16} {'ratio':>8}"
-print(header)
-for phase in phases:
-    line = f"{phase:<10}"
-    for q, raw in pairs:
-        line += f" {fmt_ops(ops(raw, phase))} {fmt_ops(ops(q, phase)):>16} {fmt_ratio(ops(q, phase), ops(raw, phase))}"
-    print(line)
-
-line = f"{'size MiB':<10}"
-for q, raw in pairs:
-    rs, qs = results.get((raw, "size")), results.get((q, "size"))
-    line += f" {rs['bytes'] / 1048576 if rs else float('nan'):>12.1f}"
-    line += f" {qs['bytes'] / 1048576 if qs else float('nan'):>16.1f} {'':>8}"
-print(line)
+print(f"rows={rows}: ops/s, and qstore / raw engine (the raw engine named under ratio)")
+for layer in layers:
+    engines = [(f"qstore-{p}-{layer}", reference(layer, p)) for p in providers]
+    print()
+    print(f"layer {layer}")
+    header = f"{'phase':<12} {'raw lmdb':>12} {'raw sqlite':>12}"
+    for q, raw in engines:
+        header += f" {q:>20} {'/' + raw:>9}"
+    print(header)
+    for phase in phases:
+        line = f"{phase:<12} {fmt(ops('lmdb', phase), 12)} {fmt(ops('sqlite', phase), 12)}"
+        for q, raw in engines:
+            line += f" {fmt(ops(q, phase), 20)} {fmt_ratio(ops(q, phase), ops(raw, phase))}"
+        print(line)
+    for label, get in (("size MiB", size_mib), ("peak RSS MiB", rss_mib)):
+        line = f"{label:<12} {fmt(get('lmdb'), 12, 1)} {fmt(get('sqlite'), 12, 1)}"
+        for q, raw in engines:
+            line += f" {fmt(get(q), 20, 1)} {fmt_ratio(get(q), get(raw))}"
+        print(line)
+print()
 
 bad = False
 for phase in phases:

@@ -3,18 +3,29 @@
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *
  * Runs the workload the raw LMDB and raw SQLite baselines run (the same
- * rows, keys, values, random draws and checksums) through the key/value
- * layer of qstore, and prints the same JSON lines, so ratios can be taken
- * in one run:
+ * rows, keys, values, random draws and checksums) through one layer of
+ * qstore, and prints the same JSON lines, so ratios can be taken in one run:
  *
- * - table `bench(id, name, score)`: data store `bench.bench`, key the 8-byte
- *   big-endian id, value u32 LE name length | name | i64 LE score; index
- *   store `bench.bench_idx_score`, key 8-byte BE score | 8-byte BE id,
- *   empty value;
- * - name = "name-%08d" of the id, score = id * 7919 mod 100000;
+ * - table `bench(id, name, score)`, name = "name-%08d" of the id,
+ *   score = id * 7919 mod 100000;
  * - one splitmix64 stream seeded with 42, drawn in this order only: the
  *   Fisher-Yates shuffle of the ids, N ids for the get phase, 1000 range
  *   starts for the scan phase.
+ *
+ * The layers:
+ *
+ * - kv: the provider's stores, as raw_lmdb lays them out. Data store
+ *   `bench.bench`, key the 8-byte big-endian id, value u32 LE name length |
+ *   name | i64 LE score; index store `bench.bench_idx_score`, key 8-byte BE
+ *   score | 8-byte BE id, empty value. One atomic batch per transaction.
+ * - table: a QStoreDatabase table, `CREATE TABLE bench(id INTEGER PRIMARY
+ *   KEY, name TEXT, score INTEGER)` and `CREATE INDEX bench_score ON
+ *   bench(score)`, driven through QStoreTable and the coordinator: rows
+ *   go in as values (encoded, constraint-checked, indexed by the table),
+ *   reads decode stored rows.
+ * - sql: the same table through SQL on the database's own connection, with
+ *   the statements raw_sqlite prepares, prepared once and reused, and its
+ *   BEGIN IMMEDIATE / BEGIN / COMMIT.
  */
 #include "config.h"
 
@@ -29,7 +40,13 @@
 
 #include <glib/gstdio.h>
 #include <json-glib/json-glib.h>
+#include <sqlite3.h>
 #include <qstore.h>
+
+/* The table and SQL layers reach below the public API: the table's value
+ * entry points and the database's SQLite connection. */
+#include "qstore-database-private.h"
+#include "qstore-table-private.h"
 
 #define BENCH_SEED       42
 #define SCAN_COUNT       1000
@@ -41,6 +58,16 @@
 #define MAX_ROWS         99000000
 #define NAME_MAX_LEN     32
 #define ROW_MAX_LEN      (4 + NAME_MAX_LEN + 8)
+#define N_COLUMNS        3
+
+typedef enum
+{
+  LAYER_KV,
+  LAYER_TABLE,
+  LAYER_SQL,
+} Layer;
+
+static const char * const layer_names[] = { "kv", "table", "sql" };
 
 typedef enum
 {
@@ -66,16 +93,38 @@ typedef struct
 {
   char              *provider_name;
   char              *engine;
+  Layer              layer;
   guint64            rows;
   int                run;
   Phase              phases;
   char              *location;
 
   QStoreProvider    *provider;
-  QStoreKV          *data;
-  QStoreKV          *index;
   gboolean           atomic;
   gboolean           snapshots;
+
+  /* kv */
+  QStoreKV          *data;
+  QStoreKV          *index;
+
+  /* table and sql */
+  QStoreDatabase    *database;
+  QStoreCoordinator *coordinator;
+  QStoreTable       *table;
+  guint              score_index;
+  GByteArray        *key_buf;
+  GByteArray        *bound_buf;
+
+  /* sql: the statements of raw_sqlite, prepared once on the database's
+   * connection, which the database owns: they are finalized before it
+   * closes */
+  sqlite3           *db;
+  sqlite3_stmt      *st_insert;
+  sqlite3_stmt      *st_get;
+  sqlite3_stmt      *st_index;
+  sqlite3_stmt      *st_begin_write;
+  sqlite3_stmt      *st_begin_read;
+  sqlite3_stmt      *st_commit;
 
   guint64            rng;
 } Bench;
@@ -349,21 +398,316 @@ check_checksum (const char  *phase,
   return FALSE;
 }
 
+static gboolean
+row_missing (guint64   id,
+             GError  **error)
+{
+  g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_NOT_FOUND,
+               "Row %" G_GUINT64_FORMAT " is missing from bench.bench", id);
+  return FALSE;
+}
+
+/* The table layer */
+
+static void
+row_values (guint64      id,
+            char        *name,
+            QStoreValue *values)
+{
+  values[0].type = QSTORE_VALUE_INTEGER;
+  values[0].integer = (gint64) id;
+  values[1].type = QSTORE_VALUE_TEXT;
+  values[1].bytes.data = (const guint8 *) name;
+  values[1].bytes.len = row_name (id, name);
+  values[2].type = QSTORE_VALUE_INTEGER;
+  values[2].integer = row_score (id);
+}
+
+static gboolean
+table_insert (Bench    *bench,
+              guint64   id,
+              GError  **error)
+{
+  char name[NAME_MAX_LEN];
+  QStoreValue values[N_COLUMNS];
+
+  row_values (id, name, values);
+  return qstore_table_insert_values (bench->table, values, QSTORE_CONFLICT_ABORT,
+                                     NULL, NULL, error);
+}
+
+/* One transaction of the coordinator, inserting @n rows of @ids (or
+ * @first, @first + 1… when @ids is NULL). */
+static gboolean
+table_insert_transaction (Bench          *bench,
+                          const guint64  *ids,
+                          guint64         first,
+                          guint64         n,
+                          guint64        *checksum,
+                          GError        **error)
+{
+  qstore_coordinator_begin (bench->coordinator);
+  for (guint64 i = 0; i < n; i++)
+    {
+      guint64 id = ids != NULL ? ids[i] : first + i;
+
+      if (!table_insert (bench, id, error))
+        {
+          qstore_coordinator_rollback (bench->coordinator);
+          return FALSE;
+        }
+      *checksum += (guint64) row_score (id);
+    }
+  return qstore_coordinator_commit (bench->coordinator, error);
+}
+
+/* Fetches the row stored under the data key @key, decodes it and adds
+ * what reading it touches. @id is the row's id, for messages, or -1 when
+ * the key came from the index. */
+static gboolean
+table_read_key (Bench         *bench,
+                const guint8  *key,
+                gsize          key_len,
+                gint64         id,
+                guint64       *sum,
+                GError       **error)
+{
+  g_autoptr(GBytes) row = NULL;
+  GError *local_error = NULL;
+  QStoreValue values[N_COLUMNS];
+  const guint8 *data;
+  gsize len;
+
+  row = qstore_table_get_row (bench->table, key, key_len, &local_error);
+  if (row == NULL)
+    {
+      if (local_error != NULL)
+        g_propagate_error (error, local_error);
+      else if (id >= 0)
+        row_missing ((guint64) id, error);
+      else
+        g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_CORRUPT,
+                     "An entry of index bench_score names a row that bench.bench "
+                     "does not hold");
+      return FALSE;
+    }
+
+  data = g_bytes_get_data (row, &len);
+  if (!qstore_table_decode_row (bench->table, data, len, values, NULL, error))
+    return FALSE;
+  if (values[1].type != QSTORE_VALUE_TEXT || values[2].type != QSTORE_VALUE_INTEGER)
+    {
+      g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_CORRUPT,
+                   "Row %" G_GINT64_FORMAT " of bench.bench reads back with a name or "
+                   "score of the wrong type", values[0].integer);
+      return FALSE;
+    }
+  *sum += row_touch (values[1].bytes.data, values[1].bytes.len, values[2].integer);
+  return TRUE;
+}
+
+static gboolean
+table_read (Bench    *bench,
+            guint64   id,
+            guint64  *sum,
+            GError  **error)
+{
+  QStoreValue key = { .type = QSTORE_VALUE_INTEGER };
+
+  key.integer = (gint64) id;
+  if (!qstore_table_encode_key_prefix (bench->table, -1, &key, 1, bench->key_buf, error))
+    return FALSE;
+  return table_read_key (bench, bench->key_buf->data, bench->key_buf->len, (gint64) id,
+                         sum, error);
+}
+
+/* Index entries of scores @lo to @hi, each row fetched by its data key
+ * (the entry's value). */
+static gboolean
+table_scan (Bench    *bench,
+            guint64   lo,
+            guint64   hi,
+            guint64  *visited,
+            guint64  *row_sum,
+            GError  **error)
+{
+  g_autoptr(QStoreBounds) bounds = qstore_bounds_new ();
+  g_autoptr(QStoreIter) iter = NULL;
+  GError *local_error = NULL;
+  QStoreValue score = { .type = QSTORE_VALUE_INTEGER };
+
+  score.integer = (gint64) lo;
+  if (!qstore_table_encode_key_prefix (bench->table, (int) bench->score_index, &score, 1,
+                                       bench->bound_buf, error))
+    return FALSE;
+  qstore_bounds_set_gte (bounds, bench->bound_buf->data, bench->bound_buf->len);
+  score.integer = (gint64) hi + 1;
+  if (!qstore_table_encode_key_prefix (bench->table, (int) bench->score_index, &score, 1,
+                                       bench->bound_buf, error))
+    return FALSE;
+  qstore_bounds_set_lt (bounds, bench->bound_buf->data, bench->bound_buf->len);
+
+  if (!(iter = qstore_table_scan_index (bench->table, bench->score_index, bounds, error)))
+    return FALSE;
+  while (qstore_iter_next (iter, &local_error))
+    {
+      gsize key_len;
+      const guint8 *key = qstore_iter_peek_value (iter, &key_len);
+
+      if (!table_read_key (bench, key, key_len, -1, row_sum, error))
+        return FALSE;
+      (*visited)++;
+    }
+  if (local_error != NULL)
+    {
+      g_propagate_error (error, local_error);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* The SQL layer */
+
+static gboolean
+sql_error (Bench         *bench,
+           sqlite3_stmt  *stmt,
+           GError       **error)
+{
+  g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_FAILED, "“%s” failed: %s",
+               sqlite3_sql (stmt), sqlite3_errmsg (bench->db));
+  sqlite3_reset (stmt);
+  return FALSE;
+}
+
+static gboolean
+sql_prepare (Bench          *bench,
+             const char     *sql,
+             sqlite3_stmt  **stmt,
+             GError        **error)
+{
+  if (sqlite3_prepare_v2 (bench->db, sql, -1, stmt, NULL) == SQLITE_OK)
+    return TRUE;
+  g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_FAILED, "Cannot prepare “%s”: %s",
+               sql, sqlite3_errmsg (bench->db));
+  return FALSE;
+}
+
+/* Steps a statement that returns no rows, then resets it. */
+static gboolean
+sql_run (Bench         *bench,
+         sqlite3_stmt  *stmt,
+         GError       **error)
+{
+  if (sqlite3_step (stmt) != SQLITE_DONE)
+    return sql_error (bench, stmt, error);
+  sqlite3_reset (stmt);
+  return TRUE;
+}
+
+static gboolean
+sql_insert (Bench    *bench,
+            guint64   id,
+            GError  **error)
+{
+  char name[NAME_MAX_LEN];
+  gsize len = row_name (id, name);
+
+  sqlite3_bind_int64 (bench->st_insert, 1, (sqlite3_int64) id);
+  sqlite3_bind_text (bench->st_insert, 2, name, (int) len, SQLITE_STATIC);
+  sqlite3_bind_int64 (bench->st_insert, 3, row_score (id));
+  return sql_run (bench, bench->st_insert, error);
+}
+
+static gboolean
+sql_read (Bench    *bench,
+          guint64   id,
+          guint64  *sum,
+          GError  **error)
+{
+  sqlite3_stmt *stmt = bench->st_get;
+  const unsigned char *name;
+  int rc;
+
+  sqlite3_bind_int64 (stmt, 1, (sqlite3_int64) id);
+  rc = sqlite3_step (stmt);
+  if (rc == SQLITE_DONE)
+    {
+      sqlite3_reset (stmt);
+      return row_missing (id, error);
+    }
+  if (rc != SQLITE_ROW)
+    return sql_error (bench, stmt, error);
+  name = sqlite3_column_text (stmt, 0);
+  *sum += row_touch (name, (gsize) sqlite3_column_bytes (stmt, 0),
+                     sqlite3_column_int64 (stmt, 1));
+  sqlite3_reset (stmt);
+  return TRUE;
+}
+
+/* Two steps, as raw_sqlite does: ids from the index query, then the get
+ * statement per id. */
+static gboolean
+sql_scan (Bench    *bench,
+          guint64   lo,
+          guint64   hi,
+          guint64  *visited,
+          guint64  *row_sum,
+          GError  **error)
+{
+  sqlite3_stmt *stmt = bench->st_index;
+  int rc;
+
+  sqlite3_bind_int64 (stmt, 1, (sqlite3_int64) lo);
+  sqlite3_bind_int64 (stmt, 2, (sqlite3_int64) hi);
+  while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
+    {
+      if (!sql_read (bench, (guint64) sqlite3_column_int64 (stmt, 0), row_sum, error))
+        {
+          sqlite3_reset (stmt);
+          return FALSE;
+        }
+      (*visited)++;
+    }
+  if (rc != SQLITE_DONE)
+    return sql_error (bench, stmt, error);
+  sqlite3_reset (stmt);
+  return TRUE;
+}
+
+/* One BEGIN IMMEDIATE … COMMIT inserting @n rows. */
+static gboolean
+sql_insert_transaction (Bench          *bench,
+                        const guint64  *ids,
+                        guint64         first,
+                        guint64         n,
+                        guint64        *checksum,
+                        GError        **error)
+{
+  if (!sql_run (bench, bench->st_begin_write, error))
+    return FALSE;
+  for (guint64 i = 0; i < n; i++)
+    {
+      guint64 id = ids != NULL ? ids[i] : first + i;
+
+      if (!sql_insert (bench, id, error))
+        return FALSE;
+      *checksum += (guint64) row_score (id);
+    }
+  return sql_run (bench, bench->st_commit, error);
+}
+
 /* Phases */
 
 static gboolean
-phase_load (Bench     *bench,
-            guint64   *ids,
-            gboolean   report,
-            GError   **error)
+load_kv (Bench     *bench,
+         guint64   *ids,
+         guint64   *checksum,
+         GError   **error)
 {
   g_autoptr(QStoreAtomicBatch) atomic = NULL;
   g_autoptr(QStoreBatch) rows = NULL;
   g_autoptr(QStoreBatch) index = NULL;
-  guint64 checksum = 0;
-  Stamp t0, t1;
 
-  t0 = stamp_now ();
   if (bench->atomic)
     atomic = qstore_provider_begin_atomic_batch (bench->provider);
   else
@@ -389,15 +733,38 @@ phase_load (Bench     *bench,
           qstore_batch_put (rows, key, 8, value, value_len);
           qstore_batch_put (index, index_key, 16, NULL, 0);
         }
-      checksum += (guint64) row_score (ids[i]);
+      *checksum += (guint64) row_score (ids[i]);
     }
   if (atomic != NULL)
+    return qstore_atomic_batch_commit (atomic, QSTORE_WRITE_SYNC, error);
+  return qstore_batch_write (rows, QSTORE_WRITE_SYNC, error) &&
+         qstore_batch_write (index, QSTORE_WRITE_SYNC, error);
+}
+
+static gboolean
+phase_load (Bench     *bench,
+            guint64   *ids,
+            gboolean   report,
+            GError   **error)
+{
+  guint64 checksum = 0;
+  gboolean ok = FALSE;
+  Stamp t0, t1;
+
+  t0 = stamp_now ();
+  switch (bench->layer)
     {
-      if (!qstore_atomic_batch_commit (atomic, QSTORE_WRITE_SYNC, error))
-        return FALSE;
+    case LAYER_KV:
+      ok = load_kv (bench, ids, &checksum, error);
+      break;
+    case LAYER_TABLE:
+      ok = table_insert_transaction (bench, ids, 0, bench->rows, &checksum, error);
+      break;
+    case LAYER_SQL:
+      ok = sql_insert_transaction (bench, ids, 0, bench->rows, &checksum, error);
+      break;
     }
-  else if (!qstore_batch_write (rows, QSTORE_WRITE_SYNC, error) ||
-           !qstore_batch_write (index, QSTORE_WRITE_SYNC, error))
+  if (!ok)
     return FALSE;
   t1 = stamp_now ();
 
@@ -412,11 +779,11 @@ phase_load (Bench     *bench,
 
 /* Reads one row, through the snapshot when the provider has them. */
 static gboolean
-read_row (Bench           *bench,
-          QStoreSnapshot  *snapshot,
-          guint64          id,
-          guint64         *sum,
-          GError         **error)
+read_row_kv (Bench           *bench,
+             QStoreSnapshot  *snapshot,
+             guint64          id,
+             guint64         *sum,
+             GError         **error)
 {
   g_autoptr(GBytes) bytes = NULL;
   const guint8 *value = NULL;
@@ -439,11 +806,71 @@ read_row (Bench           *bench,
     {
       /* Absent without an error: the load lost it. */
       if (error == NULL || *error == NULL)
-        g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_NOT_FOUND,
-                     "Row %" G_GUINT64_FORMAT " is missing from bench.bench", id);
+        row_missing (id, error);
       return FALSE;
     }
   return touch_row (value, value_len, id, sum, error);
+}
+
+static gboolean
+read_row (Bench           *bench,
+          QStoreSnapshot  *snapshot,
+          guint64          id,
+          guint64         *sum,
+          GError         **error)
+{
+  switch (bench->layer)
+    {
+    case LAYER_KV:
+      return read_row_kv (bench, snapshot, id, sum, error);
+    case LAYER_TABLE:
+      return table_read (bench, id, sum, error);
+    case LAYER_SQL:
+      return sql_read (bench, id, sum, error);
+    }
+  g_assert_not_reached ();
+}
+
+/* A read transaction: the provider's snapshot at the key/value layer,
+ * BEGIN at the SQL layer. The table layer has none: each read sees the
+ * data committed when it runs (nothing else writes meanwhile). */
+static gboolean
+begin_read (Bench            *bench,
+            QStoreSnapshot  **snapshot,
+            GError          **error)
+{
+  *snapshot = NULL;
+  switch (bench->layer)
+    {
+    case LAYER_KV:
+      if (bench->snapshots &&
+          !(*snapshot = qstore_provider_begin_snapshot (bench->provider, error)))
+        return FALSE;
+      return TRUE;
+    case LAYER_TABLE:
+      return TRUE;
+    case LAYER_SQL:
+      return sql_run (bench, bench->st_begin_read, error);
+    }
+  g_assert_not_reached ();
+}
+
+static gboolean
+end_read (Bench            *bench,
+          QStoreSnapshot  **snapshot,
+          GError          **error)
+{
+  g_clear_object (snapshot);
+  if (bench->layer == LAYER_SQL)
+    return sql_run (bench, bench->st_commit, error);
+  return TRUE;
+}
+
+static const char *
+snapshot_extra (Bench *bench)
+{
+  return bench->layer == LAYER_KV && bench->snapshots
+         ? "\"snapshot\":true" : "\"snapshot\":false";
 }
 
 static gboolean
@@ -457,12 +884,13 @@ phase_get (Bench   *bench,
   Stamp t0, t1;
 
   t0 = stamp_now ();
-  if (bench->snapshots && !(snapshot = qstore_provider_begin_snapshot (bench->provider, error)))
+  if (!begin_read (bench, &snapshot, error))
     return FALSE;
   for (guint64 i = 0; i < bench->rows; i++)
     if (!read_row (bench, snapshot, rng_next (&bench->rng) % bench->rows, &checksum, error))
       return FALSE;
-  g_clear_object (&snapshot);
+  if (!end_read (bench, &snapshot, error))
+    return FALSE;
   t1 = stamp_now ();
 
   /* Replay the same draws against the row formulas. */
@@ -472,8 +900,59 @@ phase_get (Bench   *bench,
   if (!check_checksum ("get", "checksum", checksum, expected, error))
     return FALSE;
 
-  emit_phase (bench, "get", bench->rows, t0, t1, checksum,
-              bench->snapshots ? "\"snapshot\":true" : "\"snapshot\":false");
+  emit_phase (bench, "get", bench->rows, t0, t1, checksum, snapshot_extra (bench));
+  return TRUE;
+}
+
+/* Index entries of scores @lo to @hi, each row fetched by its id. */
+static gboolean
+scan_kv (Bench           *bench,
+         QStoreSnapshot  *snapshot,
+         guint64          lo,
+         guint64          hi,
+         guint64         *visited,
+         guint64         *row_sum,
+         GError         **error)
+{
+  g_autoptr(QStoreBounds) bounds = qstore_bounds_new ();
+  g_autoptr(QStoreIter) iter = NULL;
+  GError *local_error = NULL;
+  guint8 from[16], to[16];
+
+  put_be64 (from, lo);
+  put_be64 (from + 8, 0);
+  put_be64 (to, hi + 1);
+  put_be64 (to + 8, 0);
+  qstore_bounds_set_gte (bounds, from, 16);
+  qstore_bounds_set_lt (bounds, to, 16);
+
+  if (snapshot != NULL)
+    iter = qstore_snapshot_iterate (snapshot, bench->index, bounds, error);
+  else
+    iter = qstore_kv_iterate (bench->index, bounds, error);
+  if (iter == NULL)
+    return FALSE;
+  while (qstore_iter_next (iter, &local_error))
+    {
+      gsize key_len;
+      const guint8 *key = qstore_iter_peek_key (iter, &key_len);
+
+      if (key_len != 16)
+        {
+          g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_CORRUPT,
+                       "An entry of bench.bench_idx_score has a key of %" G_GSIZE_FORMAT
+                       " bytes instead of 16", key_len);
+          return FALSE;
+        }
+      if (!read_row_kv (bench, snapshot, get_be64 (key + 8), row_sum, error))
+        return FALSE;
+      (*visited)++;
+    }
+  if (local_error != NULL)
+    {
+      g_propagate_error (error, local_error);
+      return FALSE;
+    }
   return TRUE;
 }
 
@@ -482,7 +961,6 @@ phase_scan (Bench   *bench,
             GError **error)
 {
   g_autoptr(QStoreSnapshot) snapshot = NULL;
-  g_autoptr(GError) local_error = NULL;
   g_autofree char *extra = NULL;
   guint64 rng_before = bench->rng;
   guint64 visited = 0, row_sum = 0;
@@ -491,52 +969,31 @@ phase_scan (Bench   *bench,
   Stamp t0, t1;
 
   t0 = stamp_now ();
-  if (bench->snapshots && !(snapshot = qstore_provider_begin_snapshot (bench->provider, error)))
+  if (!begin_read (bench, &snapshot, error))
     return FALSE;
   for (int s = 0; s < SCAN_COUNT; s++)
     {
-      g_autoptr(QStoreBounds) bounds = qstore_bounds_new ();
-      g_autoptr(QStoreIter) iter = NULL;
       guint64 lo = rng_next (&bench->rng) % SCAN_LO_MOD;
       guint64 hi = lo + SCAN_WIDTH - 1;
-      guint8 from[16], to[16];
+      gboolean ok = FALSE;
 
-      put_be64 (from, lo);
-      put_be64 (from + 8, 0);
-      put_be64 (to, hi + 1);
-      put_be64 (to + 8, 0);
-      qstore_bounds_set_gte (bounds, from, 16);
-      qstore_bounds_set_lt (bounds, to, 16);
-
-      if (snapshot != NULL)
-        iter = qstore_snapshot_iterate (snapshot, bench->index, bounds, error);
-      else
-        iter = qstore_kv_iterate (bench->index, bounds, error);
-      if (iter == NULL)
+      switch (bench->layer)
+        {
+        case LAYER_KV:
+          ok = scan_kv (bench, snapshot, lo, hi, &visited, &row_sum, error);
+          break;
+        case LAYER_TABLE:
+          ok = table_scan (bench, lo, hi, &visited, &row_sum, error);
+          break;
+        case LAYER_SQL:
+          ok = sql_scan (bench, lo, hi, &visited, &row_sum, error);
+          break;
+        }
+      if (!ok)
         return FALSE;
-      while (qstore_iter_next (iter, &local_error))
-        {
-          gsize key_len;
-          const guint8 *key = qstore_iter_peek_key (iter, &key_len);
-
-          if (key_len != 16)
-            {
-              g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_CORRUPT,
-                           "An entry of bench.bench_idx_score has a key of %" G_GSIZE_FORMAT
-                           " bytes instead of 16", key_len);
-              return FALSE;
-            }
-          if (!read_row (bench, snapshot, get_be64 (key + 8), &row_sum, error))
-            return FALSE;
-          visited++;
-        }
-      if (local_error != NULL)
-        {
-          g_propagate_error (error, g_steal_pointer (&local_error));
-          return FALSE;
-        }
     }
-  g_clear_object (&snapshot);
+  if (!end_read (bench, &snapshot, error))
+    return FALSE;
   t1 = stamp_now ();
 
   /* Replay the draws: score s is held by the ids s * inverse mod 100000,
@@ -560,9 +1017,37 @@ phase_scan (Bench   *bench,
 
   extra = g_strdup_printf ("\"rows_visited\":%" G_GUINT64_FORMAT
                            ",\"row_sum\":%" G_GUINT64_FORMAT ",%s",
-                           visited, row_sum,
-                           bench->snapshots ? "\"snapshot\":true" : "\"snapshot\":false");
+                           visited, row_sum, snapshot_extra (bench));
   emit_phase (bench, "scan", SCAN_COUNT, t0, t1, visited, extra);
+  return TRUE;
+}
+
+/* One row and its index entry in one durable write. */
+static gboolean
+kv_insert_transaction (Bench    *bench,
+                       guint64   id,
+                       guint64  *checksum,
+                       GError  **error)
+{
+  guint8 key[8], value[ROW_MAX_LEN], index_key[16];
+  gsize value_len;
+
+  put_be64 (key, id);
+  value_len = encode_row (id, value);
+  encode_index_key (id, index_key);
+  if (bench->atomic)
+    {
+      g_autoptr(QStoreAtomicBatch) batch = qstore_provider_begin_atomic_batch (bench->provider);
+
+      qstore_atomic_batch_put (batch, bench->data, key, 8, value, value_len);
+      qstore_atomic_batch_put (batch, bench->index, index_key, 16, NULL, 0);
+      if (!qstore_atomic_batch_commit (batch, QSTORE_WRITE_SYNC, error))
+        return FALSE;
+    }
+  else if (!qstore_kv_put (bench->data, key, 8, value, value_len, QSTORE_WRITE_SYNC, error) ||
+           !qstore_kv_put (bench->index, index_key, 16, NULL, 0, QSTORE_WRITE_SYNC, error))
+    return FALSE;
+  *checksum += (guint64) row_score (id);
   return TRUE;
 }
 
@@ -577,25 +1062,22 @@ phase_small_txn (Bench   *bench,
   for (guint64 i = 0; i < SMALL_TXN_COUNT; i++)
     {
       guint64 id = bench->rows + i;
-      guint8 key[8], value[ROW_MAX_LEN], index_key[16];
-      gsize value_len;
+      gboolean ok = FALSE;
 
-      put_be64 (key, id);
-      value_len = encode_row (id, value);
-      encode_index_key (id, index_key);
-      if (bench->atomic)
+      switch (bench->layer)
         {
-          g_autoptr(QStoreAtomicBatch) batch = qstore_provider_begin_atomic_batch (bench->provider);
-
-          qstore_atomic_batch_put (batch, bench->data, key, 8, value, value_len);
-          qstore_atomic_batch_put (batch, bench->index, index_key, 16, NULL, 0);
-          if (!qstore_atomic_batch_commit (batch, QSTORE_WRITE_SYNC, error))
-            return FALSE;
+        case LAYER_KV:
+          ok = kv_insert_transaction (bench, id, &checksum, error);
+          break;
+        case LAYER_TABLE:
+          ok = table_insert_transaction (bench, NULL, id, 1, &checksum, error);
+          break;
+        case LAYER_SQL:
+          ok = sql_insert_transaction (bench, NULL, id, 1, &checksum, error);
+          break;
         }
-      else if (!qstore_kv_put (bench->data, key, 8, value, value_len, QSTORE_WRITE_SYNC, error) ||
-               !qstore_kv_put (bench->index, index_key, 16, NULL, 0, QSTORE_WRITE_SYNC, error))
+      if (!ok)
         return FALSE;
-      checksum += (guint64) row_score (id);
     }
   t1 = stamp_now ();
 
@@ -731,14 +1213,124 @@ usage_error (const char *message)
   return 2;
 }
 
+/* The table and SQL layers: a database with the bench table (untimed). */
+static gboolean
+open_database (Bench            *bench,
+               QStoreOpenFlags   flags,
+               GError          **error)
+{
+  g_autofree char *escaped = NULL;
+  g_autofree char *uri = NULL;
+  QStoreTableSchema *schema;
+  const char *index_name;
+  const char *ddl;
+
+  /* The SQL layer runs raw_sqlite's DDL, its index name included; the
+   * table layer names its index bench_score. Only the index store's name
+   * differs. */
+  if (bench->layer == LAYER_SQL)
+    {
+      index_name = "bench_idx_score";
+      ddl = "CREATE TABLE bench(id INTEGER PRIMARY KEY, name TEXT, score INTEGER);\n"
+            "CREATE INDEX bench_idx_score ON bench(score);";
+    }
+  else
+    {
+      index_name = "bench_score";
+      ddl = "CREATE TABLE bench(id INTEGER PRIMARY KEY, name TEXT, score INTEGER);\n"
+            "CREATE INDEX bench_score ON bench(score);";
+    }
+
+  if (bench->location != NULL)
+    escaped = g_uri_escape_string (bench->location, "/", FALSE);
+  uri = g_strdup_printf ("%s:%s", bench->provider_name, escaped != NULL ? escaped : "");
+  if (!(bench->database = qstore_database_open (uri, flags, error)) ||
+      !qstore_database_exec (bench->database, ddl, error))
+    return FALSE;
+
+  bench->provider = g_object_ref (qstore_database_get_provider (bench->database));
+  bench->coordinator = g_object_ref (qstore_database_get_coordinator (bench->database));
+  bench->table = qstore_database_get_table (bench->database, "main", "bench");
+  if (bench->table == NULL)
+    {
+      g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_NOT_FOUND,
+                   "The database has no table “bench” after its CREATE TABLE ran");
+      return FALSE;
+    }
+  g_object_ref (bench->table);
+
+  schema = qstore_table_get_table_schema (bench->table);
+  for (bench->score_index = 0; bench->score_index < schema->indexes->len; bench->score_index++)
+    {
+      QStoreIndexSchema *index = g_ptr_array_index (schema->indexes, bench->score_index);
+
+      if (g_ascii_strcasecmp (index->name, index_name) == 0)
+        break;
+    }
+  if (bench->score_index == schema->indexes->len)
+    {
+      g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_NOT_FOUND,
+                   "Table “bench” has no index “%s” after its CREATE INDEX ran", index_name);
+      return FALSE;
+    }
+  bench->key_buf = g_byte_array_sized_new (16);
+  bench->bound_buf = g_byte_array_sized_new (16);
+
+  if (bench->layer != LAYER_SQL)
+    return TRUE;
+  bench->db = qstore_database_get_sqlite (bench->database);
+  return sql_prepare (bench, "INSERT INTO bench(id, name, score) VALUES(?, ?, ?)",
+                      &bench->st_insert, error) &&
+         sql_prepare (bench, "SELECT name, score FROM bench WHERE id=?",
+                      &bench->st_get, error) &&
+         sql_prepare (bench, "SELECT id FROM bench WHERE score BETWEEN ? AND ?",
+                      &bench->st_index, error) &&
+         sql_prepare (bench, "BEGIN IMMEDIATE", &bench->st_begin_write, error) &&
+         sql_prepare (bench, "BEGIN", &bench->st_begin_read, error) &&
+         sql_prepare (bench, "COMMIT", &bench->st_commit, error);
+}
+
+/* Lets go of every store, statement and handle; the database is closed
+ * cleanly when @clean, else only released (after a failure). */
+static gboolean
+bench_close (Bench     *bench,
+             gboolean   clean,
+             GError   **error)
+{
+  gboolean ok = TRUE;
+
+  g_clear_pointer (&bench->st_insert, sqlite3_finalize);
+  g_clear_pointer (&bench->st_get, sqlite3_finalize);
+  g_clear_pointer (&bench->st_index, sqlite3_finalize);
+  g_clear_pointer (&bench->st_begin_write, sqlite3_finalize);
+  g_clear_pointer (&bench->st_begin_read, sqlite3_finalize);
+  g_clear_pointer (&bench->st_commit, sqlite3_finalize);
+  bench->db = NULL;
+  g_clear_pointer (&bench->key_buf, g_byte_array_unref);
+  g_clear_pointer (&bench->bound_buf, g_byte_array_unref);
+  g_clear_object (&bench->table);
+  g_clear_object (&bench->coordinator);
+  g_clear_object (&bench->data);
+  g_clear_object (&bench->index);
+  if (bench->database != NULL)
+    {
+      if (clean)
+        ok = qstore_database_close (bench->database, error);
+      g_clear_object (&bench->database);
+    }
+  if (bench->provider != NULL)
+    qstore_provider_close_all (bench->provider);
+  g_clear_object (&bench->provider);
+  return ok;
+}
+
 static int
 fail (Bench        *bench,
       const GError *error,
       gboolean      keep)
 {
   g_printerr ("qstore-bench: %s\n", error->message);
-  if (bench->provider != NULL)
-    qstore_provider_close_all (bench->provider);
+  bench_close (bench, FALSE, NULL);
   if (!keep)
     location_remove (bench->location);
   return 1;
@@ -747,9 +1339,7 @@ fail (Bench        *bench,
 static void
 bench_clear (Bench *bench)
 {
-  g_clear_object (&bench->data);
-  g_clear_object (&bench->index);
-  g_clear_object (&bench->provider);
+  bench_close (bench, FALSE, NULL);
   g_clear_pointer (&bench->provider_name, g_free);
   g_clear_pointer (&bench->engine, g_free);
   g_clear_pointer (&bench->location, g_free);
@@ -778,7 +1368,7 @@ main (int    argc,
     { "provider", 'p', 0, G_OPTION_ARG_STRING, &provider_name,
       "The provider to measure: memory, lmdb, sqlite…", "NAME" },
     { "layer", 0, 0, G_OPTION_ARG_STRING, &layer,
-      "The layer the workload goes through (kv, the default)", "LAYER" },
+      "The layer the workload goes through: kv (the default), table or sql", "LAYER" },
     { "rows", 'n', 0, G_OPTION_ARG_INT64, &rows,
       "Rows to load, from 1 to 99000000 (default 1000000)", "N" },
     { "phases", 0, 0, G_OPTION_ARG_STRING, &phases_text,
@@ -821,12 +1411,23 @@ main (int    argc,
     }
   if (provider_name == NULL)
     return usage_error ("Give the provider to measure with --provider (memory, lmdb, sqlite…)");
-  if (layer != NULL && !g_str_equal (layer, "kv"))
+  bench.layer = LAYER_KV;
+  if (layer != NULL)
     {
-      g_autofree char *message = g_strdup_printf ("Layer “%s” cannot be measured: use --layer kv",
-                                                  layer);
+      guint i;
 
-      return usage_error (message);
+      for (i = 0; i < G_N_ELEMENTS (layer_names); i++)
+        if (g_str_equal (layer, layer_names[i]))
+          break;
+      if (i == G_N_ELEMENTS (layer_names))
+        {
+          g_autofree char *message =
+            g_strdup_printf ("Layer “%s” cannot be measured: use --layer kv, table or sql",
+                             layer);
+
+          return usage_error (message);
+        }
+      bench.layer = (Layer) i;
     }
   if (rows < 1 || rows > MAX_ROWS)
     return usage_error ("--rows must be from 1 to 99000000");
@@ -835,7 +1436,8 @@ main (int    argc,
     return usage_error (error->message);
 
   bench.provider_name = g_steal_pointer (&provider_name);
-  bench.engine = g_strdup_printf ("qstore-%s-kv", bench.provider_name);
+  bench.engine = g_strdup_printf ("qstore-%s-%s", bench.provider_name,
+                                  layer_names[bench.layer]);
   bench.rows = (guint64) rows;
   bench.run = run;
   bench.rng = BENCH_SEED;
@@ -860,12 +1462,21 @@ main (int    argc,
                                         g_str_equal (bench.provider_name, "sqlite") ? ".db" : "");
     }
 
-  bench.provider = qstore_provider_new (bench.provider_name, bench.location,
-                                        no_atomic ? QSTORE_OPEN_NO_ATOMIC_BATCH : QSTORE_OPEN_NONE,
-                                        &error);
-  if (bench.provider == NULL ||
-      !(bench.data = qstore_provider_get_store (bench.provider, "bench", "bench", &error)) ||
-      !(bench.index = qstore_provider_get_index_store (bench.provider, "bench", "bench", "score", &error)))
+  if (bench.layer == LAYER_KV)
+    {
+      bench.provider = qstore_provider_new (bench.provider_name, bench.location,
+                                            no_atomic ? QSTORE_OPEN_NO_ATOMIC_BATCH
+                                                      : QSTORE_OPEN_NONE,
+                                            &error);
+      if (bench.provider == NULL ||
+          !(bench.data = qstore_provider_get_store (bench.provider, "bench", "bench", &error)) ||
+          !(bench.index = qstore_provider_get_index_store (bench.provider, "bench", "bench",
+                                                           "score", &error)))
+        return fail (&bench, error, keep);
+    }
+  else if (!open_database (&bench,
+                           no_atomic ? QSTORE_OPEN_NO_ATOMIC_BATCH : QSTORE_OPEN_NONE,
+                           &error))
     return fail (&bench, error, keep);
   caps = qstore_provider_get_capabilities (bench.provider);
   bench.atomic = (caps & QSTORE_CAPABILITY_ATOMIC_BATCH) != 0;
@@ -900,10 +1511,8 @@ main (int    argc,
       return fail (&bench, error, keep);
 
   /* Sizes are taken with everything closed, as the baseline does. */
-  g_clear_object (&bench.data);
-  g_clear_object (&bench.index);
-  qstore_provider_close_all (bench.provider);
-  g_clear_object (&bench.provider);
+  if (!bench_close (&bench, TRUE, &error))
+    return fail (&bench, error, keep);
   if (bench.phases & PHASE_SIZE)
     phase_size (&bench);
 

@@ -2,9 +2,9 @@
  *
  * Usage: test-qstore-bench [--tap] PATH-TO-QSTORE-BENCH
  *
- * A correctness test, not a timing one: every provider must produce the
- * checksums the raw LMDB and raw SQLite programs of bench-baseline print
- * for the same row count.
+ * A correctness test, not a timing one: every provider, at every layer
+ * (key/value, table, SQL), must produce the checksums the raw LMDB and raw
+ * SQLite programs of bench-baseline print for the same row count.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -26,6 +26,12 @@
 #define BASELINE_SMALL_TXN_CHECKSUM G_GUINT64_CONSTANT (500105000)
 
 static const char *bench_path;
+
+typedef struct
+{
+  const char *provider;
+  const char *layer;
+} Case;
 
 typedef struct
 {
@@ -175,11 +181,12 @@ check_common (JsonObject *phase,
 static void
 test_workload (gconstpointer data)
 {
-  const char *provider = data;
+  const Case *c = data;
+  const char *provider = c->provider;
   g_autoptr(GError) error = NULL;
   g_autofree char *dir = g_dir_make_tmp ("qstore-bench-XXXXXX", &error);
-  g_autofree char *engine = g_strdup_printf ("qstore-%s-kv", provider);
-  const char *args[] = { "--provider", provider, "--layer", "kv", "--rows", G_STRINGIFY (ROWS),
+  g_autofree char *engine = g_strdup_printf ("qstore-%s-%s", provider, c->layer);
+  const char *args[] = { "--provider", provider, "--layer", c->layer, "--rows", G_STRINGIFY (ROWS),
                          "--dir", dir, NULL };
   const char *expected_order[] = { "load", "get", "scan", "small_txn", "size" };
   g_autoptr(GPtrArray) order = g_ptr_array_new_with_free_func (g_free);
@@ -207,6 +214,9 @@ test_workload (gconstpointer data)
   p = g_hash_table_lookup (phases, "get");
   check_common (p, engine, ROWS);
   g_assert_cmpuint (json_object_get_int_member (p, "checksum"), ==, BASELINE_GET_CHECKSUM);
+  /* Only the key/value layer reads through a provider snapshot. */
+  if (!g_str_equal (c->layer, "kv"))
+    g_assert_false (json_object_get_boolean_member (p, "snapshot"));
 
   p = g_hash_table_lookup (phases, "scan");
   check_common (p, engine, 1000);
@@ -267,14 +277,16 @@ test_phases_subset (gconstpointer data)
 }
 
 /* Without the atomic batch, rows and index entries are written store by
- * store, with the same results. */
+ * store (by the bench at the key/value layer, by the coordinator above
+ * it), with the same results. */
 static void
 test_no_atomic (gconstpointer data)
 {
-  const char *provider = data;
+  const Case *c = data;
   g_autoptr(GError) error = NULL;
   g_autofree char *dir = g_dir_make_tmp ("qstore-bench-XXXXXX", &error);
-  const char *args[] = { "--provider", provider, "--rows", G_STRINGIFY (ROWS), "--dir", dir,
+  const char *args[] = { "--provider", c->provider, "--layer", c->layer,
+                         "--rows", G_STRINGIFY (ROWS), "--dir", dir,
                          "--phases", "load,get,scan", "--no-atomic", NULL };
   g_autoptr(GPtrArray) order = g_ptr_array_new_with_free_func (g_free);
   g_autoptr(GHashTable) phases = NULL;
@@ -308,7 +320,7 @@ test_usage (void)
   } cases[] = {
     { { "--provider", "nosuch", "--rows", "10", NULL }, 1 },
     { { "--rows", "10", NULL }, 2 },
-    { { "--provider", "memory", "--layer", "sql", NULL }, 2 },
+    { { "--provider", "memory", "--layer", "views", NULL }, 2 },
     { { "--provider", "memory", "--rows", "0", NULL }, 2 },
     { { "--provider", "memory", "--rows", "many", NULL }, 2 },
     { { "--provider", "memory", "--phases", "load,bogus", NULL }, 2 },
@@ -329,7 +341,9 @@ int
 main (int    argc,
       char **argv)
 {
-  const char *providers[] = { "memory", "lmdb", "sqlite" };
+  static const char *providers[] = { "memory", "lmdb", "sqlite" };
+  static const char *layers[] = { "kv", "table", "sql" };
+  static Case cases[G_N_ELEMENTS (providers) * G_N_ELEMENTS (layers)];
 
   g_test_init (&argc, &argv, NULL);
 
@@ -343,13 +357,31 @@ main (int    argc,
   g_test_add_func ("/tools/bench/usage", test_usage);
   for (guint i = 0; i < G_N_ELEMENTS (providers); i++)
     {
-      g_autofree char *workload = g_strdup_printf ("/tools/bench/workload/%s", providers[i]);
       g_autofree char *subset = g_strdup_printf ("/tools/bench/phases-subset/%s", providers[i]);
-      g_autofree char *no_atomic = g_strdup_printf ("/tools/bench/no-atomic/%s", providers[i]);
 
-      g_test_add_data_func (workload, providers[i], test_workload);
+      for (guint j = 0; j < G_N_ELEMENTS (layers); j++)
+        {
+          Case *c = &cases[i * G_N_ELEMENTS (layers) + j];
+          g_autofree char *workload = NULL;
+          g_autofree char *no_atomic = NULL;
+
+          c->provider = providers[i];
+          c->layer = layers[j];
+          /* The key/value paths keep their names from before the layers. */
+          if (g_str_equal (layers[j], "kv"))
+            {
+              workload = g_strdup_printf ("/tools/bench/workload/%s", providers[i]);
+              no_atomic = g_strdup_printf ("/tools/bench/no-atomic/%s", providers[i]);
+            }
+          else
+            {
+              workload = g_strdup_printf ("/tools/bench/workload/%s/%s", layers[j], providers[i]);
+              no_atomic = g_strdup_printf ("/tools/bench/no-atomic/%s/%s", layers[j], providers[i]);
+            }
+          g_test_add_data_func (workload, c, test_workload);
+          g_test_add_data_func (no_atomic, c, test_no_atomic);
+        }
       g_test_add_data_func (subset, providers[i], test_phases_subset);
-      g_test_add_data_func (no_atomic, providers[i], test_no_atomic);
     }
 
   return g_test_run ();
