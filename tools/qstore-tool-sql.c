@@ -91,8 +91,9 @@ append_json_string (GString    *out,
   g_string_append (out, escaped);
 }
 
-/* Reals keep a decimal point or an exponent, so they read back as reals;
- * JSON has no infinities, and 1e999 reads back as one. */
+/* Reals print in the fewest digits that read back as the same double (0.3,
+ * not 0.29999999999999999) and keep a decimal point or an exponent, so they
+ * read back as reals; JSON has no infinities, and 1e999 reads back as one. */
 static void
 append_json_real (GString *out,
                   double   value)
@@ -104,7 +105,15 @@ append_json_real (GString *out,
       g_string_append (out, value > 0 ? "1e999" : "-1e999");
       return;
     }
-  g_ascii_dtostr (buffer, sizeof buffer, value);
+  for (int digits = 15; digits <= 17; digits++)
+    {
+      char format[8];
+
+      g_snprintf (format, sizeof format, "%%.%dg", digits);
+      g_ascii_formatd (buffer, sizeof buffer, format, value);
+      if (g_ascii_strtod (buffer, NULL) == value)
+        break;
+    }
   g_string_append (out, buffer);
   if (strpbrk (buffer, ".eE") == NULL)
     g_string_append (out, ".0");
