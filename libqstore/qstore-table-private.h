@@ -32,19 +32,50 @@ QStoreKV                *qstore_table_get_index_store    (QStoreTable           
  * REPLACE deletes the rows in the way (recording their deletes) and writes.
  * For a rowid table or an INTEGER PRIMARY KEY given as NULL, a new id is
  * assigned as SQLite would (max + 1, or a free random one after INT64_MAX)
- * and returned in *rowid. */
+ * and returned in *rowid.
+ *
+ * A PRIMARY KEY column (not an INTEGER PRIMARY KEY) may hold NULL, as in
+ * SQLite's rowid tables: such rows never conflict on the primary key (see
+ * qstore_table_encode_key() for their keys). */
 gboolean                 qstore_table_insert_values      (QStoreTable              *self,
                                                           QStoreValue              *values,
                                                           QStoreConflict            conflict,
                                                           gint64                   *rowid,
                                                           gboolean                 *ignored,
                                                           GError                  **error);
+/* The same, with the rowid of `INSERT INTO t(rowid, …)` when
+ * @explicit_rowid is not NULL: the new row's rowid in a table without
+ * INTEGER PRIMARY KEY (a row that has it already conflicts as "UNIQUE
+ * constraint failed: t.rowid"), the INTEGER PRIMARY KEY's value when that
+ * column is NULL (a value in the column wins). A table keyed by another
+ * PRIMARY KEY keeps no rowid: QSTORE_ERROR_UNSUPPORTED. */
+gboolean                 qstore_table_insert_values_with_rowid (QStoreTable        *self,
+                                                          QStoreValue              *values,
+                                                          const gint64             *explicit_rowid,
+                                                          QStoreConflict            conflict,
+                                                          gint64                   *rowid,
+                                                          gboolean                 *ignored,
+                                                          GError                  **error);
 /* Replaces the row stored under @old_key; a changed primary key moves it
- * (decided on encoded keys: a NOCASE case-only change stays in place). */
+ * (decided on encoded keys: a NOCASE case-only change stays in place). A
+ * table without INTEGER PRIMARY KEY keeps the row's rowid. */
 gboolean                 qstore_table_update_values      (QStoreTable              *self,
                                                           const guint8             *old_key,
                                                           gsize                     old_key_len,
                                                           QStoreValue              *values,
+                                                          QStoreConflict            conflict,
+                                                          gboolean                 *ignored,
+                                                          GError                  **error);
+/* The same, with the rowid of `UPDATE t SET rowid = …` when @new_rowid is
+ * not NULL: the row moves to that rowid (conflicting like an insert with
+ * an explicit rowid); with an INTEGER PRIMARY KEY the column takes it
+ * unless the new values change the column themselves. A table keyed by
+ * another PRIMARY KEY keeps no rowid: QSTORE_ERROR_UNSUPPORTED. */
+gboolean                 qstore_table_update_values_with_rowid (QStoreTable        *self,
+                                                          const guint8             *old_key,
+                                                          gsize                     old_key_len,
+                                                          QStoreValue              *values,
+                                                          const gint64             *new_rowid,
                                                           QStoreConflict            conflict,
                                                           gboolean                 *ignored,
                                                           GError                  **error);
@@ -53,7 +84,10 @@ gboolean                 qstore_table_delete_key         (QStoreTable           
                                                           gsize                     key_len,
                                                           GError                  **error);
 
-/* Keys */
+/* Keys. A row whose PRIMARY KEY holds a NULL is stored under its encoded
+ * key followed by a suffix that keeps it apart from other such rows (see
+ * QStoreTableSchema.pk): the key encoded here is then only the prefix of
+ * those rows' keys, under which no row is ever stored. */
 gboolean                 qstore_table_encode_key         (QStoreTable              *self,
                                                           const QStoreValue        *values,
                                                           GByteArray               *out,

@@ -71,7 +71,14 @@ typedef struct
   char            *name;         /* as declared */
   char            *sql;          /* the CREATE TABLE text as SQLite stores it */
   GPtrArray       *columns;      /* QStoreColumn */
-  GArray          *pk;           /* QStoreKeyPart; empty for a rowid table */
+  /* QStoreKeyPart; empty for a rowid table. The data key is these columns
+   * encoded, or the encoded rowid when empty. As in SQLite's rowid tables,
+   * a PRIMARY KEY column may hold NULL, and NULLs are distinct: such a
+   * row's data key is the encoded key followed by an encoded integer, one
+   * more than the largest such suffix under the same encoded key, so rows
+   * with NULL never collide nor match a point read, and sort NULL first.
+   * (WITHOUT ROWID tables make their PRIMARY KEY columns NOT NULL.) */
+  GArray          *pk;
   gint             rowid_column; /* the INTEGER PRIMARY KEY column aliasing the rowid, or -1 */
   GPtrArray       *indexes;      /* QStoreIndexSchema: CREATE INDEX and UNIQUE constraints */
   GPtrArray       *checks;       /* QStoreCheck */

@@ -24,7 +24,11 @@
  * Rows and keys are #GVariant tuples of values (see
  * [func@value_new_null] for the encoding of each SQL type). A key is the
  * tuple of the primary key's columns in key order, or the single rowid of a
- * table without one. Values are stored as given: the SQL front applies
+ * table without one. As in SQLite, a PRIMARY KEY column (other than an
+ * INTEGER PRIMARY KEY) may hold NULL, each NULL distinct: such rows never
+ * conflict on their key, and no key finds them, as `= NULL` never holds
+ * (qstore_table_select_range() and SQL reach them). Values are stored as
+ * given: the SQL front applies
  * SQLite's column affinity before it writes, and callers of this API who
  * want it pass values of the column's type.
  *
@@ -36,6 +40,16 @@
  * the value is every column in declaration order, followed by the rowid
  * when the table has no INTEGER PRIMARY KEY to hold it. An index entry's
  * key is its columns followed by the data key, and its value the data key.
+ *
+ * SQLite lets the PRIMARY KEY columns of a rowid table (every qstore table)
+ * hold NULL, and NULLs are distinct there as in UNIQUE. A row with a NULL
+ * in its primary key therefore gets a suffix after the encoded key: an
+ * encoded integer, one more than the largest suffix already under the same
+ * encoded key (1 for the first). Such rows never collide, sort by their key
+ * columns (NULL first) as in SQLite, and are never found by a point read of
+ * their key columns, as `= NULL` never holds. A row keeps its suffix while
+ * its key columns stay the same; the suffix lives in the key only (index
+ * entries end with the whole data key, suffix included).
  *
  * CHECK constraints and partial-index predicates are evaluated by SQLite
  * on the mirror table of @eval_db: the row is inserted inside a savepoint,
@@ -71,11 +85,21 @@ struct _QStoreTable
   sqlite3_stmt       *eval_insert;
   sqlite3_stmt       *eval_predicates;
 
-  /* The largest rowid, trusted while its row still exists: every write
-   * through this table keeps it at or above the true maximum, so a point
-   * read confirms it (a delete or a rollback drops that row). */
+  /* The largest rowid, trusted while the coordinator's epoch stays the
+   * same (a rollback may bring back rows above it) and its row still
+   * exists: every write through this table keeps it at or above the true
+   * maximum, so a point read confirms it (a delete drops that row). */
   gboolean            max_rowid_known;
   gint64              max_rowid;
+  guint64             max_rowid_epoch;
+
+  /* Buffers of write_row(), kept between rows: a table writes one row at
+   * a time (a write never starts another on the same table). */
+  GByteArray         *key_buf;
+  GByteArray         *old_entry_buf;
+  GByteArray         *new_entry_buf;
+  GByteArray         *row_buf;
+  GPtrArray          *conflicts;        /* GBytes */
 };
 
 G_DEFINE_FINAL_TYPE (QStoreTable, qstore_table, G_TYPE_OBJECT)
@@ -104,6 +128,11 @@ qstore_table_finalize (GObject *object)
   g_clear_pointer (&self->eval_predicates, sqlite3_finalize);
   g_clear_pointer (&self->predicate_column, g_array_unref);
   g_clear_pointer (&self->index_stores, g_ptr_array_unref);
+  g_clear_pointer (&self->key_buf, g_byte_array_unref);
+  g_clear_pointer (&self->old_entry_buf, g_byte_array_unref);
+  g_clear_pointer (&self->new_entry_buf, g_byte_array_unref);
+  g_clear_pointer (&self->row_buf, g_byte_array_unref);
+  g_clear_pointer (&self->conflicts, g_ptr_array_unref);
   g_clear_object (&self->data_store);
   g_clear_pointer (&self->schema, qstore_table_schema_unref);
   g_clear_object (&self->coordinator);
@@ -184,6 +213,11 @@ static void
 qstore_table_init (QStoreTable *self)
 {
   self->rowid_position = -1;
+  self->key_buf = g_byte_array_sized_new (64);
+  self->old_entry_buf = g_byte_array_sized_new (64);
+  self->new_entry_buf = g_byte_array_sized_new (64);
+  self->row_buf = g_byte_array_sized_new (128);
+  self->conflicts = g_ptr_array_new_with_free_func ((GDestroyNotify) g_bytes_unref);
 }
 
 /* Construction */
@@ -1072,6 +1106,11 @@ next_rowid (QStoreTable  *self,
             gint64       *rowid,
             GError      **error)
 {
+  guint64 epoch = qstore_coordinator_get_epoch (self->coordinator);
+
+  if (self->max_rowid_known && self->max_rowid_epoch != epoch)
+    self->max_rowid_known = FALSE;
+
   if (self->max_rowid_known)
     {
       gboolean taken;
@@ -1096,6 +1135,7 @@ next_rowid (QStoreTable  *self,
         }
       self->max_rowid = max;
       self->max_rowid_known = TRUE;
+      self->max_rowid_epoch = epoch;
     }
 
   if (self->max_rowid < G_MAXINT64)
@@ -1133,6 +1173,94 @@ note_rowid (QStoreTable *self,
 {
   if (self->max_rowid_known && rowid > self->max_rowid)
     self->max_rowid = rowid;
+}
+
+/* Primary keys holding NULL (see the layout above) */
+
+static gboolean
+primary_key_has_null (QStoreTable       *self,
+                      const QStoreValue *values)
+{
+  GArray *pk = self->schema->pk;
+
+  if (self->rowid_position >= 0)
+    return FALSE;
+  for (guint i = 0; i < pk->len; i++)
+    {
+      if (values[g_array_index (pk, QStoreKeyPart, i).column].type == QSTORE_VALUE_NULL)
+        return TRUE;
+    }
+  return FALSE;
+}
+
+/* Appends to @key, the encoded primary key of a row that holds a NULL,
+ * the suffix that sets the row apart: one more than the largest suffix
+ * under @key, as the transaction sees it. */
+static gboolean
+append_null_key_suffix (QStoreTable  *self,
+                        GByteArray   *key,
+                        GError      **error)
+{
+  g_autoptr(QStoreBounds) bounds = qstore_bounds_new ();
+  g_autoptr(GByteArray) upper = g_byte_array_new ();
+  g_autoptr(QStoreIter) iter = NULL;
+  g_autoptr(GError) local_error = NULL;
+  gint64 next = 1;
+
+  qstore_bounds_set_gte (bounds, key->data, key->len);
+  if (prefix_successor (key->data, key->len, upper))
+    qstore_bounds_set_lt (bounds, upper->data, upper->len);
+  qstore_bounds_set_reverse (bounds, TRUE);
+  qstore_bounds_set_limit (bounds, 1);
+
+  iter = qstore_coordinator_iterate (self->coordinator, self->data_store, bounds, error);
+  if (iter == NULL)
+    return FALSE;
+
+  if (qstore_iter_next (iter, &local_error))
+    {
+      gsize len;
+      const guint8 *last = qstore_iter_peek_key (iter, &len);
+      g_autoptr(GBytes) suffix = NULL;
+      g_autoptr(GVariant) decoded = NULL;
+      g_autoptr(GVariant) boxed = NULL;
+      g_autoptr(GVariant) value = NULL;
+
+      /* Every key in the range is @key followed by one integer. */
+      suffix = g_bytes_new (last + key->len, len - key->len);
+      decoded = qstore_codec_decode_key (suffix, NULL, 1, NULL);
+      if (decoded != NULL)
+        {
+          boxed = g_variant_get_child_value (decoded, 0);
+          value = g_variant_get_variant (boxed);
+        }
+      if (value == NULL || !g_variant_is_of_type (value, G_VARIANT_TYPE_INT64))
+        {
+          g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_CORRUPT,
+                       "Table “%s” holds a key that is neither a primary key nor "
+                       "one with NULL and its suffix: the data store does not match "
+                       "the table's schema", self->schema->name);
+          return FALSE;
+        }
+      if (g_variant_get_int64 (value) == G_MAXINT64)
+        {
+          g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_FAILED,
+                       "Table “%s” has no room left for another row with this "
+                       "PRIMARY KEY holding NULL (database or disk is full): "
+                       "delete such rows, or give the key columns values",
+                       self->schema->name);
+          return FALSE;
+        }
+      next = g_variant_get_int64 (value) + 1;
+    }
+  else if (local_error != NULL)
+    {
+      g_propagate_error (error, g_steal_pointer (&local_error));
+      return FALSE;
+    }
+
+  qstore_codec_append_integer (key, next, FALSE);
+  return TRUE;
 }
 
 /* Conflicts */
@@ -1221,8 +1349,6 @@ find_conflicts (QStoreTable        *self,
         }
     }
 
-  prefix = g_byte_array_new ();
-  upper = g_byte_array_new ();
   for (guint i = 0; i < self->index_stores->len; i++)
     {
       const QStoreIndexSchema *index = index_at (self, i);
@@ -1236,6 +1362,11 @@ find_conflicts (QStoreTable        *self,
       if (!index->unique || !in_index[i])
         continue;
 
+      if (prefix == NULL)
+        {
+          prefix = g_byte_array_new ();
+          upper = g_byte_array_new ();
+        }
       g_byte_array_set_size (prefix, 0);
       if (!append_index_columns (self, i, values, prefix, &has_null, error))
         return FALSE;
@@ -1410,16 +1541,20 @@ write_row (QStoreTable        *self,
            gboolean           *ignored,
            GError            **error)
 {
-  g_autoptr(GByteArray) key = g_byte_array_new ();
-  g_autoptr(GByteArray) old_entry = g_byte_array_new ();
-  g_autoptr(GByteArray) new_entry = g_byte_array_new ();
-  g_autoptr(GByteArray) encoded = NULL;
+  GByteArray *key = self->key_buf;
+  GByteArray *old_entry = self->old_entry_buf;
+  GByteArray *new_entry = self->new_entry_buf;
+  GByteArray *encoded = self->row_buf;
+  GPtrArray *conflicts = self->conflicts;
   g_autoptr(GBytes) new_row = NULL;
-  g_autoptr(GPtrArray) conflicts = NULL;
-  g_autofree gboolean *in_index = NULL;
+  gboolean in_index_here[16];
+  g_autofree gboolean *in_index_heap = NULL;
+  gboolean *in_index;
   g_autofree char *message = NULL;
   g_autoptr(GError) local_error = NULL;
   gboolean key_changed;
+  gboolean null_key;
+  gboolean ok;
   guint column;
 
   if (not_null_violation (self, values, &column))
@@ -1435,12 +1570,15 @@ write_row (QStoreTable        *self,
       return FALSE;
     }
 
+  g_byte_array_set_size (key, 0);
   if (!append_data_key (self, values, key, error))
     return FALSE;
-  key_changed = old_key == NULL ||
-                !bytes_equal (key->data, key->len, old_key->data, old_key->len);
+  null_key = primary_key_has_null (self, values);
 
-  in_index = g_new (gboolean, MAX (self->index_stores->len, 1));
+  if (self->index_stores->len <= G_N_ELEMENTS (in_index_here))
+    in_index = in_index_here;
+  else
+    in_index = in_index_heap = g_new (gboolean, self->index_stores->len);
   if (!evaluate_row (self, values, in_index, &local_error))
     {
       if (conflict == QSTORE_CONFLICT_IGNORE &&
@@ -1453,22 +1591,37 @@ write_row (QStoreTable        *self,
       return FALSE;
     }
 
-  conflicts = g_ptr_array_new_with_free_func ((GDestroyNotify) g_bytes_unref);
-  if (!find_conflicts (self, values, key, key_changed && !key_is_new, old_key, in_index,
-                       conflict == QSTORE_CONFLICT_REPLACE, conflicts, &message, error))
-    return FALSE;
+  if (null_key)
+    {
+      /* The row stays under its key while its key columns (NULL
+       * included) keep their encoding; elsewhere it gets a new suffix. */
+      if (old_key != NULL && old_key->len > key->len &&
+          memcmp (old_key->data, key->data, key->len) == 0)
+        g_byte_array_append (g_byte_array_set_size (key, 0), old_key->data, old_key->len);
+      else if (!append_null_key_suffix (self, key, error))
+        return FALSE;
+    }
+  key_changed = old_key == NULL ||
+                !bytes_equal (key->data, key->len, old_key->data, old_key->len);
 
-  if (conflicts->len > 0)
+  /* A NULL in the primary key is distinct from every other value, as in
+   * a UNIQUE constraint: nothing to check, the suffix keeps the key apart. */
+  g_ptr_array_set_size (conflicts, 0);
+  ok = find_conflicts (self, values, key, key_changed && !key_is_new && !null_key, old_key,
+                       in_index, conflict == QSTORE_CONFLICT_REPLACE, conflicts, &message,
+                       error);
+
+  if (ok && conflicts->len > 0)
     {
       switch (conflict)
         {
         case QSTORE_CONFLICT_IGNORE:
+          g_ptr_array_set_size (conflicts, 0);
           *ignored = TRUE;
           return TRUE;
 
         case QSTORE_CONFLICT_REPLACE:
-          if (!remove_conflicts (self, conflicts, error))
-            return FALSE;
+          ok = remove_conflicts (self, conflicts, error);
           break;
 
         case QSTORE_CONFLICT_ABORT:
@@ -1476,13 +1629,19 @@ write_row (QStoreTable        *self,
         case QSTORE_CONFLICT_FAIL:
         default:
           g_set_error_literal (error, QSTORE_ERROR, QSTORE_ERROR_CONSTRAINT, message);
-          return FALSE;
+          ok = FALSE;
+          break;
         }
     }
+  g_ptr_array_set_size (conflicts, 0);
+  if (!ok)
+    return FALSE;
 
-  encoded = g_byte_array_sized_new (64);
+  g_byte_array_set_size (encoded, 0);
   qstore_row_encode (encoded, values, self->n_values);
-  new_row = g_byte_array_free_to_bytes (g_steal_pointer (&encoded));
+  /* The change set keeps its own copy (the coordinator drops it when
+   * nobody listens). */
+  new_row = g_bytes_new (encoded->data, encoded->len);
 
   /* Index entries: the old one out where the old row was in the index,
    * the new one in where the new row is, nothing where they are equal. */
@@ -1515,7 +1674,7 @@ write_row (QStoreTable        *self,
     qstore_coordinator_delete (self->coordinator, self->data_store,
                                old_key->data, old_key->len);
   qstore_coordinator_put (self->coordinator, self->data_store, key->data, key->len,
-                          g_bytes_get_data (new_row, NULL), g_bytes_get_size (new_row));
+                          encoded->data, encoded->len);
 
   if (old_row != NULL)
     {
@@ -1548,6 +1707,16 @@ datatype_mismatch (QStoreTable  *self,
   return FALSE;
 }
 
+static gboolean
+no_rowid (QStoreTable  *self,
+          GError      **error)
+{
+  g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_UNSUPPORTED,
+               "Table “%s” is keyed by its PRIMARY KEY and keeps no rowid: "
+               "leave the rowid out", self->schema->name);
+  return FALSE;
+}
+
 gboolean
 qstore_table_insert_values (QStoreTable     *self,
                             QStoreValue     *values,
@@ -1556,7 +1725,22 @@ qstore_table_insert_values (QStoreTable     *self,
                             gboolean        *ignored,
                             GError         **error)
 {
-  g_autofree QStoreValue *row = NULL;
+  return qstore_table_insert_values_with_rowid (self, values, NULL, conflict, rowid,
+                                                ignored, error);
+}
+
+gboolean
+qstore_table_insert_values_with_rowid (QStoreTable     *self,
+                                       QStoreValue     *values,
+                                       const gint64    *explicit_rowid,
+                                       QStoreConflict   conflict,
+                                       gint64          *rowid,
+                                       gboolean        *ignored,
+                                       GError         **error)
+{
+  QStoreValue row_here[16];
+  g_autofree QStoreValue *row_heap = NULL;
+  QStoreValue *row;
   gboolean assigned = FALSE;
   gboolean ignored_here = FALSE;
   guint n_columns;
@@ -1569,20 +1753,33 @@ qstore_table_insert_values (QStoreTable     *self,
   if (ignored != NULL)
     *ignored = FALSE;
 
+  if (explicit_rowid != NULL && self->rowid_position < 0)
+    return no_rowid (self, error);
+
   begin_if_needed (self);
 
   n_columns = self->schema->columns->len;
-  row = g_new0 (QStoreValue, self->n_values);
+  if (self->n_values <= G_N_ELEMENTS (row_here))
+    row = row_here;
+  else
+    row = row_heap = g_new (QStoreValue, self->n_values);
+  memset (row, 0, self->n_values * sizeof (QStoreValue));
   memcpy (row, values, n_columns * sizeof (QStoreValue));
 
   if (self->rowid_position >= 0)
     {
       QStoreValue *slot = &row[self->rowid_position];
 
+      /* An INTEGER PRIMARY KEY given a value is the rowid. */
       if (self->schema->rowid_column >= 0 && slot->type != QSTORE_VALUE_NULL)
         {
           if (slot->type != QSTORE_VALUE_INTEGER)
             return datatype_mismatch (self, error);
+        }
+      else if (explicit_rowid != NULL)
+        {
+          slot->type = QSTORE_VALUE_INTEGER;
+          slot->integer = *explicit_rowid;
         }
       else
         {
@@ -1615,6 +1812,20 @@ qstore_table_update_values (QStoreTable     *self,
                             gboolean        *ignored,
                             GError         **error)
 {
+  return qstore_table_update_values_with_rowid (self, old_key, old_key_len, values, NULL,
+                                                conflict, ignored, error);
+}
+
+gboolean
+qstore_table_update_values_with_rowid (QStoreTable     *self,
+                                       const guint8    *old_key,
+                                       gsize            old_key_len,
+                                       QStoreValue     *values,
+                                       const gint64    *new_rowid,
+                                       QStoreConflict   conflict,
+                                       gboolean        *ignored,
+                                       GError         **error)
+{
   g_autoptr(GBytes) old_row = NULL;
   g_autoptr(GByteArray) old_key_array = NULL;
   g_autofree QStoreValue *old_values = NULL;
@@ -1632,6 +1843,9 @@ qstore_table_update_values (QStoreTable     *self,
 
   if (ignored != NULL)
     *ignored = FALSE;
+
+  if (new_rowid != NULL && self->rowid_position < 0)
+    return no_rowid (self, error);
 
   begin_if_needed (self);
 
@@ -1656,15 +1870,31 @@ qstore_table_update_values (QStoreTable     *self,
   memcpy (row, values, self->schema->columns->len * sizeof (QStoreValue));
   if (self->rowid_position >= 0)
     {
+      QStoreValue *slot = &row[self->rowid_position];
+      const QStoreValue *old_id = &old_values[self->rowid_position];
+
       if (self->schema->rowid_column >= 0)
         {
-          if (row[self->rowid_position].type != QSTORE_VALUE_INTEGER)
+          /* The rowid and its INTEGER PRIMARY KEY are one: a new rowid
+           * moves the column, unless the column itself was changed. */
+          if (new_rowid != NULL &&
+              slot->type == QSTORE_VALUE_INTEGER && slot->integer == old_id->integer)
+            {
+              slot->type = QSTORE_VALUE_INTEGER;
+              slot->integer = *new_rowid;
+            }
+          if (slot->type != QSTORE_VALUE_INTEGER)
             return datatype_mismatch (self, error);
+        }
+      else if (new_rowid != NULL)
+        {
+          slot->type = QSTORE_VALUE_INTEGER;
+          slot->integer = *new_rowid;
         }
       else
         {
-          /* A table without INTEGER PRIMARY KEY keeps its rowid. */
-          row[self->rowid_position] = old_values[self->rowid_position];
+          /* Otherwise the row keeps its rowid. */
+          *slot = *old_id;
         }
     }
 

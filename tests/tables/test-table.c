@@ -1404,6 +1404,207 @@ test_table_not_null_check (Fixture       *f,
   }
 }
 
+
+/* The data keys of @table in key order, as the transaction sees them. */
+static GPtrArray *
+data_keys (QStoreTable *table)
+{
+  g_autoptr(QStoreIter) iter = NULL;
+  g_autoptr(GError) error = NULL;
+  GPtrArray *keys = g_ptr_array_new_with_free_func ((GDestroyNotify) g_bytes_unref);
+
+  iter = qstore_table_scan (table, NULL, &error);
+  g_assert_no_error (error);
+  while (qstore_iter_next (iter, &error))
+    g_ptr_array_add (keys, qstore_iter_get_key (iter));
+  g_assert_no_error (error);
+  return keys;
+}
+
+static gboolean
+update_key (QStoreTable     *table,
+            GBytes          *key,
+            QStoreValue     *row,
+            QStoreConflict   conflict,
+            GError         **error)
+{
+  gboolean ignored = TRUE;
+  gboolean ok;
+
+  ok = qstore_table_update_values (table, g_bytes_get_data (key, NULL), g_bytes_get_size (key),
+                                   row, conflict, &ignored, error);
+  if (ok)
+    g_assert_false (ignored);
+  return ok;
+}
+
+static void
+test_table_null_primary_key (Fixture       *f,
+                             gconstpointer  data)
+{
+  g_autoptr(QStoreTable) table =
+    table_for (f,
+               "CREATE TABLE n(a INT, b INTEGER, c TEXT UNIQUE, PRIMARY KEY (b, a));"
+               "CREATE INDEX n_a ON n(a);",
+               "n");
+  g_autoptr(QStoreTable) desc =
+    table_for (f, "CREATE TABLE d(k TEXT, v INT, PRIMARY KEY (k DESC));", "d");
+  g_autoptr(QStoreTable) without =
+    table_for (f, "CREATE TABLE w(k TEXT, j INT, v, PRIMARY KEY (k, j)) WITHOUT ROWID;", "w");
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GPtrArray) keys = NULL;
+  g_autoptr(GPtrArray) after = NULL;
+  g_autoptr(GByteArray) prefix = NULL;
+  g_autoptr(GBytes) stored = NULL;
+  g_autoptr(GArray) counts = NULL;
+  QStoreValue row[3];
+
+  /* SQLite takes both: NULLs in a PRIMARY KEY are distinct. */
+  qstore_coordinator_begin (f->coordinator);
+  row[0] = v_null (); row[1] = v_int (2); row[2] = v_text ("p");
+  insert_ok (table, row, QSTORE_CONFLICT_ABORT);
+  row[2] = v_text ("q");
+  insert_ok (table, row, QSTORE_CONFLICT_ABORT);
+  row[0] = v_int (1); row[1] = v_int (2); row[2] = v_text ("r");
+  insert_ok (table, row, QSTORE_CONFLICT_ABORT);
+  row[0] = v_int (7); row[1] = v_null (); row[2] = v_null ();
+  insert_ok (table, row, QSTORE_CONFLICT_ABORT);
+  row[0] = v_null (); row[1] = v_null (); row[2] = v_null ();
+  insert_ok (table, row, QSTORE_CONFLICT_ABORT);
+  insert_ok (table, row, QSTORE_CONFLICT_ABORT);
+  /* Without NULL, the key is still unique. */
+  row[0] = v_int (1); row[1] = v_int (2); row[2] = v_text ("s");
+  insert_fails (table, row, QSTORE_CONFLICT_ABORT, "UNIQUE constraint failed: n.b, n.a");
+  g_assert_cmpint (qstore_table_get_row_count (table), ==, 6);
+
+  /* Key order: b, then a, NULL first, as ORDER BY b, a in SQLite. */
+  assert_rows (table,
+               "(<@mv nothing>, <@mv nothing>, <@mv nothing>) "
+               "(<@mv nothing>, <@mv nothing>, <@mv nothing>) "
+               "(<int64 7>, <@mv nothing>, <@mv nothing>) "
+               "(<@mv nothing>, <int64 2>, <'p'>) "
+               "(<@mv nothing>, <int64 2>, <'q'>) "
+               "(<int64 1>, <int64 2>, <'r'>)");
+  assert_index_order (table, "n_a", "nothing nothing nothing nothing 1 7");
+
+  /* A point read of the key columns finds none of them (`= NULL` never
+   * holds); the key they share is a prefix of theirs. */
+  row[0] = v_null (); row[1] = v_int (2);
+  prefix = key_of (table, row);
+  stored = qstore_table_get_row (table, prefix->data, prefix->len, &error);
+  g_assert_no_error (error);
+  g_assert_null (stored);
+  assert_row (table, g_variant_new_parsed ("(int64 2, @mv nothing)"), "none");
+  keys = data_keys (table);
+  g_assert_cmpuint (keys->len, ==, 6);
+  for (guint i = 3; i < 5; i++)
+    {
+      gsize len;
+      const guint8 *key = g_bytes_get_data (g_ptr_array_index (keys, i), &len);
+
+      g_assert_cmpuint (len, >, prefix->len);
+      g_assert_cmpmem (key, prefix->len, prefix->data, prefix->len);
+    }
+  counts = check_consistency (table, FALSE);
+  commit (f);
+  g_clear_pointer (&counts, g_array_unref);
+  counts = check_consistency (table, TRUE);
+
+  /* An update that keeps the key columns keeps the row's key... */
+  qstore_coordinator_begin (f->coordinator);
+  row[0] = v_null (); row[1] = v_int (2); row[2] = v_text ("P");
+  g_assert_true (update_key (table, g_ptr_array_index (keys, 3), row,
+                             QSTORE_CONFLICT_ABORT, &error));
+  g_assert_no_error (error);
+  after = data_keys (table);
+  g_assert_cmpuint (after->len, ==, 6);
+  g_assert_true (g_bytes_equal (g_ptr_array_index (after, 3), g_ptr_array_index (keys, 3)));
+  g_clear_pointer (&after, g_ptr_array_unref);
+
+  /* ...from NULL to a value it moves, and conflicts as any key... */
+  row[0] = v_int (1); row[1] = v_int (2); row[2] = v_text ("q");
+  g_assert_false (update_key (table, g_ptr_array_index (keys, 4), row,
+                              QSTORE_CONFLICT_ABORT, &error));
+  g_assert_error (error, QSTORE_ERROR, QSTORE_ERROR_CONSTRAINT);
+  g_assert_cmpstr (error->message, ==, "UNIQUE constraint failed: n.b, n.a");
+  g_clear_error (&error);
+  row[0] = v_int (0);
+  g_assert_true (update_key (table, g_ptr_array_index (keys, 4), row,
+                             QSTORE_CONFLICT_ABORT, &error));
+  g_assert_no_error (error);
+  assert_row (table, g_variant_new_parsed ("(int64 2, int64 0)"),
+              "(<int64 0>, <int64 2>, <'q'>)");
+
+  /* ...and from a value to NULL, next to the others with that key. */
+  row[0] = v_null (); row[1] = v_int (2); row[2] = v_text ("r");
+  g_assert_true (update_key (table, g_ptr_array_index (keys, 5), row,
+                             QSTORE_CONFLICT_ABORT, &error));
+  g_assert_no_error (error);
+  assert_row (table, g_variant_new_parsed ("(int64 2, int64 1)"), "none");
+  assert_rows (table,
+               "(<@mv nothing>, <@mv nothing>, <@mv nothing>) "
+               "(<@mv nothing>, <@mv nothing>, <@mv nothing>) "
+               "(<int64 7>, <@mv nothing>, <@mv nothing>) "
+               "(<@mv nothing>, <int64 2>, <'P'>) "
+               "(<@mv nothing>, <int64 2>, <'r'>) "
+               "(<int64 0>, <int64 2>, <'q'>)");
+  g_clear_pointer (&counts, g_array_unref);
+  counts = check_consistency (table, FALSE);
+
+  /* REPLACE removes the row in the way of a UNIQUE column, whatever its
+   * key; a NULL key is in nobody's way. */
+  row[0] = v_null (); row[1] = v_int (2); row[2] = v_text ("q");
+  insert_ok (table, row, QSTORE_CONFLICT_REPLACE);
+  assert_row (table, g_variant_new_parsed ("(int64 2, int64 0)"), "none");
+  g_assert_cmpint (qstore_table_get_row_count (table), ==, 6);
+
+  /* Deletes by the stored key. */
+  g_clear_pointer (&keys, g_ptr_array_unref);
+  keys = data_keys (table);
+  g_assert_cmpuint (keys->len, ==, 6);
+  for (guint i = 0; i < 2; i++)
+    {
+      GBytes *key = g_ptr_array_index (keys, i);
+
+      g_assert_true (qstore_table_delete_key (table, g_bytes_get_data (key, NULL),
+                                              g_bytes_get_size (key), &error));
+      g_assert_no_error (error);
+    }
+  commit (f);
+  assert_rows (table,
+               "(<int64 7>, <@mv nothing>, <@mv nothing>) "
+               "(<@mv nothing>, <int64 2>, <'P'>) "
+               "(<@mv nothing>, <int64 2>, <'r'>) "
+               "(<@mv nothing>, <int64 2>, <'q'>)");
+  g_clear_pointer (&counts, g_array_unref);
+  counts = check_consistency (table, TRUE);
+  g_assert_cmpuint (g_array_index (counts, guint, 0), ==, 4);
+  assert_index_order (table, "n_a", "nothing nothing nothing 7");
+
+  /* A descending key puts NULL last, as ORDER BY k DESC does. */
+  qstore_coordinator_begin (f->coordinator);
+  row[0] = v_text ("a"); row[1] = v_int (1);
+  insert_ok (desc, row, QSTORE_CONFLICT_ABORT);
+  row[0] = v_null (); row[1] = v_int (2);
+  insert_ok (desc, row, QSTORE_CONFLICT_ABORT);
+  row[0] = v_text ("b"); row[1] = v_int (3);
+  insert_ok (desc, row, QSTORE_CONFLICT_ABORT);
+  row[0] = v_null (); row[1] = v_int (4);
+  insert_ok (desc, row, QSTORE_CONFLICT_ABORT);
+  commit (f);
+  assert_rows (desc, "(<'b'>, <int64 3>) (<'a'>, <int64 1>) "
+                     "(<@mv nothing>, <int64 2>) (<@mv nothing>, <int64 4>)");
+
+  /* WITHOUT ROWID makes every PRIMARY KEY column NOT NULL. */
+  qstore_coordinator_begin (f->coordinator);
+  row[0] = v_text ("x"); row[1] = v_null (); row[2] = v_int (1);
+  insert_fails (without, row, QSTORE_CONFLICT_ABORT, "NOT NULL constraint failed: w.j");
+  row[0] = v_null (); row[1] = v_int (1);
+  insert_fails (without, row, QSTORE_CONFLICT_ABORT, "NOT NULL constraint failed: w.k");
+  qstore_coordinator_rollback (f->coordinator);
+  g_assert_cmpint (qstore_table_get_row_count (without), ==, 0);
+}
+
 static void
 test_table_rowids (Fixture       *f,
                    gconstpointer  data)
@@ -1497,6 +1698,217 @@ test_table_rowids (Fixture       *f,
   {
     g_autoptr(GArray) counts = check_consistency (ipk, TRUE);
   }
+}
+
+
+/* A rollback may bring back rows above the largest rowid a table saw:
+ * the next id must still be above every row. */
+static void
+test_table_rowid_after_rollback (Fixture       *f,
+                                 gconstpointer  data)
+{
+  g_autoptr(QStoreTable) plain = table_for (f, "CREATE TABLE r(x TEXT NOT NULL);", "r");
+  g_autoptr(QStoreTable) ipk =
+    table_for (f, "CREATE TABLE i(id INTEGER PRIMARY KEY, x TEXT NOT NULL);", "i");
+  QStoreTable *tables[] = { plain, ipk };
+  g_autoptr(GError) error = NULL;
+  QStoreValue row[2];
+  guint64 epoch;
+
+  for (guint t = 0; t < G_N_ELEMENTS (tables); t++)
+    {
+      QStoreTable *table = tables[t];
+      guint x = t == 0 ? 0 : 1;
+      g_autoptr(GByteArray) key = g_byte_array_new ();
+
+      qstore_coordinator_begin (f->coordinator);
+      row[0] = v_null (); row[1] = v_null ();
+      for (gint64 id = 1; id <= 3; id++)
+        {
+          row[x] = v_text ("kept");
+          g_assert_cmpint (insert_ok (table, row, QSTORE_CONFLICT_ABORT), ==, id);
+        }
+      commit (f);
+
+      /* The largest row goes, the next id is read below it, then the
+       * insert fails and everything is rolled back: row 3 is back. */
+      epoch = qstore_coordinator_get_epoch (f->coordinator);
+      qstore_coordinator_begin (f->coordinator);
+      row[0] = v_int (3);
+      g_assert_true (qstore_table_encode_key_prefix (table, -1, row, 1, key, &error));
+      g_assert_true (qstore_table_delete_key (table, key->data, key->len, &error));
+      g_assert_no_error (error);
+      row[0] = v_null (); row[x] = v_null ();
+      insert_fails (table, row, QSTORE_CONFLICT_ABORT,
+                    t == 0 ? "NOT NULL constraint failed: r.x"
+                           : "NOT NULL constraint failed: i.x");
+      qstore_coordinator_rollback (f->coordinator);
+      g_assert_cmpuint (qstore_coordinator_get_epoch (f->coordinator), !=, epoch);
+
+      qstore_coordinator_begin (f->coordinator);
+      row[x] = v_text ("new");
+      g_assert_cmpint (insert_ok (table, row, QSTORE_CONFLICT_REPLACE), ==, 4);
+
+      /* The same through ROLLBACK TO a savepoint. */
+      qstore_coordinator_savepoint (f->coordinator, 0);
+      epoch = qstore_coordinator_get_epoch (f->coordinator);
+      row[0] = v_int (4);
+      g_assert_true (qstore_table_encode_key_prefix (table, -1, row, 1, key, &error));
+      g_assert_true (qstore_table_delete_key (table, key->data, key->len, &error));
+      g_assert_no_error (error);
+      row[0] = v_null (); row[x] = v_null ();
+      insert_fails (table, row, QSTORE_CONFLICT_ABORT,
+                    t == 0 ? "NOT NULL constraint failed: r.x"
+                           : "NOT NULL constraint failed: i.x");
+      qstore_coordinator_rollback_to (f->coordinator, 0);
+      g_assert_cmpuint (qstore_coordinator_get_epoch (f->coordinator), !=, epoch);
+      row[x] = v_text ("newer");
+      g_assert_cmpint (insert_ok (table, row, QSTORE_CONFLICT_REPLACE), ==, 5);
+      commit (f);
+
+      g_assert_cmpint (qstore_table_get_row_count (table), ==, 5);
+      if (t == 0)
+        assert_rows (table, "(<'kept'>,) (<'kept'>,) (<'kept'>,) (<'new'>,) (<'newer'>,)");
+      else
+        assert_rows (table, "(<int64 1>, <'kept'>) (<int64 2>, <'kept'>) (<int64 3>, <'kept'>) "
+                            "(<int64 4>, <'new'>) (<int64 5>, <'newer'>)");
+    }
+}
+
+static gint64
+insert_with_rowid (QStoreTable    *table,
+                   QStoreValue    *values,
+                   gint64          explicit_rowid,
+                   QStoreConflict  conflict,
+                   GError        **error)
+{
+  gboolean ignored = TRUE;
+  gint64 rowid = -12345;
+
+  if (!qstore_table_insert_values_with_rowid (table, values, &explicit_rowid, conflict,
+                                              &rowid, &ignored, error))
+    return -1;
+  if (ignored)
+    return 0;
+  return rowid;
+}
+
+static gboolean
+move_rowid (QStoreTable     *table,
+            gint64           old_rowid,
+            QStoreValue     *values,
+            gint64           new_rowid,
+            QStoreConflict   conflict,
+            gboolean        *ignored,
+            GError         **error)
+{
+  g_autoptr(GByteArray) key = g_byte_array_new ();
+  QStoreValue id = v_int (old_rowid);
+
+  g_assert_true (qstore_table_encode_key_prefix (table, -1, &id, 1, key, NULL));
+  return qstore_table_update_values_with_rowid (table, key->data, key->len, values,
+                                                &new_rowid, conflict, ignored, error);
+}
+
+static void
+test_table_explicit_rowid (Fixture       *f,
+                           gconstpointer  data)
+{
+  g_autoptr(QStoreTable) plain =
+    table_for (f, "CREATE TABLE r(x TEXT UNIQUE, y INT); CREATE INDEX r_y ON r(y);", "r");
+  g_autoptr(QStoreTable) ipk = table_for (f, "CREATE TABLE i(id INTEGER PRIMARY KEY, x);", "i");
+  g_autoptr(QStoreTable) keyed = table_for (f, "CREATE TABLE k(name TEXT PRIMARY KEY, x);", "k");
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GArray) counts = NULL;
+  gboolean ignored = FALSE;
+  QStoreValue row[2];
+
+  /* A table without INTEGER PRIMARY KEY takes the rowid given. */
+  qstore_coordinator_begin (f->coordinator);
+  row[0] = v_text ("a"); row[1] = v_int (1);
+  g_assert_cmpint (insert_with_rowid (plain, row, 10, QSTORE_CONFLICT_ABORT, &error), ==, 10);
+  g_assert_no_error (error);
+  row[0] = v_text ("b"); row[1] = v_int (2);
+  g_assert_cmpint (insert_ok (plain, row, QSTORE_CONFLICT_ABORT), ==, 11);
+  row[0] = v_text ("c"); row[1] = v_int (3);
+  g_assert_cmpint (insert_with_rowid (plain, row, -4, QSTORE_CONFLICT_ABORT, &error), ==, -4);
+  g_assert_no_error (error);
+  row[0] = v_text ("d"); row[1] = v_int (4);
+  g_assert_cmpint (insert_ok (plain, row, QSTORE_CONFLICT_ABORT), ==, 12);
+
+  /* A rowid taken: SQLite's message, IGNORE and REPLACE. */
+  row[0] = v_text ("e"); row[1] = v_int (5);
+  g_assert_cmpint (insert_with_rowid (plain, row, 10, QSTORE_CONFLICT_ABORT, &error), ==, -1);
+  g_assert_error (error, QSTORE_ERROR, QSTORE_ERROR_CONSTRAINT);
+  g_assert_cmpstr (error->message, ==, "UNIQUE constraint failed: r.rowid");
+  g_clear_error (&error);
+  g_assert_cmpint (insert_with_rowid (plain, row, 10, QSTORE_CONFLICT_IGNORE, &error), ==, 0);
+  g_assert_no_error (error);
+  g_assert_cmpint (insert_with_rowid (plain, row, 10, QSTORE_CONFLICT_REPLACE, &error), ==, 10);
+  g_assert_no_error (error);
+  g_assert_cmpint (qstore_table_get_row_count (plain), ==, 4);
+  commit (f);
+  assert_rows (plain, "(<'c'>, <int64 3>) (<'e'>, <int64 5>) (<'b'>, <int64 2>) "
+                      "(<'d'>, <int64 4>)");
+  assert_index_order (plain, "r_y", "'b' 'c' 'd' 'e'");
+
+  /* An update moves the row to the rowid given, its index entries with it. */
+  qstore_coordinator_begin (f->coordinator);
+  row[0] = v_text ("B"); row[1] = v_int (20);
+  g_assert_true (move_rowid (plain, 11, row, 20, QSTORE_CONFLICT_ABORT, &ignored, &error));
+  g_assert_no_error (error);
+  g_assert_false (ignored);
+  g_assert_cmpint (qstore_table_get_row_count (plain), ==, 4);
+  assert_rows (plain, "(<'c'>, <int64 3>) (<'e'>, <int64 5>) (<'d'>, <int64 4>) "
+                      "(<'B'>, <int64 20>)");
+  counts = check_consistency (plain, FALSE);
+  row[0] = v_null (); row[1] = v_null ();
+  g_assert_cmpint (insert_ok (plain, row, QSTORE_CONFLICT_ABORT), ==, 21);
+
+  /* Onto a rowid taken: the same conflicts as an insert. */
+  row[0] = v_text ("C"); row[1] = v_int (3);
+  g_assert_false (move_rowid (plain, -4, row, 20, QSTORE_CONFLICT_ABORT, &ignored, &error));
+  g_assert_error (error, QSTORE_ERROR, QSTORE_ERROR_CONSTRAINT);
+  g_assert_cmpstr (error->message, ==, "UNIQUE constraint failed: r.rowid");
+  g_clear_error (&error);
+  g_assert_true (move_rowid (plain, -4, row, 20, QSTORE_CONFLICT_IGNORE, &ignored, &error));
+  g_assert_no_error (error);
+  g_assert_true (ignored);
+  g_assert_true (move_rowid (plain, -4, row, 20, QSTORE_CONFLICT_REPLACE, &ignored, &error));
+  g_assert_no_error (error);
+  g_assert_false (ignored);
+  commit (f);
+  assert_rows (plain, "(<'e'>, <int64 5>) (<'d'>, <int64 4>) (<'C'>, <int64 3>) "
+                      "(<@mv nothing>, <@mv nothing>)");
+  g_clear_pointer (&counts, g_array_unref);
+  counts = check_consistency (plain, TRUE);
+  g_assert_cmpint (qstore_table_get_row_count (plain), ==, 4);
+
+  /* With an INTEGER PRIMARY KEY, the rowid fills the column left NULL;
+   * a value in the column wins. An update moves the column along unless
+   * it changes the column itself. */
+  qstore_coordinator_begin (f->coordinator);
+  row[0] = v_null (); row[1] = v_text ("one");
+  g_assert_cmpint (insert_with_rowid (ipk, row, 7, QSTORE_CONFLICT_ABORT, &error), ==, 7);
+  row[0] = v_int (9); row[1] = v_text ("two");
+  g_assert_cmpint (insert_with_rowid (ipk, row, 8, QSTORE_CONFLICT_ABORT, &error), ==, 9);
+  g_assert_no_error (error);
+  row[0] = v_int (7); row[1] = v_text ("ONE");
+  g_assert_true (move_rowid (ipk, 7, row, 30, QSTORE_CONFLICT_ABORT, &ignored, &error));
+  g_assert_no_error (error);
+  row[0] = v_int (40); row[1] = v_text ("TWO");
+  g_assert_true (move_rowid (ipk, 9, row, 31, QSTORE_CONFLICT_ABORT, &ignored, &error));
+  g_assert_no_error (error);
+  commit (f);
+  assert_rows (ipk, "(<int64 30>, <'ONE'>) (<int64 40>, <'TWO'>)");
+
+  /* A table keyed by another PRIMARY KEY has no rowid to give. */
+  row[0] = v_text ("n"); row[1] = v_int (1);
+  g_assert_cmpint (insert_with_rowid (keyed, row, 1, QSTORE_CONFLICT_ABORT, &error), ==, -1);
+  g_assert_error (error, QSTORE_ERROR, QSTORE_ERROR_UNSUPPORTED);
+  g_clear_error (&error);
+  qstore_coordinator_rollback (f->coordinator);
+  g_assert_cmpint (qstore_table_get_row_count (keyed), ==, 0);
 }
 
 static void
@@ -1769,6 +2181,9 @@ main (int   argc,
   ADD ("partial-unique", test_table_partial_unique);
   ADD ("not-null-check", test_table_not_null_check);
   ADD ("rowids", test_table_rowids);
+  ADD ("null-primary-key", test_table_null_primary_key);
+  ADD ("rowid-after-rollback", test_table_rowid_after_rollback);
+  ADD ("explicit-rowid", test_table_explicit_rowid);
   ADD ("row-counts", test_table_row_counts);
   ADD ("changes", test_table_changes);
   ADD ("variant-api", test_table_variant_api);
