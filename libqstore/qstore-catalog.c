@@ -1,0 +1,1900 @@
+/* qstore-catalog.c: reading the catalog, rehydrating it, and keeping its
+ * view entries and its bytes stable
+ *
+ * The catalog store maps a key per object (see qstore_catalog_key_classify())
+ * to its DDL: a table's bundle (its CREATE TABLE and one CREATE INDEX per
+ * explicit index), a view's CREATE VIEW, and bookkeeping under the meta
+ * prefix. Two readers use it: the database at open (rehydration, in
+ * phases), and the read-only listing that tools and viewers use without
+ * opening a database.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include <string.h>
+
+#include <json-glib/json-glib.h>
+
+#include "qstore-catalog-private.h"
+#include "qstore-ddl-private.h"
+#include "qstore-enums.h"
+#include "qstore-error.h"
+#include "qstore-provider-private.h"
+#include "qstore-table-schema-private.h"
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (sqlite3_stmt, sqlite3_finalize)
+
+/* Catalog text is SQL, but a damaged entry may hold any bytes: keep what
+ * can be shown. */
+static char *
+text_from_bytes (GBytes *bytes)
+{
+  gsize len;
+  const char *data = g_bytes_get_data (bytes, &len);
+
+  return g_utf8_make_valid (data != NULL ? data : "", len);
+}
+
+/* A key that is not a catalog key, printable: bytes other than printable
+ * ASCII as \xHH. */
+static char *
+describe_key (GBytes *key)
+{
+  GString *text = g_string_new (NULL);
+  gsize len;
+  const guint8 *data = g_bytes_get_data (key, &len);
+
+  for (gsize i = 0; i < len; i++)
+    {
+      if (data[i] >= 0x20 && data[i] < 0x7f && data[i] != '\\')
+        g_string_append_c (text, (char) data[i]);
+      else
+        g_string_append_printf (text, "\\x%02x", data[i]);
+    }
+  return g_string_free (text, FALSE);
+}
+
+/* QStoreColumnInfo */
+
+/**
+ * QStoreColumnInfo:
+ *
+ * One column of a table, as its catalog entry declares it: what a viewer
+ * shows without running SQL. The items of
+ * [method@CatalogEntry.get_columns].
+ */
+struct _QStoreColumnInfo
+{
+  GObject          parent_instance;
+
+  char            *name;
+  char            *declared_type;
+  QStoreCollation  collation;
+  gboolean         not_null;
+  char            *default_value;
+  guint            primary_key_position;
+};
+
+enum {
+  COLUMN_PROP_0,
+  COLUMN_PROP_NAME,
+  COLUMN_PROP_DECLARED_TYPE,
+  COLUMN_PROP_COLLATION,
+  COLUMN_PROP_NOT_NULL,
+  COLUMN_PROP_DEFAULT_VALUE,
+  COLUMN_PROP_PRIMARY_KEY_POSITION,
+  COLUMN_N_PROPS
+};
+
+static GParamSpec *column_properties[COLUMN_N_PROPS];
+
+G_DEFINE_FINAL_TYPE (QStoreColumnInfo, qstore_column_info, G_TYPE_OBJECT)
+
+static void
+qstore_column_info_finalize (GObject *object)
+{
+  QStoreColumnInfo *self = QSTORE_COLUMN_INFO (object);
+
+  g_free (self->name);
+  g_free (self->declared_type);
+  g_free (self->default_value);
+
+  G_OBJECT_CLASS (qstore_column_info_parent_class)->finalize (object);
+}
+
+static void
+qstore_column_info_get_property (GObject    *object,
+                                 guint       prop_id,
+                                 GValue     *value,
+                                 GParamSpec *pspec)
+{
+  QStoreColumnInfo *self = QSTORE_COLUMN_INFO (object);
+
+  switch (prop_id)
+    {
+    case COLUMN_PROP_NAME:
+      g_value_set_string (value, self->name);
+      break;
+
+    case COLUMN_PROP_DECLARED_TYPE:
+      g_value_set_string (value, self->declared_type);
+      break;
+
+    case COLUMN_PROP_COLLATION:
+      g_value_set_enum (value, self->collation);
+      break;
+
+    case COLUMN_PROP_NOT_NULL:
+      g_value_set_boolean (value, self->not_null);
+      break;
+
+    case COLUMN_PROP_DEFAULT_VALUE:
+      g_value_set_string (value, self->default_value);
+      break;
+
+    case COLUMN_PROP_PRIMARY_KEY_POSITION:
+      g_value_set_uint (value, self->primary_key_position);
+      break;
+
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+qstore_column_info_class_init (QStoreColumnInfoClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+
+  object_class->finalize = qstore_column_info_finalize;
+  object_class->get_property = qstore_column_info_get_property;
+
+  /**
+   * QStoreColumnInfo:name:
+   *
+   * The column's name, as declared.
+   */
+  column_properties[COLUMN_PROP_NAME] =
+    g_param_spec_string ("name", NULL, NULL, NULL,
+                         G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+
+  /**
+   * QStoreColumnInfo:declared-type:
+   *
+   * The column's declared type, such as `INTEGER` or `VARCHAR(20)`; empty
+   * when none is declared.
+   */
+  column_properties[COLUMN_PROP_DECLARED_TYPE] =
+    g_param_spec_string ("declared-type", NULL, NULL, NULL,
+                         G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+
+  /**
+   * QStoreColumnInfo:collation:
+   *
+   * How the column's text compares (BINARY when none is declared).
+   */
+  column_properties[COLUMN_PROP_COLLATION] =
+    g_param_spec_enum ("collation", NULL, NULL,
+                       QSTORE_TYPE_COLLATION, QSTORE_COLLATION_BINARY,
+                       G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+
+  /**
+   * QStoreColumnInfo:not-null:
+   *
+   * Whether the column is declared NOT NULL.
+   */
+  column_properties[COLUMN_PROP_NOT_NULL] =
+    g_param_spec_boolean ("not-null", NULL, NULL, FALSE,
+                          G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+
+  /**
+   * QStoreColumnInfo:default-value:
+   *
+   * The text of the column's DEFAULT expression, or %NULL.
+   */
+  column_properties[COLUMN_PROP_DEFAULT_VALUE] =
+    g_param_spec_string ("default-value", NULL, NULL, NULL,
+                         G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+
+  /**
+   * QStoreColumnInfo:primary-key-position:
+   *
+   * The column's position in the PRIMARY KEY, from 1; 0 when the column
+   * is not part of it.
+   */
+  column_properties[COLUMN_PROP_PRIMARY_KEY_POSITION] =
+    g_param_spec_uint ("primary-key-position", NULL, NULL, 0, G_MAXUINT, 0,
+                       G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+
+  g_object_class_install_properties (object_class, COLUMN_N_PROPS, column_properties);
+}
+
+static void
+qstore_column_info_init (QStoreColumnInfo *self)
+{
+}
+
+/**
+ * qstore_column_info_get_name:
+ * @self: a #QStoreColumnInfo
+ *
+ * Gets the column's name, as declared.
+ *
+ * Returns: (transfer none): the name
+ */
+const char *
+qstore_column_info_get_name (QStoreColumnInfo *self)
+{
+  g_return_val_if_fail (QSTORE_IS_COLUMN_INFO (self), NULL);
+
+  return self->name;
+}
+
+/**
+ * qstore_column_info_get_declared_type:
+ * @self: a #QStoreColumnInfo
+ *
+ * Gets the column's declared type, such as `INTEGER` or `VARCHAR(20)`.
+ *
+ * Returns: (transfer none): the declared type; empty when none is declared
+ */
+const char *
+qstore_column_info_get_declared_type (QStoreColumnInfo *self)
+{
+  g_return_val_if_fail (QSTORE_IS_COLUMN_INFO (self), NULL);
+
+  return self->declared_type;
+}
+
+/**
+ * qstore_column_info_get_collation:
+ * @self: a #QStoreColumnInfo
+ *
+ * Gets how the column's text compares.
+ *
+ * Returns: the collation, %QSTORE_COLLATION_BINARY when none is declared
+ */
+QStoreCollation
+qstore_column_info_get_collation (QStoreColumnInfo *self)
+{
+  g_return_val_if_fail (QSTORE_IS_COLUMN_INFO (self), QSTORE_COLLATION_BINARY);
+
+  return self->collation;
+}
+
+/**
+ * qstore_column_info_get_not_null:
+ * @self: a #QStoreColumnInfo
+ *
+ * Gets whether the column is declared NOT NULL.
+ *
+ * Returns: %TRUE for a NOT NULL column
+ */
+gboolean
+qstore_column_info_get_not_null (QStoreColumnInfo *self)
+{
+  g_return_val_if_fail (QSTORE_IS_COLUMN_INFO (self), FALSE);
+
+  return self->not_null;
+}
+
+/**
+ * qstore_column_info_get_default_value:
+ * @self: a #QStoreColumnInfo
+ *
+ * Gets the text of the column's DEFAULT expression, such as `0` or
+ * `'none'`.
+ *
+ * Returns: (transfer none) (nullable): the expression, or %NULL when the
+ *   column has no DEFAULT
+ */
+const char *
+qstore_column_info_get_default_value (QStoreColumnInfo *self)
+{
+  g_return_val_if_fail (QSTORE_IS_COLUMN_INFO (self), NULL);
+
+  return self->default_value;
+}
+
+/**
+ * qstore_column_info_get_primary_key_position:
+ * @self: a #QStoreColumnInfo
+ *
+ * Gets where the column is in the table's PRIMARY KEY.
+ *
+ * Returns: the position, from 1; 0 when the column is not part of the
+ *   PRIMARY KEY
+ */
+guint
+qstore_column_info_get_primary_key_position (QStoreColumnInfo *self)
+{
+  g_return_val_if_fail (QSTORE_IS_COLUMN_INFO (self), 0);
+
+  return self->primary_key_position;
+}
+
+/* QStoreCatalogEntry */
+
+/**
+ * QStoreCatalogEntry:
+ *
+ * One entry of a store's catalog, as [func@catalog_list_entries] reads it:
+ * a table, a view, a materialized view or a bookkeeping (meta) entry.
+ *
+ * A table's entry holds its bundle, the CREATE TABLE followed by one
+ * CREATE INDEX per index it was given; the listing also parses the bundle
+ * (with SQLite, on a private in-memory connection) so a viewer can show
+ * the columns and indexes without running SQL, and says why when the
+ * bundle does not parse.
+ *
+ * An entry is immutable.
+ */
+struct _QStoreCatalogEntry
+{
+  GObject               parent_instance;
+
+  QStoreCatalogKeyKind  kind;
+  char                 *schema;
+  char                 *name;
+  char                 *ddl;
+  char                 *value;
+  char                 *error;
+  GBytes               *key;
+  GBytes               *raw_value;
+  GListStore           *columns;       /* QStoreColumnInfo */
+  char                **index_names;
+  char                **index_ddl;
+};
+
+enum {
+  ENTRY_PROP_0,
+  ENTRY_PROP_KIND,
+  ENTRY_PROP_SCHEMA,
+  ENTRY_PROP_NAME,
+  ENTRY_PROP_DDL,
+  ENTRY_PROP_VALUE,
+  ENTRY_PROP_ERROR,
+  ENTRY_N_PROPS
+};
+
+static GParamSpec *entry_properties[ENTRY_N_PROPS];
+
+G_DEFINE_FINAL_TYPE (QStoreCatalogEntry, qstore_catalog_entry, G_TYPE_OBJECT)
+
+static void
+qstore_catalog_entry_finalize (GObject *object)
+{
+  QStoreCatalogEntry *self = QSTORE_CATALOG_ENTRY (object);
+
+  g_free (self->schema);
+  g_free (self->name);
+  g_free (self->ddl);
+  g_free (self->value);
+  g_free (self->error);
+  g_clear_pointer (&self->key, g_bytes_unref);
+  g_clear_pointer (&self->raw_value, g_bytes_unref);
+  g_clear_object (&self->columns);
+  g_strfreev (self->index_names);
+  g_strfreev (self->index_ddl);
+
+  G_OBJECT_CLASS (qstore_catalog_entry_parent_class)->finalize (object);
+}
+
+static void
+qstore_catalog_entry_get_property (GObject    *object,
+                                   guint       prop_id,
+                                   GValue     *value,
+                                   GParamSpec *pspec)
+{
+  QStoreCatalogEntry *self = QSTORE_CATALOG_ENTRY (object);
+
+  switch (prop_id)
+    {
+    case ENTRY_PROP_KIND:
+      g_value_set_enum (value, self->kind);
+      break;
+
+    case ENTRY_PROP_SCHEMA:
+      g_value_set_string (value, self->schema);
+      break;
+
+    case ENTRY_PROP_NAME:
+      g_value_set_string (value, self->name);
+      break;
+
+    case ENTRY_PROP_DDL:
+      g_value_set_string (value, self->ddl);
+      break;
+
+    case ENTRY_PROP_VALUE:
+      g_value_set_string (value, self->value);
+      break;
+
+    case ENTRY_PROP_ERROR:
+      g_value_set_string (value, self->error);
+      break;
+
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+qstore_catalog_entry_class_init (QStoreCatalogEntryClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+
+  object_class->finalize = qstore_catalog_entry_finalize;
+  object_class->get_property = qstore_catalog_entry_get_property;
+
+  /**
+   * QStoreCatalogEntry:kind:
+   *
+   * What the entry describes.
+   */
+  entry_properties[ENTRY_PROP_KIND] =
+    g_param_spec_enum ("kind", NULL, NULL,
+                       QSTORE_TYPE_CATALOG_KEY_KIND, QSTORE_CATALOG_KEY_INVALID,
+                       G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+
+  /**
+   * QStoreCatalogEntry:schema:
+   *
+   * The schema of the object, such as `main`; %NULL for a meta entry.
+   */
+  entry_properties[ENTRY_PROP_SCHEMA] =
+    g_param_spec_string ("schema", NULL, NULL, NULL,
+                         G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+
+  /**
+   * QStoreCatalogEntry:name:
+   *
+   * The object's name as its key spells it (lower-cased), or the meta
+   * entry's name.
+   */
+  entry_properties[ENTRY_PROP_NAME] =
+    g_param_spec_string ("name", NULL, NULL, NULL,
+                         G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+
+  /**
+   * QStoreCatalogEntry:ddl:
+   *
+   * The DDL of a table, view or materialized view; %NULL for a meta entry.
+   */
+  entry_properties[ENTRY_PROP_DDL] =
+    g_param_spec_string ("ddl", NULL, NULL, NULL,
+                         G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+
+  /**
+   * QStoreCatalogEntry:value:
+   *
+   * The value of a meta entry as text; %NULL for the others.
+   */
+  entry_properties[ENTRY_PROP_VALUE] =
+    g_param_spec_string ("value", NULL, NULL, NULL,
+                         G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+
+  /**
+   * QStoreCatalogEntry:error:
+   *
+   * Why the entry cannot be read back, or %NULL.
+   */
+  entry_properties[ENTRY_PROP_ERROR] =
+    g_param_spec_string ("error", NULL, NULL, NULL,
+                         G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+
+  g_object_class_install_properties (object_class, ENTRY_N_PROPS, entry_properties);
+}
+
+static void
+qstore_catalog_entry_init (QStoreCatalogEntry *self)
+{
+  self->columns = g_list_store_new (QSTORE_TYPE_COLUMN_INFO);
+  self->index_names = g_new0 (char *, 1);
+  self->index_ddl = g_new0 (char *, 1);
+}
+
+/**
+ * qstore_catalog_entry_get_kind:
+ * @self: a #QStoreCatalogEntry
+ *
+ * Gets what the entry describes. A key the catalog should not hold (it was
+ * written by something else) gives %QSTORE_CATALOG_KEY_INVALID, with the
+ * key's bytes as the name and an error.
+ *
+ * Returns: the kind of entry
+ */
+QStoreCatalogKeyKind
+qstore_catalog_entry_get_kind (QStoreCatalogEntry *self)
+{
+  g_return_val_if_fail (QSTORE_IS_CATALOG_ENTRY (self), QSTORE_CATALOG_KEY_INVALID);
+
+  return self->kind;
+}
+
+/**
+ * qstore_catalog_entry_get_schema:
+ * @self: a #QStoreCatalogEntry
+ *
+ * Gets the schema of the table or view, such as `main`.
+ *
+ * Returns: (transfer none) (nullable): the schema, or %NULL for a meta
+ *   entry
+ */
+const char *
+qstore_catalog_entry_get_schema (QStoreCatalogEntry *self)
+{
+  g_return_val_if_fail (QSTORE_IS_CATALOG_ENTRY (self), NULL);
+
+  return self->schema;
+}
+
+/**
+ * qstore_catalog_entry_get_name:
+ * @self: a #QStoreCatalogEntry
+ *
+ * Gets the name of the table or view as its key spells it (ASCII letters
+ * lower-cased; the DDL has the name as declared), or the meta entry's
+ * name, such as `tx`.
+ *
+ * Returns: (transfer none): the name
+ */
+const char *
+qstore_catalog_entry_get_name (QStoreCatalogEntry *self)
+{
+  g_return_val_if_fail (QSTORE_IS_CATALOG_ENTRY (self), NULL);
+
+  return self->name;
+}
+
+/**
+ * qstore_catalog_entry_get_ddl:
+ * @self: a #QStoreCatalogEntry
+ *
+ * Gets the entry's DDL: for a table its bundle (the CREATE TABLE, then one
+ * CREATE INDEX per index, each ending in `;` and a line break), for a view
+ * its CREATE VIEW.
+ *
+ * Returns: (transfer none) (nullable): the DDL, or %NULL for a meta entry
+ */
+const char *
+qstore_catalog_entry_get_ddl (QStoreCatalogEntry *self)
+{
+  g_return_val_if_fail (QSTORE_IS_CATALOG_ENTRY (self), NULL);
+
+  return self->ddl;
+}
+
+/**
+ * qstore_catalog_entry_get_value:
+ * @self: a #QStoreCatalogEntry
+ *
+ * Gets the value of a meta entry as text, such as `42` for `tx`, the last
+ * committed transaction. Bytes that are not UTF-8 are replaced; see
+ * qstore_catalog_entry_get_raw_value() for the exact bytes.
+ *
+ * Returns: (transfer none) (nullable): the value, or %NULL when the entry
+ *   is not a meta entry
+ */
+const char *
+qstore_catalog_entry_get_value (QStoreCatalogEntry *self)
+{
+  g_return_val_if_fail (QSTORE_IS_CATALOG_ENTRY (self), NULL);
+
+  return self->value;
+}
+
+/**
+ * qstore_catalog_entry_get_key:
+ * @self: a #QStoreCatalogEntry
+ *
+ * Gets the entry's key in the catalog store, as stored.
+ *
+ * Returns: (transfer none): the key
+ */
+GBytes *
+qstore_catalog_entry_get_key (QStoreCatalogEntry *self)
+{
+  g_return_val_if_fail (QSTORE_IS_CATALOG_ENTRY (self), NULL);
+
+  return self->key;
+}
+
+/**
+ * qstore_catalog_entry_get_raw_value:
+ * @self: a #QStoreCatalogEntry
+ *
+ * Gets the entry's value in the catalog store, as stored.
+ *
+ * Returns: (transfer none): the value
+ */
+GBytes *
+qstore_catalog_entry_get_raw_value (QStoreCatalogEntry *self)
+{
+  g_return_val_if_fail (QSTORE_IS_CATALOG_ENTRY (self), NULL);
+
+  return self->raw_value;
+}
+
+/**
+ * qstore_catalog_entry_get_columns:
+ * @self: a #QStoreCatalogEntry
+ *
+ * Gets the columns of a table, in declaration order. The model is empty
+ * for the other kinds of entry and for a table whose bundle does not parse
+ * (see qstore_catalog_entry_get_error()).
+ *
+ * Returns: (transfer none): a #GListModel of [class@ColumnInfo]
+ */
+GListModel *
+qstore_catalog_entry_get_columns (QStoreCatalogEntry *self)
+{
+  g_return_val_if_fail (QSTORE_IS_CATALOG_ENTRY (self), NULL);
+
+  return G_LIST_MODEL (self->columns);
+}
+
+/**
+ * qstore_catalog_entry_get_index_names:
+ * @self: a #QStoreCatalogEntry
+ *
+ * Gets the names of a table's indexes: those of its CREATE INDEX
+ * statements and, named by SQLite (`sqlite_autoindex_<table>_<n>`), one
+ * per UNIQUE constraint of its CREATE TABLE. Each has its own store.
+ *
+ * Returns: (transfer none) (array zero-terminated=1): the names, in the
+ *   order of qstore_catalog_entry_get_index_ddl(); empty for other kinds
+ *   of entry
+ */
+const char * const *
+qstore_catalog_entry_get_index_names (QStoreCatalogEntry *self)
+{
+  g_return_val_if_fail (QSTORE_IS_CATALOG_ENTRY (self), NULL);
+
+  return (const char * const *) self->index_names;
+}
+
+/**
+ * qstore_catalog_entry_get_index_ddl:
+ * @self: a #QStoreCatalogEntry
+ *
+ * Gets the CREATE INDEX statement of each index of
+ * qstore_catalog_entry_get_index_names(), at the same position. An index
+ * made by a UNIQUE constraint of the CREATE TABLE has none: its text is
+ * empty.
+ *
+ * Returns: (transfer none) (array zero-terminated=1): the statements
+ */
+const char * const *
+qstore_catalog_entry_get_index_ddl (QStoreCatalogEntry *self)
+{
+  g_return_val_if_fail (QSTORE_IS_CATALOG_ENTRY (self), NULL);
+
+  return (const char * const *) self->index_ddl;
+}
+
+/**
+ * qstore_catalog_entry_get_error:
+ * @self: a #QStoreCatalogEntry
+ *
+ * Gets why the entry cannot be read back: a table's bundle SQLite refuses
+ * or that holds more than its table's CREATE TABLE and CREATE INDEX
+ * statements, or a key that is not a catalog key.
+ *
+ * Returns: (transfer none) (nullable): the message, or %NULL when the
+ *   entry reads back
+ */
+const char *
+qstore_catalog_entry_get_error (QStoreCatalogEntry *self)
+{
+  g_return_val_if_fail (QSTORE_IS_CATALOG_ENTRY (self), NULL);
+
+  return self->error;
+}
+
+/* Running a catalog entry's DDL */
+
+/* What a table bundle may do: create that table and its indexes. A
+ * catalog changed by anything else is not run beyond its first other
+ * statement, so it cannot drop or change what other entries made. */
+typedef struct
+{
+  const char *object;   /* the table or view the entry is about */
+  gboolean    is_view;
+  char       *refused;  /* the first thing refused */
+} Guard;
+
+static void
+guard_clear (Guard *guard)
+{
+  g_clear_pointer (&guard->refused, g_free);
+}
+
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (Guard, guard_clear)
+
+static int
+guard_authorizer (void       *data,
+                  int         action,
+                  const char *arg1,
+                  const char *arg2,
+                  const char *db_name,
+                  const char *inner)
+{
+  Guard *guard = data;
+  gboolean in_main = g_strcmp0 (db_name, "main") == 0;
+  gboolean bookkeeping = arg1 != NULL && g_ascii_strncasecmp (arg1, "sqlite_", 7) == 0;
+
+  switch (action)
+    {
+    case SQLITE_CREATE_TABLE:
+      if (!guard->is_view && in_main && arg1 != NULL &&
+          g_ascii_strcasecmp (arg1, guard->object) == 0)
+        return SQLITE_OK;
+      break;
+
+    case SQLITE_CREATE_INDEX:
+      if (!guard->is_view && in_main && arg2 != NULL &&
+          g_ascii_strcasecmp (arg2, guard->object) == 0)
+        return SQLITE_OK;
+      break;
+
+    case SQLITE_CREATE_VIEW:
+      if (guard->is_view && in_main && arg1 != NULL &&
+          g_ascii_strcasecmp (arg1, guard->object) == 0)
+        return SQLITE_OK;
+      break;
+
+    case SQLITE_READ:
+      /* CREATE INDEX reads its table's columns. */
+      if (bookkeeping || (arg1 != NULL && g_ascii_strcasecmp (arg1, guard->object) == 0))
+        return SQLITE_OK;
+      break;
+
+    case SQLITE_INSERT:
+    case SQLITE_UPDATE:
+    case SQLITE_DELETE:
+      /* SQLite's own schema table. */
+      if (bookkeeping)
+        return SQLITE_OK;
+      break;
+
+    case SQLITE_FUNCTION:
+    case SQLITE_SELECT:
+    case SQLITE_REINDEX:
+      return SQLITE_OK;
+
+    default:
+      break;
+    }
+
+  if (guard->refused == NULL)
+    guard->refused = arg1 != NULL ? g_strdup_printf ("“%s”", arg1)
+                                  : g_strdup_printf ("action %d", action);
+  return SQLITE_DENY;
+}
+
+static void
+set_guard_error (Guard       *guard,
+                 const char  *schema,
+                 const char  *message,
+                 GError     **error)
+{
+  if (guard->refused != NULL)
+    g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_CORRUPT,
+                 "The catalog entry of %s “%s.%s” does more than create it (it touches %s): "
+                 "it was changed outside qstore; reclaim the table or restore the entry",
+                 guard->is_view ? "view" : "table", schema, guard->object, guard->refused);
+  else
+    g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_CORRUPT,
+                 "The catalog entry of %s “%s.%s” does not read back: %s",
+                 guard->is_view ? "view" : "table", schema, guard->object, message);
+}
+
+/* Runs the statements of table @table's bundle on @conn. */
+static gboolean
+run_bundle (sqlite3     *conn,
+            const char  *schema,
+            const char  *table,
+            const char  *bundle,
+            GError     **error)
+{
+  g_auto(Guard) guard = { table, FALSE, NULL };
+  char *message = NULL;
+  int rc;
+
+  sqlite3_set_authorizer (conn, guard_authorizer, &guard);
+  rc = sqlite3_exec (conn, bundle, NULL, NULL, &message);
+  sqlite3_set_authorizer (conn, NULL, NULL);
+  if (rc != SQLITE_OK)
+    {
+      set_guard_error (&guard, schema, message != NULL ? message : sqlite3_errstr (rc), error);
+      sqlite3_free (message);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static gboolean
+savepoint (sqlite3     *conn,
+           const char  *sql,
+           GError     **error)
+{
+  int rc = sqlite3_exec (conn, sql, NULL, NULL, NULL);
+
+  if (rc != SQLITE_OK)
+    {
+      g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_FAILED,
+                   "SQLite refused “%s”: %s", sql, sqlite3_errmsg (conn));
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* Reading the catalog without a database */
+
+static gboolean
+read_all (QStoreKV   *catalog,
+          GPtrArray  *keys,
+          GPtrArray  *values,
+          GError    **error)
+{
+  g_autoptr(QStoreIter) iter = NULL;
+  GError *local_error = NULL;
+
+  if (!(iter = qstore_kv_iterate (catalog, NULL, error)))
+    return FALSE;
+  while (qstore_iter_next (iter, &local_error))
+    {
+      g_ptr_array_add (keys, qstore_iter_get_key (iter));
+      g_ptr_array_add (values, qstore_iter_get_value (iter));
+    }
+  if (local_error != NULL)
+    {
+      g_propagate_error (error, local_error);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static void
+entry_take_schema (QStoreCatalogEntry *self,
+                   QStoreTableSchema  *schema)
+{
+  g_autoptr(GPtrArray) names = g_ptr_array_new ();
+  g_autoptr(GPtrArray) ddl = g_ptr_array_new ();
+
+  for (guint i = 0; i < schema->columns->len; i++)
+    {
+      QStoreColumn *column = g_ptr_array_index (schema->columns, i);
+      g_autoptr(QStoreColumnInfo) info = g_object_new (QSTORE_TYPE_COLUMN_INFO, NULL);
+
+      info->name = g_strdup (column->name);
+      info->declared_type = g_strdup (column->decl_type != NULL ? column->decl_type : "");
+      info->collation = column->collation;
+      info->not_null = column->not_null;
+      info->default_value = g_strdup (column->default_sql);
+      if (schema->rowid_column == (gint) i)
+        info->primary_key_position = 1;
+      for (guint k = 0; k < schema->pk->len; k++)
+        if (g_array_index (schema->pk, QStoreKeyPart, k).column == i)
+          info->primary_key_position = k + 1;
+      g_list_store_append (self->columns, info);
+    }
+
+  for (guint i = 0; i < schema->indexes->len; i++)
+    {
+      QStoreIndexSchema *index = g_ptr_array_index (schema->indexes, i);
+
+      g_ptr_array_add (names, g_strdup (index->name));
+      g_ptr_array_add (ddl, g_strdup (index->sql != NULL && !index->from_constraint
+                                      ? index->sql : ""));
+    }
+  g_ptr_array_add (names, NULL);
+  g_ptr_array_add (ddl, NULL);
+  g_strfreev (self->index_names);
+  g_strfreev (self->index_ddl);
+  self->index_names = (char **) g_ptr_array_free (g_steal_pointer (&names), FALSE);
+  self->index_ddl = (char **) g_ptr_array_free (g_steal_pointer (&ddl), FALSE);
+}
+
+/* Parses a table's bundle on @conn, where nothing else lives: what it
+ * makes is rolled back afterwards. */
+static void
+entry_parse_table (QStoreCatalogEntry *self,
+                   sqlite3            *conn)
+{
+  g_autoptr(QStoreTableSchema) schema = NULL;
+  g_autoptr(GError) error = NULL;
+
+  if (!savepoint (conn, "SAVEPOINT qstore_catalog", &error))
+    {
+      self->error = g_strdup (error->message);
+      return;
+    }
+
+  if (run_bundle (conn, self->schema, self->name, self->ddl, &error) &&
+      (schema = qstore_table_schema_from_sqlite (conn, "main", self->name, &error)))
+    entry_take_schema (self, schema);
+  else
+    self->error = g_strdup (error->message);
+
+  sqlite3_exec (conn, "ROLLBACK TO qstore_catalog; RELEASE qstore_catalog", NULL, NULL, NULL);
+}
+
+static QStoreCatalogEntry *
+entry_new (GBytes *key,
+           GBytes *value)
+{
+  QStoreCatalogEntry *self = g_object_new (QSTORE_TYPE_CATALOG_ENTRY, NULL);
+
+  self->key = g_bytes_ref (key);
+  self->raw_value = g_bytes_ref (value);
+  self->kind = qstore_catalog_key_classify (key, &self->schema, &self->name);
+
+  switch (self->kind)
+    {
+    case QSTORE_CATALOG_KEY_TABLE:
+    case QSTORE_CATALOG_KEY_VIEW:
+    case QSTORE_CATALOG_KEY_MATERIALIZED_VIEW:
+      self->ddl = text_from_bytes (value);
+      break;
+
+    case QSTORE_CATALOG_KEY_META:
+      self->value = text_from_bytes (value);
+      break;
+
+    case QSTORE_CATALOG_KEY_INVALID:
+    default:
+      self->name = describe_key (key);
+      self->value = text_from_bytes (value);
+      self->error = g_strdup_printf ("“%s” is not a catalog key: the entry was written by "
+                                     "something other than qstore", self->name);
+      break;
+    }
+  return self;
+}
+
+static sqlite3 *
+open_parser (GError **error)
+{
+  sqlite3 *conn = NULL;
+  int rc;
+
+  rc = sqlite3_open_v2 (":memory:", &conn, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
+  if (rc != SQLITE_OK)
+    {
+      g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_FAILED,
+                   "SQLite cannot open an in-memory database: %s",
+                   conn != NULL ? sqlite3_errmsg (conn) : sqlite3_errstr (rc));
+      sqlite3_close_v2 (conn);
+      return NULL;
+    }
+  return conn;
+}
+
+/**
+ * qstore_catalog_list_entries:
+ * @provider: an open provider; %QSTORE_OPEN_READ_ONLY is enough
+ * @error: return location for a #GError
+ *
+ * Lists the entries of the provider's catalog store, in key order: meta
+ * entries, materialized views and views first (their keys start with a
+ * NUL byte), then tables (keys `schema.table`).
+ *
+ * This reads the catalog store and nothing else: it writes nothing, does
+ * not consume the clean-shutdown marker and does not open the tables, so
+ * it is what tools and viewers use on a store another process may be
+ * writing. Each table's bundle is parsed by SQLite on a private in-memory
+ * connection; a bundle that does not parse gives an entry with an error
+ * (see qstore_catalog_entry_get_error()) and the others are listed as
+ * usual.
+ *
+ * Returns: (transfer full): a #GListModel of [class@CatalogEntry], or
+ *   %NULL when the catalog store cannot be read
+ */
+GListModel *
+qstore_catalog_list_entries (QStoreProvider  *provider,
+                             GError         **error)
+{
+  g_autoptr(GListStore) entries = NULL;
+  g_autoptr(QStoreKV) catalog = NULL;
+  g_autoptr(GPtrArray) keys = g_ptr_array_new_with_free_func ((GDestroyNotify) g_bytes_unref);
+  g_autoptr(GPtrArray) values = g_ptr_array_new_with_free_func ((GDestroyNotify) g_bytes_unref);
+  sqlite3 *parser = NULL;
+
+  g_return_val_if_fail (QSTORE_IS_PROVIDER (provider), NULL);
+  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+
+  if (!(catalog = qstore_provider_get_catalog_store (provider, error)) ||
+      !read_all (catalog, keys, values, error))
+    return NULL;
+
+  entries = g_list_store_new (QSTORE_TYPE_CATALOG_ENTRY);
+  for (guint i = 0; i < keys->len; i++)
+    {
+      g_autoptr(QStoreCatalogEntry) entry = entry_new (keys->pdata[i], values->pdata[i]);
+
+      if (entry->kind == QSTORE_CATALOG_KEY_TABLE)
+        {
+          if (parser == NULL && !(parser = open_parser (error)))
+            return NULL;
+          entry_parse_table (entry, parser);
+        }
+      g_list_store_append (entries, entry);
+    }
+
+  if (parser != NULL)
+    sqlite3_close_v2 (parser);
+  return G_LIST_MODEL (g_steal_pointer (&entries));
+}
+
+/**
+ * qstore_catalog_get_row_count:
+ * @provider: an open provider; %QSTORE_OPEN_READ_ONLY is enough
+ * @schema: (nullable): the table's schema, %NULL for `main`
+ * @table: the table's name, in any case
+ * @error: return location for a #GError
+ *
+ * Reads a table's row count from the statistics store, as of the last
+ * commit, without opening the table.
+ *
+ * Returns: the number of rows; -1 when the statistics have no entry for
+ *   the table (it was never written to, or does not exist), and -1 with
+ *   @error set when they cannot be read (%QSTORE_ERROR_CORRUPT when the
+ *   entry is malformed)
+ */
+gint64
+qstore_catalog_get_row_count (QStoreProvider  *provider,
+                              const char      *schema,
+                              const char      *table,
+                              GError         **error)
+{
+  g_autoptr(QStoreKV) stats = NULL;
+  g_autoptr(GBytes) value = NULL;
+  g_autoptr(JsonParser) parser = NULL;
+  g_autofree char *key = NULL;
+  GError *local_error = NULL;
+  JsonObject *object;
+  JsonNode *root;
+  JsonNode *count;
+  gsize len;
+  const char *data;
+
+  g_return_val_if_fail (QSTORE_IS_PROVIDER (provider), -1);
+  g_return_val_if_fail (table != NULL, -1);
+  g_return_val_if_fail (error == NULL || *error == NULL, -1);
+
+  if (schema == NULL)
+    schema = "main";
+
+  if (!(stats = qstore_provider_get_stats_store (provider, error)))
+    return -1;
+  key = qstore_stats_key_for_table (schema, table);
+  value = qstore_kv_get (stats, (const guint8 *) key, strlen (key), &local_error);
+  if (local_error != NULL)
+    {
+      g_propagate_error (error, local_error);
+      return -1;
+    }
+  if (value == NULL)
+    return -1;
+
+  data = g_bytes_get_data (value, &len);
+  parser = json_parser_new ();
+  if (!json_parser_load_from_data (parser, data != NULL ? data : "", len, NULL) ||
+      (root = json_parser_get_root (parser)) == NULL ||
+      !JSON_NODE_HOLDS_OBJECT (root) ||
+      (object = json_node_get_object (root)) == NULL ||
+      (count = json_object_get_member (object, "rowCount")) == NULL ||
+      json_node_get_value_type (count) != G_TYPE_INT64 ||
+      json_node_get_int (count) < 0)
+    {
+      g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_CORRUPT,
+                   "The statistics of table “%s.%s” are malformed: writing to the table "
+                   "rewrites them", schema, table);
+      return -1;
+    }
+  return json_node_get_int (count);
+}
+
+/* QStoreRehydrationResult */
+
+/**
+ * QStoreRehydrationResult:
+ *
+ * What opening a database read back from its catalog (see
+ * qstore_database_get_rehydration_result()): the tables, indexes, views
+ * and materialized views now available, each as `schema.name`, and the
+ * entries that failed, each with its DDL and why.
+ *
+ * One entry that fails never stops the others from loading.
+ */
+struct _QStoreRehydrationResult
+{
+  GObject    parent_instance;
+
+  GPtrArray *tables;
+  GPtrArray *indexes;
+  GPtrArray *views;
+  GPtrArray *materialized_views;
+  GPtrArray *error_names;
+  GPtrArray *error_ddl;
+  GPtrArray *error_messages;
+};
+
+G_DEFINE_FINAL_TYPE (QStoreRehydrationResult, qstore_rehydration_result, G_TYPE_OBJECT)
+
+static void
+qstore_rehydration_result_finalize (GObject *object)
+{
+  QStoreRehydrationResult *self = QSTORE_REHYDRATION_RESULT (object);
+
+  g_ptr_array_unref (self->tables);
+  g_ptr_array_unref (self->indexes);
+  g_ptr_array_unref (self->views);
+  g_ptr_array_unref (self->materialized_views);
+  g_ptr_array_unref (self->error_names);
+  g_ptr_array_unref (self->error_ddl);
+  g_ptr_array_unref (self->error_messages);
+
+  G_OBJECT_CLASS (qstore_rehydration_result_parent_class)->finalize (object);
+}
+
+static void
+qstore_rehydration_result_class_init (QStoreRehydrationResultClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+
+  object_class->finalize = qstore_rehydration_result_finalize;
+}
+
+/* NULL-terminated, so each list is a strv as it is. */
+static GPtrArray *
+strv_array_new (void)
+{
+  return g_ptr_array_new_null_terminated (0, g_free, TRUE);
+}
+
+/* An array that never held anything may have no storage yet. */
+static const char * const *
+strv_of (GPtrArray *array)
+{
+  static const char * const empty[] = { NULL };
+
+  return array->pdata != NULL ? (const char * const *) array->pdata : empty;
+}
+
+static void
+qstore_rehydration_result_init (QStoreRehydrationResult *self)
+{
+  self->tables = strv_array_new ();
+  self->indexes = strv_array_new ();
+  self->views = strv_array_new ();
+  self->materialized_views = strv_array_new ();
+  self->error_names = g_ptr_array_new_with_free_func (g_free);
+  self->error_ddl = g_ptr_array_new_with_free_func (g_free);
+  self->error_messages = g_ptr_array_new_with_free_func (g_free);
+}
+
+static void
+add_name (GPtrArray  *list,
+          const char *schema,
+          const char *name)
+{
+  g_ptr_array_add (list, g_strdup_printf ("%s.%s", schema, name));
+}
+
+static void
+add_error (QStoreRehydrationResult *self,
+           const char              *name,
+           const char              *ddl,
+           const char              *message)
+{
+  g_debug ("Catalog entry “%s” not loaded: %s", name, message);
+  g_ptr_array_add (self->error_names, g_strdup (name));
+  g_ptr_array_add (self->error_ddl, g_strdup (ddl));
+  g_ptr_array_add (self->error_messages, g_strdup (message));
+}
+
+/**
+ * qstore_rehydration_result_get_tables:
+ * @self: a #QStoreRehydrationResult
+ *
+ * Gets the tables that loaded, as `schema.name` (the name as declared), in
+ * catalog order.
+ *
+ * Returns: (transfer none) (array zero-terminated=1): the tables
+ */
+const char * const *
+qstore_rehydration_result_get_tables (QStoreRehydrationResult *self)
+{
+  g_return_val_if_fail (QSTORE_IS_REHYDRATION_RESULT (self), NULL);
+
+  return strv_of (self->tables);
+}
+
+/**
+ * qstore_rehydration_result_get_indexes:
+ * @self: a #QStoreRehydrationResult
+ *
+ * Gets the indexes of the tables that loaded, as `schema.name`: those of
+ * CREATE INDEX statements and those SQLite makes for UNIQUE constraints
+ * (`sqlite_autoindex_<table>_<n>`).
+ *
+ * Returns: (transfer none) (array zero-terminated=1): the indexes
+ */
+const char * const *
+qstore_rehydration_result_get_indexes (QStoreRehydrationResult *self)
+{
+  g_return_val_if_fail (QSTORE_IS_REHYDRATION_RESULT (self), NULL);
+
+  return strv_of (self->indexes);
+}
+
+/**
+ * qstore_rehydration_result_get_views:
+ * @self: a #QStoreRehydrationResult
+ *
+ * Gets the views that loaded and can be queried, as `schema.name`.
+ *
+ * Returns: (transfer none) (array zero-terminated=1): the views
+ */
+const char * const *
+qstore_rehydration_result_get_views (QStoreRehydrationResult *self)
+{
+  g_return_val_if_fail (QSTORE_IS_REHYDRATION_RESULT (self), NULL);
+
+  return strv_of (self->views);
+}
+
+/**
+ * qstore_rehydration_result_get_materialized_views:
+ * @self: a #QStoreRehydrationResult
+ *
+ * Gets the materialized views that loaded, as `schema.name`.
+ *
+ * Returns: (transfer none) (array zero-terminated=1): the materialized
+ *   views
+ */
+const char * const *
+qstore_rehydration_result_get_materialized_views (QStoreRehydrationResult *self)
+{
+  g_return_val_if_fail (QSTORE_IS_REHYDRATION_RESULT (self), NULL);
+
+  return strv_of (self->materialized_views);
+}
+
+/**
+ * qstore_rehydration_result_get_n_errors:
+ * @self: a #QStoreRehydrationResult
+ *
+ * Gets how many catalog entries failed to load.
+ *
+ * Returns: the number of errors
+ */
+guint
+qstore_rehydration_result_get_n_errors (QStoreRehydrationResult *self)
+{
+  g_return_val_if_fail (QSTORE_IS_REHYDRATION_RESULT (self), 0);
+
+  return self->error_messages->len;
+}
+
+/**
+ * qstore_rehydration_result_get_error_name:
+ * @self: a #QStoreRehydrationResult
+ * @i: the error's position, below qstore_rehydration_result_get_n_errors()
+ *
+ * Gets which entry error @i is about: `schema.name` of its table or view,
+ * as its catalog key spells it, or the key itself when it is not a catalog
+ * key.
+ *
+ * Returns: (transfer none): the entry's name
+ */
+const char *
+qstore_rehydration_result_get_error_name (QStoreRehydrationResult *self,
+                                          guint                    i)
+{
+  g_return_val_if_fail (QSTORE_IS_REHYDRATION_RESULT (self), NULL);
+  g_return_val_if_fail (i < self->error_names->len, NULL);
+
+  return self->error_names->pdata[i];
+}
+
+/**
+ * qstore_rehydration_result_get_error_ddl:
+ * @self: a #QStoreRehydrationResult
+ * @i: the error's position, below qstore_rehydration_result_get_n_errors()
+ *
+ * Gets the DDL of the entry error @i is about, as the catalog holds it.
+ *
+ * Returns: (transfer none): the DDL
+ */
+const char *
+qstore_rehydration_result_get_error_ddl (QStoreRehydrationResult *self,
+                                         guint                    i)
+{
+  g_return_val_if_fail (QSTORE_IS_REHYDRATION_RESULT (self), NULL);
+  g_return_val_if_fail (i < self->error_ddl->len, NULL);
+
+  return self->error_ddl->pdata[i];
+}
+
+/**
+ * qstore_rehydration_result_get_error_message:
+ * @self: a #QStoreRehydrationResult
+ * @i: the error's position, below qstore_rehydration_result_get_n_errors()
+ *
+ * Gets why the entry of error @i did not load.
+ *
+ * Returns: (transfer none): the message
+ */
+const char *
+qstore_rehydration_result_get_error_message (QStoreRehydrationResult *self,
+                                             guint                    i)
+{
+  g_return_val_if_fail (QSTORE_IS_REHYDRATION_RESULT (self), NULL);
+  g_return_val_if_fail (i < self->error_messages->len, NULL);
+
+  return self->error_messages->pdata[i];
+}
+
+/* Compare-write */
+
+static gboolean
+same_bytes (GBytes     *current,
+            const char *value)
+{
+  gsize len;
+  const char *data;
+
+  if (current == NULL)
+    return FALSE;
+  data = g_bytes_get_data (current, &len);
+  return len == strlen (value) && (len == 0 || memcmp (data, value, len) == 0);
+}
+
+void
+qstore_catalog_put_if_changed (QStoreDatabase *self,
+                               GBytes         *key,
+                               const char     *value)
+{
+  g_autoptr(GBytes) current = NULL;
+  gsize key_len;
+  const guint8 *key_data = g_bytes_get_data (key, &key_len);
+
+  current = qstore_coordinator_get (self->coordinator, self->catalog, key_data, key_len, NULL);
+  if (same_bytes (current, value))
+    return;
+  qstore_coordinator_put (self->coordinator, self->catalog, key_data, key_len,
+                          (const guint8 *) value, strlen (value));
+}
+
+gboolean
+qstore_catalog_differs (QStoreDatabase *self,
+                        GBytes         *key,
+                        const char     *value)
+{
+  g_autoptr(GBytes) current = NULL;
+  gsize key_len;
+  const guint8 *key_data = g_bytes_get_data (key, &key_len);
+
+  current = qstore_kv_get (self->catalog, key_data, key_len, NULL);
+  return !same_bytes (current, value);
+}
+
+/* Rehydration */
+
+typedef struct
+{
+  GBytes *key;
+  char   *schema;
+  char   *name;
+  char   *text;
+} Item;
+
+static void
+item_clear (Item *item)
+{
+  g_clear_pointer (&item->key, g_bytes_unref);
+  g_free (item->schema);
+  g_free (item->name);
+  g_free (item->text);
+}
+
+static GArray *
+items_new (void)
+{
+  GArray *items = g_array_new (FALSE, TRUE, sizeof (Item));
+
+  g_array_set_clear_func (items, (GDestroyNotify) item_clear);
+  return items;
+}
+
+static char *
+item_label (const Item *item)
+{
+  return g_strdup_printf ("%s.%s", item->schema, item->name);
+}
+
+static gboolean
+check_main (const Item  *item,
+            const char  *what,
+            GError     **error)
+{
+  if (g_str_equal (item->schema, "main"))
+    return TRUE;
+  g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_UNSUPPORTED,
+               "%s “%s.%s” is in schema “%s”, which is not supported: only “main” is",
+               what, item->schema, item->name, item->schema);
+  return FALSE;
+}
+
+/* Phase 1: the bundle runs on scratch (the table's mirror), then the table
+ * connects to its stores as they are. */
+static gboolean
+rehydrate_table (QStoreDatabase           *self,
+                 const Item               *item,
+                 QStoreRehydrationResult  *result,
+                 GError                  **error)
+{
+  g_autoptr(QStoreTableSchema) schema = NULL;
+
+  if (!check_main (item, "Table", error) ||
+      !savepoint (self->scratch, "SAVEPOINT qstore_rehydrate", error))
+    return FALSE;
+
+  if (!run_bundle (self->scratch, item->schema, item->name, item->text, error) ||
+      !(schema = qstore_table_schema_from_sqlite (self->scratch, "main", item->name, error)) ||
+      !qstore_database_attach_table (self, schema, error))
+    {
+      sqlite3_exec (self->scratch, "ROLLBACK TO qstore_rehydrate; RELEASE qstore_rehydrate",
+                    NULL, NULL, NULL);
+      return FALSE;
+    }
+  if (!savepoint (self->scratch, "RELEASE qstore_rehydrate", error))
+    return FALSE;
+
+  add_name (result->tables, schema->schema, schema->name);
+  for (guint i = 0; i < schema->indexes->len; i++)
+    add_name (result->indexes, schema->schema,
+              ((QStoreIndexSchema *) g_ptr_array_index (schema->indexes, i))->name);
+  return TRUE;
+}
+
+/* Phase 2, first half: the CREATE VIEW runs on the main connection. SQLite
+ * reads a view's body only when it is used, so views may come in any
+ * order. */
+static gboolean
+create_view (QStoreDatabase  *self,
+             const Item      *item,
+             GError         **error)
+{
+  g_auto(Guard) guard = { item->name, TRUE, NULL };
+  g_autoptr(sqlite3_stmt) stmt = NULL;
+  const char *tail = NULL;
+  int rc;
+
+  if (!check_main (item, "View", error))
+    return FALSE;
+
+  sqlite3_set_authorizer (self->db, guard_authorizer, &guard);
+  rc = sqlite3_prepare_v2 (self->db, item->text, -1, &stmt, &tail);
+  sqlite3_set_authorizer (self->db, NULL, NULL);
+  if (rc == SQLITE_OK && stmt == NULL)
+    guard.refused = g_strdup ("nothing");
+  if (rc != SQLITE_OK || stmt == NULL)
+    {
+      set_guard_error (&guard, item->schema, sqlite3_errmsg (self->db), error);
+      return FALSE;
+    }
+  if (*qstore_sql_skip_space (tail) != '\0')
+    {
+      guard.refused = g_strdup ("a second statement");
+      set_guard_error (&guard, item->schema, NULL, error);
+      return FALSE;
+    }
+  /* A prepared CREATE VIEW that passed the guard creates this view only. */
+  rc = sqlite3_step (stmt);
+  if (rc != SQLITE_DONE)
+    {
+      set_guard_error (&guard, item->schema, sqlite3_errmsg (self->db), error);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* Phase 2, second half: a view over what no longer exists stays defined,
+ * as SQLite keeps it, but is reported. */
+static gboolean
+check_view (QStoreDatabase  *self,
+            const Item      *item,
+            GError         **error)
+{
+  g_autofree char *quoted = qstore_sql_quote (item->name);
+  g_autofree char *sql = g_strdup_printf ("SELECT * FROM main.%s", quoted);
+  sqlite3_stmt *stmt = NULL;
+
+  if (sqlite3_prepare_v2 (self->db, sql, -1, &stmt, NULL) != SQLITE_OK)
+    {
+      g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_NOT_FOUND,
+                   "View “%s.%s” cannot be used: %s. It stays defined: create what it "
+                   "reads, or drop it with DROP VIEW", item->schema, item->name,
+                   sqlite3_errmsg (self->db));
+      sqlite3_finalize (stmt);
+      return FALSE;
+    }
+  sqlite3_finalize (stmt);
+  return TRUE;
+}
+
+/* Phase 3: materialized views are not rebuilt yet. Their entries stay in
+ * the catalog as they are and none is listed as loaded; this is where
+ * they will be read back, after the tables and views they read. */
+static void
+rehydrate_materialized_views (QStoreDatabase           *self,
+                              GArray                   *items,
+                              QStoreRehydrationResult  *result)
+{
+}
+
+void
+qstore_catalog_rehydrate (QStoreDatabase *self)
+{
+  g_autoptr(QStoreRehydrationResult) result = g_object_new (QSTORE_TYPE_REHYDRATION_RESULT, NULL);
+  g_autoptr(GPtrArray) keys = g_ptr_array_new_with_free_func ((GDestroyNotify) g_bytes_unref);
+  g_autoptr(GPtrArray) values = g_ptr_array_new_with_free_func ((GDestroyNotify) g_bytes_unref);
+  g_autoptr(GArray) tables = items_new ();
+  g_autoptr(GArray) views = items_new ();
+  g_autoptr(GArray) materialized_views = items_new ();
+  g_autoptr(GArray) created = items_new ();
+  g_autoptr(GError) error = NULL;
+
+  g_clear_object (&self->rehydration);
+  self->rehydration = g_object_ref (result);
+
+  /* Everything is read first: loading tables reads other stores. */
+  if (!read_all (self->catalog, keys, values, &error))
+    {
+      add_error (result, QSTORE_CATALOG_STORE_NAME, "", error->message);
+      return;
+    }
+
+  for (guint i = 0; i < keys->len; i++)
+    {
+      Item item = { 0 };
+      QStoreCatalogKeyKind kind;
+
+      kind = qstore_catalog_key_classify (keys->pdata[i], &item.schema, &item.name);
+      item.key = g_bytes_ref (keys->pdata[i]);
+      item.text = text_from_bytes (values->pdata[i]);
+
+      switch (kind)
+        {
+        case QSTORE_CATALOG_KEY_TABLE:
+          g_array_append_val (tables, item);
+          break;
+
+        case QSTORE_CATALOG_KEY_VIEW:
+          g_array_append_val (views, item);
+          break;
+
+        case QSTORE_CATALOG_KEY_MATERIALIZED_VIEW:
+          g_array_append_val (materialized_views, item);
+          break;
+
+        case QSTORE_CATALOG_KEY_META:
+          item_clear (&item);
+          break;
+
+        case QSTORE_CATALOG_KEY_INVALID:
+        default:
+          {
+            g_autofree char *described = describe_key (item.key);
+
+            add_error (result, described, item.text,
+                       "Not a catalog key: the entry was written by something other than "
+                       "qstore, and is left as it is");
+            item_clear (&item);
+          }
+          break;
+        }
+    }
+
+  for (guint i = 0; i < tables->len; i++)
+    {
+      Item *item = &g_array_index (tables, Item, i);
+      g_autoptr(GError) local_error = NULL;
+
+      if (!rehydrate_table (self, item, result, &local_error))
+        {
+          g_autofree char *label = item_label (item);
+
+          add_error (result, label, item->text, local_error->message);
+        }
+    }
+
+  for (guint i = 0; i < views->len; i++)
+    {
+      Item *item = &g_array_index (views, Item, i);
+      g_autoptr(GError) local_error = NULL;
+
+      if (!create_view (self, item, &local_error))
+        {
+          g_autofree char *label = item_label (item);
+
+          add_error (result, label, item->text, local_error->message);
+        }
+      else
+        {
+          Item copy = { g_bytes_ref (item->key), g_strdup (item->schema),
+                        g_strdup (item->name), g_strdup (item->text) };
+
+          g_array_append_val (created, copy);
+        }
+    }
+  for (guint i = 0; i < created->len; i++)
+    {
+      Item *item = &g_array_index (created, Item, i);
+      g_autoptr(GError) local_error = NULL;
+
+      if (!check_view (self, item, &local_error))
+        {
+          g_autofree char *label = item_label (item);
+
+          add_error (result, label, item->text, local_error->message);
+        }
+      else
+        add_name (result->views, item->schema, item->name);
+    }
+
+  rehydrate_materialized_views (self, materialized_views, result);
+}
+
+/* Views */
+
+static char *
+view_sql (QStoreDatabase *self,
+          const char     *name)
+{
+  g_autoptr(sqlite3_stmt) stmt = NULL;
+  char *sql = NULL;
+
+  if (sqlite3_prepare_v2 (self->db,
+                          "SELECT sql FROM main.sqlite_master "
+                          "WHERE type = 'view' AND name = ?1 COLLATE NOCASE",
+                          -1, &stmt, NULL) != SQLITE_OK)
+    return NULL;
+  sqlite3_bind_text (stmt, 1, name, -1, SQLITE_TRANSIENT);
+  if (sqlite3_step (stmt) == SQLITE_ROW && sqlite3_column_text (stmt, 0) != NULL)
+    sql = g_strdup ((const char *) sqlite3_column_text (stmt, 0));
+  return sql;
+}
+
+static void
+drop_view_quietly (QStoreDatabase *self,
+                   const char     *name)
+{
+  g_autofree char *quoted = qstore_sql_quote (name);
+  g_autofree char *sql = g_strdup_printf ("DROP VIEW IF EXISTS main.%s", quoted);
+
+  sqlite3_exec (self->db, sql, NULL, NULL, NULL);
+}
+
+gboolean
+qstore_catalog_create_view (QStoreDatabase  *self,
+                            sqlite3_stmt    *stmt,
+                            const char      *name,
+                            GError         **error)
+{
+  g_autofree char *before = view_sql (self, name);
+  g_autofree char *sql = NULL;
+  g_autoptr(GBytes) key = NULL;
+  int rc;
+
+  rc = sqlite3_step (stmt);
+  if (rc != SQLITE_DONE)
+    {
+      qstore_database_set_sqlite_error (self, self->db, rc, error);
+      return FALSE;
+    }
+
+  /* IF NOT EXISTS, and it does: its entry was written when it was made. */
+  if (before != NULL)
+    return TRUE;
+
+  if (!(sql = view_sql (self, name)))
+    {
+      g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_FAILED,
+                   "View “%s” was created but cannot be found", name);
+      return FALSE;
+    }
+
+  key = qstore_catalog_key_for_view ("main", name);
+  qstore_coordinator_begin (self->coordinator);
+  qstore_catalog_put_if_changed (self, key, sql);
+  if (!qstore_coordinator_commit (self->coordinator, error))
+    {
+      drop_view_quietly (self, name);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+gboolean
+qstore_catalog_drop_view (QStoreDatabase  *self,
+                          sqlite3_stmt    *stmt,
+                          const char      *name,
+                          GError         **error)
+{
+  g_autofree char *before = view_sql (self, name);
+  g_autoptr(GBytes) key = qstore_catalog_key_for_view ("main", name);
+  g_autoptr(GBytes) current = NULL;
+  gsize key_len;
+  const guint8 *key_data = g_bytes_get_data (key, &key_len);
+  int rc;
+
+  rc = sqlite3_step (stmt);
+  if (rc != SQLITE_DONE)
+    {
+      qstore_database_set_sqlite_error (self, self->db, rc, error);
+      return FALSE;
+    }
+
+  qstore_coordinator_begin (self->coordinator);
+  current = qstore_coordinator_get (self->coordinator, self->catalog, key_data, key_len, NULL);
+  if (current != NULL)
+    qstore_coordinator_delete (self->coordinator, self->catalog, key_data, key_len);
+  if (!qstore_coordinator_commit (self->coordinator, error))
+    {
+      /* The catalog still has it: so does the session. */
+      if (before != NULL)
+        sqlite3_exec (self->db, before, NULL, NULL, NULL);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+gboolean
+qstore_catalog_sync_views (QStoreDatabase  *self,
+                           GError         **error)
+{
+  g_autoptr(sqlite3_stmt) stmt = NULL;
+
+  if (sqlite3_prepare_v2 (self->db,
+                          "SELECT name, sql FROM main.sqlite_master WHERE type = 'view'",
+                          -1, &stmt, NULL) != SQLITE_OK)
+    {
+      qstore_database_set_sqlite_error (self, self->db, sqlite3_errcode (self->db), error);
+      return FALSE;
+    }
+
+  qstore_coordinator_begin (self->coordinator);
+  while (sqlite3_step (stmt) == SQLITE_ROW)
+    {
+      const char *name = (const char *) sqlite3_column_text (stmt, 0);
+      const char *sql = (const char *) sqlite3_column_text (stmt, 1);
+      g_autoptr(GBytes) key = NULL;
+
+      if (name == NULL || sql == NULL)
+        continue;
+      key = qstore_catalog_key_for_view ("main", name);
+      qstore_catalog_put_if_changed (self, key, sql);
+    }
+  return qstore_coordinator_commit (self->coordinator, error);
+}
+
+/* Reclaiming a detached table */
+
+/**
+ * qstore_database_reclaim_detached_table:
+ * @self: a #QStoreDatabase
+ * @schema: (nullable): the table's schema, %NULL for `main`
+ * @table: the table's name, in any case
+ * @index_names: (nullable) (array zero-terminated=1): the exact names of
+ *   the table's indexes, as it had them (including the
+ *   `sqlite_autoindex_<table>_<n>` ones of its UNIQUE constraints)
+ * @error: return location for a #GError
+ *
+ * Removes what is left of a table that is not in the database's catalog
+ * (any longer): its data store, exactly the index stores named in
+ * @index_names (never every store whose name starts like them: a table
+ * may be called `t_idx_x`), its statistics and its catalog entry, in one
+ * all-or-nothing unit. Use it for a table whose catalog entry does not
+ * load (see qstore_database_get_rehydration_result()) or whose storage
+ * outlived its entry.
+ *
+ * Reclaiming what is already gone succeeds, so the call can be repeated.
+ * A table that is loaded is refused with %QSTORE_ERROR_EXISTS (drop it
+ * with DROP TABLE), and a store name another table uses with
+ * %QSTORE_ERROR_COLLISION, before anything is removed.
+ *
+ * Returns: %TRUE on success
+ */
+gboolean
+qstore_database_reclaim_detached_table (QStoreDatabase      *self,
+                                        const char          *schema,
+                                        const char          *table,
+                                        const char * const  *index_names,
+                                        GError             **error)
+{
+  g_autoptr(GPtrArray) drop = g_ptr_array_new_null_terminated (0, g_free, TRUE);
+  g_autoptr(GHashTable) used = NULL;
+  g_autoptr(QStoreKV) stats = NULL;
+  g_autoptr(GBytes) stats_key = NULL;
+  g_autoptr(GBytes) catalog_key = NULL;
+  g_autofree char *stats_name = NULL;
+  const char *empty[] = { NULL };
+  QStoreWriteOp ops[2] = { { 0 } };
+  gsize len;
+
+  g_return_val_if_fail (QSTORE_IS_DATABASE (self), FALSE);
+  g_return_val_if_fail (table != NULL, FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  if (self->closed)
+    {
+      g_set_error_literal (error, QSTORE_ERROR, QSTORE_ERROR_CLOSED,
+                           "The database was closed: open it again to use it");
+      return FALSE;
+    }
+  if (!qstore_database_check_writable (self, error))
+    return FALSE;
+
+  if (schema == NULL)
+    schema = "main";
+
+  if (g_ascii_strcasecmp (schema, "main") == 0 && qstore_database_lookup (self, table) != NULL)
+    {
+      g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_EXISTS,
+                   "Table “%s.%s” is in the catalog: drop it with DROP TABLE instead of "
+                   "reclaiming its storage", schema, table);
+      return FALSE;
+    }
+
+  g_ptr_array_add (drop, qstore_store_name_for_table (schema, table));
+  for (guint i = 0; index_names != NULL && index_names[i] != NULL; i++)
+    g_ptr_array_add (drop, qstore_store_name_for_index (schema, table, index_names[i]));
+
+  /* `_idx_` may be part of any name: a store of a loaded table is never
+   * the detached table's, whatever its name looks like. */
+  used = qstore_database_store_names (self, NULL);
+  for (guint i = 0; i < drop->len; i++)
+    {
+      const char *owner = g_hash_table_lookup (used, drop->pdata[i]);
+
+      if (owner != NULL)
+        {
+          g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_COLLISION,
+                       "Reclaiming table “%s.%s” would erase store “%s”, which %s uses: "
+                       "pass only the detached table's own index names",
+                       schema, table, (const char *) drop->pdata[i], owner);
+          return FALSE;
+        }
+    }
+
+  if (!(stats = qstore_provider_get_stats_store (self->provider, error)))
+    return FALSE;
+  stats_name = qstore_stats_key_for_table (schema, table);
+  stats_key = g_bytes_new (stats_name, strlen (stats_name));
+  catalog_key = qstore_catalog_key_for_table (schema, table);
+
+  ops[0].store = stats;
+  ops[0].kind = QSTORE_WRITE_OP_DELETE;
+  ops[0].key = g_bytes_get_data (stats_key, &len);
+  ops[0].key_len = len;
+  ops[1].store = self->catalog;
+  ops[1].kind = QSTORE_WRITE_OP_DELETE;
+  ops[1].key = g_bytes_get_data (catalog_key, &len);
+  ops[1].key_len = len;
+
+  if (!qstore_provider_restructure (self->provider, (const char * const *) drop->pdata,
+                                    empty, empty, ops, G_N_ELEMENTS (ops), error))
+    {
+      g_prefix_error (error, "Table “%s.%s” cannot be reclaimed: ", schema, table);
+      return FALSE;
+    }
+  qstore_database_forget_table_stats (self, schema, table);
+  return TRUE;
+}
