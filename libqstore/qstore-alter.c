@@ -1,0 +1,2382 @@
+/* qstore-alter.c: the ALTER TABLE arms SQLite lacks, and DROP COLUMN
+ *
+ * SQLite alters a table only by ADD, RENAME and DROP COLUMN and RENAME TO.
+ * The other arms (NOT NULL, DEFAULT and COLLATE of a column, named
+ * constraints, the primary key) are done the way SQLite's documentation
+ * recommends for any other change: write the new CREATE TABLE, create it,
+ * move the rows over. Here the new text is made from the table's current
+ * one: it is cut into column definitions and table constraints, and each
+ * of those into its constraints, so an arm changes exactly what it names
+ * and every clause it does not touch (ON CONFLICT, AUTOINCREMENT, MATCH,
+ * DEFERRABLE…) keeps its original words. That is the only SQL read here;
+ * SQLite then validates the result on the scratch connection, and its
+ * pragmas, not this cutting, say what the table now is.
+ *
+ * The rows, the index stores and the catalog entry change in one
+ * coordinator transaction committed through the provider's restructure,
+ * which also erases the index stores that are gone: all or nothing on
+ * every provider, with or without an atomic batch. Existing rows are
+ * validated against the new definition (NOT NULL, CHECK, the new keys'
+ * uniqueness) inside that transaction before anything is committed, so a
+ * refused ALTER leaves the table, its stores and the catalog untouched.
+ *
+ * DROP COLUMN goes through here too: SQLite refuses to drop a column that
+ * an index or a UNIQUE constraint uses, while qstore drops those indexes
+ * and constraints with the column, then lets SQLite drop it.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include <string.h>
+
+#include "qstore-affinity-private.h"
+#include "qstore-alter-private.h"
+#include "qstore-catalog-private.h"
+#include "qstore-coordinator-private.h"
+#include "qstore-ddl-private.h"
+#include "qstore-error.h"
+
+/* Tokens */
+
+typedef enum
+{
+  TOK_WORD,
+  TOK_QUOTED,    /* "id", `id`, [id] */
+  TOK_STRING,    /* 'text', x'0102' */
+  TOK_NUMBER,
+  TOK_OPEN,
+  TOK_CLOSE,
+  TOK_COMMA,
+  TOK_SEMICOLON,
+  TOK_OTHER,
+} TokKind;
+
+typedef struct
+{
+  TokKind kind;
+  gsize   start;
+  gsize   end;
+  guint   depth;   /* parentheses around it; a pair shares its depth */
+} Tok;
+
+static gboolean
+is_word_byte (char c)
+{
+  return g_ascii_isalnum (c) || c == '_' || c == '$' || (guchar) c >= 0x80;
+}
+
+static gsize
+skip_quoted (const char *sql,
+             gsize       i)
+{
+  char close = sql[i] == '[' ? ']' : sql[i];
+
+  for (i++; sql[i] != '\0'; i++)
+    {
+      if (sql[i] != close)
+        continue;
+      /* A doubled quote is an escaped one, except in [..]. */
+      if (close != ']' && sql[i + 1] == close)
+        {
+          i++;
+          continue;
+        }
+      return i + 1;
+    }
+  return i;
+}
+
+/* Splits @sql into tokens, skipping blanks and comments. */
+static GArray *
+tokenize (const char *sql)
+{
+  GArray *toks = g_array_new (FALSE, FALSE, sizeof (Tok));
+  guint depth = 0;
+  gsize i = 0;
+
+  while (sql[i] != '\0')
+    {
+      char c = sql[i];
+      Tok tok = { TOK_OTHER, i, i + 1, depth };
+
+      if (g_ascii_isspace (c))
+        {
+          i++;
+          continue;
+        }
+      if (c == '-' && sql[i + 1] == '-')
+        {
+          while (sql[i] != '\0' && sql[i] != '\n')
+            i++;
+          continue;
+        }
+      if (c == '/' && sql[i + 1] == '*')
+        {
+          const char *end = strstr (sql + i + 2, "*/");
+
+          i = end != NULL ? (gsize) (end - sql) + 2 : strlen (sql);
+          continue;
+        }
+
+      if (c == '\'')
+        {
+          tok.kind = TOK_STRING;
+          tok.end = skip_quoted (sql, i);
+        }
+      else if ((c == 'x' || c == 'X') && sql[i + 1] == '\'')
+        {
+          tok.kind = TOK_STRING;
+          tok.end = skip_quoted (sql, i + 1);
+        }
+      else if (c == '"' || c == '`' || c == '[')
+        {
+          tok.kind = TOK_QUOTED;
+          tok.end = skip_quoted (sql, i);
+        }
+      else if (g_ascii_isdigit (c) || (c == '.' && g_ascii_isdigit (sql[i + 1])))
+        {
+          gsize j = i + 1;
+
+          while (is_word_byte (sql[j]) || sql[j] == '.' ||
+                 ((sql[j] == '+' || sql[j] == '-') && (sql[j - 1] == 'e' || sql[j - 1] == 'E')))
+            j++;
+          tok.kind = TOK_NUMBER;
+          tok.end = j;
+        }
+      else if (is_word_byte (c))
+        {
+          gsize j = i;
+
+          while (is_word_byte (sql[j]))
+            j++;
+          tok.kind = TOK_WORD;
+          tok.end = j;
+        }
+      else if (c == '(')
+        {
+          tok.kind = TOK_OPEN;
+          depth++;
+        }
+      else if (c == ')')
+        {
+          tok.kind = TOK_CLOSE;
+          if (depth > 0)
+            depth--;
+          tok.depth = depth;
+        }
+      else if (c == ',')
+        tok.kind = TOK_COMMA;
+      else if (c == ';')
+        tok.kind = TOK_SEMICOLON;
+
+      g_array_append_val (toks, tok);
+      i = tok.end;
+    }
+
+  return toks;
+}
+
+/* A run of tokens of one text, [0, end). */
+typedef struct
+{
+  const char *sql;
+  GArray     *toks;
+  guint       end;
+} Tokens;
+
+static const Tok *
+tok_at (const Tokens *t,
+        guint         i)
+{
+  return i < t->end ? &g_array_index (t->toks, Tok, i) : NULL;
+}
+
+static gboolean
+is_word (const Tokens *t,
+         guint         i,
+         const char   *word)
+{
+  const Tok *tok = tok_at (t, i);
+
+  return tok != NULL && tok->kind == TOK_WORD && strlen (word) == tok->end - tok->start &&
+         g_ascii_strncasecmp (t->sql + tok->start, word, tok->end - tok->start) == 0;
+}
+
+static gboolean
+is_kind (const Tokens *t,
+         guint         i,
+         TokKind       kind)
+{
+  const Tok *tok = tok_at (t, i);
+
+  return tok != NULL && tok->kind == kind;
+}
+
+static gboolean
+is_name (const Tokens *t,
+         guint         i)
+{
+  return is_kind (t, i, TOK_WORD) || is_kind (t, i, TOK_QUOTED) ||
+         (is_kind (t, i, TOK_STRING) && t->sql[tok_at (t, i)->start] == '\'');
+}
+
+/* The text from token @first to token @last, both included. */
+static char *
+slice (const Tokens *t,
+       guint         first,
+       guint         last)
+{
+  const Tok *a = tok_at (t, first);
+  const Tok *b = tok_at (t, last);
+
+  return g_strndup (t->sql + a->start, b->end - a->start);
+}
+
+/* The identifier token @i spells, quotes removed. */
+static char *
+name_at (const Tokens *t,
+         guint         i)
+{
+  const Tok *tok = tok_at (t, i);
+  const char *p = t->sql + tok->start;
+  gsize len = tok->end - tok->start;
+  GString *out;
+  char close;
+
+  if (tok->kind == TOK_WORD)
+    return g_strndup (p, len);
+
+  close = p[0] == '[' ? ']' : p[0];
+  out = g_string_new (NULL);
+  for (gsize i = 1; i < len; i++)
+    {
+      if (p[i] == close)
+        {
+          if (close != ']' && i + 1 < len && p[i + 1] == close)
+            {
+              g_string_append_c (out, close);
+              i++;
+              continue;
+            }
+          break;
+        }
+      g_string_append_c (out, p[i]);
+    }
+  return g_string_free (out, FALSE);
+}
+
+/* Moves *i past the parenthesized group that starts there. */
+static gboolean
+skip_group (const Tokens *t,
+            guint        *i)
+{
+  const Tok *open = tok_at (t, *i);
+
+  if (open == NULL || open->kind != TOK_OPEN)
+    return FALSE;
+  for (guint j = *i + 1; j < t->end; j++)
+    {
+      const Tok *tok = tok_at (t, j);
+
+      if (tok->kind == TOK_CLOSE && tok->depth == open->depth)
+        {
+          *i = j + 1;
+          return TRUE;
+        }
+    }
+  return FALSE;
+}
+
+/* The names a group lists, "(a, b COLLATE NOCASE DESC)": the first token
+ * of each element. */
+static GPtrArray *
+group_names (const Tokens *t,
+             guint         open)
+{
+  GPtrArray *names = g_ptr_array_new_with_free_func (g_free);
+  guint depth = tok_at (t, open)->depth + 1;
+  gboolean at_start = TRUE;
+
+  for (guint j = open + 1; j < t->end; j++)
+    {
+      const Tok *tok = tok_at (t, j);
+
+      if (tok->kind == TOK_CLOSE && tok->depth == depth - 1)
+        break;
+      if (at_start && is_name (t, j))
+        g_ptr_array_add (names, name_at (t, j));
+      at_start = tok->depth == depth && tok->kind == TOK_COMMA;
+    }
+  return names;
+}
+
+/* The model of a CREATE TABLE */
+
+typedef enum
+{
+  ITEM_PRIMARY_KEY,
+  ITEM_NOT_NULL,
+  ITEM_NULL,
+  ITEM_UNIQUE,
+  ITEM_CHECK,
+  ITEM_DEFAULT,
+  ITEM_COLLATE,
+  ITEM_FOREIGN_KEY,     /* REFERENCES on a column, FOREIGN KEY on the table */
+  ITEM_GENERATED,
+  ITEM_NAME_ONLY,       /* a `CONSTRAINT name` that nothing follows */
+} ItemKind;
+
+typedef struct
+{
+  ItemKind   kind;
+  char      *name;          /* the CONSTRAINT name, or NULL */
+  char      *name_sql;      /* …as written */
+  char      *body;          /* the constraint's text after its name */
+  GPtrArray *columns;       /* char *: what a table constraint lists */
+  char      *parent;        /* the table a foreign key references */
+  GPtrArray *parent_columns;
+} Item;
+
+typedef struct
+{
+  char      *name;
+  char      *name_sql;
+  char      *type_sql;      /* NULL when the column has no type */
+  GPtrArray *items;         /* Item */
+} ColumnDef;
+
+typedef struct
+{
+  char      *head;          /* "CREATE TABLE t (" */
+  char      *tail;          /* ")" and what follows, such as WITHOUT ROWID */
+  GPtrArray *columns;       /* ColumnDef */
+  GPtrArray *constraints;   /* Item */
+} TableDef;
+
+static void
+item_free (gpointer data)
+{
+  Item *item = data;
+
+  g_free (item->name);
+  g_free (item->name_sql);
+  g_free (item->body);
+  g_clear_pointer (&item->columns, g_ptr_array_unref);
+  g_free (item->parent);
+  g_clear_pointer (&item->parent_columns, g_ptr_array_unref);
+  g_free (item);
+}
+
+static Item *
+item_new (ItemKind    kind,
+          const char *body)
+{
+  Item *item = g_new0 (Item, 1);
+
+  item->kind = kind;
+  item->body = g_strdup (body);
+  return item;
+}
+
+static void
+column_def_free (gpointer data)
+{
+  ColumnDef *column = data;
+
+  g_free (column->name);
+  g_free (column->name_sql);
+  g_free (column->type_sql);
+  g_ptr_array_unref (column->items);
+  g_free (column);
+}
+
+static void
+table_def_free (TableDef *def)
+{
+  g_free (def->head);
+  g_free (def->tail);
+  g_ptr_array_unref (def->columns);
+  g_ptr_array_unref (def->constraints);
+  g_free (def);
+}
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (TableDef, table_def_free)
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (Item, item_free)
+
+static gboolean
+is_column_constraint_start (const Tokens *t,
+                            guint         i)
+{
+  static const char * const words[] = {
+    "CONSTRAINT", "PRIMARY", "NOT", "NULL", "UNIQUE", "CHECK", "DEFAULT",
+    "COLLATE", "REFERENCES", "GENERATED", "AS",
+  };
+
+  for (guint k = 0; k < G_N_ELEMENTS (words); k++)
+    if (is_word (t, i, words[k]))
+      return TRUE;
+  return FALSE;
+}
+
+static void
+skip_conflict_clause (const Tokens *t,
+                      guint        *i)
+{
+  if (is_word (t, *i, "ON") && is_word (t, *i + 1, "CONFLICT") && is_kind (t, *i + 2, TOK_WORD))
+    *i += 3;
+}
+
+/* REFERENCES table [(columns)] [ON DELETE|UPDATE action | MATCH name]…
+ * [[NOT] DEFERRABLE [INITIALLY DEFERRED|IMMEDIATE]], from the table name. */
+static gboolean
+parse_references (const Tokens *t,
+                  guint        *i,
+                  Item         *item)
+{
+  if (!is_name (t, *i))
+    return FALSE;
+  item->parent = name_at (t, *i);
+  (*i)++;
+  if (is_kind (t, *i, TOK_OPEN))
+    {
+      item->parent_columns = group_names (t, *i);
+      if (!skip_group (t, i))
+        return FALSE;
+    }
+  else
+    item->parent_columns = g_ptr_array_new_with_free_func (g_free);
+
+  for (;;)
+    {
+      if (is_word (t, *i, "ON") && (is_word (t, *i + 1, "DELETE") || is_word (t, *i + 1, "UPDATE")))
+        {
+          *i += 2;
+          if (is_word (t, *i, "SET") || is_word (t, *i, "NO"))
+            *i += 2;
+          else if (is_word (t, *i, "CASCADE") || is_word (t, *i, "RESTRICT"))
+            *i += 1;
+          else
+            return FALSE;
+        }
+      else if (is_word (t, *i, "MATCH") && is_name (t, *i + 1))
+        *i += 2;
+      else if (is_word (t, *i, "NOT") && is_word (t, *i + 1, "DEFERRABLE"))
+        *i += 2;
+      else if (is_word (t, *i, "DEFERRABLE"))
+        *i += 1;
+      else if (is_word (t, *i, "INITIALLY") && is_kind (t, *i + 1, TOK_WORD))
+        *i += 2;
+      else
+        return TRUE;
+    }
+}
+
+/* One constraint of a column (@column) or of the table, from *i on. */
+static Item *
+parse_item (const Tokens *t,
+            guint        *i,
+            gboolean      column)
+{
+  g_autoptr(Item) item = g_new0 (Item, 1);
+  guint first;
+
+  if (is_word (t, *i, "CONSTRAINT"))
+    {
+      if (!is_name (t, *i + 1))
+        return NULL;
+      item->name = name_at (t, *i + 1);
+      item->name_sql = slice (t, *i + 1, *i + 1);
+      *i += 2;
+      /* SQLite lets a name stand alone, before the next constraint or
+       * none at all. */
+      if (*i >= t->end || (column && !is_column_constraint_start (t, *i)))
+        {
+          item->kind = ITEM_NAME_ONLY;
+          item->body = g_strdup ("");
+          return g_steal_pointer (&item);
+        }
+    }
+
+  first = *i;
+  if (is_word (t, *i, "PRIMARY") && is_word (t, *i + 1, "KEY"))
+    {
+      item->kind = ITEM_PRIMARY_KEY;
+      *i += 2;
+      if (!column)
+        {
+          item->columns = group_names (t, *i);
+          if (!skip_group (t, i))
+            return NULL;
+        }
+      else if (is_word (t, *i, "ASC") || is_word (t, *i, "DESC"))
+        (*i)++;
+      skip_conflict_clause (t, i);
+      if (column && is_word (t, *i, "AUTOINCREMENT"))
+        (*i)++;
+    }
+  else if (is_word (t, *i, "NOT") && is_word (t, *i + 1, "NULL") && column)
+    {
+      item->kind = ITEM_NOT_NULL;
+      *i += 2;
+      skip_conflict_clause (t, i);
+    }
+  else if (is_word (t, *i, "NULL") && column)
+    {
+      item->kind = ITEM_NULL;
+      *i += 1;
+      skip_conflict_clause (t, i);
+    }
+  else if (is_word (t, *i, "UNIQUE"))
+    {
+      item->kind = ITEM_UNIQUE;
+      *i += 1;
+      if (!column)
+        {
+          item->columns = group_names (t, *i);
+          if (!skip_group (t, i))
+            return NULL;
+        }
+      skip_conflict_clause (t, i);
+    }
+  else if (is_word (t, *i, "CHECK"))
+    {
+      item->kind = ITEM_CHECK;
+      *i += 1;
+      if (!skip_group (t, i))
+        return NULL;
+      skip_conflict_clause (t, i);
+    }
+  else if (is_word (t, *i, "DEFAULT") && column)
+    {
+      const Tok *sign;
+
+      item->kind = ITEM_DEFAULT;
+      *i += 1;
+      sign = tok_at (t, *i);
+      if (sign != NULL && sign->kind == TOK_OTHER &&
+          (t->sql[sign->start] == '+' || t->sql[sign->start] == '-'))
+        (*i)++;
+      if (is_kind (t, *i, TOK_OPEN))
+        {
+          if (!skip_group (t, i))
+            return NULL;
+        }
+      else if (is_kind (t, *i, TOK_NUMBER) || is_kind (t, *i, TOK_STRING) ||
+               is_kind (t, *i, TOK_WORD) || is_kind (t, *i, TOK_QUOTED))
+        (*i)++;
+      else
+        return NULL;
+    }
+  else if (is_word (t, *i, "COLLATE") && column && is_name (t, *i + 1))
+    {
+      item->kind = ITEM_COLLATE;
+      *i += 2;
+    }
+  else if (is_word (t, *i, "REFERENCES") && column)
+    {
+      item->kind = ITEM_FOREIGN_KEY;
+      *i += 1;
+      if (!parse_references (t, i, item))
+        return NULL;
+    }
+  else if (is_word (t, *i, "FOREIGN") && is_word (t, *i + 1, "KEY") && !column)
+    {
+      item->kind = ITEM_FOREIGN_KEY;
+      *i += 2;
+      item->columns = group_names (t, *i);
+      if (!skip_group (t, i) || !is_word (t, *i, "REFERENCES"))
+        return NULL;
+      *i += 1;
+      if (!parse_references (t, i, item))
+        return NULL;
+    }
+  else if ((is_word (t, *i, "GENERATED") || is_word (t, *i, "AS")) && column)
+    {
+      item->kind = ITEM_GENERATED;
+      if (is_word (t, *i, "GENERATED"))
+        *i += 2;   /* ALWAYS */
+      if (!is_word (t, *i, "AS"))
+        return NULL;
+      *i += 1;
+      if (!skip_group (t, i))
+        return NULL;
+      if (is_word (t, *i, "STORED") || is_word (t, *i, "VIRTUAL"))
+        (*i)++;
+    }
+  else
+    return NULL;
+
+  item->body = slice (t, first, *i - 1);
+  return g_steal_pointer (&item);
+}
+
+static gboolean
+parse_column (const Tokens *t,
+              guint         first,
+              ColumnDef    *column)
+{
+  guint i = first + 1;
+
+  column->name = name_at (t, first);
+  column->name_sql = slice (t, first, first);
+
+  while (i < t->end && !is_column_constraint_start (t, i))
+    {
+      if (is_kind (t, i, TOK_OPEN))
+        {
+          if (!skip_group (t, &i))
+            return FALSE;
+        }
+      else
+        i++;
+    }
+  if (i > first + 1)
+    column->type_sql = slice (t, first + 1, i - 1);
+
+  while (i < t->end)
+    {
+      Item *item = parse_item (t, &i, TRUE);
+
+      if (item == NULL)
+        return FALSE;
+      g_ptr_array_add (column->items, item);
+    }
+  return TRUE;
+}
+
+static gboolean
+is_table_constraint_start (const Tokens *t,
+                           guint         i)
+{
+  return is_word (t, i, "CONSTRAINT") || is_word (t, i, "PRIMARY") ||
+         is_word (t, i, "UNIQUE") || is_word (t, i, "CHECK") || is_word (t, i, "FOREIGN");
+}
+
+/* Cuts the CREATE TABLE text @sql, which SQLite accepted, into its parts. */
+static TableDef *
+table_def_parse (const char  *sql,
+                 const char  *table,
+                 GError     **error)
+{
+  g_autoptr(TableDef) def = g_new0 (TableDef, 1);
+  g_autoptr(GArray) toks = tokenize (sql);
+  Tokens t = { sql, toks, toks->len };
+  guint open = 0, close, segment;
+
+  def->columns = g_ptr_array_new_with_free_func (column_def_free);
+  def->constraints = g_ptr_array_new_with_free_func (item_free);
+
+  while (open < t.end && !is_kind (&t, open, TOK_OPEN))
+    open++;
+  close = open;
+  if (open >= t.end || !skip_group (&t, &close))
+    goto unreadable;
+  close--;
+
+  def->head = g_strndup (sql, tok_at (&t, open)->end);
+  def->tail = g_strdup (sql + tok_at (&t, close)->start);
+
+  segment = open + 1;
+  while (segment < close)
+    {
+      guint end = segment;
+      Tokens part;
+
+      /* A definition ends at the next comma between the parentheses. */
+      while (end < close && !(is_kind (&t, end, TOK_COMMA) && tok_at (&t, end)->depth == 1))
+        end++;
+      if (end == segment)
+        goto unreadable;
+
+      part = t;
+      part.end = end;
+      if (is_table_constraint_start (&part, segment))
+        {
+          guint i = segment;
+
+          /* SQLite lets table constraints follow one another without a
+           * comma. */
+          while (i < end)
+            {
+              Item *item = parse_item (&part, &i, FALSE);
+
+              if (item == NULL)
+                goto unreadable;
+              g_ptr_array_add (def->constraints, item);
+            }
+        }
+      else
+        {
+          ColumnDef *column = g_new0 (ColumnDef, 1);
+
+          column->items = g_ptr_array_new_with_free_func (item_free);
+          g_ptr_array_add (def->columns, column);
+          if (!is_name (&part, segment) || !parse_column (&part, segment, column))
+            goto unreadable;
+        }
+      segment = end + 1;
+    }
+
+  return g_steal_pointer (&def);
+
+unreadable:
+  g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_UNSUPPORTED,
+               "The CREATE TABLE text of table “%s” has a form this ALTER TABLE "
+               "cannot change; recreate the table with the new definition and "
+               "copy its rows (INSERT … SELECT)", table);
+  return NULL;
+}
+
+static void
+append_item (GString    *out,
+             const Item *item)
+{
+  if (item->name_sql != NULL)
+    g_string_append_printf (out, "CONSTRAINT %s%s", item->name_sql, item->body[0] ? " " : "");
+  g_string_append (out, item->body);
+}
+
+/* The CREATE TABLE text of @def: the same every time for the same model. */
+static char *
+table_def_to_sql (TableDef *def)
+{
+  GString *out = g_string_new (def->head);
+
+  for (guint i = 0; i < def->columns->len; i++)
+    {
+      ColumnDef *column = g_ptr_array_index (def->columns, i);
+
+      if (i > 0)
+        g_string_append (out, ", ");
+      g_string_append (out, column->name_sql);
+      if (column->type_sql != NULL)
+        g_string_append_printf (out, " %s", column->type_sql);
+      for (guint j = 0; j < column->items->len; j++)
+        {
+          g_string_append_c (out, ' ');
+          append_item (out, g_ptr_array_index (column->items, j));
+        }
+    }
+  for (guint i = 0; i < def->constraints->len; i++)
+    {
+      if (i > 0 || def->columns->len > 0)
+        g_string_append (out, ", ");
+      append_item (out, g_ptr_array_index (def->constraints, i));
+    }
+  g_string_append (out, def->tail);
+  return g_string_free (out, FALSE);
+}
+
+static ColumnDef *
+find_column_def (TableDef   *def,
+                 const char *name)
+{
+  for (guint i = 0; i < def->columns->len; i++)
+    {
+      ColumnDef *column = g_ptr_array_index (def->columns, i);
+
+      if (g_ascii_strcasecmp (column->name, name) == 0)
+        return column;
+    }
+  return NULL;
+}
+
+/* Removes the items of @items of @kind; returns how many went. */
+static guint
+remove_items (GPtrArray *items,
+              ItemKind   kind)
+{
+  guint removed = 0;
+
+  for (guint i = items->len; i > 0; i--)
+    {
+      Item *item = g_ptr_array_index (items, i - 1);
+
+      if (item->kind == kind)
+        {
+          g_ptr_array_remove_index (items, i - 1);
+          removed++;
+        }
+    }
+  return removed;
+}
+
+static gboolean
+has_item (GPtrArray *items,
+          ItemKind   kind)
+{
+  for (guint i = 0; i < items->len; i++)
+    if (((Item *) g_ptr_array_index (items, i))->kind == kind)
+      return TRUE;
+  return FALSE;
+}
+
+/* Every named constraint called @name, with the array that holds it. */
+typedef struct
+{
+  GPtrArray *owner;
+  Item      *item;
+  ColumnDef *column;   /* NULL for a table constraint */
+} NamedItem;
+
+static GArray *
+find_named (TableDef   *def,
+            const char *name)
+{
+  GArray *found = g_array_new (FALSE, FALSE, sizeof (NamedItem));
+
+  for (guint i = 0; i < def->columns->len; i++)
+    {
+      ColumnDef *column = g_ptr_array_index (def->columns, i);
+
+      for (guint j = 0; j < column->items->len; j++)
+        {
+          Item *item = g_ptr_array_index (column->items, j);
+          NamedItem named = { column->items, item, column };
+
+          if (item->name != NULL && g_ascii_strcasecmp (item->name, name) == 0)
+            g_array_append_val (found, named);
+        }
+    }
+  for (guint j = 0; j < def->constraints->len; j++)
+    {
+      Item *item = g_ptr_array_index (def->constraints, j);
+      NamedItem named = { def->constraints, item, NULL };
+
+      if (item->name != NULL && g_ascii_strcasecmp (item->name, name) == 0)
+        g_array_append_val (found, named);
+    }
+  return found;
+}
+
+static gboolean
+names_contain (GPtrArray  *names,
+               const char *name)
+{
+  for (guint i = 0; names != NULL && i < names->len; i++)
+    if (g_ascii_strcasecmp (g_ptr_array_index (names, i), name) == 0)
+      return TRUE;
+  return FALSE;
+}
+
+/* The ALTER TABLE statement */
+
+typedef enum
+{
+  ARM_SET_NOT_NULL,
+  ARM_DROP_NOT_NULL,
+  ARM_SET_DEFAULT,
+  ARM_DROP_DEFAULT,
+  ARM_SET_COLLATE,
+  ARM_ADD_CONSTRAINT,
+  ARM_DROP_CONSTRAINT,
+  ARM_RENAME_CONSTRAINT,
+  ARM_ALTER_PRIMARY_KEY,
+  ARM_DROP_COLUMN,
+} Arm;
+
+typedef struct
+{
+  Arm    arm;
+  char  *schema;       /* as written, or NULL */
+  char  *table;
+  char  *column;       /* ALTER COLUMN, DROP COLUMN */
+  char  *column_sql;   /* …as written */
+  char  *name;         /* the constraint of ADD, DROP and RENAME CONSTRAINT */
+  char  *new_name;     /* RENAME CONSTRAINT … TO */
+  char  *new_name_sql;
+  char  *text;         /* the DEFAULT, the collation, the key's column list */
+  Item  *constraint;   /* ADD CONSTRAINT's constraint */
+} Alter;
+
+static void
+alter_clear (Alter *alter)
+{
+  g_clear_pointer (&alter->schema, g_free);
+  g_clear_pointer (&alter->table, g_free);
+  g_clear_pointer (&alter->column, g_free);
+  g_clear_pointer (&alter->column_sql, g_free);
+  g_clear_pointer (&alter->name, g_free);
+  g_clear_pointer (&alter->new_name, g_free);
+  g_clear_pointer (&alter->new_name_sql, g_free);
+  g_clear_pointer (&alter->text, g_free);
+  g_clear_pointer (&alter->constraint, item_free);
+}
+
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (Alter, alter_clear)
+
+static gboolean
+syntax_error (const Tokens  *t,
+              guint          i,
+              const char    *expected,
+              GError       **error)
+{
+  const Tok *tok = tok_at (t, i);
+
+  if (tok == NULL)
+    g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
+                 "incomplete input: ALTER TABLE ends where %s should follow", expected);
+  else
+    g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
+                 "near \"%.*s\": syntax error: ALTER TABLE expects %s there",
+                 (int) (tok->end - tok->start), t->sql + tok->start, expected);
+  return FALSE;
+}
+
+static gboolean
+expect_end (const Tokens  *t,
+            guint          i,
+            GError       **error)
+{
+  return i >= t->end || syntax_error (t, i, "the end of the statement", error);
+}
+
+/* A DEFAULT as a column constraint takes a literal, a signed number, a
+ * name or a parenthesized expression: anything else is put in
+ * parentheses, as the expression it is. */
+static char *
+default_text (const Tokens *t,
+              guint         first)
+{
+  g_autofree char *text = slice (t, first, t->end - 1);
+  guint i = first;
+  const Tok *sign = tok_at (t, i);
+
+  if (sign->kind == TOK_OTHER && (t->sql[sign->start] == '+' || t->sql[sign->start] == '-'))
+    i++;
+  if (i + 1 == t->end && (is_kind (t, i, TOK_NUMBER) || is_kind (t, i, TOK_STRING) ||
+                          (i == first && (is_kind (t, i, TOK_WORD) || is_kind (t, i, TOK_QUOTED)))))
+    return g_steal_pointer (&text);
+  if (i == first && is_kind (t, i, TOK_OPEN))
+    {
+      guint j = i;
+
+      if (skip_group (t, &j) && j == t->end)
+        return g_steal_pointer (&text);
+    }
+  return g_strdup_printf ("(%s)", text);
+}
+
+static gboolean
+parse_alter_column (const Tokens  *t,
+                    guint          i,
+                    Alter         *alter,
+                    GError       **error)
+{
+  static const char expected[] = "SET NOT NULL, DROP NOT NULL, SET DEFAULT value, "
+                                 "DROP DEFAULT or SET COLLATE name";
+
+  if (is_word (t, i, "SET") && is_word (t, i + 1, "NOT") && is_word (t, i + 2, "NULL"))
+    {
+      alter->arm = ARM_SET_NOT_NULL;
+      return expect_end (t, i + 3, error);
+    }
+  if (is_word (t, i, "DROP") && is_word (t, i + 1, "NOT") && is_word (t, i + 2, "NULL"))
+    {
+      alter->arm = ARM_DROP_NOT_NULL;
+      return expect_end (t, i + 3, error);
+    }
+  if (is_word (t, i, "SET") && is_word (t, i + 1, "DEFAULT"))
+    {
+      alter->arm = ARM_SET_DEFAULT;
+      if (i + 2 >= t->end)
+        return syntax_error (t, i + 2, "the new DEFAULT value", error);
+      alter->text = default_text (t, i + 2);
+      return TRUE;
+    }
+  if (is_word (t, i, "DROP") && is_word (t, i + 1, "DEFAULT"))
+    {
+      alter->arm = ARM_DROP_DEFAULT;
+      return expect_end (t, i + 2, error);
+    }
+  if (is_word (t, i, "SET") && is_word (t, i + 1, "COLLATE"))
+    {
+      alter->arm = ARM_SET_COLLATE;
+      if (!is_name (t, i + 2))
+        return syntax_error (t, i + 2, "a collation name", error);
+      alter->text = slice (t, i + 2, i + 2);
+      return expect_end (t, i + 3, error);
+    }
+  return syntax_error (t, i, expected, error);
+}
+
+static gboolean
+parse_alter (const char   *sql,
+             Alter        *alter,
+             const char  **tail,
+             GError      **error)
+{
+  g_autoptr(GArray) toks = tokenize (sql);
+  Tokens t = { sql, toks, toks->len };
+  guint i;
+
+  /* The statement ends at the first semicolon outside parentheses. */
+  for (i = 0; i < t.end; i++)
+    if (is_kind (&t, i, TOK_SEMICOLON) && tok_at (&t, i)->depth == 0)
+      break;
+  *tail = i < t.end ? sql + tok_at (&t, i)->end : sql + strlen (sql);
+  t.end = i;
+
+  if (!is_word (&t, 0, "ALTER") || !is_word (&t, 1, "TABLE"))
+    return syntax_error (&t, 0, "ALTER TABLE", error);
+  if (!is_name (&t, 2))
+    return syntax_error (&t, 2, "a table name", error);
+  i = 3;
+  if (is_kind (&t, 3, TOK_OTHER) && sql[tok_at (&t, 3)->start] == '.')
+    {
+      if (!is_name (&t, 4))
+        return syntax_error (&t, 4, "a table name", error);
+      alter->schema = name_at (&t, 2);
+      alter->table = name_at (&t, 4);
+      i = 5;
+    }
+  else
+    alter->table = name_at (&t, 2);
+
+  if (is_word (&t, i, "ALTER") && is_word (&t, i + 1, "PRIMARY") && is_word (&t, i + 2, "KEY"))
+    {
+      guint end = i + 3;
+
+      alter->arm = ARM_ALTER_PRIMARY_KEY;
+      if (!is_kind (&t, end, TOK_OPEN) || !skip_group (&t, &end))
+        return syntax_error (&t, i + 3, "the key's columns in parentheses", error);
+      alter->text = slice (&t, i + 3, end - 1);
+      return expect_end (&t, end, error);
+    }
+
+  if (is_word (&t, i, "ALTER"))
+    {
+      i++;
+      if (is_word (&t, i, "COLUMN"))
+        i++;
+      if (!is_name (&t, i))
+        return syntax_error (&t, i, "a column name", error);
+      alter->column = name_at (&t, i);
+      return parse_alter_column (&t, i + 1, alter, error);
+    }
+
+  if (is_word (&t, i, "ADD") && is_word (&t, i + 1, "CONSTRAINT"))
+    {
+      guint start = i + 1;
+
+      alter->arm = ARM_ADD_CONSTRAINT;
+      if (!is_name (&t, i + 2))
+        return syntax_error (&t, i + 2, "the constraint's name", error);
+      alter->name = name_at (&t, i + 2);
+      alter->constraint = parse_item (&t, &start, FALSE);
+      if (alter->constraint == NULL || alter->constraint->kind == ITEM_NAME_ONLY)
+        return syntax_error (&t, i + 3, "UNIQUE (…), CHECK (…) or FOREIGN KEY (…) REFERENCES …",
+                             error);
+      return expect_end (&t, start, error);
+    }
+
+  if (is_word (&t, i, "DROP") && is_word (&t, i + 1, "CONSTRAINT"))
+    {
+      alter->arm = ARM_DROP_CONSTRAINT;
+      if (!is_name (&t, i + 2))
+        return syntax_error (&t, i + 2, "the constraint's name", error);
+      alter->name = name_at (&t, i + 2);
+      return expect_end (&t, i + 3, error);
+    }
+
+  if (is_word (&t, i, "RENAME") && is_word (&t, i + 1, "CONSTRAINT"))
+    {
+      alter->arm = ARM_RENAME_CONSTRAINT;
+      if (!is_name (&t, i + 2))
+        return syntax_error (&t, i + 2, "the constraint's name", error);
+      alter->name = name_at (&t, i + 2);
+      if (!is_word (&t, i + 3, "TO"))
+        return syntax_error (&t, i + 3, "TO", error);
+      if (!is_name (&t, i + 4))
+        return syntax_error (&t, i + 4, "the constraint's new name", error);
+      alter->new_name = name_at (&t, i + 4);
+      alter->new_name_sql = slice (&t, i + 4, i + 4);
+      return expect_end (&t, i + 5, error);
+    }
+
+  if (is_word (&t, i, "DROP"))
+    {
+      alter->arm = ARM_DROP_COLUMN;
+      i++;
+      if (is_word (&t, i, "COLUMN"))
+        i++;
+      if (!is_name (&t, i))
+        return syntax_error (&t, i, "a column name", error);
+      alter->column = name_at (&t, i);
+      alter->column_sql = slice (&t, i, i);
+      return expect_end (&t, i + 1, error);
+    }
+
+  return syntax_error (&t, i, "ALTER COLUMN, ALTER PRIMARY KEY, ADD CONSTRAINT, "
+                       "DROP CONSTRAINT, RENAME CONSTRAINT or DROP COLUMN", error);
+}
+
+/* The scratch connection: undone as a whole when anything fails */
+
+static gboolean
+scratch_begin (QStoreDatabase  *self,
+               GError         **error)
+{
+  return qstore_database_run (self, self->scratch, "SAVEPOINT qstore_alter", error);
+}
+
+static gboolean
+scratch_commit (QStoreDatabase  *self,
+                GError         **error)
+{
+  return qstore_database_run (self, self->scratch, "RELEASE qstore_alter", error);
+}
+
+static void
+scratch_undo (QStoreDatabase *self)
+{
+  sqlite3_exec (self->scratch, "ROLLBACK TO qstore_alter; RELEASE qstore_alter",
+                NULL, NULL, NULL);
+}
+
+static gboolean
+is_explicit_index (const QStoreIndexSchema *index)
+{
+  return !index->from_constraint && index->sql != NULL;
+}
+
+/* Replaces the mirror of @old on scratch by @sql, with @old's explicit
+ * indexes but those in @skip. */
+static gboolean
+replace_mirror (QStoreDatabase     *self,
+                QStoreTableSchema  *old,
+                const char         *sql,
+                GHashTable         *skip,
+                GError            **error)
+{
+  g_autofree char *quoted = qstore_sql_quote (old->name);
+  g_autofree char *drop = g_strdup_printf ("DROP TABLE main.%s", quoted);
+
+  if (!qstore_database_run (self, self->scratch, drop, error) ||
+      !qstore_database_run (self, self->scratch, sql, error))
+    return FALSE;
+
+  for (guint i = 0; i < old->indexes->len; i++)
+    {
+      QStoreIndexSchema *index = g_ptr_array_index (old->indexes, i);
+
+      if (!is_explicit_index (index) || (skip != NULL && g_hash_table_contains (skip, index)))
+        continue;
+      if (!qstore_database_run (self, self->scratch, index->sql, error))
+        {
+          g_prefix_error (error, "Index “%s” of table “%s” no longer fits the table: ",
+                          index->name, old->name);
+          return FALSE;
+        }
+    }
+  return TRUE;
+}
+
+/* Moving the rows */
+
+/* Validates rows on the (empty) mirror of the new definition: SQLite
+ * applies its NOT NULL and CHECK constraints, with its own messages, and
+ * says which partial indexes hold the row. */
+typedef struct
+{
+  sqlite3_stmt *insert;
+  sqlite3_stmt *predicates;   /* NULL when no index to build is partial */
+  sqlite3_stmt *clear;
+  guint         n_columns;
+} Mirror;
+
+static void
+mirror_clear (Mirror *mirror)
+{
+  g_clear_pointer (&mirror->insert, sqlite3_finalize);
+  g_clear_pointer (&mirror->predicates, sqlite3_finalize);
+  g_clear_pointer (&mirror->clear, sqlite3_finalize);
+}
+
+static gboolean
+mirror_prepare (QStoreDatabase     *self,
+                QStoreTableSchema  *schema,
+                GPtrArray          *partial,
+                Mirror             *mirror,
+                GError            **error)
+{
+  g_autofree char *quoted = qstore_sql_quote (schema->name);
+  g_autoptr(GString) insert = g_string_new (NULL);
+  g_autofree char *clear = g_strdup_printf ("DELETE FROM main.%s", quoted);
+
+  mirror->n_columns = schema->columns->len;
+  g_string_printf (insert, "INSERT INTO main.%s VALUES (", quoted);
+  for (guint i = 0; i < schema->columns->len; i++)
+    g_string_append_printf (insert, "%s?%u", i > 0 ? ", " : "", i + 1);
+  g_string_append_c (insert, ')');
+
+  if (sqlite3_prepare_v2 (self->scratch, insert->str, -1, &mirror->insert, NULL) != SQLITE_OK ||
+      sqlite3_prepare_v2 (self->scratch, clear, -1, &mirror->clear, NULL) != SQLITE_OK)
+    goto failed;
+
+  if (partial != NULL && partial->len > 0)
+    {
+      g_autoptr(GString) select = g_string_new ("SELECT ");
+
+      for (guint i = 0; i < partial->len; i++)
+        {
+          QStoreIndexSchema *index = g_ptr_array_index (partial, i);
+
+          g_string_append_printf (select, "%s(%s) IS TRUE", i > 0 ? ", " : "", index->where_sql);
+        }
+      g_string_append_printf (select, " FROM main.%s", quoted);
+      if (sqlite3_prepare_v2 (self->scratch, select->str, -1, &mirror->predicates,
+                              NULL) != SQLITE_OK)
+        goto failed;
+    }
+  return TRUE;
+
+failed:
+  qstore_database_set_sqlite_error (self, self->scratch, sqlite3_errcode (self->scratch), error);
+  return FALSE;
+}
+
+/* Puts @values in the mirror (which must take them) and, when @holds is
+ * given, reads which partial indexes hold the row. */
+static gboolean
+mirror_check (QStoreDatabase     *self,
+              Mirror             *mirror,
+              const QStoreValue  *values,
+              gboolean           *holds,
+              GError            **error)
+{
+  int rc;
+
+  for (guint i = 0; i < mirror->n_columns; i++)
+    qstore_value_bind (mirror->insert, i + 1, &values[i]);
+  rc = sqlite3_step (mirror->insert);
+  sqlite3_reset (mirror->insert);
+  sqlite3_clear_bindings (mirror->insert);
+  if (rc != SQLITE_DONE)
+    {
+      qstore_database_set_sqlite_error (self, self->scratch, rc, error);
+      return FALSE;
+    }
+
+  if (holds != NULL && mirror->predicates != NULL)
+    {
+      rc = sqlite3_step (mirror->predicates);
+      if (rc == SQLITE_ROW)
+        for (int i = 0; i < sqlite3_column_count (mirror->predicates); i++)
+          holds[i] = sqlite3_column_int (mirror->predicates, i) != 0;
+      sqlite3_reset (mirror->predicates);
+      if (rc != SQLITE_ROW)
+        {
+          qstore_database_set_sqlite_error (self, self->scratch, rc, error);
+          sqlite3_step (mirror->clear);
+          sqlite3_reset (mirror->clear);
+          return FALSE;
+        }
+    }
+
+  sqlite3_step (mirror->clear);
+  sqlite3_reset (mirror->clear);
+  return TRUE;
+}
+
+typedef struct
+{
+  QStoreDatabase     *db;
+  QStoreTable        *old_table;
+  QStoreTable        *new_table;
+  QStoreTableSchema  *old_schema;
+  QStoreTableSchema  *new_schema;
+  int                *old_column;    /* new column → its old position */
+  gboolean            validate;      /* every row through the new mirror */
+} Migration;
+
+static gboolean
+has_hidden_rowid (QStoreTableSchema *schema)
+{
+  return qstore_table_schema_is_rowid_table (schema) && schema->rowid_column < 0;
+}
+
+static gboolean
+parts_equal (GArray     *old_parts,
+             GArray     *new_parts,
+             const int  *old_column)
+{
+  if (old_parts->len != new_parts->len)
+    return FALSE;
+  for (guint i = 0; i < new_parts->len; i++)
+    {
+      QStoreKeyPart *a = &g_array_index (old_parts, QStoreKeyPart, i);
+      QStoreKeyPart *b = &g_array_index (new_parts, QStoreKeyPart, i);
+
+      if (old_column[b->column] != (int) a->column || a->collation != b->collation ||
+          a->descending != b->descending)
+        return FALSE;
+    }
+  return TRUE;
+}
+
+/* Whether the rows' data keys change. */
+static gboolean
+keys_change (Migration *m)
+{
+  QStoreTableSchema *old = m->old_schema;
+  QStoreTableSchema *new = m->new_schema;
+
+  if (qstore_table_schema_is_rowid_table (old) != qstore_table_schema_is_rowid_table (new))
+    return TRUE;
+  if (qstore_table_schema_is_rowid_table (new))
+    {
+      if (old->rowid_column < 0 || new->rowid_column < 0)
+        return (old->rowid_column < 0) != (new->rowid_column < 0);
+      return m->old_column[new->rowid_column] != old->rowid_column;
+    }
+  return !parts_equal (old->pk, new->pk, m->old_column);
+}
+
+static gboolean
+values_change (Migration *m)
+{
+  if (m->old_schema->columns->len != m->new_schema->columns->len ||
+      has_hidden_rowid (m->old_schema) != has_hidden_rowid (m->new_schema))
+    return TRUE;
+  for (guint i = 0; i < m->new_schema->columns->len; i++)
+    if (m->old_column[i] != (int) i)
+      return TRUE;
+  return FALSE;
+}
+
+static char *
+unique_message (QStoreTableSchema *schema,
+                GArray            *parts)
+{
+  GString *message = g_string_new ("UNIQUE constraint failed: ");
+
+  for (guint i = 0; i < parts->len; i++)
+    {
+      QStoreKeyPart *part = &g_array_index (parts, QStoreKeyPart, i);
+      QStoreColumn *column = g_ptr_array_index (schema->columns, part->column);
+
+      g_string_append_printf (message, "%s%s.%s", i > 0 ? ", " : "", schema->name, column->name);
+    }
+  return g_string_free (message, FALSE);
+}
+
+static gboolean
+propagate_iter_error (GError  *local_error,
+                      GError **error)
+{
+  if (local_error == NULL)
+    return TRUE;
+  g_propagate_error (error, local_error);
+  return FALSE;
+}
+
+/* Deletes, in the transaction, every committed entry of @store. */
+static gboolean
+empty_store (QStoreDatabase  *self,
+             QStoreKV        *store,
+             GError         **error)
+{
+  g_autoptr(QStoreBounds) all = qstore_bounds_new ();
+  g_autoptr(QStoreIter) iter = NULL;
+  GError *local_error = NULL;
+
+  /* The committed entries, not the transaction's own: those are what
+   * deleting makes room for. */
+  if (!(iter = qstore_kv_iterate (store, all, error)))
+    return FALSE;
+  while (qstore_iter_next (iter, &local_error))
+    {
+      gsize key_len;
+      const guint8 *key = qstore_iter_peek_key (iter, &key_len);
+
+      qstore_coordinator_delete (self->coordinator, store, key, key_len);
+    }
+  return propagate_iter_error (local_error, error);
+}
+
+/* Whether @key, the encoded primary key of a row, holds an unused key in
+ * the data store; a row whose key holds NULL gets the suffix that keeps it
+ * apart (see qstore-table.c), counted per key in @null_suffixes. */
+static gboolean
+place_key (Migration   *m,
+           GByteArray  *key,
+           gboolean     has_null,
+           GHashTable  *null_suffixes,
+           GError     **error)
+{
+  QStoreKV *store = qstore_table_get_data_store (m->new_table);
+  g_autoptr(GBytes) found = NULL;
+  GError *local_error = NULL;
+
+  if (has_null)
+    {
+      g_autoptr(GBytes) prefix = g_bytes_new (key->data, key->len);
+      gint64 next = GPOINTER_TO_SIZE (g_hash_table_lookup (null_suffixes, prefix)) + 1;
+
+      g_hash_table_replace (null_suffixes, g_bytes_ref (prefix), GSIZE_TO_POINTER (next));
+      qstore_codec_append_integer (key, next, FALSE);
+      return TRUE;
+    }
+
+  /* The old keys are all deleted in the transaction: what remains is the
+   * rows already moved. */
+  found = qstore_coordinator_get (m->db->coordinator, store, key->data, key->len, &local_error);
+  if (local_error != NULL)
+    {
+      g_propagate_error (error, local_error);
+      return FALSE;
+    }
+  if (found != NULL)
+    {
+      QStoreTableSchema *schema = m->new_schema;
+      g_autofree char *message = NULL;
+
+      if (schema->rowid_column >= 0)
+        message = g_strdup_printf ("UNIQUE constraint failed: %s.%s", schema->name,
+                                   ((QStoreColumn *) schema->columns->pdata[schema->rowid_column])->name);
+      else
+        message = unique_message (schema, schema->pk);
+
+      g_set_error_literal (error, QSTORE_ERROR, QSTORE_ERROR_CONSTRAINT, message);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* The new data key of a row, in @key. */
+static gboolean
+new_data_key (Migration          *m,
+              const QStoreValue  *values,
+              gint64              rowid,
+              GByteArray         *key,
+              GHashTable         *null_suffixes,
+              GError            **error)
+{
+  QStoreTableSchema *schema = m->new_schema;
+  gboolean has_null = FALSE;
+
+  g_byte_array_set_size (key, 0);
+  if (qstore_table_schema_is_rowid_table (schema))
+    {
+      if (schema->rowid_column >= 0)
+        {
+          const QStoreValue *id = &values[schema->rowid_column];
+          QStoreColumn *column = g_ptr_array_index (schema->columns, schema->rowid_column);
+
+          /* SQLite would give a NULL a new rowid; here the rows exist, and
+           * their key must come from them. */
+          if (id->type != QSTORE_VALUE_INTEGER)
+            {
+              g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_CONSTRAINT,
+                           "datatype mismatch: column “%s” of table “%s” would be its "
+                           "INTEGER PRIMARY KEY, which holds integers only, and a row "
+                           "holds %s there", column->name, schema->name,
+                           id->type == QSTORE_VALUE_NULL ? "NULL" : "another value");
+              return FALSE;
+            }
+          rowid = id->integer;
+        }
+      qstore_codec_append_integer (key, rowid, FALSE);
+      return place_key (m, key, FALSE, null_suffixes, error);
+    }
+
+  for (guint i = 0; i < schema->pk->len; i++)
+    {
+      QStoreKeyPart *part = &g_array_index (schema->pk, QStoreKeyPart, i);
+
+      if (values[part->column].type == QSTORE_VALUE_NULL)
+        has_null = TRUE;
+      if (!qstore_codec_append_key_value (key, &values[part->column], part->collation,
+                                          part->descending, error))
+        return FALSE;
+    }
+  return place_key (m, key, has_null, null_suffixes, error);
+}
+
+/* Rewrites the rows in the new layout and under their new keys, checking
+ * each against the new definition. */
+static gboolean
+move_rows (Migration  *m,
+           gboolean    rekey,
+           gboolean    rewrite,
+           GError    **error)
+{
+  QStoreDatabase *self = m->db;
+  QStoreKV *old_store = qstore_table_get_data_store (m->old_table);
+  QStoreKV *new_store = qstore_table_get_data_store (m->new_table);
+  guint n_old = m->old_schema->columns->len;
+  guint n_new = m->new_schema->columns->len;
+  gboolean hidden = has_hidden_rowid (m->new_schema);
+  g_autofree QStoreValue *old_values = g_new0 (QStoreValue, n_old + 1);
+  g_autofree QStoreValue *new_values = g_new0 (QStoreValue, n_new + 1);
+  g_autoptr(QStoreBounds) all = qstore_bounds_new ();
+  g_autoptr(QStoreIter) rows = NULL;
+  g_autoptr(GByteArray) key = g_byte_array_new ();
+  g_autoptr(GByteArray) row = g_byte_array_new ();
+  g_autoptr(GHashTable) null_suffixes = g_hash_table_new_full (g_bytes_hash, g_bytes_equal,
+                                                               (GDestroyNotify) g_bytes_unref,
+                                                               NULL);
+  Mirror mirror = { NULL };
+  GError *local_error = NULL;
+  gboolean ok = TRUE;
+
+  if (!m->validate && !rekey && !rewrite)
+    return TRUE;
+
+  /* Every old key goes first, so a new key is only ever compared with
+   * the keys of rows already moved. */
+  if (rekey && !empty_store (self, old_store, error))
+    return FALSE;
+
+  if (m->validate && !mirror_prepare (self, m->new_schema, NULL, &mirror, error))
+    {
+      mirror_clear (&mirror);
+      return FALSE;
+    }
+
+  /* Committed rows: the transaction holds nothing of this table but
+   * what this loop writes. */
+  if (!(rows = qstore_kv_iterate (old_store, all, error)))
+    {
+      mirror_clear (&mirror);
+      return FALSE;
+    }
+
+  while (ok && qstore_iter_next (rows, &local_error))
+    {
+      gsize key_len, data_len;
+      const guint8 *old_key = qstore_iter_peek_key (rows, &key_len);
+      const guint8 *data = qstore_iter_peek_value (rows, &data_len);
+      gint64 rowid = 0;
+
+      if (!qstore_table_decode_row (m->old_table, data, data_len, old_values, &rowid, error))
+        {
+          ok = FALSE;
+          break;
+        }
+      for (guint i = 0; i < n_new; i++)
+        new_values[i] = old_values[m->old_column[i]];
+
+      if (m->validate && !mirror_check (self, &mirror, new_values, NULL, error))
+        {
+          ok = FALSE;
+          break;
+        }
+
+      if (rekey)
+        {
+          if (!new_data_key (m, new_values, rowid, key, null_suffixes, error))
+            {
+              ok = FALSE;
+              break;
+            }
+        }
+      else if (rewrite)
+        {
+          g_byte_array_set_size (key, 0);
+          g_byte_array_append (key, old_key, key_len);
+        }
+      else
+        continue;
+
+      if (hidden)
+        {
+          g_assert (has_hidden_rowid (m->old_schema));
+          new_values[n_new].type = QSTORE_VALUE_INTEGER;
+          new_values[n_new].integer = rowid;
+        }
+      g_byte_array_set_size (row, 0);
+      qstore_row_encode (row, new_values, n_new + (hidden ? 1 : 0));
+      qstore_coordinator_put (self->coordinator, new_store, key->data, key->len,
+                              row->data, row->len);
+    }
+
+  mirror_clear (&mirror);
+  if (!propagate_iter_error (local_error, error))
+    return FALSE;
+  return ok;
+}
+
+/* Whether the entries of new index @index are those of an old index kept
+ * in the same store. */
+static gboolean
+index_unchanged (Migration         *m,
+                 QStoreIndexSchema *index,
+                 gboolean           rekey)
+{
+  if (rekey)
+    return FALSE;
+  for (guint i = 0; i < m->old_schema->indexes->len; i++)
+    {
+      QStoreIndexSchema *old = g_ptr_array_index (m->old_schema->indexes, i);
+
+      if (g_ascii_strcasecmp (old->name, index->name) != 0)
+        continue;
+      return old->unique == index->unique &&
+             parts_equal (old->parts, index->parts, m->old_column) &&
+             g_strcmp0 (old->where_sql, index->where_sql) == 0;
+    }
+  return FALSE;
+}
+
+static int
+find_index (QStoreTableSchema *schema,
+            const char        *name)
+{
+  for (guint i = 0; i < schema->indexes->len; i++)
+    if (g_ascii_strcasecmp (((QStoreIndexSchema *) g_ptr_array_index (schema->indexes, i))->name,
+                            name) == 0)
+      return i;
+  return -1;
+}
+
+/* Builds the new indexes listed in @build (positions in the new schema)
+ * from the rows the transaction now holds; a UNIQUE index refuses
+ * duplicates (NULLs are distinct). */
+static gboolean
+build_indexes (Migration  *m,
+               GArray     *build,
+               GError    **error)
+{
+  QStoreDatabase *self = m->db;
+  QStoreTableSchema *schema = m->new_schema;
+  g_autoptr(GPtrArray) partial = g_ptr_array_new ();
+  g_autofree int *predicate = g_new0 (int, MAX (build->len, 1));
+  g_autofree gboolean *holds = g_new0 (gboolean, MAX (build->len, 1));
+  g_autofree QStoreValue *values = g_new0 (QStoreValue, schema->columns->len + 1);
+  g_autoptr(QStoreBounds) all = qstore_bounds_new ();
+  g_autoptr(QStoreIter) rows = NULL;
+  g_autoptr(GByteArray) key = g_byte_array_new ();
+  Mirror mirror = { NULL };
+  GError *local_error = NULL;
+  gboolean ok = TRUE;
+
+  if (build->len == 0)
+    return TRUE;
+
+  for (guint b = 0; b < build->len; b++)
+    {
+      QStoreIndexSchema *index = g_ptr_array_index (schema->indexes,
+                                                    g_array_index (build, guint, b));
+
+      predicate[b] = -1;
+      if (index->where_sql != NULL)
+        {
+          predicate[b] = partial->len;
+          g_ptr_array_add (partial, index);
+        }
+    }
+  if (partial->len > 0 && !mirror_prepare (self, schema, partial, &mirror, error))
+    {
+      mirror_clear (&mirror);
+      return FALSE;
+    }
+
+  /* The rows as this transaction has them: moved, or as they were. */
+  if (!(rows = qstore_table_scan (m->new_table, all, error)))
+    {
+      mirror_clear (&mirror);
+      return FALSE;
+    }
+
+  while (ok && qstore_iter_next (rows, &local_error))
+    {
+      gsize data_key_len, row_len;
+      const guint8 *data_key = qstore_iter_peek_key (rows, &data_key_len);
+      const guint8 *row = qstore_iter_peek_value (rows, &row_len);
+
+      if (!qstore_table_decode_row (m->new_table, row, row_len, values, NULL, error) ||
+          (partial->len > 0 && !mirror_check (self, &mirror, values, holds, error)))
+        {
+          ok = FALSE;
+          break;
+        }
+
+      for (guint b = 0; ok && b < build->len; b++)
+        {
+          guint position = g_array_index (build, guint, b);
+          QStoreIndexSchema *index = g_ptr_array_index (schema->indexes, position);
+          QStoreKV *store = qstore_table_get_index_store (m->new_table, position);
+          gboolean has_null = FALSE;
+
+          if (predicate[b] >= 0 && !holds[predicate[b]])
+            continue;
+
+          g_byte_array_set_size (key, 0);
+          for (guint i = 0; ok && i < index->parts->len; i++)
+            {
+              QStoreKeyPart *part = &g_array_index (index->parts, QStoreKeyPart, i);
+
+              if (values[part->column].type == QSTORE_VALUE_NULL)
+                has_null = TRUE;
+              ok = qstore_codec_append_key_value (key, &values[part->column], part->collation,
+                                                  part->descending, error);
+            }
+          if (!ok)
+            break;
+
+          if (index->unique && !has_null)
+            {
+              g_autoptr(QStoreBounds) same = qstore_bounds_new ();
+              g_autoptr(QStoreIter) found = NULL;
+              gsize found_len;
+              const guint8 *found_key;
+
+              /* An entry of another row under the same column values. */
+              qstore_bounds_set_gte (same, key->data, key->len);
+              qstore_bounds_set_limit (same, 1);
+              if (!(found = qstore_coordinator_iterate (self->coordinator, store, same, error)))
+                {
+                  ok = FALSE;
+                  break;
+                }
+              if (qstore_iter_next (found, &local_error) &&
+                  (found_key = qstore_iter_peek_key (found, &found_len)) != NULL &&
+                  found_len >= key->len && memcmp (found_key, key->data, key->len) == 0)
+                {
+                  g_autofree char *message = unique_message (schema, index->parts);
+
+                  g_set_error_literal (error, QSTORE_ERROR, QSTORE_ERROR_CONSTRAINT, message);
+                  ok = FALSE;
+                  break;
+                }
+              if (local_error != NULL)
+                break;
+            }
+
+          g_byte_array_append (key, data_key, data_key_len);
+          qstore_coordinator_put (self->coordinator, store, key->data, key->len,
+                                  data_key, data_key_len);
+        }
+    }
+
+  mirror_clear (&mirror);
+  if (!propagate_iter_error (local_error, error))
+    return FALSE;
+  return ok;
+}
+
+/* Moves the rows and rebuilds what must be, writes the new catalog entry
+ * and commits it all in one unit that also erases the index stores that
+ * are gone. On failure nothing is written. */
+static gboolean
+migrate (Migration  *m,
+         GError    **error)
+{
+  QStoreDatabase *self = m->db;
+  QStoreTableSchema *old = m->old_schema;
+  QStoreTableSchema *new = m->new_schema;
+  gboolean rekey = keys_change (m);
+  gboolean rewrite = values_change (m);
+  g_autoptr(GArray) build = g_array_new (FALSE, FALSE, sizeof (guint));
+  g_autoptr(GPtrArray) drop = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr(GBytes) catalog_key = NULL;
+  g_autofree char *bundle = NULL;
+
+  qstore_coordinator_begin (self->coordinator);
+
+  if (!move_rows (m, rekey, rewrite, error))
+    goto fail;
+
+  for (guint i = 0; i < new->indexes->len; i++)
+    {
+      QStoreIndexSchema *index = g_ptr_array_index (new->indexes, i);
+      int old_position = find_index (old, index->name);
+
+      if (index_unchanged (m, index, rekey))
+        continue;
+      /* A store this index takes over from an old one starts empty. */
+      if (old_position >= 0 &&
+          !empty_store (self, qstore_table_get_index_store (m->old_table, old_position), error))
+        goto fail;
+      g_array_append_val (build, i);
+    }
+  for (guint i = 0; i < old->indexes->len; i++)
+    {
+      QStoreIndexSchema *index = g_ptr_array_index (old->indexes, i);
+
+      if (find_index (new, index->name) < 0)
+        g_ptr_array_add (drop, qstore_store_name_for_index (old->schema, old->name, index->name));
+    }
+  g_ptr_array_add (drop, NULL);
+
+  if (!build_indexes (m, build, error))
+    goto fail;
+
+  bundle = qstore_table_schema_to_bundle (new);
+  catalog_key = qstore_catalog_key_for_table (new->schema, new->name);
+  qstore_catalog_put_if_changed (self, catalog_key, bundle);
+
+  return qstore_coordinator_commit_restructure (self->coordinator,
+                                                (const char * const *) drop->pdata, error);
+
+fail:
+  qstore_coordinator_rollback (self->coordinator);
+  return FALSE;
+}
+
+/* Foreign keys, validated when SQLite would enforce them */
+
+static gboolean
+foreign_keys_enforced (QStoreDatabase *self)
+{
+  sqlite3_stmt *stmt = NULL;
+  gboolean on = FALSE;
+
+  if (sqlite3_prepare_v2 (self->db, "PRAGMA main.foreign_keys", -1, &stmt, NULL) == SQLITE_OK &&
+      sqlite3_step (stmt) == SQLITE_ROW)
+    on = sqlite3_column_int (stmt, 0) != 0;
+  sqlite3_finalize (stmt);
+  return on;
+}
+
+/* Every row of @table whose foreign key columns all hold a value must
+ * find its row in the referenced table. */
+static gboolean
+check_foreign_key (QStoreDatabase  *self,
+                   const char      *table,
+                   const char      *name,
+                   Item            *fk,
+                   GError         **error)
+{
+  g_autoptr(GString) sql = g_string_new (NULL);
+  g_autoptr(GPtrArray) parent_columns = g_ptr_array_new_with_free_func (g_free);
+  g_autofree char *quoted_table = qstore_sql_quote (table);
+  g_autofree char *quoted_parent = qstore_sql_quote (fk->parent);
+  QStoreSqlTable *parent = qstore_database_lookup (self, fk->parent);
+  sqlite3_stmt *stmt = NULL;
+  int rc;
+
+  if (parent == NULL)
+    {
+      g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_NOT_FOUND,
+                   "Constraint “%s” of table “%s” references table “%s”, which does not "
+                   "exist: create it first, or turn foreign keys off (PRAGMA foreign_keys)",
+                   name, table, fk->parent);
+      return FALSE;
+    }
+
+  for (guint i = 0; i < fk->parent_columns->len; i++)
+    g_ptr_array_add (parent_columns, g_strdup (fk->parent_columns->pdata[i]));
+  if (parent_columns->len == 0)
+    {
+      /* No columns named: the parent's primary key. */
+      QStoreTableSchema *schema = parent->schema;
+
+      if (schema->pk->len == 0)
+        g_ptr_array_add (parent_columns,
+                         g_strdup (schema->rowid_column >= 0
+                                   ? ((QStoreColumn *) schema->columns->pdata[schema->rowid_column])->name
+                                   : "rowid"));
+      for (guint i = 0; i < schema->pk->len; i++)
+        {
+          QStoreKeyPart *part = &g_array_index (schema->pk, QStoreKeyPart, i);
+
+          g_ptr_array_add (parent_columns,
+                           g_strdup (((QStoreColumn *) schema->columns->pdata[part->column])->name));
+        }
+    }
+  if (parent_columns->len != fk->columns->len)
+    {
+      g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
+                   "foreign key mismatch - “%s” referencing “%s”: constraint “%s” lists "
+                   "%u columns, and the referenced key has %u", table, fk->parent, name,
+                   fk->columns->len, parent_columns->len);
+      return FALSE;
+    }
+
+  g_string_printf (sql, "SELECT 1 FROM main.%s AS c WHERE ", quoted_table);
+  for (guint i = 0; i < fk->columns->len; i++)
+    {
+      g_autofree char *column = qstore_sql_quote (fk->columns->pdata[i]);
+
+      g_string_append_printf (sql, "c.%s IS NOT NULL AND ", column);
+    }
+  g_string_append_printf (sql, "NOT EXISTS (SELECT 1 FROM main.%s AS p WHERE ", quoted_parent);
+  for (guint i = 0; i < fk->columns->len; i++)
+    {
+      g_autofree char *child = qstore_sql_quote (fk->columns->pdata[i]);
+      g_autofree char *key = qstore_sql_quote (parent_columns->pdata[i]);
+
+      g_string_append_printf (sql, "%sp.%s = c.%s", i > 0 ? " AND " : "", key, child);
+    }
+  g_string_append (sql, ") LIMIT 1");
+
+  if (sqlite3_prepare_v2 (self->db, sql->str, -1, &stmt, NULL) != SQLITE_OK)
+    {
+      qstore_database_set_sqlite_error (self, self->db, sqlite3_errcode (self->db), error);
+      return FALSE;
+    }
+  rc = sqlite3_step (stmt);
+  sqlite3_finalize (stmt);
+  if (rc == SQLITE_ROW)
+    {
+      g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_CONSTRAINT,
+                   "FOREIGN KEY constraint failed: a row of table “%s” references a row "
+                   "of table “%s” that does not exist", table, fk->parent);
+      return FALSE;
+    }
+  if (rc != SQLITE_DONE)
+    {
+      qstore_database_set_sqlite_error (self, self->db, rc, error);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* The arms */
+
+typedef struct
+{
+  gboolean    changed;      /* FALSE: the arm is a no-op */
+  gboolean    validate;     /* existing rows must pass the new definition */
+  GHashTable *pruned;       /* QStoreIndexSchema * of @old dropped with a column */
+  char       *what;         /* what the statement does, for messages */
+} Edit;
+
+static void
+edit_clear (Edit *edit)
+{
+  g_clear_pointer (&edit->pruned, g_hash_table_unref);
+  g_clear_pointer (&edit->what, g_free);
+}
+
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (Edit, edit_clear)
+
+static gboolean
+constraint_name_free (TableDef    *def,
+                      const char  *table,
+                      const char  *name,
+                      GError     **error)
+{
+  g_autoptr(GArray) found = find_named (def, name);
+
+  if (found->len > 0)
+    {
+      g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_EXISTS,
+                   "Table “%s” already has a constraint named “%s”: choose another name",
+                   table, name);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static gboolean
+edit_column (TableDef           *def,
+             QStoreTableSchema  *old,
+             Alter              *alter,
+             Edit               *edit,
+             GError            **error)
+{
+  ColumnDef *column = find_column_def (def, alter->column);
+  int position = qstore_table_schema_find_column (old, alter->column);
+
+  if (column == NULL || position < 0)
+    {
+      g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_NOT_FOUND,
+                   "no such column: “%s” (table “%s” has no column of that name)",
+                   alter->column, old->name);
+      return FALSE;
+    }
+
+  switch (alter->arm)
+    {
+    case ARM_SET_NOT_NULL:
+      edit->what = g_strdup_printf ("Column “%s” of table “%s” cannot be made NOT NULL",
+                                    column->name, old->name);
+      if (has_item (column->items, ITEM_NOT_NULL))
+        return TRUE;
+      /* A plain NULL constraint says the opposite: it goes. */
+      remove_items (column->items, ITEM_NULL);
+      g_ptr_array_add (column->items, item_new (ITEM_NOT_NULL, "NOT NULL"));
+      edit->changed = TRUE;
+      edit->validate = TRUE;
+      return TRUE;
+
+    case ARM_DROP_NOT_NULL:
+      edit->what = g_strdup_printf ("Column “%s” of table “%s” cannot drop NOT NULL",
+                                    column->name, old->name);
+      edit->changed = remove_items (column->items, ITEM_NOT_NULL) > 0;
+      return TRUE;
+
+    case ARM_SET_DEFAULT:
+      {
+        g_autofree char *body = g_strdup_printf ("DEFAULT %s", alter->text);
+
+        edit->what = g_strdup_printf ("Column “%s” of table “%s” cannot take DEFAULT %s",
+                                      column->name, old->name, alter->text);
+        remove_items (column->items, ITEM_DEFAULT);
+        g_ptr_array_add (column->items, item_new (ITEM_DEFAULT, body));
+        edit->changed = TRUE;
+        return TRUE;
+      }
+
+    case ARM_DROP_DEFAULT:
+      edit->what = g_strdup_printf ("Column “%s” of table “%s” cannot drop its DEFAULT",
+                                    column->name, old->name);
+      edit->changed = remove_items (column->items, ITEM_DEFAULT) > 0;
+      return TRUE;
+
+    case ARM_SET_COLLATE:
+      {
+        g_autofree char *body = g_strdup_printf ("COLLATE %s", alter->text);
+
+        edit->what = g_strdup_printf ("Column “%s” of table “%s” cannot take collation %s",
+                                      column->name, old->name, alter->text);
+        remove_items (column->items, ITEM_COLLATE);
+        g_ptr_array_add (column->items, item_new (ITEM_COLLATE, body));
+        edit->changed = TRUE;
+        return TRUE;
+      }
+
+    default:
+      g_assert_not_reached ();
+    }
+}
+
+static gboolean
+edit_constraints (QStoreDatabase     *self,
+                  TableDef           *def,
+                  QStoreTableSchema  *old,
+                  Alter              *alter,
+                  Edit               *edit,
+                  GError            **error)
+{
+  g_autoptr(GArray) found = NULL;
+
+  switch (alter->arm)
+    {
+    case ARM_ADD_CONSTRAINT:
+      {
+        Item *item = alter->constraint;
+
+        edit->what = g_strdup_printf ("Constraint “%s” cannot be added to table “%s”",
+                                      alter->name, old->name);
+        if (item->kind == ITEM_PRIMARY_KEY)
+          {
+            g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_UNSUPPORTED,
+                         "%s: a table has one PRIMARY KEY; change it with ALTER TABLE %s "
+                         "ALTER PRIMARY KEY (…)", edit->what, old->name);
+            return FALSE;
+          }
+        if (!constraint_name_free (def, old->name, alter->name, error))
+          return FALSE;
+        if (item->kind == ITEM_FOREIGN_KEY && foreign_keys_enforced (self) &&
+            !check_foreign_key (self, old->name, alter->name, item, error))
+          return FALSE;
+
+        g_ptr_array_add (def->constraints, g_steal_pointer (&alter->constraint));
+        edit->changed = TRUE;
+        edit->validate = item->kind == ITEM_CHECK;
+        return TRUE;
+      }
+
+    case ARM_DROP_CONSTRAINT:
+      edit->what = g_strdup_printf ("Constraint “%s” cannot be dropped from table “%s”",
+                                    alter->name, old->name);
+      found = find_named (def, alter->name);
+      if (found->len == 0)
+        {
+          g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_NOT_FOUND,
+                       "Table “%s” has no constraint named “%s”", old->name, alter->name);
+          return FALSE;
+        }
+      for (guint i = 0; i < found->len; i++)
+        if (g_array_index (found, NamedItem, i).item->kind == ITEM_PRIMARY_KEY)
+          {
+            g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_UNSUPPORTED,
+                         "%s: it is the PRIMARY KEY, which the rows are stored by; "
+                         "change it with ALTER TABLE %s ALTER PRIMARY KEY (…)",
+                         edit->what, old->name);
+            return FALSE;
+          }
+      for (guint i = 0; i < found->len; i++)
+        {
+          NamedItem *named = &g_array_index (found, NamedItem, i);
+
+          g_ptr_array_remove (named->owner, named->item);
+        }
+      edit->changed = TRUE;
+      return TRUE;
+
+    case ARM_RENAME_CONSTRAINT:
+      edit->what = g_strdup_printf ("Constraint “%s” of table “%s” cannot be renamed",
+                                    alter->name, old->name);
+      found = find_named (def, alter->name);
+      if (found->len == 0)
+        {
+          g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_NOT_FOUND,
+                       "Table “%s” has no constraint named “%s”", old->name, alter->name);
+          return FALSE;
+        }
+      if (g_ascii_strcasecmp (alter->name, alter->new_name) != 0 &&
+          !constraint_name_free (def, old->name, alter->new_name, error))
+        return FALSE;
+      for (guint i = 0; i < found->len; i++)
+        {
+          Item *item = g_array_index (found, NamedItem, i).item;
+
+          g_free (item->name);
+          g_free (item->name_sql);
+          item->name = g_strdup (alter->new_name);
+          item->name_sql = g_strdup (alter->new_name_sql);
+        }
+      edit->changed = TRUE;
+      return TRUE;
+
+    case ARM_ALTER_PRIMARY_KEY:
+      {
+        g_autofree char *body = g_strdup_printf ("PRIMARY KEY %s", alter->text);
+
+        edit->what = g_strdup_printf ("The PRIMARY KEY of table “%s” cannot become %s",
+                                      old->name, alter->text);
+        for (guint i = 0; i < def->columns->len; i++)
+          remove_items (((ColumnDef *) g_ptr_array_index (def->columns, i))->items,
+                        ITEM_PRIMARY_KEY);
+        remove_items (def->constraints, ITEM_PRIMARY_KEY);
+        g_ptr_array_add (def->constraints, item_new (ITEM_PRIMARY_KEY, body));
+        edit->changed = TRUE;
+        /* NOT NULL of key columns, and an INTEGER PRIMARY KEY's type. */
+        edit->validate = TRUE;
+        return TRUE;
+      }
+
+    default:
+      g_assert_not_reached ();
+    }
+}
+
+/* Whether @sql, a predicate, mentions column @name. */
+static gboolean
+mentions_column (const char *sql,
+                 const char *name)
+{
+  g_autoptr(GArray) toks = NULL;
+  Tokens t;
+
+  if (sql == NULL)
+    return FALSE;
+  toks = tokenize (sql);
+  t = (Tokens) { sql, toks, toks->len };
+  for (guint i = 0; i < t.end; i++)
+    {
+      g_autofree char *word = NULL;
+
+      if (!is_kind (&t, i, TOK_WORD) && !is_kind (&t, i, TOK_QUOTED))
+        continue;
+      word = name_at (&t, i);
+      if (g_ascii_strcasecmp (word, name) == 0)
+        return TRUE;
+    }
+  return FALSE;
+}
+
+static gboolean
+uses_column (QStoreIndexSchema *index,
+             int                position,
+             const char        *name)
+{
+  for (guint i = 0; i < index->parts->len; i++)
+    if (g_array_index (index->parts, QStoreKeyPart, i).column == (guint) position)
+      return TRUE;
+  return mentions_column (index->where_sql, name);
+}
+
+/* DROP COLUMN: the indexes and UNIQUE constraints that use the column go
+ * with it; SQLite then drops it (and refuses what still needs it). */
+static void
+edit_drop_column (TableDef           *def,
+                  QStoreTableSchema  *old,
+                  Alter              *alter,
+                  Edit               *edit)
+{
+  int position = qstore_table_schema_find_column (old, alter->column);
+
+  edit->pruned = g_hash_table_new (NULL, NULL);
+  if (position < 0)
+    return;
+
+  for (guint i = 0; i < old->indexes->len; i++)
+    {
+      QStoreIndexSchema *index = g_ptr_array_index (old->indexes, i);
+
+      if (is_explicit_index (index) && uses_column (index, position, alter->column))
+        g_hash_table_add (edit->pruned, index);
+    }
+
+  for (guint i = 0; i < def->columns->len; i++)
+    {
+      ColumnDef *column = g_ptr_array_index (def->columns, i);
+
+      if (g_ascii_strcasecmp (column->name, alter->column) == 0)
+        edit->changed |= remove_items (column->items, ITEM_UNIQUE) > 0;
+    }
+  for (guint i = def->constraints->len; i > 0; i--)
+    {
+      Item *item = g_ptr_array_index (def->constraints, i - 1);
+
+      if (item->kind == ITEM_UNIQUE && names_contain (item->columns, alter->column))
+        {
+          g_ptr_array_remove_index (def->constraints, i - 1);
+          edit->changed = TRUE;
+        }
+    }
+}
+
+/* Runs the DROP COLUMN itself on the mirror, with SQLite's checks and
+ * messages. */
+static gboolean
+drop_column_on_scratch (QStoreDatabase     *self,
+                        QStoreTableSchema  *old,
+                        Alter              *alter,
+                        Edit               *edit,
+                        GError            **error)
+{
+  g_autofree char *table = qstore_sql_quote (old->name);
+  /* The column as written: SQLite's messages quote it. */
+  g_autofree char *sql = g_strdup_printf ("ALTER TABLE main.%s DROP COLUMN %s", table,
+                                          alter->column_sql);
+  GHashTableIter iter;
+  QStoreIndexSchema *index;
+
+  /* When the table text was not rewritten, the mirror still has them. */
+  if (!edit->changed)
+    {
+      g_hash_table_iter_init (&iter, edit->pruned);
+      while (g_hash_table_iter_next (&iter, (gpointer *) &index, NULL))
+        {
+          g_autofree char *quoted = qstore_sql_quote (index->name);
+          g_autofree char *drop = g_strdup_printf ("DROP INDEX main.%s", quoted);
+
+          if (!qstore_database_run (self, self->scratch, drop, error))
+            return FALSE;
+        }
+    }
+  return qstore_database_run (self, self->scratch, sql, error);
+}
+
+static gboolean
+check_not_exists (QStoreDatabase  *self,
+                  Alter           *alter,
+                  GError         **error)
+{
+  /* Another kind of table SQLite knows: not one of qstore's. */
+  if (sqlite3_table_column_metadata (self->db, alter->schema, alter->table, NULL,
+                                     NULL, NULL, NULL, NULL, NULL) == SQLITE_OK)
+    g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_UNSUPPORTED,
+                 "Table “%s” is not a qstore table, and SQLite's own tables take only "
+                 "ADD, RENAME and DROP COLUMN and RENAME TO: recreate it with the new "
+                 "definition", alter->table);
+  else
+    g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_NOT_FOUND, "no such table: %s%s%s",
+                 alter->schema ? alter->schema : "", alter->schema ? "." : "", alter->table);
+  return FALSE;
+}
+
+gboolean
+qstore_alter_table (QStoreDatabase  *self,
+                    const char      *sql,
+                    const char     **tail,
+                    GError         **error)
+{
+  g_auto(Alter) alter = { 0 };
+  g_auto(Edit) edit = { 0 };
+  g_autoptr(TableDef) def = NULL;
+  g_autoptr(QStoreTableSchema) old_schema = NULL;
+  g_autoptr(QStoreTableSchema) new_schema = NULL;
+  g_autoptr(QStoreTable) new_table = NULL;
+  g_autofree char *new_sql = NULL;
+  g_autofree int *old_column = NULL;
+  QStoreSqlTable *entry;
+  Migration migration = { 0 };
+  GError *local_error = NULL;
+  int dropped = -1;
+
+  g_return_val_if_fail (QSTORE_IS_DATABASE (self), FALSE);
+  g_return_val_if_fail (sql != NULL && tail != NULL, FALSE);
+
+  if (!parse_alter (sql, &alter, tail, error))
+    return FALSE;
+
+  entry = alter.schema == NULL || g_ascii_strcasecmp (alter.schema, "main") == 0
+          ? qstore_database_lookup (self, alter.table) : NULL;
+  if (entry == NULL)
+    return check_not_exists (self, &alter, error);
+  if (!qstore_database_check_writable (self, error))
+    return FALSE;
+
+  old_schema = qstore_table_schema_ref (entry->schema);
+  if (!(def = table_def_parse (old_schema->sql, old_schema->name, error)))
+    return FALSE;
+
+  switch (alter.arm)
+    {
+    case ARM_SET_NOT_NULL:
+    case ARM_DROP_NOT_NULL:
+    case ARM_SET_DEFAULT:
+    case ARM_DROP_DEFAULT:
+    case ARM_SET_COLLATE:
+      if (!edit_column (def, old_schema, &alter, &edit, error))
+        return FALSE;
+      break;
+
+    case ARM_DROP_COLUMN:
+      edit_drop_column (def, old_schema, &alter, &edit);
+      dropped = qstore_table_schema_find_column (old_schema, alter.column);
+      break;
+
+    default:
+      if (!edit_constraints (self, def, old_schema, &alter, &edit, error))
+        return FALSE;
+      break;
+    }
+
+  if (!edit.changed && alter.arm != ARM_DROP_COLUMN)
+    return TRUE;
+
+  if (!scratch_begin (self, error))
+    return FALSE;
+
+  new_sql = table_def_to_sql (def);
+  if ((edit.changed && !replace_mirror (self, old_schema, new_sql, edit.pruned, &local_error)) ||
+      (alter.arm == ARM_DROP_COLUMN &&
+       !drop_column_on_scratch (self, old_schema, &alter, &edit, &local_error)) ||
+      !(new_schema = qstore_table_schema_from_sqlite (self->scratch, "main", old_schema->name,
+                                                      &local_error)) ||
+      !(new_table = qstore_table_new (self->coordinator, new_schema, self->scratch,
+                                      &local_error)))
+    goto fail;
+
+  /* Where each column of the new definition was. */
+  old_column = g_new0 (int, new_schema->columns->len + 1);
+  for (guint i = 0; i < new_schema->columns->len; i++)
+    old_column[i] = dropped >= 0 && (int) i >= dropped ? (int) i + 1 : (int) i;
+  g_assert (new_schema->columns->len + (dropped >= 0 ? 1 : 0) == old_schema->columns->len);
+
+  migration.db = self;
+  migration.old_table = entry->table;
+  migration.new_table = new_table;
+  migration.old_schema = old_schema;
+  migration.new_schema = new_schema;
+  migration.old_column = old_column;
+  migration.validate = edit.validate;
+  if (!migrate (&migration, &local_error))
+    goto fail;
+
+  qstore_sql_table_set_table (entry, new_table);
+  if (!scratch_commit (self, error))
+    return FALSE;
+  /* SQLite learns a virtual table's columns and collations when it
+   * connects. */
+  return qstore_database_redeclare (self, entry, error);
+
+fail:
+  scratch_undo (self);
+  /* DROP COLUMN keeps SQLite's words; the other arms say what failed. */
+  if (edit.what != NULL)
+    g_prefix_error (&local_error, "%s: ", edit.what);
+  g_propagate_error (error, local_error);
+  return FALSE;
+}
