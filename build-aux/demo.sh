@@ -1,29 +1,43 @@
 #!/bin/sh
-# Builds a small demo store with the qstore command and shows what is in it.
+# `make run`: opens qstore-inspector on a demo store, creating the store
+# the first time. Without a display it prints what the inspector would
+# show: the store's catalog and its stale-view report.
 set -eu
 builddir=${1:-_build}
 qstore="$builddir/tools/qstore"
-export QSTORE_PLUGIN_DIR="$builddir/plugins/memory:$builddir/plugins/lmdb:$builddir/plugins/sqlite"
+inspector="$builddir/inspector/qstore-inspector"
+demo="$builddir/demo-store"
 
-demo="$builddir/demo/store"
-rm -rf "$demo"
-mkdir -p "$demo"
-export QSTORE_STORE="lmdb:$demo"
+# Run from the build tree: plugins, the settings schema and translations
+# from there.
+QSTORE_PLUGIN_DIR="$builddir/plugins/memory:$builddir/plugins/lmdb:$builddir/plugins/sqlite"
+GSETTINGS_SCHEMA_DIR="$builddir/data"
+QSTORE_LOCALEDIR="$builddir/po"
+export QSTORE_PLUGIN_DIR GSETTINGS_SCHEMA_DIR QSTORE_LOCALEDIR
 
-echo "== providers"
-"$qstore" providers
+if [ ! -f "$demo/data.mdb" ]; then
+  rm -rf "$demo"
+  "$qstore" demo "$demo"
+fi
+store="lmdb:$(cd "$demo" && pwd)"
 
-echo "== loading a few keys into $QSTORE_STORE"
-for city in amsterdam berlin copenhagen dublin edinburgh florence geneva helsinki; do
-  "$qstore" kv put main.cities "$city" "visited $(printf %s "$city" | wc -c) letters ago"
-done
-"$qstore" kv put --sync main.meta created "$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+if [ -z "${DISPLAY:-}" ] && [ -z "${WAYLAND_DISPLAY:-}" ]; then
+  echo "No display (neither DISPLAY nor WAYLAND_DISPLAY is set), so qstore-inspector"
+  echo "cannot open a window. This is what it would show for $store:"
+  echo
+  echo "== qstore catalog"
+  "$qstore" --store "$store" catalog
+  echo
+  echo "== qstore stale"
+  "$qstore" --store "$store" stale
+  exit 0
+fi
 
-echo "== stores"
-"$qstore" kv stores
+if [ ! -x "$inspector" ]; then
+  echo "qstore-inspector was not built: it needs gtk4 (>= 4.8) and libadwaita-1 (>= 1.2)." >&2
+  echo "Run build-aux/install-deps.sh, then reconfigure: meson setup --reconfigure $builddir" >&2
+  exit 1
+fi
 
-echo "== cities from c to g"
-"$qstore" kv scan main.cities --gte c --lt h
-
-echo "== the last three, newest first, as JSON"
-"$qstore" kv scan main.cities --reverse --limit 3 --json
+echo "Opening $store in qstore-inspector"
+exec "$inspector" "$store"

@@ -1,0 +1,731 @@
+/* qstore-inspector-catalog-page.c: tables, views and their definitions
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include <glib/gi18n.h>
+
+#include "qstore-inspector-catalog-page.h"
+
+/* A list of every catalog entry on the left (tables first), the selected
+ * entry's details on the right: columns, primary key, indexes and row
+ * count for a table, definition for every kind, and the parse error of an
+ * entry the next open would report. */
+
+struct _QStoreInspectorCatalogPage
+{
+  AdwBin                   parent_instance;
+
+  QStoreInspectorContents *contents;
+  GtkFilterListModel      *filter_model;
+  GtkSingleSelection      *selection;
+  GtkCustomFilter         *filter;
+  char                    *search;
+  GPtrArray               *detail_lines;
+
+  GtkStack                *stack;
+  GtkSearchEntry          *search_entry;
+  GtkListView             *entry_list;
+  GtkImage                *detail_icon;
+  GtkLabel                *detail_title;
+  GtkLabel                *detail_subtitle;
+  GtkWidget               *show_rows_button;
+  GtkBox                  *groups_box;
+};
+
+G_DEFINE_FINAL_TYPE (QStoreInspectorCatalogPage, qstore_inspector_catalog_page, ADW_TYPE_BIN)
+
+static const char *
+kind_icon (QStoreCatalogKeyKind kind)
+{
+  switch (kind)
+    {
+    case QSTORE_CATALOG_KEY_TABLE:
+      return "x-office-spreadsheet-symbolic";
+    case QSTORE_CATALOG_KEY_VIEW:
+      return "view-reveal-symbolic";
+    case QSTORE_CATALOG_KEY_MATERIALIZED_VIEW:
+      return "emblem-synchronizing-symbolic";
+    case QSTORE_CATALOG_KEY_META:
+    case QSTORE_CATALOG_KEY_INVALID:
+    default:
+      return "emblem-system-symbolic";
+    }
+}
+
+static const char *
+kind_name (QStoreCatalogKeyKind kind)
+{
+  switch (kind)
+    {
+    case QSTORE_CATALOG_KEY_TABLE:
+      return _("Table");
+    case QSTORE_CATALOG_KEY_VIEW:
+      return _("View");
+    case QSTORE_CATALOG_KEY_MATERIALIZED_VIEW:
+      return _("Materialized view");
+    case QSTORE_CATALOG_KEY_META:
+      return _("Bookkeeping entry");
+    case QSTORE_CATALOG_KEY_INVALID:
+    default:
+      return _("Unknown entry");
+    }
+}
+
+static int
+kind_rank (QStoreCatalogKeyKind kind)
+{
+  switch (kind)
+    {
+    case QSTORE_CATALOG_KEY_TABLE:
+      return 0;
+    case QSTORE_CATALOG_KEY_VIEW:
+      return 1;
+    case QSTORE_CATALOG_KEY_MATERIALIZED_VIEW:
+      return 2;
+    case QSTORE_CATALOG_KEY_META:
+      return 3;
+    case QSTORE_CATALOG_KEY_INVALID:
+    default:
+      return 4;
+    }
+}
+
+static char *
+qualified_name (QStoreCatalogEntry *entry)
+{
+  const char *schema = qstore_catalog_entry_get_schema (entry);
+
+  if (schema == NULL || qstore_catalog_entry_get_kind (entry) == QSTORE_CATALOG_KEY_META)
+    return g_strdup (qstore_catalog_entry_get_name (entry));
+  return g_strconcat (schema, ".", qstore_catalog_entry_get_name (entry), NULL);
+}
+
+static char *
+format_rows (gint64 count)
+{
+  g_autofree char *number = NULL;
+
+  if (count < 0)
+    return g_strdup (_("row count unknown"));
+  number = g_strdup_printf ("%'" G_GINT64_FORMAT, count);
+  /* Translators: a table's row count; %s is the number, such as "10,000" */
+  return g_strdup_printf (g_dngettext (GETTEXT_PACKAGE, "%s row", "%s rows", (gulong) count),
+                          number);
+}
+
+/**
+ * qstore_inspector_catalog_page_describe_entry:
+ * @contents: what was read from the store
+ * @entry: one of its catalog entries
+ *
+ * Returns: (transfer full): the one-line summary the entry list shows
+ *   under the entry's name
+ */
+char *
+qstore_inspector_catalog_page_describe_entry (QStoreInspectorContents *contents,
+                                              QStoreCatalogEntry      *entry)
+{
+  QStoreCatalogKeyKind kind = qstore_catalog_entry_get_kind (entry);
+
+  if (qstore_catalog_entry_get_error (entry) != NULL)
+    return g_strdup_printf (_("%s · cannot be read"), kind_name (kind));
+
+  if (kind == QSTORE_CATALOG_KEY_TABLE)
+    {
+      GListModel *columns = qstore_catalog_entry_get_columns (entry);
+      const char * const *indexes = qstore_catalog_entry_get_index_names (entry);
+      guint n_columns = columns ? g_list_model_get_n_items (columns) : 0;
+      guint n_indexes = indexes ? g_strv_length ((char **) indexes) : 0;
+      g_autofree char *rows = NULL;
+      g_autofree char *cols = NULL;
+      g_autofree char *idx = NULL;
+
+      rows = format_rows (qstore_inspector_contents_get_row_count (contents,
+                                                                  qstore_catalog_entry_get_schema (entry),
+                                                                  qstore_catalog_entry_get_name (entry)));
+      cols = g_strdup_printf (g_dngettext (GETTEXT_PACKAGE, "%u column", "%u columns", n_columns),
+                              n_columns);
+      idx = g_strdup_printf (g_dngettext (GETTEXT_PACKAGE, "%u index", "%u indexes", n_indexes),
+                             n_indexes);
+      return g_strdup_printf ("%s · %s · %s", cols, idx, rows);
+    }
+
+  return g_strdup (kind_name (kind));
+}
+
+/* The entry list */
+
+static void
+entry_setup_cb (GtkSignalListItemFactory *factory,
+                GtkListItem              *item,
+                gpointer                  user_data)
+{
+  GtkWidget *box = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 12);
+  GtkWidget *labels = gtk_box_new (GTK_ORIENTATION_VERTICAL, 0);
+  GtkWidget *icon = gtk_image_new ();
+  GtkWidget *title = gtk_label_new (NULL);
+  GtkWidget *subtitle = gtk_label_new (NULL);
+  GtkWidget *warning = gtk_image_new_from_icon_name ("dialog-warning-symbolic");
+
+  gtk_widget_set_margin_top (box, 6);
+  gtk_widget_set_margin_bottom (box, 6);
+  gtk_label_set_xalign (GTK_LABEL (title), 0);
+  gtk_label_set_ellipsize (GTK_LABEL (title), PANGO_ELLIPSIZE_END);
+  gtk_label_set_xalign (GTK_LABEL (subtitle), 0);
+  gtk_label_set_ellipsize (GTK_LABEL (subtitle), PANGO_ELLIPSIZE_END);
+  gtk_widget_add_css_class (subtitle, "caption");
+  gtk_widget_add_css_class (subtitle, "dim-label");
+  gtk_widget_set_hexpand (labels, TRUE);
+  gtk_widget_add_css_class (warning, "error");
+  gtk_widget_set_tooltip_text (warning, _("This entry cannot be read"));
+  gtk_box_append (GTK_BOX (labels), title);
+  gtk_box_append (GTK_BOX (labels), subtitle);
+  gtk_box_append (GTK_BOX (box), icon);
+  gtk_box_append (GTK_BOX (box), labels);
+  gtk_box_append (GTK_BOX (box), warning);
+  gtk_list_item_set_child (item, box);
+}
+
+static void
+entry_bind_cb (GtkSignalListItemFactory   *factory,
+               GtkListItem                *item,
+               QStoreInspectorCatalogPage *self)
+{
+  QStoreCatalogEntry *entry = gtk_list_item_get_item (item);
+  GtkWidget *box = gtk_list_item_get_child (item);
+  GtkWidget *icon = gtk_widget_get_first_child (box);
+  GtkWidget *labels = gtk_widget_get_next_sibling (icon);
+  GtkWidget *warning = gtk_widget_get_next_sibling (labels);
+  GtkWidget *title = gtk_widget_get_first_child (labels);
+  GtkWidget *subtitle = gtk_widget_get_next_sibling (title);
+  g_autofree char *name = qualified_name (entry);
+  g_autofree char *summary = NULL;
+
+  summary = qstore_inspector_catalog_page_describe_entry (self->contents, entry);
+  gtk_image_set_from_icon_name (GTK_IMAGE (icon), kind_icon (qstore_catalog_entry_get_kind (entry)));
+  gtk_label_set_label (GTK_LABEL (title), name);
+  gtk_label_set_label (GTK_LABEL (subtitle), summary);
+  gtk_widget_set_visible (warning, qstore_catalog_entry_get_error (entry) != NULL);
+}
+
+static int
+compare_entries (gconstpointer a,
+                 gconstpointer b,
+                 gpointer      user_data)
+{
+  QStoreCatalogEntry *x = (QStoreCatalogEntry *) a;
+  QStoreCatalogEntry *y = (QStoreCatalogEntry *) b;
+  int rank = kind_rank (qstore_catalog_entry_get_kind (x)) - kind_rank (qstore_catalog_entry_get_kind (y));
+  g_autofree char *xn = NULL;
+  g_autofree char *yn = NULL;
+
+  if (rank != 0)
+    return rank;
+  xn = qualified_name (x);
+  yn = qualified_name (y);
+  return g_utf8_collate (xn, yn);
+}
+
+static gboolean
+filter_entry (gpointer item,
+              gpointer user_data)
+{
+  QStoreInspectorCatalogPage *self = user_data;
+  g_autofree char *name = NULL;
+  g_autofree char *folded = NULL;
+
+  if (self->search == NULL || self->search[0] == '\0')
+    return TRUE;
+  name = qualified_name (item);
+  folded = g_utf8_casefold (name, -1);
+  return strstr (folded, self->search) != NULL;
+}
+
+static void
+search_changed_cb (QStoreInspectorCatalogPage *self)
+{
+  g_free (self->search);
+  self->search = g_utf8_casefold (gtk_editable_get_text (GTK_EDITABLE (self->search_entry)), -1);
+  gtk_filter_changed (GTK_FILTER (self->filter), GTK_FILTER_CHANGE_DIFFERENT);
+}
+
+/* The details */
+
+static void
+add_line (QStoreInspectorCatalogPage *self,
+          const char                 *group,
+          const char                 *title,
+          const char                 *subtitle)
+{
+  g_ptr_array_insert (self->detail_lines, self->detail_lines->len - 1,
+                      g_strdup_printf ("%s: %s%s%s", group, title,
+                                       subtitle && *subtitle ? " — " : "",
+                                       subtitle ? subtitle : ""));
+}
+
+static GtkWidget *
+add_group (QStoreInspectorCatalogPage *self,
+           const char                 *title,
+           const char                 *description)
+{
+  GtkWidget *group = adw_preferences_group_new ();
+
+  adw_preferences_group_set_title (ADW_PREFERENCES_GROUP (group), title);
+  if (description != NULL)
+    adw_preferences_group_set_description (ADW_PREFERENCES_GROUP (group), description);
+  gtk_box_append (self->groups_box, group);
+  return group;
+}
+
+static GtkWidget *
+add_row (QStoreInspectorCatalogPage *self,
+         GtkWidget                  *group,
+         const char                 *title,
+         const char                 *subtitle,
+         gboolean                    code)
+{
+  GtkWidget *row = adw_action_row_new ();
+
+  adw_preferences_row_set_use_markup (ADW_PREFERENCES_ROW (row), FALSE);
+  adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row), title);
+  if (subtitle != NULL)
+    adw_action_row_set_subtitle (ADW_ACTION_ROW (row), subtitle);
+  if (code)
+    gtk_widget_add_css_class (row, "code-row");
+  adw_preferences_group_add (ADW_PREFERENCES_GROUP (group), row);
+  add_line (self, adw_preferences_group_get_title (ADW_PREFERENCES_GROUP (group)), title, subtitle);
+  return row;
+}
+
+static GtkWidget *
+tag_new (const char *text,
+         const char *style)
+{
+  GtkWidget *label = gtk_label_new (text);
+
+  gtk_widget_set_valign (label, GTK_ALIGN_CENTER);
+  gtk_widget_add_css_class (label, "tag");
+  if (style != NULL)
+    gtk_widget_add_css_class (label, style);
+  return label;
+}
+
+static void
+add_code (QStoreInspectorCatalogPage *self,
+          const char                 *title,
+          const char                 *text)
+{
+  GtkWidget *group = add_group (self, title, NULL);
+  GtkWidget *view = gtk_text_view_new ();
+  GtkWidget *copy = gtk_button_new_from_icon_name ("edit-copy-symbolic");
+
+  gtk_text_buffer_set_text (gtk_text_view_get_buffer (GTK_TEXT_VIEW (view)), text, -1);
+  gtk_text_view_set_editable (GTK_TEXT_VIEW (view), FALSE);
+  gtk_text_view_set_monospace (GTK_TEXT_VIEW (view), TRUE);
+  gtk_text_view_set_wrap_mode (GTK_TEXT_VIEW (view), GTK_WRAP_WORD_CHAR);
+  gtk_text_view_set_left_margin (GTK_TEXT_VIEW (view), 12);
+  gtk_text_view_set_right_margin (GTK_TEXT_VIEW (view), 12);
+  gtk_text_view_set_top_margin (GTK_TEXT_VIEW (view), 12);
+  gtk_text_view_set_bottom_margin (GTK_TEXT_VIEW (view), 12);
+  gtk_widget_add_css_class (view, "card");
+  gtk_widget_add_css_class (view, "code");
+  gtk_accessible_update_property (GTK_ACCESSIBLE (view), GTK_ACCESSIBLE_PROPERTY_LABEL, title, -1);
+
+  gtk_widget_add_css_class (copy, "flat");
+  gtk_widget_set_valign (copy, GTK_ALIGN_CENTER);
+  gtk_widget_set_tooltip_text (copy, _("Copy"));
+  gtk_actionable_set_action_name (GTK_ACTIONABLE (copy), "catalog.copy");
+  gtk_actionable_set_action_target (GTK_ACTIONABLE (copy), "s", text);
+  adw_preferences_group_set_header_suffix (ADW_PREFERENCES_GROUP (group), copy);
+
+  adw_preferences_group_add (ADW_PREFERENCES_GROUP (group), view);
+  add_line (self, title, text, NULL);
+}
+
+static void
+show_table (QStoreInspectorCatalogPage *self,
+            QStoreCatalogEntry         *entry)
+{
+  GListModel *columns = qstore_catalog_entry_get_columns (entry);
+  const char * const *index_names = qstore_catalog_entry_get_index_names (entry);
+  const char * const *index_ddl = qstore_catalog_entry_get_index_ddl (entry);
+  guint n_columns = columns ? g_list_model_get_n_items (columns) : 0;
+  g_autoptr(GPtrArray) pk = g_ptr_array_new ();
+  g_autofree char *pk_text = NULL;
+  g_autofree char *rows = NULL;
+  GtkWidget *group;
+
+  for (guint position = 1; ; position++)
+    {
+      gboolean found = FALSE;
+
+      for (guint i = 0; i < n_columns; i++)
+        {
+          g_autoptr(QStoreColumnInfo) column = g_list_model_get_item (columns, i);
+
+          if (qstore_column_info_get_primary_key_position (column) == position)
+            {
+              g_ptr_array_add (pk, (gpointer) qstore_column_info_get_name (column));
+              found = TRUE;
+            }
+        }
+      if (!found)
+        break;
+    }
+  g_ptr_array_add (pk, NULL);
+  if (pk->len > 1)
+    {
+      g_autofree char *joined = g_strjoinv (", ", (char **) pk->pdata);
+
+      pk_text = g_strdup_printf (_("Primary key: %s"), joined);
+    }
+  else
+    pk_text = g_strdup (_("No primary key: rows are keyed by their rowid"));
+
+  group = add_group (self, _("Columns"), pk_text);
+  for (guint i = 0; i < n_columns; i++)
+    {
+      g_autoptr(QStoreColumnInfo) column = g_list_model_get_item (columns, i);
+      g_autoptr(GPtrArray) parts = g_ptr_array_new_with_free_func (g_free);
+      const char *type = qstore_column_info_get_declared_type (column);
+      const char *default_value = qstore_column_info_get_default_value (column);
+      guint pk_position = qstore_column_info_get_primary_key_position (column);
+      g_autofree char *subtitle = NULL;
+      GtkWidget *row;
+
+      g_ptr_array_add (parts, g_strdup (type && *type ? type : _("no declared type")));
+      switch (qstore_column_info_get_collation (column))
+        {
+        case QSTORE_COLLATION_NOCASE:
+          g_ptr_array_add (parts, g_strdup ("COLLATE NOCASE"));
+          break;
+        case QSTORE_COLLATION_RTRIM:
+          g_ptr_array_add (parts, g_strdup ("COLLATE RTRIM"));
+          break;
+        case QSTORE_COLLATION_BINARY:
+        default:
+          break;
+        }
+      if (qstore_column_info_get_not_null (column))
+        g_ptr_array_add (parts, g_strdup ("NOT NULL"));
+      if (default_value != NULL)
+        g_ptr_array_add (parts, g_strdup_printf ("DEFAULT %s", default_value));
+      g_ptr_array_add (parts, NULL);
+      subtitle = g_strjoinv (" · ", (char **) parts->pdata);
+
+      row = add_row (self, group, qstore_column_info_get_name (column), subtitle, FALSE);
+      if (pk_position > 0)
+        {
+          g_autofree char *text = pk->len > 2
+            ? g_strdup_printf (_("Primary key %u"), pk_position)
+            : g_strdup (_("Primary key"));
+
+          adw_action_row_add_suffix (ADW_ACTION_ROW (row), tag_new (text, "accent"));
+        }
+    }
+
+  group = add_group (self, _("Indexes"), NULL);
+  if (index_names == NULL || index_names[0] == NULL)
+    add_row (self, group, _("No indexes"), NULL, FALSE);
+  for (guint i = 0; index_names != NULL && index_names[i] != NULL; i++)
+    {
+      const char *ddl = index_ddl && index_ddl[i] && *index_ddl[i] ? index_ddl[i] : NULL;
+
+      add_row (self, group, index_names[i], ddl ? ddl : _("Made by a UNIQUE constraint of the table"),
+               ddl != NULL);
+    }
+
+  group = add_group (self, _("Statistics"), NULL);
+  rows = format_rows (qstore_inspector_contents_get_row_count (self->contents,
+                                                              qstore_catalog_entry_get_schema (entry),
+                                                              qstore_catalog_entry_get_name (entry)));
+  add_row (self, group, _("Rows"), rows, FALSE);
+}
+
+static void
+show_materialized_view (QStoreInspectorCatalogPage *self,
+                        QStoreCatalogEntry         *entry)
+{
+  QStoreStaleReport *report = qstore_inspector_contents_get_stale_report (self->contents);
+  g_autofree char *name = qualified_name (entry);
+  QStoreStaleView *view = qstore_stale_report_lookup_view (report, name);
+  const char * const *sources;
+  g_autofree char *joined = NULL;
+  GtkWidget *group;
+  GtkWidget *row;
+  GtkWidget *button;
+
+  if (view == NULL)
+    return;
+
+  group = add_group (self, _("Materialized View"), NULL);
+  sources = qstore_stale_view_get_sources (view);
+  joined = sources && sources[0] ? g_strjoinv (", ", (char **) sources) : g_strdup (_("None found"));
+  add_row (self, group, _("Sources"), joined, FALSE);
+  if (qstore_stale_view_get_body (view) != NULL)
+    add_row (self, group, _("Body"), qstore_stale_view_get_body (view), TRUE);
+
+  switch (qstore_stale_view_get_verdict (view))
+    {
+    case QSTORE_STALE_VERDICT_ADOPT:
+      row = add_row (self, group, _("Next open"), _("Adopted as stored"), FALSE);
+      break;
+    case QSTORE_STALE_VERDICT_REFILL:
+      row = add_row (self, group, _("Next open"), _("Refilled from its sources"), FALSE);
+      break;
+    case QSTORE_STALE_VERDICT_ERROR:
+    default:
+      row = add_row (self, group, _("Next open"), _("Cannot be rebuilt"), FALSE);
+      break;
+    }
+  button = gtk_button_new_with_mnemonic (_("_Why?"));
+  gtk_widget_set_valign (button, GTK_ALIGN_CENTER);
+  gtk_actionable_set_action_name (GTK_ACTIONABLE (button), "win.show-page");
+  gtk_actionable_set_action_target (GTK_ACTIONABLE (button), "s", "stale");
+  adw_action_row_add_suffix (ADW_ACTION_ROW (row), button);
+}
+
+static void
+show_entry (QStoreInspectorCatalogPage *self,
+            QStoreCatalogEntry         *entry)
+{
+  GtkWidget *child;
+  QStoreCatalogKeyKind kind;
+  g_autofree char *name = NULL;
+  g_autofree char *summary = NULL;
+  const char *error;
+  const char *ddl;
+
+  while ((child = gtk_widget_get_first_child (GTK_WIDGET (self->groups_box))) != NULL)
+    gtk_box_remove (self->groups_box, child);
+  g_ptr_array_set_size (self->detail_lines, 0);
+  g_ptr_array_add (self->detail_lines, NULL);
+
+  if (entry == NULL)
+    return;
+
+  kind = qstore_catalog_entry_get_kind (entry);
+  name = qualified_name (entry);
+  summary = qstore_inspector_catalog_page_describe_entry (self->contents, entry);
+  error = qstore_catalog_entry_get_error (entry);
+  ddl = qstore_catalog_entry_get_ddl (entry);
+
+  gtk_image_set_from_icon_name (self->detail_icon, kind_icon (kind));
+  gtk_label_set_label (self->detail_title, name);
+  gtk_label_set_label (self->detail_subtitle, summary);
+  add_line (self, _("Entry"), name, summary);
+
+  gtk_widget_set_visible (self->show_rows_button, kind == QSTORE_CATALOG_KEY_TABLE && error == NULL);
+  gtk_actionable_set_action_target (GTK_ACTIONABLE (self->show_rows_button), "s", name);
+
+  if (error != NULL)
+    {
+      GtkWidget *group = add_group (self, _("Cannot Be Read"),
+                                    _("Opening the store lists this entry among its errors; the other entries load."));
+      GtkWidget *row = add_row (self, group, error, NULL, FALSE);
+      GtkWidget *icon = gtk_image_new_from_icon_name ("dialog-error-symbolic");
+
+      gtk_widget_add_css_class (icon, "error");
+      adw_action_row_add_prefix (ADW_ACTION_ROW (row), icon);
+      gtk_widget_add_css_class (row, "error-row");
+    }
+
+  if (kind == QSTORE_CATALOG_KEY_TABLE && error == NULL)
+    show_table (self, entry);
+  else if (kind == QSTORE_CATALOG_KEY_MATERIALIZED_VIEW)
+    show_materialized_view (self, entry);
+
+  if (kind == QSTORE_CATALOG_KEY_META)
+    add_code (self, _("Value"), qstore_catalog_entry_get_value (entry)
+                                  ? qstore_catalog_entry_get_value (entry) : "");
+  else if (ddl != NULL)
+    add_code (self, _("Definition"), ddl);
+}
+
+static void
+selection_changed_cb (QStoreInspectorCatalogPage *self)
+{
+  show_entry (self, gtk_single_selection_get_selected_item (self->selection));
+}
+
+static void
+copy_action (GtkWidget  *widget,
+             const char *action_name,
+             GVariant   *parameter)
+{
+  QStoreInspectorCatalogPage *self = QSTORE_INSPECTOR_CATALOG_PAGE (widget);
+  GtkWidget *window = GTK_WIDGET (gtk_widget_get_root (widget));
+  GtkWidget *overlay;
+
+  gdk_clipboard_set_text (gtk_widget_get_clipboard (widget), g_variant_get_string (parameter, NULL));
+
+  /* The window's toast overlay is its content. */
+  overlay = ADW_IS_APPLICATION_WINDOW (window)
+    ? adw_application_window_get_content (ADW_APPLICATION_WINDOW (window)) : NULL;
+  if (overlay != NULL && ADW_IS_TOAST_OVERLAY (overlay))
+    adw_toast_overlay_add_toast (ADW_TOAST_OVERLAY (overlay), adw_toast_new (_("Copied")));
+  (void) self;
+}
+
+/* GObject */
+
+static void
+qstore_inspector_catalog_page_dispose (GObject *object)
+{
+  QStoreInspectorCatalogPage *self = QSTORE_INSPECTOR_CATALOG_PAGE (object);
+
+  g_clear_object (&self->selection);
+  g_clear_object (&self->contents);
+
+  G_OBJECT_CLASS (qstore_inspector_catalog_page_parent_class)->dispose (object);
+}
+
+static void
+qstore_inspector_catalog_page_finalize (GObject *object)
+{
+  QStoreInspectorCatalogPage *self = QSTORE_INSPECTOR_CATALOG_PAGE (object);
+
+  g_free (self->search);
+  g_clear_pointer (&self->detail_lines, g_ptr_array_unref);
+
+  G_OBJECT_CLASS (qstore_inspector_catalog_page_parent_class)->finalize (object);
+}
+
+static void
+qstore_inspector_catalog_page_class_init (QStoreInspectorCatalogPageClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
+
+  object_class->dispose = qstore_inspector_catalog_page_dispose;
+  object_class->finalize = qstore_inspector_catalog_page_finalize;
+
+  gtk_widget_class_set_template_from_resource (widget_class, "/org/qstore/Inspector/qstore-inspector-catalog-page.ui");
+  gtk_widget_class_bind_template_child (widget_class, QStoreInspectorCatalogPage, stack);
+  gtk_widget_class_bind_template_child (widget_class, QStoreInspectorCatalogPage, search_entry);
+  gtk_widget_class_bind_template_child (widget_class, QStoreInspectorCatalogPage, entry_list);
+  gtk_widget_class_bind_template_child (widget_class, QStoreInspectorCatalogPage, detail_icon);
+  gtk_widget_class_bind_template_child (widget_class, QStoreInspectorCatalogPage, detail_title);
+  gtk_widget_class_bind_template_child (widget_class, QStoreInspectorCatalogPage, detail_subtitle);
+  gtk_widget_class_bind_template_child (widget_class, QStoreInspectorCatalogPage, show_rows_button);
+  gtk_widget_class_bind_template_child (widget_class, QStoreInspectorCatalogPage, groups_box);
+  gtk_widget_class_bind_template_callback (widget_class, search_changed_cb);
+
+  gtk_widget_class_install_action (widget_class, "catalog.copy", "s", copy_action);
+}
+
+static void
+qstore_inspector_catalog_page_init (QStoreInspectorCatalogPage *self)
+{
+  GtkListItemFactory *factory;
+  GtkCustomSorter *sorter;
+  GtkSortListModel *sorted;
+
+  gtk_widget_init_template (GTK_WIDGET (self));
+
+  self->detail_lines = g_ptr_array_new_with_free_func (g_free);
+  g_ptr_array_add (self->detail_lines, NULL);
+
+  sorter = gtk_custom_sorter_new (compare_entries, NULL, NULL);
+  sorted = gtk_sort_list_model_new (NULL, GTK_SORTER (sorter));
+  self->filter = gtk_custom_filter_new (filter_entry, self, NULL);
+  self->filter_model = gtk_filter_list_model_new (G_LIST_MODEL (sorted), GTK_FILTER (self->filter));
+  self->selection = gtk_single_selection_new (G_LIST_MODEL (g_object_ref (self->filter_model)));
+  g_signal_connect_swapped (self->selection, "notify::selected-item",
+                            G_CALLBACK (selection_changed_cb), self);
+
+  factory = gtk_signal_list_item_factory_new ();
+  g_signal_connect (factory, "setup", G_CALLBACK (entry_setup_cb), self);
+  g_signal_connect (factory, "bind", G_CALLBACK (entry_bind_cb), self);
+  gtk_list_view_set_factory (self->entry_list, factory);
+  gtk_list_view_set_model (self->entry_list, GTK_SELECTION_MODEL (self->selection));
+  g_object_unref (factory);
+}
+
+static char *
+selected_name (QStoreInspectorCatalogPage *self)
+{
+  QStoreCatalogEntry *entry = gtk_single_selection_get_selected_item (self->selection);
+
+  return entry ? qualified_name (entry) : NULL;
+}
+
+/**
+ * qstore_inspector_catalog_page_set_contents:
+ * @self: a #QStoreInspectorCatalogPage
+ * @contents: what was read from the store
+ *
+ * Shows @contents, keeping the selected entry when it still exists.
+ */
+void
+qstore_inspector_catalog_page_set_contents (QStoreInspectorCatalogPage *self,
+                                            QStoreInspectorContents    *contents)
+{
+  GtkSortListModel *sorted = GTK_SORT_LIST_MODEL (gtk_filter_list_model_get_model (self->filter_model));
+  g_autofree char *keep = selected_name (self);
+
+  g_return_if_fail (QSTORE_INSPECTOR_IS_CATALOG_PAGE (self));
+
+  g_set_object (&self->contents, contents);
+  gtk_sort_list_model_set_model (sorted, contents ? qstore_inspector_contents_get_entries (contents) : NULL);
+
+  gtk_stack_set_visible_child_name (self->stack,
+                                    g_list_model_get_n_items (G_LIST_MODEL (sorted)) > 0
+                                      ? "catalog" : "empty");
+  if (keep == NULL || !qstore_inspector_catalog_page_select_name (self, keep))
+    {
+      gtk_single_selection_set_selected (self->selection, 0);
+      show_entry (self, gtk_single_selection_get_selected_item (self->selection));
+    }
+}
+
+/* Returns: (transfer none): the entries as listed (sorted and filtered) */
+GListModel *
+qstore_inspector_catalog_page_get_model (QStoreInspectorCatalogPage *self)
+{
+  g_return_val_if_fail (QSTORE_INSPECTOR_IS_CATALOG_PAGE (self), NULL);
+  return G_LIST_MODEL (self->filter_model);
+}
+
+QStoreCatalogEntry *
+qstore_inspector_catalog_page_get_selected (QStoreInspectorCatalogPage *self)
+{
+  g_return_val_if_fail (QSTORE_INSPECTOR_IS_CATALOG_PAGE (self), NULL);
+  return gtk_single_selection_get_selected_item (self->selection);
+}
+
+/* Selects the entry called @name (`schema.name`, or a meta entry's name). */
+gboolean
+qstore_inspector_catalog_page_select_name (QStoreInspectorCatalogPage *self,
+                                           const char                 *name)
+{
+  GListModel *model = G_LIST_MODEL (self->filter_model);
+
+  g_return_val_if_fail (QSTORE_INSPECTOR_IS_CATALOG_PAGE (self), FALSE);
+
+  for (guint i = 0; i < g_list_model_get_n_items (model); i++)
+    {
+      g_autoptr(QStoreCatalogEntry) entry = g_list_model_get_item (model, i);
+      g_autofree char *entry_name = qualified_name (entry);
+
+      if (g_ascii_strcasecmp (entry_name, name) == 0)
+        {
+          gtk_single_selection_set_selected (self->selection, i);
+          show_entry (self, entry);
+          gtk_widget_activate_action (GTK_WIDGET (self->entry_list), "list.scroll-to-item", "u", i);
+          return TRUE;
+        }
+    }
+  return FALSE;
+}
+
+/* Returns: (transfer none): one line per row the details show,
+ * "Group: title — subtitle" */
+const char * const *
+qstore_inspector_catalog_page_get_detail_lines (QStoreInspectorCatalogPage *self)
+{
+  g_return_val_if_fail (QSTORE_INSPECTOR_IS_CATALOG_PAGE (self), NULL);
+  return (const char * const *) self->detail_lines->pdata;
+}

@@ -1,0 +1,320 @@
+/* qstore-inspector-contents.c: everything the pages show, read in one go
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include <glib/gi18n.h>
+#include <string.h>
+
+#include "qstore-inspector-contents.h"
+
+/* What the pages show comes from one read, off the UI thread: the
+ * catalog entries, each table's row count and the stale report. The
+ * provider is opened read-only once per store and kept for refreshes. */
+
+struct _QStoreInspectorContents
+{
+  GObject            parent_instance;
+
+  char              *uri;
+  QStoreProvider    *provider;
+  GListModel        *entries;
+  GHashTable        *row_counts;    /* "schema.name" → gint64 */
+  QStoreStaleReport *stale;
+  GDateTime         *loaded_at;
+};
+
+G_DEFINE_FINAL_TYPE (QStoreInspectorContents, qstore_inspector_contents, G_TYPE_OBJECT)
+
+static void
+qstore_inspector_contents_finalize (GObject *object)
+{
+  QStoreInspectorContents *self = QSTORE_INSPECTOR_CONTENTS (object);
+
+  g_free (self->uri);
+  g_clear_object (&self->provider);
+  g_clear_object (&self->entries);
+  g_clear_pointer (&self->row_counts, g_hash_table_unref);
+  g_clear_object (&self->stale);
+  g_clear_pointer (&self->loaded_at, g_date_time_unref);
+
+  G_OBJECT_CLASS (qstore_inspector_contents_parent_class)->finalize (object);
+}
+
+static void
+qstore_inspector_contents_class_init (QStoreInspectorContentsClass *klass)
+{
+  G_OBJECT_CLASS (klass)->finalize = qstore_inspector_contents_finalize;
+}
+
+static void
+qstore_inspector_contents_init (QStoreInspectorContents *self)
+{
+  self->row_counts = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
+}
+
+/**
+ * qstore_inspector_uri_for_path:
+ * @path: a directory (an LMDB store) or a file (an SQLite store)
+ * @error: return location for a #GError
+ *
+ * Returns: (transfer full): the store URI, or %NULL when @path is neither
+ */
+char *
+qstore_inspector_uri_for_path (const char  *path,
+                               GError     **error)
+{
+  g_autofree char *absolute = g_canonicalize_filename (path, NULL);
+
+  if (g_file_test (absolute, G_FILE_TEST_IS_DIR))
+    return g_strconcat ("lmdb:", absolute, NULL);
+  if (g_file_test (absolute, G_FILE_TEST_IS_REGULAR))
+    return g_strconcat ("sqlite:", absolute, NULL);
+
+  g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_NOT_FOUND,
+               _("“%s” does not exist. Choose a folder for an LMDB store or a file for an SQLite store."),
+               absolute);
+  return NULL;
+}
+
+/**
+ * qstore_inspector_uri_for_argument:
+ * @argument: what was given on the command line: a store URI such as
+ *   `lmdb:/path`, a `file://` URI, or a path
+ * @error: return location for a #GError
+ *
+ * Returns: (transfer full): the store URI, or %NULL on error
+ */
+char *
+qstore_inspector_uri_for_argument (const char  *argument,
+                                   GError     **error)
+{
+  g_auto(GStrv) providers = qstore_list_providers ();
+  const char *colon = strchr (argument, ':');
+
+  if (g_str_has_prefix (argument, "file:"))
+    {
+      g_autoptr(GFile) file = g_file_new_for_uri (argument);
+      g_autofree char *path = g_file_get_path (file);
+
+      if (path != NULL)
+        return qstore_inspector_uri_for_path (path, error);
+    }
+
+  if (colon != NULL)
+    {
+      g_autofree char *scheme = g_strndup (argument, colon - argument);
+
+      if (g_strv_contains ((const char * const *) providers, scheme))
+        return g_strdup (argument);
+    }
+
+  return qstore_inspector_uri_for_path (argument, error);
+}
+
+static char *
+qualified (const char *schema,
+           const char *name)
+{
+  g_autofree char *joined = g_strconcat (schema ? schema : "", ".", name ? name : "", NULL);
+
+  return g_ascii_strdown (joined, -1);
+}
+
+/**
+ * qstore_inspector_contents_load:
+ * @uri: the store's URI
+ * @provider: (nullable): the provider already open on @uri, to read again
+ * @error: return location for a #GError
+ *
+ * Reads everything the pages show. Blocks: call it from a worker thread,
+ * or use qstore_inspector_contents_load_async().
+ *
+ * Returns: (transfer full): the contents, or %NULL on error
+ */
+QStoreInspectorContents *
+qstore_inspector_contents_load (const char      *uri,
+                                QStoreProvider  *provider,
+                                GError         **error)
+{
+  g_autoptr(QStoreInspectorContents) self = g_object_new (QSTORE_INSPECTOR_TYPE_CONTENTS, NULL);
+  guint n_entries;
+
+  self->uri = g_strdup (uri);
+  if (provider != NULL)
+    self->provider = g_object_ref (provider);
+  else if (!(self->provider = qstore_provider_new_for_uri (uri, QSTORE_OPEN_READ_ONLY, error)))
+    return NULL;
+
+  if (!(self->entries = qstore_catalog_list_entries (self->provider, error)))
+    return NULL;
+
+  n_entries = g_list_model_get_n_items (self->entries);
+  for (guint i = 0; i < n_entries; i++)
+    {
+      g_autoptr(QStoreCatalogEntry) entry = g_list_model_get_item (self->entries, i);
+      GError *local_error = NULL;
+      gint64 count;
+
+      if (qstore_catalog_entry_get_kind (entry) != QSTORE_CATALOG_KEY_TABLE)
+        continue;
+
+      count = qstore_catalog_get_row_count (self->provider,
+                                            qstore_catalog_entry_get_schema (entry),
+                                            qstore_catalog_entry_get_name (entry),
+                                            &local_error);
+      if (local_error != NULL)
+        {
+          g_propagate_error (error, local_error);
+          return NULL;
+        }
+      g_hash_table_insert (self->row_counts,
+                           qualified (qstore_catalog_entry_get_schema (entry),
+                                      qstore_catalog_entry_get_name (entry)),
+                           g_memdup2 (&count, sizeof count));
+    }
+
+  if (!(self->stale = qstore_stale_report_new (self->provider, error)))
+    return NULL;
+
+  self->loaded_at = g_date_time_new_now_local ();
+  return g_steal_pointer (&self);
+}
+
+typedef struct
+{
+  char           *uri;
+  QStoreProvider *provider;
+} LoadData;
+
+static void
+load_data_free (LoadData *data)
+{
+  g_free (data->uri);
+  g_clear_object (&data->provider);
+  g_free (data);
+}
+
+static void
+load_thread (GTask        *task,
+             gpointer      source_object,
+             gpointer      task_data,
+             GCancellable *cancellable)
+{
+  LoadData *data = task_data;
+  GError *error = NULL;
+  QStoreInspectorContents *contents;
+
+  contents = qstore_inspector_contents_load (data->uri, data->provider, &error);
+  if (contents == NULL)
+    g_task_return_error (task, error);
+  else
+    g_task_return_pointer (task, contents, g_object_unref);
+}
+
+void
+qstore_inspector_contents_load_async (const char          *uri,
+                                      QStoreProvider      *provider,
+                                      GCancellable        *cancellable,
+                                      GAsyncReadyCallback  callback,
+                                      gpointer             user_data)
+{
+  g_autoptr(GTask) task = NULL;
+  LoadData *data;
+
+  g_return_if_fail (uri != NULL);
+  g_return_if_fail (provider == NULL || QSTORE_IS_PROVIDER (provider));
+
+  data = g_new0 (LoadData, 1);
+  data->uri = g_strdup (uri);
+  data->provider = provider ? g_object_ref (provider) : NULL;
+
+  task = g_task_new (NULL, cancellable, callback, user_data);
+  g_task_set_source_tag (task, qstore_inspector_contents_load_async);
+  g_task_set_task_data (task, data, (GDestroyNotify) load_data_free);
+  g_task_run_in_thread (task, load_thread);
+}
+
+QStoreInspectorContents *
+qstore_inspector_contents_load_finish (GAsyncResult  *result,
+                                       GError       **error)
+{
+  g_return_val_if_fail (g_task_is_valid (result, NULL), NULL);
+  return g_task_propagate_pointer (G_TASK (result), error);
+}
+
+const char *
+qstore_inspector_contents_get_uri (QStoreInspectorContents *self)
+{
+  g_return_val_if_fail (QSTORE_INSPECTOR_IS_CONTENTS (self), NULL);
+  return self->uri;
+}
+
+QStoreProvider *
+qstore_inspector_contents_get_provider (QStoreInspectorContents *self)
+{
+  g_return_val_if_fail (QSTORE_INSPECTOR_IS_CONTENTS (self), NULL);
+  return self->provider;
+}
+
+GListModel *
+qstore_inspector_contents_get_entries (QStoreInspectorContents *self)
+{
+  g_return_val_if_fail (QSTORE_INSPECTOR_IS_CONTENTS (self), NULL);
+  return self->entries;
+}
+
+QStoreStaleReport *
+qstore_inspector_contents_get_stale_report (QStoreInspectorContents *self)
+{
+  g_return_val_if_fail (QSTORE_INSPECTOR_IS_CONTENTS (self), NULL);
+  return self->stale;
+}
+
+/* Returns: the table's row count from its statistics, -1 when unknown */
+gint64
+qstore_inspector_contents_get_row_count (QStoreInspectorContents *self,
+                                         const char              *schema,
+                                         const char              *name)
+{
+  g_autofree char *key = qualified (schema, name);
+  gint64 *count;
+
+  g_return_val_if_fail (QSTORE_INSPECTOR_IS_CONTENTS (self), -1);
+
+  count = g_hash_table_lookup (self->row_counts, key);
+  return count ? *count : -1;
+}
+
+/* Returns: (transfer none) (nullable): the entry of that kind and name */
+QStoreCatalogEntry *
+qstore_inspector_contents_lookup_entry (QStoreInspectorContents *self,
+                                        QStoreCatalogKeyKind     kind,
+                                        const char              *schema,
+                                        const char              *name)
+{
+  guint n;
+
+  g_return_val_if_fail (QSTORE_INSPECTOR_IS_CONTENTS (self), NULL);
+
+  n = g_list_model_get_n_items (self->entries);
+  for (guint i = 0; i < n; i++)
+    {
+      g_autoptr(QStoreCatalogEntry) entry = g_list_model_get_item (self->entries, i);
+
+      if (qstore_catalog_entry_get_kind (entry) == kind &&
+          g_ascii_strcasecmp (qstore_catalog_entry_get_name (entry), name) == 0 &&
+          (schema == NULL ||
+           g_ascii_strcasecmp (qstore_catalog_entry_get_schema (entry), schema) == 0))
+        return entry;
+    }
+  return NULL;
+}
+
+GDateTime *
+qstore_inspector_contents_get_loaded_at (QStoreInspectorContents *self)
+{
+  g_return_val_if_fail (QSTORE_INSPECTOR_IS_CONTENTS (self), NULL);
+  return self->loaded_at;
+}

@@ -1,0 +1,42 @@
+/* qstore-inspector-row-model.h: the rows of a table, fetched page by page
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#pragma once
+
+#include <gio/gio.h>
+#include <qstore.h>
+
+G_BEGIN_DECLS
+
+#define QSTORE_INSPECTOR_TYPE_ROW (qstore_inspector_row_get_type ())
+G_DECLARE_FINAL_TYPE (QStoreInspectorRow, qstore_inspector_row, QSTORE_INSPECTOR, ROW, GObject)
+
+#define QSTORE_INSPECTOR_TYPE_ROW_MODEL (qstore_inspector_row_model_get_type ())
+G_DECLARE_FINAL_TYPE (QStoreInspectorRowModel, qstore_inspector_row_model, QSTORE_INSPECTOR, ROW_MODEL, GObject)
+
+/* How many rows one fetch reads. */
+#define QSTORE_INSPECTOR_ROW_PAGE_SIZE 200
+
+guint                    qstore_inspector_row_get_position      (QStoreInspectorRow      *self);
+gboolean                 qstore_inspector_row_is_loaded         (QStoreInspectorRow      *self);
+GVariant                *qstore_inspector_row_get_values        (QStoreInspectorRow      *self);
+const char              *qstore_inspector_row_get_error         (QStoreInspectorRow      *self);
+GVariant                *qstore_inspector_row_get_value         (QStoreInspectorRow      *self,
+                                                                 guint                    column);
+char                    *qstore_inspector_format_value          (GVariant                *value,
+                                                                 gboolean                *is_null,
+                                                                 gboolean                *is_number);
+
+QStoreInspectorRowModel *qstore_inspector_row_model_new         (QStoreProvider          *provider,
+                                                                 const char              *schema,
+                                                                 const char              *table,
+                                                                 gint64                   row_count_hint,
+                                                                 GError                 **error);
+const char              *qstore_inspector_row_model_get_schema  (QStoreInspectorRowModel *self);
+const char              *qstore_inspector_row_model_get_table   (QStoreInspectorRowModel *self);
+gboolean                 qstore_inspector_row_model_is_busy     (QStoreInspectorRowModel *self);
+guint                    qstore_inspector_row_model_get_n_loaded_pages (QStoreInspectorRowModel *self);
+const GError            *qstore_inspector_row_model_get_error   (QStoreInspectorRowModel *self);
+
+G_END_DECLS

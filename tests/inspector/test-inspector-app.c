@@ -1,0 +1,569 @@
+/* test-inspector-app.c: qstore-inspector end to end
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * Usage: test-inspector-app [--tap] -p /inspector-app/MODE PATH-TO-QSTORE
+ *
+ *   screenshots        launch the app on the demo store, visit every page
+ *                      through its actions and save one PNG per page in
+ *                      $QSTORE_SCREENSHOT_DIR; fail on a blank page or an
+ *                      error
+ *   read-only          checksum every file of an LMDB and an SQLite store,
+ *                      inspect them (every page, a refresh), checksum again
+ *   concurrent-writer  a child process commits in a loop while the window
+ *                      refreshes; the new rows appear, with no error
+ *
+ * Each mode runs in its own process (one application per process), under
+ * xvfb-run and dbus-run-session.
+ */
+#include "config.h"
+
+#include <adwaita.h>
+
+#include "inspector-test-util.h"
+#include "qstore-inspector-application.h"
+#include "qstore-inspector-window.h"
+
+static const char *qstore_path;
+static const char *self_path;
+
+/* Waiting for the window */
+
+static gboolean
+window_ready (gpointer data)
+{
+  QStoreInspectorWindow *window = data;
+  const char *state = qstore_inspector_window_get_state (window);
+
+  return !qstore_inspector_window_is_busy (window) &&
+         (g_strcmp0 (state, "store") == 0 || g_strcmp0 (state, "error") == 0);
+}
+
+static gboolean
+data_ready (gpointer data)
+{
+  QStoreInspectorWindow *window = data;
+  QStoreInspectorRowModel *model = qstore_inspector_data_page_get_model (qstore_inspector_window_get_data_page (window));
+  g_autoptr(QStoreInspectorRow) row = NULL;
+
+  if (model == NULL)
+    return TRUE;
+  if (g_list_model_get_n_items (G_LIST_MODEL (model)) == 0)
+    return !qstore_inspector_row_model_is_busy (model);
+  row = g_list_model_get_item (G_LIST_MODEL (model), 0);
+  return qstore_inspector_row_is_loaded (row) && !qstore_inspector_row_model_is_busy (model);
+}
+
+static void
+wait_ready (QStoreInspectorWindow *window)
+{
+  test_wait (window_ready, window, 30);
+  g_assert_cmpstr (qstore_inspector_window_get_error (window), ==, NULL);
+  g_assert_cmpstr (qstore_inspector_window_get_state (window), ==, "store");
+}
+
+static void
+show_page (QStoreInspectorWindow *window,
+           const char            *page)
+{
+  gtk_widget_activate_action (GTK_WIDGET (window), "win.show-page", "s", page);
+  g_assert_cmpstr (qstore_inspector_window_get_page (window), ==, page);
+  if (g_str_equal (page, "data"))
+    test_wait (data_ready, window, 30);
+  /* Layout and drawing of the page just shown. */
+  test_run_for (300);
+}
+
+static void
+refresh (QStoreInspectorWindow *window)
+{
+  gtk_widget_activate_action (GTK_WIDGET (window), "win.refresh", NULL);
+  g_assert_true (qstore_inspector_window_is_busy (window));
+  wait_ready (window);
+}
+
+/* Screenshots */
+
+static GdkTexture *
+render (GtkWidget *widget)
+{
+  int width = gtk_widget_get_width (widget);
+  int height = gtk_widget_get_height (widget);
+  g_autoptr(GdkPaintable) paintable = gtk_widget_paintable_new (widget);
+  GtkSnapshot *snapshot = gtk_snapshot_new ();
+  g_autoptr(GskRenderNode) node = NULL;
+  GskRenderer *renderer = gtk_native_get_renderer (gtk_widget_get_native (widget));
+
+  g_assert_cmpint (width, >, 0);
+  g_assert_cmpint (height, >, 0);
+  gdk_paintable_snapshot (paintable, snapshot, width, height);
+  node = gtk_snapshot_free_to_node (snapshot);
+  g_assert_nonnull (node);
+  return gsk_renderer_render_texture (renderer, node, &GRAPHENE_RECT_INIT (0, 0, width, height));
+}
+
+/* A page that shows something has many colours: text, icons, borders. */
+static guint
+count_colours (GdkTexture *texture)
+{
+  int width = gdk_texture_get_width (texture);
+  int height = gdk_texture_get_height (texture);
+  gsize stride = width * 4;
+  g_autofree guchar *pixels = g_malloc (stride * height);
+  g_autoptr(GHashTable) colours = g_hash_table_new (NULL, NULL);
+
+  gdk_texture_download (texture, pixels, stride);
+  for (int y = 0; y < height; y += 2)
+    for (int x = 0; x < width; x += 2)
+      {
+        guint32 pixel;
+
+        memcpy (&pixel, pixels + y * stride + x * 4, 4);
+        g_hash_table_add (colours, GUINT_TO_POINTER (pixel));
+      }
+  return g_hash_table_size (colours);
+}
+
+static void
+screenshot (GtkWidget  *widget,
+            const char *name)
+{
+  const char *dir = g_getenv ("QSTORE_SCREENSHOT_DIR");
+  g_autoptr(GdkTexture) texture = render (widget);
+  g_autofree char *path = NULL;
+  guint colours = count_colours (texture);
+
+  g_test_message ("%s: %d×%d, %u colours", name, gdk_texture_get_width (texture),
+                  gdk_texture_get_height (texture), colours);
+  g_assert_cmpuint (colours, >, 40);
+
+  if (dir == NULL)
+    return;
+  g_mkdir_with_parents (dir, 0755);
+  path = g_strdup_printf ("%s/%s.png", dir, name);
+  g_assert_true (gdk_texture_save_to_png (texture, path));
+  g_test_message ("saved %s", path);
+}
+
+static char *
+make_demo (const char *dir)
+{
+  g_autofree char *store = g_build_filename (dir, "demo", NULL);
+  g_autoptr(GError) error = NULL;
+  int status = 0;
+  const char *argv[] = { qstore_path, "demo", store, NULL };
+
+  g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL,
+                NULL, NULL, &status, &error);
+  g_assert_no_error (error);
+  g_assert_true (g_spawn_check_wait_status (status, NULL));
+  return g_strconcat ("lmdb:", store, NULL);
+}
+
+typedef struct
+{
+  GApplication *application;
+  char         *uri;
+  gboolean      done;
+} AppRun;
+
+static gboolean
+drive_app (gpointer data)
+{
+  AppRun *run = data;
+  GtkWindow *active = gtk_application_get_active_window (GTK_APPLICATION (run->application));
+  QStoreInspectorWindow *window;
+  QStoreInspectorContents *contents;
+  QStoreInspectorWindow *welcome;
+  GtkWidget *about;
+  GList *toplevels;
+
+  g_assert_true (QSTORE_INSPECTOR_IS_WINDOW (active));
+  window = QSTORE_INSPECTOR_WINDOW (active);
+  wait_ready (window);
+  contents = qstore_inspector_window_get_contents (window);
+  g_assert_cmpstr (qstore_inspector_contents_get_uri (contents), ==, run->uri);
+
+  show_page (window, "catalog");
+  g_assert_cmpuint (g_list_model_get_n_items (qstore_inspector_catalog_page_get_model (qstore_inspector_window_get_catalog_page (window))), >=, 5);
+  g_assert_true (qstore_inspector_catalog_page_select_name (qstore_inspector_window_get_catalog_page (window),
+                                                            "main.orders"));
+  test_run_for (200);
+  screenshot (GTK_WIDGET (window), "catalog");
+
+  show_page (window, "stale");
+  g_assert_cmpstr (qstore_inspector_stale_page_get_marker_summary (qstore_inspector_window_get_stale_page (window)),
+                   ==, "Present: the store was closed cleanly");
+  screenshot (GTK_WIDGET (window), "stale");
+
+  /* The catalog's "Show Rows" action leads to the data page. */
+  gtk_widget_activate_action (GTK_WIDGET (window), "win.show-table", "s", "main.orders");
+  show_page (window, "data");
+  g_assert_cmpstr (qstore_inspector_data_page_get_table (qstore_inspector_window_get_data_page (window)),
+                   ==, "main.orders");
+  g_assert_null (qstore_inspector_data_page_get_error (qstore_inspector_window_get_data_page (window)));
+  g_assert_cmpuint (g_list_model_get_n_items (G_LIST_MODEL (qstore_inspector_data_page_get_model (qstore_inspector_window_get_data_page (window)))),
+                    ==, 10000);
+  screenshot (GTK_WIDGET (window), "data");
+
+  refresh (window);
+  show_page (window, "data");
+  g_assert_null (qstore_inspector_window_get_error (window));
+
+  g_action_group_activate_action (G_ACTION_GROUP (run->application), "about", NULL);
+  test_run_for (500);
+  toplevels = gtk_window_list_toplevels ();
+  about = NULL;
+  for (GList *l = toplevels; l != NULL; l = l->next)
+    if (ADW_IS_ABOUT_WINDOW (l->data))
+      about = l->data;
+  g_list_free (toplevels);
+  g_assert_nonnull (about);
+  screenshot (about, "about");
+  gtk_window_destroy (GTK_WINDOW (about));
+
+  /* A window without a store welcomes, and lists the store just opened
+   * among the recent ones. */
+  welcome = qstore_inspector_window_new (ADW_APPLICATION (run->application));
+  qstore_inspector_window_set_settings (welcome,
+                                        qstore_inspector_application_get_settings (QSTORE_INSPECTOR_APPLICATION (run->application)));
+  gtk_window_set_default_size (GTK_WINDOW (welcome), 900, 640);
+  gtk_window_present (GTK_WINDOW (welcome));
+  test_run_for (500);
+  g_assert_cmpstr (qstore_inspector_window_get_state (welcome), ==, "welcome");
+  screenshot (GTK_WIDGET (welcome), "welcome");
+
+  run->done = TRUE;
+  g_action_group_activate_action (G_ACTION_GROUP (run->application), "quit", NULL);
+  return G_SOURCE_REMOVE;
+}
+
+static void
+window_added_cb (GtkApplication *application,
+                 GtkWindow      *window,
+                 AppRun         *run)
+{
+  static gboolean started;
+
+  if (!started && QSTORE_INSPECTOR_IS_WINDOW (window))
+    {
+      started = TRUE;
+      g_idle_add (drive_app, run);
+    }
+}
+
+static void
+test_screenshots (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autofree char *dir = g_dir_make_tmp ("qstore-inspector-XXXXXX", &error);
+  g_autofree char *uri = make_demo (dir);
+  g_autoptr(QStoreInspectorApplication) application = qstore_inspector_application_new ();
+  AppRun run = { G_APPLICATION (application), uri, FALSE };
+  char *argv[] = { (char *) "qstore-inspector", uri, NULL };
+  int status;
+
+  g_signal_connect (application, "window-added", G_CALLBACK (window_added_cb), &run);
+  status = g_application_run (G_APPLICATION (application), 2, argv);
+  g_assert_cmpint (status, ==, 0);
+  g_assert_true (run.done);
+
+  test_remove_tree (dir);
+}
+
+/* Read-only */
+
+static GHashTable *
+checksum_tree (const char *path)
+{
+  GHashTable *sums = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
+  g_autoptr(GDir) dir = g_dir_open (path, 0, NULL);
+  const char *name;
+
+  g_assert_nonnull (dir);
+  while ((name = g_dir_read_name (dir)) != NULL)
+    {
+      g_autofree char *child = g_build_filename (path, name, NULL);
+      g_autofree char *contents = NULL;
+      gsize len;
+
+      /* Lock and shared-memory files are how readers coordinate, and a
+       * reader of an SQLite store in WAL mode may leave an empty log:
+       * none of them is a change to the store. */
+      if (g_str_equal (name, "lock.mdb") || g_str_has_suffix (name, "-shm"))
+        continue;
+      if (g_str_has_suffix (name, "-wal"))
+        {
+          GStatBuf buf;
+
+          if (g_stat (child, &buf) == 0 && buf.st_size == 0)
+            continue;
+        }
+      if (g_file_test (child, G_FILE_TEST_IS_DIR))
+        {
+          g_autoptr(GHashTable) inner = checksum_tree (child);
+          GHashTableIter iter;
+          gpointer key, value;
+
+          g_hash_table_iter_init (&iter, inner);
+          while (g_hash_table_iter_next (&iter, &key, &value))
+            g_hash_table_insert (sums, g_build_filename (name, key, NULL), g_strdup (value));
+          continue;
+        }
+      g_assert_true (g_file_get_contents (child, &contents, &len, NULL));
+      g_hash_table_insert (sums, g_strdup (name),
+                           g_compute_checksum_for_data (G_CHECKSUM_SHA256, (guchar *) contents, len));
+    }
+  return sums;
+}
+
+static void
+assert_same_sums (GHashTable *before,
+                  GHashTable *after)
+{
+  GHashTableIter iter;
+  gpointer key, value;
+
+  g_assert_cmpuint (g_hash_table_size (before), >, 0);
+  g_hash_table_iter_init (&iter, before);
+  while (g_hash_table_iter_next (&iter, &key, &value))
+    {
+      g_test_message ("%s %s", (char *) value, (char *) key);
+      g_assert_cmpstr (g_hash_table_lookup (after, key), ==, value);
+    }
+  g_assert_cmpuint (g_hash_table_size (after), ==, g_hash_table_size (before));
+}
+
+static void
+make_store (const char *uri)
+{
+  g_autoptr(GBytes) mv = qstore_catalog_key_for_materialized_view ("main", "mv");
+
+  test_exec (uri,
+             "CREATE TABLE t (id INTEGER PRIMARY KEY, a TEXT NOT NULL, b REAL);"
+             "CREATE INDEX t_a ON t (a);"
+             "CREATE TABLE u (k TEXT PRIMARY KEY, v BLOB);"
+             "CREATE VIEW tv AS SELECT a FROM t;"
+             "INSERT INTO t WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 1000)"
+             "  SELECT i, 'row ' || i, i * 0.5 FROM n;"
+             "INSERT INTO u VALUES ('a', x'01'), ('b', NULL);");
+  test_plant (uri, mv, "CREATE MATERIALIZED VIEW mv AS SELECT a FROM t");
+  /* Planting opened the store for writing; close it cleanly again so it
+   * has its marker. */
+  test_exec (uri, "SELECT 1");
+}
+
+static QStoreInspectorWindow *
+open_window (const char *uri)
+{
+  QStoreInspectorWindow *window = qstore_inspector_window_new (NULL);
+
+  gtk_window_set_default_size (GTK_WINDOW (window), 1100, 720);
+  gtk_window_present (GTK_WINDOW (window));
+  qstore_inspector_window_open_uri (window, uri);
+  wait_ready (window);
+  return window;
+}
+
+static void
+inspect_read_only (const char *dir,
+                   const char *uri)
+{
+  g_autoptr(GHashTable) before = NULL;
+  g_autoptr(GHashTable) after = NULL;
+  g_autoptr(QStoreProvider) provider = NULL;
+  g_autoptr(QStoreStaleReport) report = NULL;
+  g_autoptr(GError) error = NULL;
+  QStoreInspectorWindow *window;
+
+  make_store (uri);
+  before = checksum_tree (dir);
+
+  window = open_window (uri);
+  show_page (window, "catalog");
+  show_page (window, "stale");
+  show_page (window, "data");
+  g_assert_true (qstore_inspector_data_page_select_table (qstore_inspector_window_get_data_page (window), "main.u"));
+  show_page (window, "data");
+  refresh (window);
+  show_page (window, "catalog");
+  show_page (window, "data");
+  g_assert_null (qstore_inspector_window_get_error (window));
+  gtk_window_destroy (GTK_WINDOW (window));
+  test_run_for (200);
+
+  after = checksum_tree (dir);
+  assert_same_sums (before, after);
+
+  provider = qstore_provider_new_for_uri (uri, QSTORE_OPEN_READ_ONLY, &error);
+  g_assert_no_error (error);
+  report = qstore_stale_report_new (provider, &error);
+  g_assert_no_error (error);
+  g_assert_true (qstore_stale_report_get_marker_present (report));
+  qstore_provider_close_all (provider);
+}
+
+static void
+test_read_only (void)
+{
+  const char *providers[] = { "lmdb", "sqlite" };
+
+  for (guint i = 0; i < G_N_ELEMENTS (providers); i++)
+    {
+      g_autoptr(GError) error = NULL;
+      g_autofree char *dir = g_dir_make_tmp ("qstore-inspector-XXXXXX", &error);
+      g_autofree char *uri = test_store_uri (dir, providers[i]);
+
+      g_test_message ("%s", uri);
+      inspect_read_only (dir, uri);
+      test_remove_tree (dir);
+    }
+}
+
+/* Beside a writer */
+
+#define WRITER_COMMITS 60
+
+static int
+run_writer (const char *uri,
+            int         commits)
+{
+  g_autoptr(QStoreDatabase) db = NULL;
+  g_autoptr(GError) error = NULL;
+
+  db = qstore_database_open (uri, QSTORE_OPEN_NONE, &error);
+  if (db == NULL)
+    {
+      g_printerr ("writer: %s\n", error->message);
+      return 1;
+    }
+  for (int i = 0; i < commits; i++)
+    {
+      g_autofree char *sql = g_strdup_printf ("INSERT INTO t (id, a, b) VALUES (%d, 'new %d', %d)",
+                                              100000 + i, i, i);
+
+      if (!qstore_database_exec (db, sql, &error))
+        {
+          g_printerr ("writer: %s\n", error->message);
+          return 1;
+        }
+      g_usleep (10000);
+    }
+  if (!qstore_database_close (db, &error))
+    {
+      g_printerr ("writer: %s\n", error->message);
+      return 1;
+    }
+  return 0;
+}
+
+static gboolean
+writer_done (gpointer data)
+{
+  return *(gboolean *) data;
+}
+
+static void
+wait_cb (GObject      *object,
+         GAsyncResult *result,
+         gpointer      user_data)
+{
+  g_subprocess_wait_finish (G_SUBPROCESS (object), result, NULL);
+  *(gboolean *) user_data = TRUE;
+}
+
+static void
+inspect_beside_writer (const char *uri)
+{
+  g_autoptr(GSubprocess) writer = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(QStoreInspectorRow) last = NULL;
+  g_autofree char *commits = g_strdup_printf ("%d", WRITER_COMMITS);
+  QStoreInspectorWindow *window;
+  QStoreInspectorRowModel *model;
+  guint refreshes = 0;
+  gboolean done = FALSE;
+  guint n;
+
+  make_store (uri);
+  window = open_window (uri);
+  show_page (window, "data");
+  g_assert_cmpint (qstore_inspector_contents_get_row_count (qstore_inspector_window_get_contents (window),
+                                                            "main", "t"), ==, 1000);
+
+  writer = g_subprocess_new (G_SUBPROCESS_FLAGS_NONE, &error, self_path, "--writer", uri, commits, NULL);
+  g_assert_no_error (error);
+  g_subprocess_wait_async (writer, NULL, wait_cb, &done);
+
+  while (!done)
+    {
+      refresh (window);
+      show_page (window, refreshes % 2 ? "catalog" : "data");
+      g_assert_null (qstore_inspector_window_get_error (window));
+      g_assert_null (qstore_inspector_data_page_get_error (qstore_inspector_window_get_data_page (window)));
+      refreshes++;
+    }
+  test_wait (writer_done, &done, 30);
+  g_assert_true (g_subprocess_get_successful (writer));
+  g_test_message ("%u refreshes while the writer committed", refreshes);
+  g_assert_cmpuint (refreshes, >, 1);
+
+  refresh (window);
+  show_page (window, "data");
+  g_assert_cmpint (qstore_inspector_contents_get_row_count (qstore_inspector_window_get_contents (window),
+                                                            "main", "t"), ==, 1000 + WRITER_COMMITS);
+  model = qstore_inspector_data_page_get_model (qstore_inspector_window_get_data_page (window));
+  n = g_list_model_get_n_items (G_LIST_MODEL (model));
+  g_assert_cmpuint (n, ==, 1000 + WRITER_COMMITS);
+  last = g_list_model_get_item (G_LIST_MODEL (model), n - 1);
+  while (!qstore_inspector_row_is_loaded (last))
+    g_main_context_iteration (NULL, TRUE);
+  {
+    g_autoptr(GVariant) id = qstore_inspector_row_get_value (last, 0);
+
+    g_assert_cmpint (g_variant_get_int64 (id), ==, 100000 + WRITER_COMMITS - 1);
+  }
+  gtk_window_destroy (GTK_WINDOW (window));
+  test_run_for (100);
+}
+
+static void
+test_concurrent_writer (void)
+{
+  const char *providers[] = { "lmdb", "sqlite" };
+
+  for (guint i = 0; i < G_N_ELEMENTS (providers); i++)
+    {
+      g_autoptr(GError) error = NULL;
+      g_autofree char *dir = g_dir_make_tmp ("qstore-inspector-XXXXXX", &error);
+      g_autofree char *uri = test_store_uri (dir, providers[i]);
+
+      g_test_message ("%s", uri);
+      inspect_beside_writer (uri);
+      test_remove_tree (dir);
+    }
+}
+
+int
+main (int    argc,
+      char **argv)
+{
+  if (argc == 4 && g_str_equal (argv[1], "--writer"))
+    return run_writer (argv[2], atoi (argv[3]));
+
+  self_path = argv[0];
+  gtk_test_init (&argc, &argv, NULL);
+  adw_init ();
+
+  if (argc < 2)
+    {
+      g_printerr ("Usage: %s [--tap] PATH-TO-QSTORE\n", argv[0]);
+      return 2;
+    }
+  qstore_path = argv[1];
+
+  g_test_add_func ("/inspector-app/screenshots", test_screenshots);
+  g_test_add_func ("/inspector-app/read-only", test_read_only);
+  g_test_add_func ("/inspector-app/concurrent-writer", test_concurrent_writer);
+  return g_test_run ();
+}

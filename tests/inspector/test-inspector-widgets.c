@@ -1,0 +1,427 @@
+/* test-inspector-widgets.c: each page of qstore-inspector against a known store
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * Runs under a display (xvfb-run) with GSETTINGS_BACKEND=memory, once per
+ * provider (QSTORE_TEST_PROVIDER = lmdb or sqlite).
+ */
+#include "config.h"
+
+#include <adwaita.h>
+
+#include "inspector-test-util.h"
+#include "qstore-inspector-catalog-page.h"
+#include "qstore-inspector-contents.h"
+#include "qstore-inspector-data-page.h"
+#include "qstore-inspector-row-model.h"
+#include "qstore-inspector-stale-page.h"
+
+typedef struct
+{
+  char                    *dir;
+  char                    *uri;
+  QStoreInspectorContents *contents;
+} Fixture;
+
+static const char *
+provider (void)
+{
+  const char *name = g_getenv ("QSTORE_TEST_PROVIDER");
+
+  return name ? name : "lmdb";
+}
+
+static void
+fixture_set_up (Fixture       *f,
+                gconstpointer  data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GBytes) mv_a = qstore_catalog_key_for_materialized_view ("main", "mv_a");
+  g_autoptr(GBytes) mv_b = qstore_catalog_key_for_materialized_view ("main", "mv_b");
+  g_autoptr(GBytes) broken = qstore_catalog_key_for_table ("main", "broken");
+
+  f->dir = g_dir_make_tmp ("qstore-inspector-XXXXXX", &error);
+  g_assert_no_error (error);
+  f->uri = test_store_uri (f->dir, provider ());
+
+  test_exec (f->uri,
+             "CREATE TABLE people ("
+             "  id INTEGER PRIMARY KEY,"
+             "  name TEXT COLLATE NOCASE NOT NULL,"
+             "  email TEXT UNIQUE,"
+             "  score REAL DEFAULT 0,"
+             "  note TEXT);"
+             "CREATE INDEX people_name ON people (name);"
+             "CREATE TABLE pairs (a TEXT, b INTEGER, c BLOB, PRIMARY KEY (a, b));"
+             "CREATE VIEW high_scores AS SELECT name, score FROM people WHERE score > 40;"
+             "INSERT INTO people (id, name, email, score, note)"
+             "  WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 450)"
+             "  SELECT i, 'name ' || i, 'p' || i || '@example.org', i / 10.0,"
+             "         CASE WHEN i % 2 = 0 THEN 'even' END FROM n;"
+             "INSERT INTO pairs VALUES ('x', 1, x'00ff'), ('x', 2, NULL), ('y', 1, x'');");
+
+  test_plant (f->uri, mv_a, "CREATE MATERIALIZED VIEW mv_a AS SELECT id, name FROM people");
+  test_plant (f->uri, mv_b, "CREATE MATERIALIZED VIEW mv_b AS SELECT count(*) AS n FROM mv_a");
+  test_plant (f->uri, broken, "this is not SQL");
+}
+
+static void
+fixture_tear_down (Fixture       *f,
+                   gconstpointer  data)
+{
+  g_clear_object (&f->contents);
+  test_remove_tree (f->dir);
+  g_free (f->dir);
+  g_free (f->uri);
+}
+
+static gboolean
+load_done (gpointer data)
+{
+  return *(gpointer *) data != NULL;
+}
+
+static void
+loaded_cb (GObject      *object,
+           GAsyncResult *result,
+           gpointer      user_data)
+{
+  QStoreInspectorContents **contents = user_data;
+  g_autoptr(GError) error = NULL;
+
+  *contents = qstore_inspector_contents_load_finish (result, &error);
+  g_assert_no_error (error);
+}
+
+/* Loads as the window does: in a worker thread. */
+static QStoreInspectorContents *
+load (const char *uri)
+{
+  QStoreInspectorContents *contents = NULL;
+
+  qstore_inspector_contents_load_async (uri, NULL, NULL, loaded_cb, &contents);
+  test_wait (load_done, &contents, 20);
+  return contents;
+}
+
+static void
+plant_marker (Fixture    *f,
+              const char *value)
+{
+  g_autoptr(GBytes) key = qstore_catalog_key_for_meta ("clean_shutdown");
+
+  test_plant (f->uri, key, value);
+}
+
+static gboolean
+strv_has (const char * const *lines,
+          const char         *line)
+{
+  return g_strv_contains (lines, line);
+}
+
+static void
+test_catalog_page (Fixture       *f,
+                   gconstpointer  data)
+{
+  QStoreInspectorCatalogPage *page = g_object_ref_sink (g_object_new (QSTORE_INSPECTOR_TYPE_CATALOG_PAGE, NULL));
+  GListModel *model;
+  const char * const *lines;
+  g_autoptr(QStoreCatalogEntry) first = NULL;
+  g_autoptr(QStoreCatalogEntry) last = NULL;
+  g_autofree char *summary = NULL;
+
+  f->contents = load (f->uri);
+  qstore_inspector_catalog_page_set_contents (page, f->contents);
+  model = qstore_inspector_catalog_page_get_model (page);
+
+  /* broken, pairs, people, high_scores, mv_a, mv_b, clean_shutdown, tx:
+   * tables first, meta entries last. */
+  g_assert_cmpuint (g_list_model_get_n_items (model), ==, 8);
+  first = g_list_model_get_item (model, 0);
+  g_assert_cmpint (qstore_catalog_entry_get_kind (first), ==, QSTORE_CATALOG_KEY_TABLE);
+  g_assert_cmpstr (qstore_catalog_entry_get_name (first), ==, "broken");
+  last = g_list_model_get_item (model, 7);
+  g_assert_cmpint (qstore_catalog_entry_get_kind (last), ==, QSTORE_CATALOG_KEY_META);
+
+  g_assert_true (qstore_inspector_catalog_page_select_name (page, "main.people"));
+  summary = qstore_inspector_catalog_page_describe_entry (f->contents,
+                                                          qstore_inspector_catalog_page_get_selected (page));
+  g_assert_cmpstr (summary, ==, "5 columns · 2 indexes · 450 rows");
+  lines = qstore_inspector_catalog_page_get_detail_lines (page);
+  g_assert_true (strv_has (lines, "Columns: id — INTEGER"));
+  g_assert_true (strv_has (lines, "Columns: name — TEXT · COLLATE NOCASE · NOT NULL"));
+  g_assert_true (strv_has (lines, "Columns: score — REAL · DEFAULT 0"));
+  g_assert_true (strv_has (lines, "Indexes: people_name — CREATE INDEX people_name ON people (name)"));
+  g_assert_true (strv_has (lines, "Statistics: Rows — 450 rows"));
+
+  g_assert_true (qstore_inspector_catalog_page_select_name (page, "main.pairs"));
+  lines = qstore_inspector_catalog_page_get_detail_lines (page);
+  g_assert_true (strv_has (lines, "Indexes: No indexes"));
+  g_assert_true (strv_has (lines, "Statistics: Rows — 3 rows"));
+
+  /* An entry that does not parse shows its error, and the others load. */
+  g_assert_true (qstore_inspector_catalog_page_select_name (page, "main.broken"));
+  g_assert_nonnull (qstore_catalog_entry_get_error (qstore_inspector_catalog_page_get_selected (page)));
+  lines = qstore_inspector_catalog_page_get_detail_lines (page);
+  g_assert_true (g_str_has_prefix (lines[1], "Cannot Be Read: "));
+
+  g_assert_true (qstore_inspector_catalog_page_select_name (page, "main.mv_b"));
+  lines = qstore_inspector_catalog_page_get_detail_lines (page);
+  g_assert_true (strv_has (lines, "Materialized View: Sources — main.mv_a"));
+  g_assert_true (strv_has (lines, "Materialized View: Next open — Adopted as stored"));
+
+  g_assert_true (qstore_inspector_catalog_page_select_name (page, "clean_shutdown"));
+  lines = qstore_inspector_catalog_page_get_detail_lines (page);
+  g_assert_true (strv_has (lines, "Value: []"));
+
+  g_object_unref (page);
+}
+
+static void
+test_stale_page (Fixture       *f,
+                 gconstpointer  data)
+{
+  QStoreInspectorStalePage *page = g_object_ref_sink (g_object_new (QSTORE_INSPECTOR_TYPE_STALE_PAGE, NULL));
+  struct {
+    const char         *marker;
+    const char         *summary;
+    QStoreStaleVerdict  a, b;
+  } cases[] = {
+    { "[]", "Present: the store was closed cleanly", QSTORE_STALE_VERDICT_ADOPT, QSTORE_STALE_VERDICT_ADOPT },
+    { "[\"main.mv_a\"]", "Present: the store was closed cleanly", QSTORE_STALE_VERDICT_REFILL, QSTORE_STALE_VERDICT_REFILL },
+    { "[\"main.mv_b\"]", "Present: the store was closed cleanly", QSTORE_STALE_VERDICT_ADOPT, QSTORE_STALE_VERDICT_REFILL },
+    { "[oops", "Present but malformed: the next open trusts no stored view", QSTORE_STALE_VERDICT_REFILL, QSTORE_STALE_VERDICT_REFILL },
+    { NULL, "Absent: the last session did not close the store, or a program has it open for writing now", QSTORE_STALE_VERDICT_REFILL, QSTORE_STALE_VERDICT_REFILL },
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autoptr(QStoreStaleView) a = NULL;
+      g_autoptr(QStoreStaleView) b = NULL;
+      g_autofree char *sentence = NULL;
+      GListModel *model;
+
+      /* The store is opened for writing to plant the marker: let go of
+       * the read-only handle first, as another program would have none. */
+      qstore_inspector_stale_page_set_contents (page, NULL);
+      g_clear_object (&f->contents);
+      plant_marker (f, cases[i].marker);
+      f->contents = load (f->uri);
+      qstore_inspector_stale_page_set_contents (page, f->contents);
+
+      g_assert_cmpstr (qstore_inspector_stale_page_get_marker_summary (page), ==, cases[i].summary);
+      g_assert_cmpstr (qstore_inspector_stale_page_get_set_summary (page), ==,
+                       "Absent: the next open relies on the clean-shutdown marker");
+      model = qstore_inspector_stale_page_get_model (page);
+      g_assert_cmpuint (g_list_model_get_n_items (model), ==, 2);
+      a = g_list_model_get_item (model, 0);
+      b = g_list_model_get_item (model, 1);
+      g_assert_cmpstr (qstore_stale_view_get_name (a), ==, "main.mv_a");
+      g_assert_cmpint (qstore_stale_view_get_verdict (a), ==, cases[i].a);
+      g_assert_cmpint (qstore_stale_view_get_verdict (b), ==, cases[i].b);
+      sentence = qstore_inspector_describe_verdict (b);
+      g_assert_true (g_str_has_prefix (sentence, cases[i].b == QSTORE_STALE_VERDICT_ADOPT ? "Adopted: " : "Refilled: "));
+      if (i == 2)
+        g_assert_cmpstr (sentence, ==, "Refilled: it was stale when the store was last closed.");
+      if (i == 1)
+        g_assert_cmpstr (sentence, ==, "Refilled: it reads main.mv_a, which is refilled.");
+    }
+
+  g_object_unref (page);
+}
+
+typedef struct
+{
+  QStoreInspectorRowModel *model;
+  guint                    position;
+  QStoreInspectorRow      *row;
+} RowWait;
+
+static gboolean
+row_loaded (gpointer data)
+{
+  RowWait *wait = data;
+
+  return qstore_inspector_row_is_loaded (wait->row) &&
+         !qstore_inspector_row_model_is_busy (wait->model);
+}
+
+static QStoreInspectorRow *
+get_loaded_row (QStoreInspectorRowModel *model,
+                guint                    position)
+{
+  RowWait wait = { model, position, g_list_model_get_item (G_LIST_MODEL (model), position) };
+
+  g_assert_nonnull (wait.row);
+  test_wait (row_loaded, &wait, 20);
+  return wait.row;
+}
+
+static gint64
+row_int (QStoreInspectorRow *row,
+         guint               column)
+{
+  g_autoptr(GVariant) value = qstore_inspector_row_get_value (row, column);
+
+  g_assert_true (g_variant_is_of_type (value, G_VARIANT_TYPE_INT64));
+  return g_variant_get_int64 (value);
+}
+
+static char *
+row_text (QStoreInspectorRow *row,
+          guint               column)
+{
+  g_autoptr(GVariant) value = qstore_inspector_row_get_value (row, column);
+
+  return qstore_inspector_format_value (value, NULL, NULL);
+}
+
+static void
+test_data_page (Fixture       *f,
+                gconstpointer  data)
+{
+  QStoreInspectorDataPage *page = g_object_ref_sink (g_object_new (QSTORE_INSPECTOR_TYPE_DATA_PAGE, NULL));
+  g_autoptr(QStoreInspectorRow) first = NULL;
+  g_autoptr(QStoreInspectorRow) last = NULL;
+  g_autoptr(QStoreInspectorRow) pair = NULL;
+  g_autoptr(QStoreInspectorRow) blob = NULL;
+  g_autofree char *name = NULL;
+  g_autofree char *note = NULL;
+  g_autofree char *text = NULL;
+  QStoreInspectorRowModel *model;
+  GListModel *tables;
+
+  f->contents = load (f->uri);
+  qstore_inspector_data_page_set_contents (page, f->contents);
+
+  /* Tables that parse, sorted; the first is shown. */
+  tables = qstore_inspector_data_page_get_tables (page);
+  g_assert_cmpuint (g_list_model_get_n_items (tables), ==, 2);
+  g_assert_cmpstr (gtk_string_list_get_string (GTK_STRING_LIST (tables), 0), ==, "main.pairs");
+  g_assert_cmpstr (qstore_inspector_data_page_get_table (page), ==, "main.pairs");
+
+  g_assert_true (qstore_inspector_data_page_select_table (page, "main.people"));
+  g_assert_cmpuint (qstore_inspector_data_page_get_n_columns (page), ==, 5);
+  model = qstore_inspector_data_page_get_model (page);
+  g_assert_cmpuint (g_list_model_get_n_items (G_LIST_MODEL (model)), ==, 450);
+
+  first = get_loaded_row (model, 0);
+  g_assert_cmpint (row_int (first, 0), ==, 1);
+  name = row_text (first, 1);
+  g_assert_cmpstr (name, ==, "name 1");
+  note = row_text (first, 4);
+  g_assert_cmpstr (note, ==, "NULL");
+
+  last = get_loaded_row (model, 449);
+  g_assert_cmpint (row_int (last, 0), ==, 450);
+  g_assert_null (qstore_inspector_row_model_get_error (model));
+  g_assert_null (qstore_inspector_data_page_get_error (page));
+
+  g_assert_true (qstore_inspector_data_page_select_table (page, "main.pairs"));
+  model = qstore_inspector_data_page_get_model (page);
+  g_assert_cmpuint (g_list_model_get_n_items (G_LIST_MODEL (model)), ==, 3);
+  pair = get_loaded_row (model, 1);
+  text = row_text (pair, 0);
+  g_assert_cmpstr (text, ==, "x");
+  g_assert_cmpint (row_int (pair, 1), ==, 2);
+  blob = get_loaded_row (model, 0);
+  g_clear_pointer (&text, g_free);
+  text = row_text (blob, 2);
+  g_assert_cmpstr (text, ==, "blob, 2 bytes: 00ff");
+
+  g_object_unref (page);
+}
+
+/* A big table is read a page at a time: jumping to its end loads one
+ * page of rows, not the ones before it. */
+static void
+test_paging (Fixture       *f,
+             gconstpointer  data)
+{
+  g_autoptr(QStoreInspectorRowModel) model = NULL;
+  g_autoptr(QStoreInspectorRow) last = NULL;
+  g_autoptr(QStoreInspectorRow) middle = NULL;
+  g_autoptr(QStoreInspectorRow) near = NULL;
+  g_autoptr(GError) error = NULL;
+  guint n = 100000;
+  gint64 count;
+
+  test_exec (f->uri,
+             "CREATE TABLE big (id INTEGER PRIMARY KEY, payload TEXT);"
+             "INSERT INTO big WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 100000)"
+             "  SELECT i, printf('row %06d', i) FROM n;");
+  f->contents = load (f->uri);
+  count = qstore_inspector_contents_get_row_count (f->contents, "main", "big");
+  g_assert_cmpint (count, ==, n);
+
+  model = qstore_inspector_row_model_new (qstore_inspector_contents_get_provider (f->contents),
+                                          "main", "big", count, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (g_list_model_get_n_items (G_LIST_MODEL (model)), ==, n);
+
+  last = get_loaded_row (model, n - 1);
+  g_assert_cmpint (row_int (last, 0), ==, n);
+  g_assert_cmpuint (qstore_inspector_row_model_get_n_loaded_pages (model), ==, 1);
+
+  /* The walk to the end remembered where every page starts. */
+  middle = get_loaded_row (model, n / 2 + 7);
+  g_assert_cmpint (row_int (middle, 0), ==, n / 2 + 8);
+  near = get_loaded_row (model, n / 2 + QSTORE_INSPECTOR_ROW_PAGE_SIZE);
+  g_assert_cmpint (row_int (near, 0), ==, n / 2 + QSTORE_INSPECTOR_ROW_PAGE_SIZE + 1);
+  g_assert_cmpuint (qstore_inspector_row_model_get_n_loaded_pages (model), ==, 3);
+  g_assert_cmpuint (g_list_model_get_n_items (G_LIST_MODEL (model)), ==, n);
+}
+
+static gboolean
+model_idle (gpointer data)
+{
+  return !qstore_inspector_row_model_is_busy (data);
+}
+
+/* Statistics behind the data: the model follows the data. */
+static void
+test_count_corrects (Fixture       *f,
+                     gconstpointer  data)
+{
+  g_autoptr(QStoreInspectorRowModel) model = NULL;
+  g_autoptr(QStoreInspectorRow) row = NULL;
+  g_autoptr(GError) error = NULL;
+
+  f->contents = load (f->uri);
+  model = qstore_inspector_row_model_new (qstore_inspector_contents_get_provider (f->contents),
+                                          "main", "people", 1000, &error);
+  g_assert_no_error (error);
+  /* Asking beyond the end walks to it and shrinks the model. */
+  row = g_list_model_get_item (G_LIST_MODEL (model), 999);
+  test_wait (model_idle, model, 20);
+  g_assert_false (qstore_inspector_row_is_loaded (row));
+  g_assert_cmpuint (g_list_model_get_n_items (G_LIST_MODEL (model)), ==, 450);
+
+  g_clear_object (&model);
+  g_clear_object (&row);
+  model = qstore_inspector_row_model_new (qstore_inspector_contents_get_provider (f->contents),
+                                          "main", "people", -1, &error);
+  g_assert_no_error (error);
+  row = get_loaded_row (model, 0);
+  g_assert_cmpuint (g_list_model_get_n_items (G_LIST_MODEL (model)), ==, QSTORE_INSPECTOR_ROW_PAGE_SIZE + 1);
+}
+
+int
+main (int    argc,
+      char **argv)
+{
+  gtk_test_init (&argc, &argv, NULL);
+  adw_init ();
+
+#define ADD(name, func) \
+  g_test_add ("/inspector/" name, Fixture, NULL, fixture_set_up, func, fixture_tear_down)
+  ADD ("catalog-page", test_catalog_page);
+  ADD ("stale-page", test_stale_page);
+  ADD ("data-page", test_data_page);
+  ADD ("paging", test_paging);
+  ADD ("count-corrects", test_count_corrects);
+#undef ADD
+
+  return g_test_run ();
+}
