@@ -16,4 +16,13 @@ void qstore_coordinator_forget_row_count (QStoreCoordinator *self,
                                           const char        *schema,
                                           const char        *table);
 
+/* Commits as qstore_coordinator_commit() does, but through the provider's
+ * restructure: the stores named in @drop (NULL-terminated) are erased in
+ * the same all-or-nothing unit as every write of the transaction, with or
+ * without an atomic batch. DDL uses it so that rows, index stores and the
+ * catalog entry can never be seen half changed after a crash. */
+gboolean qstore_coordinator_commit_restructure (QStoreCoordinator   *self,
+                                                const char * const  *drop,
+                                                GError             **error);
+
 G_END_DECLS

@@ -13,6 +13,7 @@
 #include "qstore-coordinator-private.h"
 #include "qstore-error.h"
 #include "qstore-pending-private.h"
+#include "qstore-provider-private.h"
 
 /**
  * QStoreCoordinator:
@@ -83,11 +84,22 @@ struct _QStoreCoordinator
   QStoreKV       *catalog;
   QStoreKV       *stats;
   guint64         last_tx_id;
+
+  /* Point reads skip the public wrappers' lookups: the provider's closed
+   * state and key limit are kept here, and the interface of the store
+   * read last. */
+  const gboolean *closed;
+  gsize           max_key;
+  QStoreKV       *read_kv;
+  QStoreKVInterface *read_iface;
   char           *interrupted;         /* the commit marker left behind, or NULL */
   GPtrArray      *interrupted_stores;  /* its store names */
 
   gboolean        in_tx;
+  gboolean        recording;           /* keeps changes: someone listens to `committed` */
+  gboolean        dropped_changes;     /* changes went unrecorded in this transaction */
   guint64         generation;          /* bumped when a transaction ends */
+  guint64         epoch;               /* bumped when writes are undone or a transaction ends */
   QStorePending  *pending;
   GArray         *changes;             /* QStoreChange */
   GHashTable     *tables;              /* stats key → TableEntry */
@@ -514,6 +526,7 @@ qstore_coordinator_finalize (GObject *object)
   g_clear_pointer (&self->interrupted_stores, g_ptr_array_unref);
   g_clear_object (&self->catalog);
   g_clear_object (&self->stats);
+  g_clear_object (&self->read_kv);
   g_clear_object (&self->provider);
 
   G_OBJECT_CLASS (qstore_coordinator_parent_class)->finalize (object);
@@ -588,6 +601,10 @@ qstore_coordinator_class_init (QStoreCoordinatorClass *klass)
    * order, after its data is durable and the transaction has ended (a
    * handler may begin the next one). Not emitted for a rollback or a
    * failed commit.
+   *
+   * Changes are recorded only while someone listens: a handler connected
+   * while a transaction is open is told of the transactions that begin
+   * after it, not of that one (its change set would be incomplete).
    */
   signals[COMMITTED] =
     g_signal_new ("committed",
@@ -689,6 +706,8 @@ qstore_coordinator_initable_init (GInitable     *initable,
   if (!(self->catalog = qstore_provider_get_catalog_store (self->provider, error)) ||
       !(self->stats = qstore_provider_get_stats_store (self->provider, error)))
     return FALSE;
+  self->closed = qstore_provider_get_closed_flag (self->provider);
+  self->max_key = qstore_provider_get_max_key_length (self->provider);
 
   tx = read_meta (self, META_TX, &local_error);
   if (local_error == NULL)
@@ -794,6 +813,26 @@ qstore_coordinator_get_last_tx_id (QStoreCoordinator *self)
 }
 
 /**
+ * qstore_coordinator_get_epoch:
+ * @self: a #QStoreCoordinator
+ *
+ * Gets a number that changes whenever writes the coordinator has shown
+ * may be taken back: when a transaction ends (committed or rolled back)
+ * and on every [method@Coordinator.rollback_to]. What a caller derives
+ * from reads — such as the largest key of a store — stays true while the
+ * epoch is the same and the caller's own writes keep it up to date; after
+ * a change it must be read again.
+ *
+ * Returns: the current epoch
+ */
+guint64
+qstore_coordinator_get_epoch (QStoreCoordinator *self)
+{
+  g_return_val_if_fail (QSTORE_IS_COORDINATOR (self), 0);
+  return self->epoch;
+}
+
+/**
  * qstore_coordinator_get_interrupted_commit:
  * @self: a #QStoreCoordinator
  *
@@ -838,6 +877,7 @@ end_transaction (QStoreCoordinator *self)
   g_array_set_size (self->levels, 0);
   self->in_tx = FALSE;
   self->generation++;
+  self->epoch++;
 }
 
 /**
@@ -853,7 +893,13 @@ qstore_coordinator_begin (QStoreCoordinator *self)
 {
   g_return_if_fail (QSTORE_IS_COORDINATOR (self));
 
+  if (self->in_tx)
+    return;
   self->in_tx = TRUE;
+  /* Rows are kept for a change set only when someone will see it: a large
+   * transaction would otherwise hold every row twice. */
+  self->recording = g_signal_has_handler_pending (self, signals[COMMITTED], 0, TRUE);
+  self->dropped_changes = FALSE;
 }
 
 /**
@@ -997,6 +1043,8 @@ qstore_coordinator_rollback_to (QStoreCoordinator *self,
   if (!self->in_tx)
     return;
 
+  self->epoch++;
+
   if (depth < 0 || depth >= (int) self->levels->len)
     {
       qstore_pending_reset (self->pending);
@@ -1099,7 +1147,8 @@ typedef struct
 static gboolean
 write_store_by_store (QStoreCoordinator  *self,
                       guint64             tx_id,
-                      GArray             *ops,
+                      QStoreWriteOp      *ops,
+                      gsize               n_ops,
                       GArray             *slices,
                       GError            **error)
 {
@@ -1141,15 +1190,16 @@ write_store_by_store (QStoreCoordinator  *self,
   op.kind = QSTORE_WRITE_OP_DELETE;
   op.value = NULL;
   op.value_len = 0;
-  g_array_append_val (ops, op);
+  /* commit_pending() left room for it. */
+  g_assert (last->first_op + last->n_ops == n_ops);
+  ops[n_ops] = op;
   last->n_ops++;
 
   for (guint i = 0; i < slices->len; i++)
     {
       StoreSlice *slice = &g_array_index (slices, StoreSlice, i);
 
-      if (!qstore_provider_write (self->provider,
-                                  &g_array_index (ops, QStoreWriteOp, slice->first_op),
+      if (!qstore_provider_write (self->provider, &ops[slice->first_op],
                                   slice->n_ops, QSTORE_WRITE_SYNC, error))
         {
           g_prefix_error (error, "Commit %" G_GUINT64_FORMAT " was interrupted after "
@@ -1170,16 +1220,18 @@ write_store_by_store (QStoreCoordinator  *self,
 }
 
 static gboolean
-commit_pending (QStoreCoordinator  *self,
-                guint64             tx_id,
-                GError            **error)
+commit_pending (QStoreCoordinator   *self,
+                guint64              tx_id,
+                const char * const  *drop,
+                GError             **error)
 {
   gboolean atomic = (qstore_provider_get_capabilities (self->provider) &
                      QSTORE_CAPABILITY_ATOMIC_BATCH) != 0;
   gsize max_key = qstore_provider_get_max_key_length (self->provider);
   g_autoptr(GArray) store_ids = g_array_new (FALSE, FALSE, sizeof (guint));
   g_autoptr(GArray) slices = g_array_new (FALSE, FALSE, sizeof (StoreSlice));
-  g_autoptr(GArray) ops = NULL;
+  g_autofree QStoreWriteOp *ops = NULL;
+  gsize n_ops = 0, max_ops = 0;
   g_autofree char *tx_text = NULL;
   guint stats_id;
 
@@ -1211,18 +1263,25 @@ commit_pending (QStoreCoordinator  *self,
     pending_put_meta (self, META_COMMIT, NULL);
 
   for (guint i = 0; i < qstore_pending_get_n_stores (self->pending); i++)
-    if (qstore_pending_store_get_n_entries (self->pending, i) > 0)
-      g_array_append_val (store_ids, i);
+    {
+      gsize n = qstore_pending_store_get_n_entries (self->pending, i);
+
+      if (n > 0)
+        g_array_append_val (store_ids, i);
+      max_ops += n;
+    }
   g_array_sort_with_data (store_ids, compare_store_ids, self->pending);
 
-  ops = g_array_sized_new (FALSE, FALSE, sizeof (QStoreWriteOp),
-                           qstore_pending_get_n_entries (self->pending) + 1);
+  /* Exactly the size needed (a GArray would round it up to a power of
+   * two), with room for the marker's removal of write_store_by_store(). A
+   * large transaction holds one op per buffered write. */
+  ops = g_new (QStoreWriteOp, max_ops + 1);
   for (guint i = 0; i < store_ids->len; i++)
     {
       guint store = g_array_index (store_ids, guint, i);
       QStoreKV *kv = qstore_pending_store_get_kv (self->pending, store);
       QStorePendingCursor cursor;
-      StoreSlice slice = { store, ops->len, 0 };
+      StoreSlice slice = { store, n_ops, 0 };
       gboolean more;
 
       for (more = qstore_pending_seek (self->pending, store, NULL, 0, TRUE, FALSE, &cursor);
@@ -1248,22 +1307,37 @@ commit_pending (QStoreCoordinator  *self,
                            qstore_provider_get_name (self->provider), max_key);
               return FALSE;
             }
-          g_array_append_val (ops, op);
+          g_assert (n_ops < max_ops);
+          ops[n_ops++] = op;
         }
-      slice.n_ops = ops->len - slice.first_op;
+      slice.n_ops = n_ops - slice.first_op;
       g_array_append_val (slices, slice);
     }
 
-  if (atomic || slices->len == 1)
+  /* The ops point into the buffer's arena, not its trees: free those
+   * before the provider allocates for its own write. Whatever happens
+   * next, the transaction ends. */
+  qstore_pending_reset (self->pending);
+
+  if (drop != NULL)
     {
-      if (!qstore_provider_write (self->provider, (const QStoreWriteOp *) ops->data,
-                                  ops->len, QSTORE_WRITE_SYNC, error))
+      /* Restructuring is all or nothing on every provider. */
+      if (!qstore_provider_restructure (self->provider, drop, NULL, NULL,
+                                        ops, n_ops, error))
         return FALSE;
       g_clear_pointer (&self->interrupted, g_free);
       g_ptr_array_set_size (self->interrupted_stores, 0);
       return TRUE;
     }
-  return write_store_by_store (self, tx_id, ops, slices, error);
+  if (atomic || slices->len == 1)
+    {
+      if (!qstore_provider_write (self->provider, ops, n_ops, QSTORE_WRITE_SYNC, error))
+        return FALSE;
+      g_clear_pointer (&self->interrupted, g_free);
+      g_ptr_array_set_size (self->interrupted_stores, 0);
+      return TRUE;
+    }
+  return write_store_by_store (self, tx_id, ops, n_ops, slices, error);
 }
 
 /**
@@ -1289,27 +1363,47 @@ gboolean
 qstore_coordinator_commit (QStoreCoordinator  *self,
                            GError            **error)
 {
+  g_return_val_if_fail (QSTORE_IS_COORDINATOR (self), FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  return qstore_coordinator_commit_restructure (self, NULL, error);
+}
+
+gboolean
+qstore_coordinator_commit_restructure (QStoreCoordinator   *self,
+                                       const char * const  *drop,
+                                       GError             **error)
+{
   g_autoptr(QStoreChangeSet) change_set = NULL;
   gboolean anything = FALSE;
+  gboolean complete;
   guint64 tx_id;
 
   g_return_val_if_fail (QSTORE_IS_COORDINATOR (self), FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
   if (!self->in_tx)
-    return TRUE;
+    {
+      if (drop == NULL || drop[0] == NULL)
+        return TRUE;
+      return qstore_provider_restructure (self->provider, drop, NULL, NULL, NULL, 0, error);
+    }
 
   anything = qstore_pending_get_n_entries (self->pending) > 0 || self->changes->len > 0;
   for (guint i = 0; !anything && i < self->tx_tables->len; i++)
     anything = ((TableEntry *) self->tx_tables->pdata[i])->delta != 0;
   if (!anything)
     {
+      gboolean ok = TRUE;
+
+      if (drop != NULL && drop[0] != NULL)
+        ok = qstore_provider_restructure (self->provider, drop, NULL, NULL, NULL, 0, error);
       end_transaction (self);
-      return TRUE;
+      return ok;
     }
 
   tx_id = self->last_tx_id + 1;
-  if (!commit_pending (self, tx_id, error))
+  if (!commit_pending (self, tx_id, drop, error))
     {
       end_transaction (self);
       return FALSE;
@@ -1323,12 +1417,17 @@ qstore_coordinator_commit (QStoreCoordinator  *self,
       if (entry->delta != 0)
         entry->committed = MAX (0, entry->committed + entry->delta);
     }
-  change_set = qstore_change_set_new_take (tx_id, g_get_real_time (),
-                                           g_steal_pointer (&self->changes));
-  self->changes = changes_new ();
+  complete = !self->dropped_changes;
+  if (complete)
+    {
+      change_set = qstore_change_set_new_take (tx_id, g_get_real_time (),
+                                               g_steal_pointer (&self->changes));
+      self->changes = changes_new ();
+    }
   end_transaction (self);
 
-  g_signal_emit (self, signals[COMMITTED], 0, change_set);
+  if (complete)
+    g_signal_emit (self, signals[COMMITTED], 0, change_set);
   return TRUE;
 }
 
@@ -1395,6 +1494,31 @@ qstore_coordinator_delete (QStoreCoordinator *self,
 
 /* Reads */
 
+/* qstore_kv_get() without its lookups: the checks it makes, against what
+ * the coordinator keeps of its provider. */
+static GBytes *
+read_committed (QStoreCoordinator  *self,
+                QStoreKV           *store,
+                const guint8       *key,
+                gsize               key_len,
+                GError            **error)
+{
+  if (G_UNLIKELY (*self->closed))
+    {
+      qstore_provider_check_open (self->provider, error);
+      return NULL;
+    }
+  /* A key no write could have stored is simply absent. */
+  if (G_UNLIKELY (key_len == 0 || (self->max_key != 0 && key_len > self->max_key)))
+    return NULL;
+  if (G_UNLIKELY (store != self->read_kv))
+    {
+      g_set_object (&self->read_kv, store);
+      self->read_iface = QSTORE_KV_GET_IFACE (store);
+    }
+  return self->read_iface->get (store, key, key_len, error);
+}
+
 /**
  * qstore_coordinator_get:
  * @self: a #QStoreCoordinator
@@ -1418,7 +1542,7 @@ qstore_coordinator_get (QStoreCoordinator  *self,
                         GError            **error)
 {
   g_return_val_if_fail (QSTORE_IS_COORDINATOR (self), NULL);
-  g_return_val_if_fail (QSTORE_IS_KV (store), NULL);
+  g_return_val_if_fail (store == self->read_kv || QSTORE_IS_KV (store), NULL);
   g_return_val_if_fail (key != NULL || key_len == 0, NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
 
@@ -1439,7 +1563,7 @@ qstore_coordinator_get (QStoreCoordinator  *self,
             }
         }
     }
-  return qstore_kv_get (store, key, key_len, error);
+  return read_committed (self, store, key, key_len, error);
 }
 
 /**
@@ -1515,6 +1639,10 @@ qstore_coordinator_iterate (QStoreCoordinator   *self,
  * Records a row change for the transaction's [class@ChangeSet]. The rows
  * are referenced, not copied, and decoded only when a subscriber asks.
  * Rolling back to a savepoint forgets the changes recorded after it.
+ *
+ * Nothing is kept when no handler was connected to
+ * [signal@Coordinator::committed] as the transaction began: nobody would
+ * see the change set.
  */
 void
 qstore_coordinator_record_change (QStoreCoordinator *self,
@@ -1530,6 +1658,12 @@ qstore_coordinator_record_change (QStoreCoordinator *self,
   g_return_if_fail (QSTORE_IS_COORDINATOR (self));
   g_return_if_fail (schema != NULL && table != NULL);
   g_return_if_fail (self->in_tx);
+
+  if (!self->recording)
+    {
+      self->dropped_changes = TRUE;
+      return;
+    }
 
   entry = lookup_table (self, schema, table);
   change.table = qstore_change_table_ref (entry->name);

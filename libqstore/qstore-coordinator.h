@@ -27,6 +27,8 @@ QSTORE_AVAILABLE_IN_ALL
 guint64            qstore_coordinator_get_last_tx_id     (QStoreCoordinator   *self);
 QSTORE_AVAILABLE_IN_ALL
 const char        *qstore_coordinator_get_interrupted_commit (QStoreCoordinator *self);
+QSTORE_AVAILABLE_IN_ALL
+guint64            qstore_coordinator_get_epoch          (QStoreCoordinator   *self);
 
 /* Transactions */
 QSTORE_AVAILABLE_IN_ALL

@@ -77,7 +77,7 @@ struct _QStoreDatabase
   /* The INSERT being run, for the DEFAULTs SQLite leaves to us. */
   QStoreInsertShape  *insert_shape;
 
-  GPtrArray          *rehydration_errors;  /* char *: "<entry>: <message>" */
+  QStoreRehydrationResult *rehydration;  /* what open read back from the catalog */
   char               *clean_shutdown;      /* the marker found at open, or NULL */
   gboolean            closed;
 };

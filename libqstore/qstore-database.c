@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "qstore-affinity-private.h"
+#include "qstore-catalog-private.h"
 #include "qstore-coordinator-private.h"
 #include "qstore-ddl-private.h"
 #include "qstore-error.h"
@@ -27,18 +28,29 @@
  *   (with COLLATE, DESC and WHERE), `DROP TABLE`, `DROP INDEX` and
  *   `ALTER TABLE` (`RENAME TO`, `ADD COLUMN`, `RENAME COLUMN`, `DROP
  *   COLUMN`) change the store and its catalog, which is read back on the
- *   next open. SQLite validates each statement exactly as it would for an
- *   ordinary table. `CREATE TEMP TABLE` makes an ordinary SQLite table that
- *   lives as long as the database object.
+ *   next open (see qstore_database_get_rehydration_result()). SQLite
+ *   validates each statement exactly as it would for an ordinary table.
+ *   `CREATE TEMP TABLE` makes an ordinary SQLite table that lives as long
+ *   as the database object.
+ * - `ALTER TABLE` also takes the arms SQLite lacks: `ALTER [COLUMN] c SET
+ *   NOT NULL | DROP NOT NULL | SET DEFAULT x | DROP DEFAULT | SET COLLATE
+ *   x`, `ADD CONSTRAINT name UNIQUE (…) | CHECK (…) | FOREIGN KEY …`,
+ *   `DROP CONSTRAINT name`, `RENAME CONSTRAINT a TO b` and `ALTER PRIMARY
+ *   KEY (columns)`. Existing rows are checked first; an ALTER that is
+ *   refused leaves the table and the catalog as they were. `DROP COLUMN`
+ *   drops the indexes and UNIQUE constraints that use the column with it,
+ *   where SQLite refuses.
+ * - `CREATE VIEW` and `DROP VIEW` keep views in the catalog too; `CREATE
+ *   TEMP VIEW` makes one that lives as long as the database object. A
+ *   view over a table that is dropped stays defined, as in SQLite.
  * - A DDL statement inside an open transaction first commits it
  *   ("DDL-commit"), then runs on its own; the transaction then goes on as a
  *   new one, so savepoints made before it are gone.
  * - Refused, with what to use instead: UPSERT (`INSERT … ON CONFLICT …
  *   DO`: use `INSERT OR REPLACE` or `INSERT OR IGNORE`), `RETURNING` on
  *   qstore tables (select the rows in a statement of its own), triggers on
- *   qstore tables, persistent views and virtual tables of other modules
- *   (make them TEMP), `CREATE TABLE … AS SELECT`, STRICT tables and
- *   generated columns.
+ *   qstore tables, virtual tables of other modules (make them TEMP),
+ *   `CREATE TABLE … AS SELECT`, STRICT tables and generated columns.
  * - A DEFAULT applies to the columns an INSERT leaves out of its column
  *   list (or all, for `DEFAULT VALUES`); an INSERT made by a TEMP trigger
  *   into a qstore table gets NULL for the columns it leaves out.
@@ -99,7 +111,7 @@ qstore_database_finalize (GObject *object)
   QStoreDatabase *self = QSTORE_DATABASE (object);
 
   g_clear_error (&self->callback_error);
-  g_clear_pointer (&self->rehydration_errors, g_ptr_array_unref);
+  g_clear_object (&self->rehydration);
   g_clear_pointer (&self->clean_shutdown, g_free);
 
   G_OBJECT_CLASS (qstore_database_parent_class)->finalize (object);
@@ -119,7 +131,6 @@ qstore_database_init (QStoreDatabase *self)
 {
   self->tables = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
                                         (GDestroyNotify) qstore_sql_table_unref);
-  self->rehydration_errors = g_ptr_array_new_with_free_func (g_free);
 }
 
 /* Errors */
@@ -453,12 +464,9 @@ qstore_database_commit_catalog (QStoreDatabase  *self,
                                 GError         **error)
 {
   g_autoptr(GBytes) key = qstore_catalog_key_for_table (schema, table);
-  gsize key_len;
-  const guint8 *key_data = g_bytes_get_data (key, &key_len);
 
   qstore_coordinator_begin (self->coordinator);
-  qstore_coordinator_put (self->coordinator, self->catalog, key_data, key_len,
-                          (const guint8 *) bundle, strlen (bundle));
+  qstore_catalog_put_if_changed (self, key, bundle);
   return qstore_coordinator_commit (self->coordinator, error);
 }
 
@@ -543,8 +551,10 @@ write_clean_shutdown (QStoreDatabase  *self,
  * @error: return location for a #GError
  *
  * Opens the store at @uri as an SQL database: loads the provider, reads
- * the catalog and makes every table it lists available to SQL. A catalog
- * entry that cannot be read back does not stop the others.
+ * the catalog and makes every table and view it lists available to SQL.
+ * A catalog entry that cannot be read back does not stop the others:
+ * qstore_database_get_rehydration_result() says what loaded and what did
+ * not, and why.
  *
  * Returns: (transfer full): the database, or %NULL on error
  */
@@ -574,9 +584,7 @@ qstore_database_open (const char       *uri,
       !consume_clean_shutdown (self, error))
     return NULL;
 
-  qstore_ddl_rehydrate (self);
-  for (guint i = 0; i < self->rehydration_errors->len; i++)
-    g_message ("%s", (const char *) g_ptr_array_index (self->rehydration_errors, i));
+  qstore_catalog_rehydrate (self);
 
   if (!qstore_ddl_repair_interrupted_commit (self, error))
     return NULL;
@@ -628,6 +636,8 @@ enum
   KIND_CREATE_TABLE,
   KIND_DROP_TABLE,
   KIND_RENAME_TABLE,
+  KIND_CREATE_VIEW,
+  KIND_DROP_VIEW,
 };
 
 /* What preparing a statement on the main connection showed. */
@@ -700,9 +710,19 @@ classify_authorizer (void       *data,
       break;
 
     case SQLITE_CREATE_VIEW:
-      if (in_main && c->refusal == NULL)
-        c->refusal = g_strdup_printf ("View “%s” would not be kept by qstore: create it as "
-                                      "CREATE TEMP VIEW", arg1);
+      if (in_main && c->kind == KIND_OTHER)
+        {
+          c->kind = KIND_CREATE_VIEW;
+          c->table = g_strdup (arg1);
+        }
+      break;
+
+    case SQLITE_DROP_VIEW:
+      if (in_main && c->kind == KIND_OTHER)
+        {
+          c->kind = KIND_DROP_VIEW;
+          c->table = g_strdup (arg1);
+        }
       break;
 
     case SQLITE_INSERT:
@@ -992,11 +1012,13 @@ run_statement (QStoreDatabase  *self,
     }
 
   /* Column changes on a qstore table: SQLite refuses them on a virtual
-   * table, so they run on scratch. */
+   * table, so they run on scratch; the ALTER arms SQLite lacks fail to
+   * prepare anywhere, and qstore runs them. */
   if (lead == QSTORE_SQL_LEAD_ALTER_TABLE && rc != SQLITE_OK &&
       (g_str_has_prefix (sqlite3_errmsg (self->db), "virtual tables may not be altered") ||
        g_str_has_prefix (sqlite3_errmsg (self->db), "cannot rename columns of virtual table") ||
-       g_str_has_prefix (sqlite3_errmsg (self->db), "cannot drop column from virtual table")))
+       g_str_has_prefix (sqlite3_errmsg (self->db), "cannot drop column from virtual table") ||
+       qstore_sql_alter_kind (start) >= QSTORE_SQL_ALTER_COLUMN))
     {
       if (!ddl_begin (self, &reopen, error))
         return FALSE;
@@ -1087,6 +1109,26 @@ run_statement (QStoreDatabase  *self,
           return FALSE;
         }
       ok = step_statement (self, stmt, FALSE, NULL, error);
+      sqlite3_finalize (stmt);
+      /* SQLite rewrote the views that read the table. */
+      ok = ok && qstore_catalog_sync_views (self, error);
+      if (!ddl_end (self, reopen, ok, error))
+        return FALSE;
+      if (result != NULL)
+        *result = empty_result (self);
+      return TRUE;
+
+    case KIND_CREATE_VIEW:
+    case KIND_DROP_VIEW:
+      if (!ddl_begin (self, &reopen, error))
+        {
+          sqlite3_finalize (stmt);
+          return FALSE;
+        }
+      if (c.kind == KIND_CREATE_VIEW)
+        ok = qstore_catalog_create_view (self, stmt, c.table, error);
+      else
+        ok = qstore_catalog_drop_view (self, stmt, c.table, error);
       sqlite3_finalize (stmt);
       if (!ddl_end (self, reopen, ok, error))
         return FALSE;
@@ -1285,6 +1327,26 @@ qstore_database_get_table (QStoreDatabase *self,
     return NULL;
   entry = qstore_database_lookup (self, name);
   return entry != NULL ? entry->table : NULL;
+}
+
+/**
+ * qstore_database_get_rehydration_result:
+ * @self: a #QStoreDatabase
+ *
+ * Gets what opening the database read back from its catalog: the tables,
+ * indexes and views that loaded, and each entry that did not, with its
+ * DDL and why. Such an entry stays in the catalog as it is; fix what it
+ * needs, or remove a table's leftovers with
+ * qstore_database_reclaim_detached_table().
+ *
+ * Returns: (transfer none): the result
+ */
+QStoreRehydrationResult *
+qstore_database_get_rehydration_result (QStoreDatabase *self)
+{
+  g_return_val_if_fail (QSTORE_IS_DATABASE (self), NULL);
+
+  return self->rehydration;
 }
 
 static int

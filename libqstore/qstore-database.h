@@ -8,6 +8,7 @@
 # error "Only <qstore.h> can be included directly."
 #endif
 
+#include "qstore-catalog.h"
 #include "qstore-coordinator.h"
 #include "qstore-result.h"
 #include "qstore-table.h"
@@ -45,5 +46,13 @@ QStoreTable       *qstore_database_get_table       (QStoreDatabase   *self,
                                                     const char       *name);
 QSTORE_AVAILABLE_IN_ALL
 char             **qstore_database_list_tables     (QStoreDatabase   *self);
+QSTORE_AVAILABLE_IN_ALL
+QStoreRehydrationResult *qstore_database_get_rehydration_result (QStoreDatabase *self);
+QSTORE_AVAILABLE_IN_ALL
+gboolean           qstore_database_reclaim_detached_table (QStoreDatabase      *self,
+                                                           const char          *schema,
+                                                           const char          *table,
+                                                           const char * const  *index_names,
+                                                           GError             **error);
 
 G_END_DECLS

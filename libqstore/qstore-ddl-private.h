@@ -34,6 +34,12 @@ typedef enum
   QSTORE_SQL_ALTER_ADD_COLUMN,
   QSTORE_SQL_ALTER_RENAME_COLUMN,
   QSTORE_SQL_ALTER_DROP_COLUMN,
+  /* The arms SQLite lacks (qstore-alter-private.h) */
+  QSTORE_SQL_ALTER_COLUMN,              /* ALTER [COLUMN] c SET|DROP … */
+  QSTORE_SQL_ALTER_ADD_CONSTRAINT,
+  QSTORE_SQL_ALTER_DROP_CONSTRAINT,
+  QSTORE_SQL_ALTER_RENAME_CONSTRAINT,
+  QSTORE_SQL_ALTER_PRIMARY_KEY,
 } QStoreSqlAlter;
 
 /* What @sql, ALTER TABLE …, does to columns. */
@@ -80,8 +86,5 @@ gboolean  qstore_ddl_rename_table   (QStoreDatabase     *self,
  * indexes and recounts the rows of the tables it was writing. */
 gboolean  qstore_ddl_repair_interrupted_commit (QStoreDatabase  *self,
                                                 GError         **error);
-
-/* Re-creates the tables of the catalog; errors are collected. */
-void      qstore_ddl_rehydrate      (QStoreDatabase     *self);
 
 G_END_DECLS

@@ -74,19 +74,18 @@ qstore_kv_get (QStoreKV      *self,
                gsize          key_len,
                GError       **error)
 {
-  QStoreProvider *provider;
+  QStoreKVInterface *iface;
 
   g_return_val_if_fail (QSTORE_IS_KV (self), NULL);
   g_return_val_if_fail (key != NULL || key_len == 0, NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
 
-  provider = qstore_kv_get_provider (self);
-  if (!qstore_provider_check_open (provider, error))
+  /* Every point read comes here: one interface and one state lookup. A
+   * key no write could have stored is simply absent. */
+  iface = QSTORE_KV_GET_IFACE (self);
+  if (qstore_provider_check_read (iface->get_provider (self), key_len, error) <= 0)
     return NULL;
-  /* A key no write could have stored is simply absent. */
-  if (!qstore_provider_key_fits (provider, key_len))
-    return NULL;
-  return QSTORE_KV_GET_IFACE (self)->get (self, key, key_len, error);
+  return iface->get (self, key, key_len, error);
 }
 
 static gboolean

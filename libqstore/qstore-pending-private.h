@@ -38,7 +38,8 @@ QStorePending     *qstore_pending_new               (void);
 void               qstore_pending_free              (QStorePending        *self);
 /* Drops every entry and store (the end of a transaction). */
 void               qstore_pending_clear             (QStorePending        *self);
-/* Drops every entry but keeps stores and their stamps (back to begin). */
+/* Drops every entry but keeps stores and their stamps (back to begin).
+ * The arena stays: entries handed out remain readable. */
 void               qstore_pending_reset             (QStorePending        *self);
 gsize              qstore_pending_get_n_entries     (QStorePending        *self);
 

@@ -27,9 +27,9 @@ enum
 #define MAX_BLOCK_SIZE    (1024 * 1024)
 #define KEEP_BLOCK_SIZE   (64 * 1024)
 
-/* Sizes chosen so a leaf is a little over 512 bytes: wide enough that the
- * tree stays 4 levels deep for millions of keys, small enough that an
- * insert's memmove is cheap. */
+/* Sizes chosen so a leaf's slots take a little over 1 KiB: wide enough
+ * that the tree stays 4 levels deep for millions of keys, small enough
+ * that an insert's memmove is cheap. */
 #define LEAF_MAX  64
 #define INNER_MAX 64
 
@@ -48,11 +48,16 @@ typedef struct
 
 typedef struct _Leaf Leaf;
 
+/* Each slot keeps the first 8 key bytes of its entry as a number beside
+ * the pointer, as separators do: a binary search over a leaf then reads
+ * entries (a cache miss each, in random order) only among keys that share
+ * those bytes. */
 struct _Leaf
 {
   Node          hdr;
   Leaf         *prev;
   Leaf         *next;
+  guint64       prefixes[LEAF_MAX];
   const guint8 *slots[LEAF_MAX];
 };
 
@@ -75,11 +80,28 @@ typedef struct
   Node         *children[INNER_MAX];
 } Inner;
 
+#define HINT_KEY_MAX 64
+
+/* The position the last lookup found (or would insert) a key at: the
+ * write that usually follows a lookup of the same key (a uniqueness check,
+ * then the write) starts there instead of descending again. Valid while
+ * the tree's stamp is the one it was taken at. */
+typedef struct
+{
+  guint64  stamp;
+  Leaf    *leaf;
+  guint    pos;
+  gboolean found;
+  gsize    key_len;
+  guint8   key[HINT_KEY_MAX];
+} Hint;
+
 typedef struct
 {
   Node    *root;
   gsize    n_entries;
   guint64  stamp;
+  Hint     hint;
 } Tree;
 
 typedef struct
@@ -235,6 +257,20 @@ sep_new (const guint8 *entry)
 }
 
 static inline int
+compare_bytes (const guint8 *a,
+               gsize         a_len,
+               const guint8 *b,
+               gsize         b_len)
+{
+  gsize common = MIN (a_len, b_len);
+  int cmp = common > 0 ? memcmp (a, b, common) : 0;
+
+  if (cmp != 0)
+    return cmp;
+  return (a_len > b_len) - (a_len < b_len);
+}
+
+static inline int
 compare_entry (const guint8 *entry,
                const guint8 *key,
                gsize         key_len)
@@ -242,7 +278,22 @@ compare_entry (const guint8 *entry,
   gsize entry_len;
   const guint8 *entry_bytes = entry_key (entry, &entry_len);
 
-  return qstore_key_compare (entry_bytes, entry_len, key, key_len);
+  return compare_bytes (entry_bytes, entry_len, key, key_len);
+}
+
+/* As compare_entry(), for keys whose prefixes are equal: when both hold 8
+ * bytes or more, those are equal and need no second look. */
+static inline int
+compare_entry_same_prefix (const guint8 *entry,
+                           const guint8 *key,
+                           gsize         key_len)
+{
+  gsize entry_len;
+  const guint8 *entry_bytes = entry_key (entry, &entry_len);
+
+  if (entry_len >= 8 && key_len >= 8)
+    return compare_bytes (entry_bytes + 8, entry_len - 8, key + 8, key_len - 8);
+  return compare_bytes (entry_bytes, entry_len, key, key_len);
 }
 
 const guint8 *
@@ -366,11 +417,13 @@ tree_clear (Tree *tree)
   tree->stamp++;
 }
 
-/* The first slot whose key is >= @key (@or_equal) or > @key. */
+/* The first slot whose key is >= @key (@or_equal) or > @key; @prefix is
+ * key_prefix() of @key. */
 static inline guint
 leaf_search (const Leaf   *leaf,
              const guint8 *key,
              gsize         key_len,
+             guint64       prefix,
              gboolean      or_equal)
 {
   guint lo = 0, hi = leaf->hdr.n;
@@ -378,7 +431,13 @@ leaf_search (const Leaf   *leaf,
   while (lo < hi)
     {
       guint mid = (lo + hi) / 2;
-      int cmp = compare_entry (leaf->slots[mid], key, key_len);
+      guint64 mid_prefix = leaf->prefixes[mid];
+      int cmp;
+
+      if (mid_prefix != prefix)
+        cmp = mid_prefix < prefix ? -1 : 1;
+      else
+        cmp = compare_entry_same_prefix (leaf->slots[mid], key, key_len);
 
       if (cmp < 0 || (!or_equal && cmp == 0))
         lo = mid + 1;
@@ -388,13 +447,28 @@ leaf_search (const Leaf   *leaf,
   return lo;
 }
 
+static inline void
+leaf_insert_at (Leaf         *leaf,
+                guint         pos,
+                const guint8 *entry,
+                guint64       prefix)
+{
+  guint n = leaf->hdr.n;
+
+  memmove (&leaf->slots[pos + 1], &leaf->slots[pos], (n - pos) * sizeof (gpointer));
+  memmove (&leaf->prefixes[pos + 1], &leaf->prefixes[pos], (n - pos) * sizeof (guint64));
+  leaf->slots[pos] = entry;
+  leaf->prefixes[pos] = prefix;
+  leaf->hdr.n++;
+}
+
 /* The child of @inner that holds @key: the number of separators <= @key. */
 static inline guint
 inner_search (const Inner  *inner,
               const guint8 *key,
-              gsize         key_len)
+              gsize         key_len,
+              guint64       prefix)
 {
-  guint64 prefix = key_prefix (key, key_len);
   guint lo = 0, hi = inner->hdr.n - 1;
 
   while (lo < hi)
@@ -403,7 +477,8 @@ inner_search (const Inner  *inner,
       const Sep *sep = &inner->seps[mid];
 
       if (sep->prefix < prefix ||
-          (sep->prefix == prefix && compare_entry (sep->entry, key, key_len) <= 0))
+          (sep->prefix == prefix &&
+           compare_entry_same_prefix (sep->entry, key, key_len) <= 0))
         lo = mid + 1;
       else
         hi = mid;
@@ -414,7 +489,8 @@ inner_search (const Inner  *inner,
 static Leaf *
 tree_find_leaf (const Tree   *tree,
                 const guint8 *key,
-                gsize         key_len)
+                gsize         key_len,
+                guint64       prefix)
 {
   Node *node = tree->root;
 
@@ -424,25 +500,49 @@ tree_find_leaf (const Tree   *tree,
     {
       Inner *inner = (Inner *) node;
 
-      node = inner->children[inner_search (inner, key, key_len)];
+      node = inner->children[inner_search (inner, key, key_len, prefix)];
     }
   return (Leaf *) node;
 }
 
+/* Whether slot @pos of @leaf holds @key, whose prefix is @prefix. */
+static inline gboolean
+leaf_holds (const Leaf   *leaf,
+            guint         pos,
+            const guint8 *key,
+            gsize         key_len,
+            guint64       prefix)
+{
+  return pos < leaf->hdr.n && leaf->prefixes[pos] == prefix &&
+         compare_entry_same_prefix (leaf->slots[pos], key, key_len) == 0;
+}
+
 static const guint8 *
-tree_lookup (const Tree   *tree,
+tree_lookup (Tree         *tree,
              const guint8 *key,
              gsize         key_len)
 {
-  Leaf *leaf = tree_find_leaf (tree, key, key_len);
+  guint64 prefix = key_prefix (key, key_len);
+  Leaf *leaf = tree_find_leaf (tree, key, key_len, prefix);
+  Hint *hint = &tree->hint;
   guint pos;
 
   if (leaf == NULL)
     return NULL;
-  pos = leaf_search (leaf, key, key_len, TRUE);
-  if (pos < leaf->hdr.n && compare_entry (leaf->slots[pos], key, key_len) == 0)
-    return leaf->slots[pos];
-  return NULL;
+  pos = leaf_search (leaf, key, key_len, prefix, TRUE);
+
+  hint->leaf = NULL;
+  if (key_len <= HINT_KEY_MAX)
+    {
+      hint->stamp = tree->stamp;
+      hint->leaf = leaf;
+      hint->pos = pos;
+      hint->found = leaf_holds (leaf, pos, key, key_len, prefix);
+      hint->key_len = key_len;
+      memcpy (hint->key, key, key_len);
+      return hint->found ? leaf->slots[pos] : NULL;
+    }
+  return leaf_holds (leaf, pos, key, key_len, prefix) ? leaf->slots[pos] : NULL;
 }
 
 typedef struct
@@ -460,16 +560,17 @@ leaf_insert (Leaf         *leaf,
              const guint8 *entry,
              const guint8 *key,
              gsize         key_len,
+             guint64       prefix,
              gboolean      rightmost,
              gboolean      leftmost,
              Split        *split,
              gboolean     *inserted)
 {
   guint n = leaf->hdr.n;
-  guint pos = leaf_search (leaf, key, key_len, TRUE);
+  guint pos = leaf_search (leaf, key, key_len, prefix, TRUE);
   Leaf *right;
 
-  if (pos < n && compare_entry (leaf->slots[pos], key, key_len) == 0)
+  if (leaf_holds (leaf, pos, key, key_len, prefix))
     {
       const guint8 *old = leaf->slots[pos];
 
@@ -480,9 +581,7 @@ leaf_insert (Leaf         *leaf,
   *inserted = TRUE;
   if (n < LEAF_MAX)
     {
-      memmove (&leaf->slots[pos + 1], &leaf->slots[pos], (n - pos) * sizeof (gpointer));
-      leaf->slots[pos] = entry;
-      leaf->hdr.n++;
+      leaf_insert_at (leaf, pos, entry, prefix);
       return NULL;
     }
 
@@ -494,16 +593,14 @@ leaf_insert (Leaf         *leaf,
   leaf->next = right;
 
   if (rightmost && pos == n)
-    {
-      right->slots[0] = entry;
-      right->hdr.n = 1;
-    }
+    leaf_insert_at (right, 0, entry, prefix);
   else if (leftmost && pos == 0)
     {
       memcpy (right->slots, leaf->slots, n * sizeof (gpointer));
+      memcpy (right->prefixes, leaf->prefixes, n * sizeof (guint64));
       right->hdr.n = n;
-      leaf->slots[0] = entry;
-      leaf->hdr.n = 1;
+      leaf->hdr.n = 0;
+      leaf_insert_at (leaf, 0, entry, prefix);
     }
   else
     {
@@ -511,6 +608,7 @@ leaf_insert (Leaf         *leaf,
       Leaf *target = leaf;
 
       memcpy (right->slots, &leaf->slots[mid], (n - mid) * sizeof (gpointer));
+      memcpy (right->prefixes, &leaf->prefixes[mid], (n - mid) * sizeof (guint64));
       right->hdr.n = n - mid;
       leaf->hdr.n = mid;
       if (pos > mid)
@@ -518,10 +616,7 @@ leaf_insert (Leaf         *leaf,
           target = right;
           pos -= mid;
         }
-      memmove (&target->slots[pos + 1], &target->slots[pos],
-               (target->hdr.n - pos) * sizeof (gpointer));
-      target->slots[pos] = entry;
-      target->hdr.n++;
+      leaf_insert_at (target, pos, entry, prefix);
     }
 
   split->sep = right->slots[0];
@@ -534,6 +629,7 @@ node_insert (Node         *node,
              const guint8 *entry,
              const guint8 *key,
              gsize         key_len,
+             guint64       prefix,
              gboolean      rightmost,
              gboolean      leftmost,
              Split        *split,
@@ -548,12 +644,12 @@ node_insert (Node         *node,
   Inner *right;
 
   if (node->is_leaf)
-    return leaf_insert ((Leaf *) node, entry, key, key_len, rightmost, leftmost,
+    return leaf_insert ((Leaf *) node, entry, key, key_len, prefix, rightmost, leftmost,
                         split, inserted);
 
   n = inner->hdr.n;
-  i = inner_search (inner, key, key_len);
-  old = node_insert (inner->children[i], entry, key, key_len,
+  i = inner_search (inner, key, key_len, prefix);
+  old = node_insert (inner->children[i], entry, key, key_len, prefix,
                      rightmost && i == n - 1, leftmost && i == 0,
                      &child_split, inserted);
   if (child_split.right == NULL)
@@ -607,21 +703,23 @@ tree_set (Tree         *tree,
   const guint8 *old;
   const guint8 *key;
   gsize key_len;
+  guint64 prefix;
 
   tree->stamp++;
   key = entry_key (entry, &key_len);
+  prefix = key_prefix (key, key_len);
   if (tree->root == NULL)
     {
       Leaf *leaf = leaf_new ();
 
-      leaf->slots[0] = entry;
-      leaf->hdr.n = 1;
+      leaf_insert_at (leaf, 0, entry, prefix);
       tree->root = (Node *) leaf;
       tree->n_entries = 1;
       return NULL;
     }
 
-  old = node_insert (tree->root, entry, key, key_len, TRUE, TRUE, &split, &inserted);
+  old = node_insert (tree->root, entry, key, key_len, prefix, TRUE, TRUE, &split,
+                     &inserted);
   if (split.right != NULL)
     {
       Inner *root = inner_new ();
@@ -644,16 +742,19 @@ tree_remove (Tree         *tree,
              const guint8 *key,
              gsize         key_len)
 {
-  Leaf *leaf = tree_find_leaf (tree, key, key_len);
+  guint64 prefix = key_prefix (key, key_len);
+  Leaf *leaf = tree_find_leaf (tree, key, key_len, prefix);
   guint pos;
 
   if (leaf == NULL)
     return FALSE;
-  pos = leaf_search (leaf, key, key_len, TRUE);
-  if (pos >= leaf->hdr.n || compare_entry (leaf->slots[pos], key, key_len) != 0)
+  pos = leaf_search (leaf, key, key_len, prefix, TRUE);
+  if (!leaf_holds (leaf, pos, key, key_len, prefix))
     return FALSE;
   memmove (&leaf->slots[pos], &leaf->slots[pos + 1],
            (leaf->hdr.n - pos - 1) * sizeof (gpointer));
+  memmove (&leaf->prefixes[pos], &leaf->prefixes[pos + 1],
+           (leaf->hdr.n - pos - 1) * sizeof (guint64));
   leaf->hdr.n--;
   tree->n_entries--;
   tree->stamp++;
@@ -715,6 +816,7 @@ qstore_pending_seek (QStorePending       *self,
                      QStorePendingCursor *cursor)
 {
   Tree *tree = &((Store *) g_ptr_array_index (self->stores, store))->tree;
+  guint64 prefix;
   Leaf *leaf;
 
   cursor->leaf = NULL;
@@ -730,12 +832,13 @@ qstore_pending_seek (QStorePending       *self,
       return cursor_settle (cursor, reverse);
     }
 
-  leaf = tree_find_leaf (tree, key, key_len);
+  prefix = key_prefix (key, key_len);
+  leaf = tree_find_leaf (tree, key, key_len, prefix);
   cursor->leaf = leaf;
   if (!reverse)
-    cursor->slot = leaf_search (leaf, key, key_len, inclusive);
+    cursor->slot = leaf_search (leaf, key, key_len, prefix, inclusive);
   else
-    cursor->slot = (int) leaf_search (leaf, key, key_len, !inclusive) - 1;
+    cursor->slot = (int) leaf_search (leaf, key, key_len, prefix, !inclusive) - 1;
   return cursor_settle (cursor, reverse);
 }
 
@@ -981,6 +1084,8 @@ qstore_pending_write (QStorePending *self,
 {
   Store *store = g_ptr_array_index (self->stores, store_id);
   Tree *tree = &store->tree;
+  Hint *hint = &tree->hint;
+  guint64 prefix = key_prefix (key, key_len);
   const guint8 *old = NULL;
   guint8 flags = 0;
   guint8 *entry, *p, *prev_slot = NULL;
@@ -989,13 +1094,25 @@ qstore_pending_write (QStorePending *self,
   guint pos = 0;
 
   /* One descent serves the common cases: a key already there, or a leaf
-   * with room. Only a split goes through tree_set() from the root. */
-  leaf = tree_find_leaf (tree, key, key_len);
-  if (leaf != NULL)
+   * with room; none when the last lookup was of this key. Only a split
+   * goes through tree_set() from the root. */
+  if (hint->leaf != NULL && hint->stamp == tree->stamp &&
+      hint->key_len == key_len && memcmp (hint->key, key, key_len) == 0)
     {
-      pos = leaf_search (leaf, key, key_len, TRUE);
-      if (pos < leaf->hdr.n && compare_entry (leaf->slots[pos], key, key_len) == 0)
+      leaf = hint->leaf;
+      pos = hint->pos;
+      if (hint->found)
         old = leaf->slots[pos];
+    }
+  else
+    {
+      leaf = tree_find_leaf (tree, key, key_len, prefix);
+      if (leaf != NULL)
+        {
+          pos = leaf_search (leaf, key, key_len, prefix, TRUE);
+          if (leaf_holds (leaf, pos, key, key_len, prefix))
+            old = leaf->slots[pos];
+        }
     }
 
   /* Without undo nothing will ever walk back over the old entry, so a
@@ -1050,10 +1167,7 @@ qstore_pending_write (QStorePending *self,
     }
   else if (leaf != NULL && leaf->hdr.n < LEAF_MAX)
     {
-      memmove (&leaf->slots[pos + 1], &leaf->slots[pos],
-               (leaf->hdr.n - pos) * sizeof (gpointer));
-      leaf->slots[pos] = entry;
-      leaf->hdr.n++;
+      leaf_insert_at (leaf, pos, entry, prefix);
       tree->n_entries++;
       tree->stamp++;
       self->n_entries++;

@@ -18,6 +18,13 @@ gboolean qstore_provider_check_store     (QStoreProvider  *self,
                                           GError         **error);
 gboolean qstore_provider_key_fits        (QStoreProvider  *self,
                                           gsize            key_len);
+/* qstore_provider_check_open() and qstore_provider_key_fits() in one
+ * look at the provider, for a read of a key of @key_len bytes: -1 when
+ * closed (@error set), 0 when no write could have stored such a key, 1
+ * otherwise. */
+int      qstore_provider_check_read      (QStoreProvider  *self,
+                                          gsize            key_len,
+                                          GError         **error);
 void     qstore_snapshot_set_provider    (QStoreSnapshot  *self,
                                           QStoreProvider  *provider);
 

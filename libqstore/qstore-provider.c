@@ -597,6 +597,21 @@ qstore_provider_key_fits (QStoreProvider *self,
   return key_len > 0 && (max == 0 || key_len <= max);
 }
 
+int
+qstore_provider_check_read (QStoreProvider  *self,
+                            gsize            key_len,
+                            GError         **error)
+{
+  ProviderState *state = get_state (self);
+
+  if (G_UNLIKELY (state->closed))
+    return qstore_provider_check_open (self, error) ? 1 : -1;
+  if (G_UNLIKELY (key_len == 0 ||
+                  (state->max_key_length != 0 && key_len > state->max_key_length)))
+    return 0;
+  return 1;
+}
+
 static gboolean
 check_store_name (QStoreProvider  *self,
                   const char      *name,

@@ -53,10 +53,15 @@
 #define PLAN_UPPER(n)   (((n) >> 18) & 0x3)
 #define PLAN_REVERSE(n) (((n) >> 20) & 0x1)
 
+typedef struct _QStoreCursor QStoreCursor;
+
 typedef struct
 {
   sqlite3_vtab    base;
   QStoreSqlTable *entry;
+  /* A closed cursor kept for the next xOpen: SQLite opens and closes one
+   * per statement run. */
+  QStoreCursor   *spare;
 } QStoreVtab;
 
 /* One component of the key a plan walks. */
@@ -78,7 +83,7 @@ typedef struct
   gboolean    upper_inclusive;
 } Window;
 
-typedef struct
+struct _QStoreCursor
 {
   sqlite3_vtab_cursor  base;
   QStoreSqlTable      *entry;
@@ -88,8 +93,19 @@ typedef struct
   gboolean             reverse;
   GArray              *windows;     /* Window */
   guint                next_window;
+  /* An index walk outside a transaction reads the index and the rows
+   * through one snapshot: one read of the provider's state for the whole
+   * statement instead of one per row. */
+  QStoreSnapshot      *snapshot;
   QStoreIter          *iter;
   gboolean             eof;
+  gboolean             point;       /* a point read: one row at most */
+
+  /* Kept across xFilter calls: SQLite runs a statement's filter again
+   * for every row of an outer loop. */
+  GArray              *parts;       /* Part, of the plan below */
+  int                  parts_index; /* -1: the primary key; -2: none yet */
+  GByteArray          *key_buf;     /* the key of a point read */
 
   /* The current row */
   const guint8        *key;         /* its data key, borrowed from the iterator */
@@ -100,7 +116,7 @@ typedef struct
   QStoreValue         *values;
   guint                n_values;
   gint64               rowid;
-} QStoreCursor;
+};
 
 /* QStoreSqlTable */
 
@@ -753,19 +769,26 @@ encode_constraint (const Part    *part,
                    gboolean      *certain,
                    GError       **error)
 {
-  sqlite3_value *copy = sqlite3_value_dup (arg);
+  sqlite3_value *copy = NULL;
   QStoreValue value;
   gboolean ok;
 
-  if (copy == NULL)
+  /* Applying a numeric affinity converts text in place, and SQLite still
+   * needs the argument as it was to check the rows: convert a copy. */
+  if (sqlite3_value_type (arg) == SQLITE_TEXT)
     {
-      g_set_error_literal (error, QSTORE_ERROR, QSTORE_ERROR_FAILED, "Out of memory");
-      return FALSE;
+      copy = sqlite3_value_dup (arg);
+      if (copy == NULL)
+        {
+          g_set_error_literal (error, QSTORE_ERROR, QSTORE_ERROR_FAILED, "Out of memory");
+          return FALSE;
+        }
+      arg = copy;
     }
 
-  *certain = qstore_affinity_for_compare (part->affinity, copy, &value);
+  *certain = qstore_affinity_for_compare (part->affinity, arg, &value);
   ok = qstore_codec_append_key_value (out, &value, part->collation, part->descending, error);
-  sqlite3_value_free (copy);
+  g_clear_pointer (&copy, sqlite3_value_free);
   return ok;
 }
 
@@ -903,39 +926,66 @@ vtab_open (sqlite3_vtab         *vtab,
            sqlite3_vtab_cursor **out)
 {
   QStoreVtab *self = (QStoreVtab *) vtab;
-  QStoreCursor *cursor = g_new0 (QStoreCursor, 1);
+  QStoreCursor *cursor = g_steal_pointer (&self->spare);
 
-  cursor->entry = qstore_sql_table_ref (self->entry);
-  cursor->windows = g_array_new (FALSE, FALSE, sizeof (Window));
-  g_array_set_clear_func (cursor->windows, (GDestroyNotify) window_clear);
+  if (cursor == NULL)
+    {
+      cursor = g_new0 (QStoreCursor, 1);
+      cursor->entry = qstore_sql_table_ref (self->entry);
+      cursor->windows = g_array_new (FALSE, FALSE, sizeof (Window));
+      g_array_set_clear_func (cursor->windows, (GDestroyNotify) window_clear);
+      cursor->parts_index = -2;
+      cursor->key_buf = g_byte_array_sized_new (64);
+    }
+  memset (&cursor->base, 0, sizeof cursor->base);
   cursor->eof = TRUE;
   *out = &cursor->base;
   return SQLITE_OK;
 }
 
+
+/* Ends the current walk; the table, the value slots and the buffers stay
+ * for the next xFilter. */
 static void
 cursor_reset (QStoreCursor *cursor)
 {
   g_clear_object (&cursor->iter);
   g_clear_pointer (&cursor->row, g_bytes_unref);
-  g_clear_object (&cursor->table);
-  g_clear_pointer (&cursor->values, g_free);
-  g_array_set_size (cursor->windows, 0);
+  g_clear_object (&cursor->snapshot);
+  if (cursor->windows->len > 0)
+    g_array_set_size (cursor->windows, 0);
   cursor->next_window = 0;
   cursor->key = NULL;
   cursor->row_data = NULL;
+  cursor->point = FALSE;
   cursor->eof = TRUE;
+}
+
+static void
+cursor_free (QStoreCursor *cursor)
+{
+  cursor_reset (cursor);
+  g_clear_object (&cursor->table);
+  g_clear_pointer (&cursor->values, g_free);
+  g_clear_pointer (&cursor->parts, g_array_unref);
+  g_byte_array_unref (cursor->key_buf);
+  g_array_unref (cursor->windows);
+  qstore_sql_table_unref (cursor->entry);
+  g_free (cursor);
 }
 
 static int
 vtab_close (sqlite3_vtab_cursor *base)
 {
   QStoreCursor *cursor = (QStoreCursor *) base;
+  QStoreVtab *vtab = (QStoreVtab *) base->pVtab;
 
   cursor_reset (cursor);
-  g_array_unref (cursor->windows);
-  qstore_sql_table_unref (cursor->entry);
-  g_free (cursor);
+  /* Keep one, with its buffers. */
+  if (vtab != NULL && vtab->spare == NULL)
+    vtab->spare = cursor;
+  else
+    cursor_free (cursor);
   return SQLITE_OK;
 }
 
@@ -962,6 +1012,10 @@ open_window (QStoreCursor  *cursor,
     }
   qstore_bounds_set_reverse (bounds, cursor->reverse);
 
+  if (cursor->snapshot != NULL)
+    return qstore_snapshot_iterate (cursor->snapshot,
+                                    qstore_table_get_index_store (cursor->table, cursor->index),
+                                    bounds, error);
   if (cursor->by_index)
     return qstore_table_scan_index (cursor->table, cursor->index, bounds, error);
   return qstore_table_scan (cursor->table, bounds, error);
@@ -981,6 +1035,13 @@ cursor_advance (QStoreCursor  *cursor,
       g_clear_pointer (&cursor->row, g_bytes_unref);
       cursor->row_data = NULL;
       cursor->key = NULL;
+
+      if (cursor->point)
+        {
+          /* The one row was read by xFilter. */
+          cursor->eof = TRUE;
+          return TRUE;
+        }
 
       if (cursor->iter == NULL)
         {
@@ -1013,16 +1074,32 @@ cursor_advance (QStoreCursor  *cursor,
       key = qstore_iter_peek_key (cursor->iter, &key_len);
       if (cursor->by_index)
         {
+          gboolean found;
+
           /* An index entry's value is the row's data key. */
           cursor->key = qstore_iter_peek_value (cursor->iter, &cursor->key_len);
-          cursor->row = qstore_table_get_row (cursor->table, cursor->key, cursor->key_len,
+          if (cursor->snapshot != NULL)
+            {
+              found = qstore_snapshot_lookup (cursor->snapshot,
+                                              qstore_table_get_data_store (cursor->table),
+                                              cursor->key, cursor->key_len,
+                                              &cursor->row_data, &cursor->row_len,
                                               &local_error);
+            }
+          else
+            {
+              cursor->row = qstore_table_get_row (cursor->table, cursor->key, cursor->key_len,
+                                                  &local_error);
+              found = cursor->row != NULL;
+              if (found)
+                cursor->row_data = g_bytes_get_data (cursor->row, &cursor->row_len);
+            }
           if (local_error != NULL)
             {
               g_propagate_error (error, local_error);
               return FALSE;
             }
-          if (cursor->row == NULL)
+          if (!found)
             {
               g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_CORRUPT,
                            "Index “%s” of table “%s” lists a row that does not exist: "
@@ -1032,7 +1109,6 @@ cursor_advance (QStoreCursor  *cursor,
                            cursor->entry->schema->name);
               return FALSE;
             }
-          cursor->row_data = g_bytes_get_data (cursor->row, &cursor->row_len);
         }
       else
         {
@@ -1047,6 +1123,77 @@ cursor_advance (QStoreCursor  *cursor,
     }
 }
 
+/* Equality on every part of the data key, each value certain (no NULL, no
+ * number that a text column might compare as text): the key itself is
+ * known, so one point read of it replaces a walk. Returns FALSE (with
+ * @error unset) when the plan must walk instead, or on error. */
+static gboolean
+point_read (QStoreCursor   *cursor,
+            int             idx_num,
+            int             argc,
+            sqlite3_value **argv,
+            GError        **error)
+{
+  guint n_eq = PLAN_N_EQ (idx_num);
+  GByteArray *key = cursor->key_buf;
+
+  if (n_eq != cursor->parts->len || (guint) argc < n_eq ||
+      PLAN_LOWER (idx_num) != BOUND_NONE || PLAN_UPPER (idx_num) != BOUND_NONE)
+    return FALSE;
+
+  g_byte_array_set_size (key, 0);
+  for (guint k = 0; k < n_eq; k++)
+    {
+      const Part *part = &g_array_index (cursor->parts, Part, k);
+      gboolean certain;
+
+      /* `IS NULL` finds the rows whose key holds NULL (each under its own
+       * suffix): those need the walk. */
+      if (sqlite3_value_type (argv[k]) == SQLITE_NULL)
+        return FALSE;
+      if (!encode_constraint (part, argv[k], key, &certain, error) || !certain)
+        return FALSE;
+    }
+
+  cursor->point = TRUE;
+  cursor->eof = FALSE;
+  cursor->row = qstore_table_get_row (cursor->table, key->data, key->len, error);
+  if (cursor->row == NULL)
+    {
+      if (error != NULL && *error != NULL)
+        return FALSE;
+      cursor->eof = TRUE;
+      return TRUE;
+    }
+
+  cursor->key = key->data;
+  cursor->key_len = key->len;
+  cursor->row_data = g_bytes_get_data (cursor->row, &cursor->row_len);
+  cursor->rowid = 0;
+  if (!qstore_table_decode_row (cursor->table, cursor->row_data, cursor->row_len,
+                                cursor->values, &cursor->rowid, error))
+    return FALSE;
+  return TRUE;
+}
+
+/* Outside a transaction, where nothing pending needs merging, an index
+ * walk reads through a snapshot of its own, when the provider has them. */
+static gboolean
+open_snapshot (QStoreCursor  *cursor,
+               GError       **error)
+{
+  QStoreCoordinator *coordinator = qstore_table_get_coordinator (cursor->table);
+  QStoreProvider *provider;
+
+  if (qstore_coordinator_in_transaction (coordinator))
+    return TRUE;
+  provider = qstore_coordinator_get_provider (coordinator);
+  if (!(qstore_provider_get_capabilities (provider) & QSTORE_CAPABILITY_SNAPSHOTS))
+    return TRUE;
+  cursor->snapshot = qstore_provider_begin_snapshot (provider, error);
+  return cursor->snapshot != NULL;
+}
+
 static int
 vtab_filter (sqlite3_vtab_cursor  *base,
              int                   idx_num,
@@ -1056,15 +1203,26 @@ vtab_filter (sqlite3_vtab_cursor  *base,
 {
   QStoreCursor *cursor = (QStoreCursor *) base;
   QStoreSqlTable *entry = cursor->entry;
-  g_autoptr(GArray) parts = NULL;
   g_autoptr(GError) error = NULL;
   int kind = PLAN_KIND (idx_num);
   guint n_searchable;
+  guint n_columns = entry->schema->columns->len;
 
   cursor_reset (cursor);
-  cursor->table = g_object_ref (entry->table);
-  cursor->n_values = entry->schema->columns->len;
-  cursor->values = g_new0 (QStoreValue, MAX (cursor->n_values, 1));
+  /* A schema change gives the entry a new table: the plan's parts were
+   * those of the old one. */
+  if (cursor->table != entry->table)
+    {
+      g_set_object (&cursor->table, entry->table);
+      g_clear_pointer (&cursor->parts, g_array_unref);
+      cursor->parts_index = -2;
+    }
+  if (cursor->values == NULL || cursor->n_values != n_columns)
+    {
+      g_free (cursor->values);
+      cursor->n_values = n_columns;
+      cursor->values = g_new0 (QStoreValue, MAX (cursor->n_values, 1));
+    }
   cursor->by_index = kind == PLAN_INDEX;
   cursor->index = PLAN_INDEX_NO (idx_num);
   cursor->reverse = PLAN_REVERSE (idx_num);
@@ -1086,9 +1244,20 @@ vtab_filter (sqlite3_vtab_cursor  *base,
     }
   else
     {
-      parts = plan_parts (entry->schema, cursor->by_index ? (int) cursor->index : -1,
-                          &n_searchable);
-      if (!build_windows (cursor->windows, parts, idx_num, argc, argv, &error))
+      int parts_index = cursor->by_index ? (int) cursor->index : -1;
+
+      if (cursor->parts == NULL || cursor->parts_index != parts_index)
+        {
+          g_clear_pointer (&cursor->parts, g_array_unref);
+          cursor->parts = plan_parts (entry->schema, parts_index, &n_searchable);
+          cursor->parts_index = parts_index;
+        }
+      if (kind == PLAN_PK && point_read (cursor, idx_num, argc, argv, &error))
+        return SQLITE_OK;
+      if (error == NULL && cursor->by_index && !open_snapshot (cursor, &error))
+        return vtab_fail (base->pVtab, entry->database, g_steal_pointer (&error));
+      if (error != NULL ||
+          !build_windows (cursor->windows, cursor->parts, idx_num, argc, argv, &error))
         return vtab_fail (base->pVtab, entry->database, g_steal_pointer (&error));
     }
 
@@ -1290,11 +1459,49 @@ static gboolean
 mismatch (QStoreTableSchema  *schema,
           GError            **error)
 {
-  g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
-               "datatype mismatch: column “%s” of table “%s” is an INTEGER PRIMARY KEY "
-               "and takes integers only",
-               schema_column (schema, schema->rowid_column)->name, schema->name);
+  if (schema->rowid_column < 0)
+    g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
+                 "datatype mismatch: the rowid of table “%s” takes integers only",
+                 schema->name);
+  else
+    g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
+                 "datatype mismatch: column “%s” of table “%s” is an INTEGER PRIMARY KEY "
+                 "and takes integers only",
+                 schema_column (schema, schema->rowid_column)->name, schema->name);
   return FALSE;
+}
+
+/* The rowid SQLite passes apart (argv[1]), made an integer as SQLite
+ * makes a rowid: FALSE for anything else, NULL included ("datatype
+ * mismatch"). */
+static gboolean
+rowid_argument (sqlite3_value *value,
+                gint64        *rowid)
+{
+  sqlite3_value *copy;
+  gboolean ok;
+
+  if (sqlite3_value_type (value) == SQLITE_INTEGER)
+    {
+      *rowid = sqlite3_value_int64 (value);
+      return TRUE;
+    }
+  if (sqlite3_value_type (value) == SQLITE_NULL || (copy = sqlite3_value_dup (value)) == NULL)
+    return FALSE;
+  ok = qstore_affinity_to_integer (copy, rowid);
+  sqlite3_value_free (copy);
+  return ok;
+}
+
+static int
+vtab_mismatch (sqlite3_vtab   *vtab,
+               QStoreDatabase *database)
+{
+  GError *error = NULL;
+
+  mismatch (((QStoreVtab *) vtab)->entry->schema, &error);
+  vtab_fail (vtab, database, error);
+  return SQLITE_MISMATCH;
 }
 
 static int
@@ -1416,76 +1623,52 @@ vtab_update (sqlite3_vtab   *vtab,
   if (insert)
     {
       gint64 rowid = 0;
+      gint64 explicit_rowid = 0;
+      gboolean has_rowid = FALSE;
 
-      /* `INSERT INTO t(rowid, …)`: SQLite passes the rowid apart. */
+      /* `INSERT INTO t(rowid, …)`: SQLite passes the rowid apart. A table
+       * keyed by another PRIMARY KEY refuses it (QStoreTable says so). */
       if (sqlite3_value_type (argv[1]) != SQLITE_NULL)
         {
-          gint64 id;
-
-          if (schema->rowid_column < 0)
-            {
-              g_set_error (&error, QSTORE_ERROR, QSTORE_ERROR_UNSUPPORTED,
-                           keyed_by_rowid
-                           ? "Table “%s” assigns its rowids itself: leave the rowid out, or "
-                             "declare an INTEGER PRIMARY KEY column to choose ids"
-                           : "Table “%s” has no rowid: it is keyed by its PRIMARY KEY",
-                           schema->name);
-              values_free (copies, n_columns);
-              return vtab_fail (vtab, database, g_steal_pointer (&error));
-            }
-          if (!qstore_affinity_to_integer (argv[1], &id))
+          if (keyed_by_rowid && !rowid_argument (argv[1], &explicit_rowid))
             {
               values_free (copies, n_columns);
-              mismatch (schema, &error);
-              vtab_fail (vtab, database, g_steal_pointer (&error));
-              return SQLITE_MISMATCH;
+              return vtab_mismatch (vtab, database);
             }
-          if (values[schema->rowid_column].type == QSTORE_VALUE_NULL)
-            {
-              values[schema->rowid_column].type = QSTORE_VALUE_INTEGER;
-              values[schema->rowid_column].integer = id;
-            }
+          has_rowid = TRUE;
         }
 
-      ok = qstore_table_insert_values (entry->table, values, conflict, &rowid, &ignored, &error);
+      ok = qstore_table_insert_values_with_rowid (entry->table, values,
+                                                  has_rowid ? &explicit_rowid : NULL,
+                                                  conflict, &rowid, &ignored, &error);
       if (ok && !ignored)
         *rowid_out = keyed_by_rowid ? rowid : sqlite3_last_insert_rowid (database->db);
     }
   else
     {
+      gint64 new_rowid = 0;
+      gboolean rowid_changed = FALSE;
       gsize key_len;
       const guint8 *key;
 
       old_key = key_for_rowid (entry, argv[0], &error);
       ok = old_key != NULL;
 
-      if (ok && sqlite3_value_int64 (argv[0]) != sqlite3_value_int64 (argv[1]))
+      /* `UPDATE t SET rowid = …` passes the new rowid apart; anything but
+       * an integer is SQLite's "datatype mismatch". */
+      if (ok && !rowid_argument (argv[1], &new_rowid))
         {
-          /* `UPDATE t SET rowid = …` moves the INTEGER PRIMARY KEY with it. */
-          if (schema->rowid_column >= 0)
-            {
-              QStoreValue *id = &values[schema->rowid_column];
-
-              if (id->type == QSTORE_VALUE_INTEGER && id->integer == sqlite3_value_int64 (argv[0]))
-                id->integer = sqlite3_value_int64 (argv[1]);
-            }
-          else
-            {
-              g_set_error (&error, QSTORE_ERROR, QSTORE_ERROR_UNSUPPORTED,
-                           keyed_by_rowid
-                           ? "Table “%s” keeps its rowids: declare an INTEGER PRIMARY KEY "
-                             "column to change ids"
-                           : "Table “%s” has no rowid: it is keyed by its PRIMARY KEY",
-                           schema->name);
-              ok = FALSE;
-            }
+          values_free (copies, n_columns);
+          return vtab_mismatch (vtab, database);
         }
+      rowid_changed = ok && new_rowid != sqlite3_value_int64 (argv[0]);
 
       if (ok)
         {
           key = g_bytes_get_data (old_key, &key_len);
-          ok = qstore_table_update_values (entry->table, key, key_len, values, conflict,
-                                           &ignored, &error);
+          ok = qstore_table_update_values_with_rowid (entry->table, key, key_len, values,
+                                                      rowid_changed ? &new_rowid : NULL,
+                                                      conflict, &ignored, &error);
         }
     }
 
@@ -1642,6 +1825,7 @@ vtab_disconnect (sqlite3_vtab *base)
 {
   QStoreVtab *vtab = (QStoreVtab *) base;
 
+  g_clear_pointer (&vtab->spare, cursor_free);
   sqlite3_free (vtab->base.zErrMsg);
   qstore_sql_table_unref (vtab->entry);
   g_free (vtab);

@@ -16,6 +16,8 @@
 # include "qstore-snapshot.h"
 # include "qstore-provider.h"
 # include "qstore-codec.h"
+# include "qstore-catalog.h"
+# include "qstore-stale.h"
 # include "qstore-fault.h"
 # include "qstore-change-set.h"
 # include "qstore-coordinator.h"

@@ -169,6 +169,11 @@ def ops(engine, phase):
     return r["ops_per_sec"] if r else None
 
 
+def cpu_us(engine, phase):
+    r = results.get((engine, phase))
+    return r["cpu_seconds"] / r["ops"] * 1e6 if r and r["ops"] else None
+
+
 def size_mib(engine):
     r = results.get((engine, "size"))
     return r["bytes"] / 1048576 if r else None
@@ -186,7 +191,8 @@ def fmt_ratio(q, raw):
     return f"{q / raw:>8.2f}x" if q is not None and raw else f"{'-':>9}"
 
 
-print(f"rows={rows}: ops/s, and qstore / raw engine (the raw engine named under ratio)")
+print(f"rows={rows}: ops/s, and qstore / raw engine (the raw engine named under ratio);")
+print("then CPU microseconds per operation, size and peak RSS, each with the same ratio")
 for layer in layers:
     engines = [(f"qstore-{p}-{layer}", reference(layer, p)) for p in providers]
     print()
@@ -199,6 +205,14 @@ for layer in layers:
         line = f"{phase:<12} {fmt(ops('lmdb', phase), 12)} {fmt(ops('sqlite', phase), 12)}"
         for q, raw in engines:
             line += f" {fmt(ops(q, phase), 20)} {fmt_ratio(ops(q, phase), ops(raw, phase))}"
+        print(line)
+    # CPU time per operation moves less than wall time on a shared machine;
+    # its ratio is qstore / raw too, so here above 1 means more work.
+    print(f"{'cpu us/op':<12}")
+    for phase in phases:
+        line = f"  {phase:<10} {fmt(cpu_us('lmdb', phase), 12, 2)} {fmt(cpu_us('sqlite', phase), 12, 2)}"
+        for q, raw in engines:
+            line += f" {fmt(cpu_us(q, phase), 20, 2)} {fmt_ratio(cpu_us(q, phase), cpu_us(raw, phase))}"
         print(line)
     for label, get in (("size MiB", size_mib), ("peak RSS MiB", rss_mib)):
         line = f"{label:<12} {fmt(get('lmdb'), 12, 1)} {fmt(get('sqlite'), 12, 1)}"

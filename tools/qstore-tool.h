@@ -91,5 +91,14 @@ int             qstore_tool_kv                 (QStoreTool          *tool,
 int             qstore_tool_sql                (QStoreTool          *tool,
                                                 int                  argc,
                                                 char               **argv);
+int             qstore_tool_catalog            (QStoreTool          *tool,
+                                                int                  argc,
+                                                char               **argv);
+int             qstore_tool_stale              (QStoreTool          *tool,
+                                                int                  argc,
+                                                char               **argv);
+int             qstore_tool_demo               (QStoreTool          *tool,
+                                                int                  argc,
+                                                char               **argv);
 
 G_END_DECLS

@@ -15,6 +15,9 @@ static const QStoreToolCommand commands[] = {
   { "providers", "List the storage providers and what they can do", qstore_tool_providers },
   { "kv",        "Read and write the ordered key/value stores of a location", qstore_tool_kv },
   { "sql",       "Run SQL on the store's tables and print the rows", qstore_tool_sql },
+  { "catalog",   "List the tables, views and bookkeeping of the store's catalog", qstore_tool_catalog },
+  { "stale",     "Show the clean-shutdown marker, the durable stale set and each view's fate", qstore_tool_stale },
+  { "demo",      "Create a demo store with tables, indexes, rows and a view", qstore_tool_demo },
 };
 
 /* The synopsis of the command line being parsed, repeated in usage errors. */
