@@ -1062,7 +1062,8 @@ test_statements (Fixture       *f,
   assert_rows (f, "SELECT a, b FROM t ORDER BY b", "x;y|1\nkept|2\n");
 }
 
-/* Store-name collisions (seed 001's cases) */
+/* Store-name collisions: two logical objects whose physical store names
+ * come out the same */
 
 static void
 assert_collision (Fixture    *f,

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <glib/gstdio.h>
+#include <gtk/gtk.h>
 #include <qstore.h>
 #include <string.h>
 
@@ -113,6 +114,69 @@ test_plant (const char *uri,
     qstore_kv_delete (catalog, key_data, key_len, QSTORE_WRITE_SYNC, &error);
   g_assert_no_error (error);
   qstore_provider_close_all (provider);
+}
+
+/* Screenshots */
+
+static inline GdkTexture *
+test_render (GtkWidget *widget)
+{
+  int width = gtk_widget_get_width (widget);
+  int height = gtk_widget_get_height (widget);
+  g_autoptr(GdkPaintable) paintable = gtk_widget_paintable_new (widget);
+  GtkSnapshot *snapshot = gtk_snapshot_new ();
+  g_autoptr(GskRenderNode) node = NULL;
+  GskRenderer *renderer = gtk_native_get_renderer (gtk_widget_get_native (widget));
+
+  g_assert_cmpint (width, >, 0);
+  g_assert_cmpint (height, >, 0);
+  gdk_paintable_snapshot (paintable, snapshot, width, height);
+  node = gtk_snapshot_free_to_node (snapshot);
+  g_assert_nonnull (node);
+  return gsk_renderer_render_texture (renderer, node, &GRAPHENE_RECT_INIT (0, 0, width, height));
+}
+
+/* A page that shows something has many colours: text, icons, borders. */
+static inline guint
+test_count_colours (GdkTexture *texture)
+{
+  int width = gdk_texture_get_width (texture);
+  int height = gdk_texture_get_height (texture);
+  gsize stride = width * 4;
+  g_autofree guchar *pixels = g_malloc (stride * height);
+  g_autoptr(GHashTable) colours = g_hash_table_new (NULL, NULL);
+
+  gdk_texture_download (texture, pixels, stride);
+  for (int y = 0; y < height; y += 2)
+    for (int x = 0; x < width; x += 2)
+      {
+        guint32 pixel;
+
+        memcpy (&pixel, pixels + y * stride + x * 4, 4);
+        g_hash_table_add (colours, GUINT_TO_POINTER (pixel));
+      }
+  return g_hash_table_size (colours);
+}
+
+static inline void
+test_screenshot (GtkWidget  *widget,
+            const char *name)
+{
+  const char *dir = g_getenv ("QSTORE_SCREENSHOT_DIR");
+  g_autoptr(GdkTexture) texture = test_render (widget);
+  g_autofree char *path = NULL;
+  guint colours = test_count_colours (texture);
+
+  g_test_message ("%s: %d×%d, %u colours", name, gdk_texture_get_width (texture),
+                  gdk_texture_get_height (texture), colours);
+  g_assert_cmpuint (colours, >, 40);
+
+  if (dir == NULL)
+    return;
+  g_mkdir_with_parents (dir, 0755);
+  path = g_strdup_printf ("%s/%s.png", dir, name);
+  g_assert_true (gdk_texture_save_to_png (texture, path));
+  g_test_message ("saved %s", path);
 }
 
 G_END_DECLS

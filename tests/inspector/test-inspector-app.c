@@ -82,69 +82,6 @@ refresh (QStoreInspectorWindow *window)
   wait_ready (window);
 }
 
-/* Screenshots */
-
-static GdkTexture *
-render (GtkWidget *widget)
-{
-  int width = gtk_widget_get_width (widget);
-  int height = gtk_widget_get_height (widget);
-  g_autoptr(GdkPaintable) paintable = gtk_widget_paintable_new (widget);
-  GtkSnapshot *snapshot = gtk_snapshot_new ();
-  g_autoptr(GskRenderNode) node = NULL;
-  GskRenderer *renderer = gtk_native_get_renderer (gtk_widget_get_native (widget));
-
-  g_assert_cmpint (width, >, 0);
-  g_assert_cmpint (height, >, 0);
-  gdk_paintable_snapshot (paintable, snapshot, width, height);
-  node = gtk_snapshot_free_to_node (snapshot);
-  g_assert_nonnull (node);
-  return gsk_renderer_render_texture (renderer, node, &GRAPHENE_RECT_INIT (0, 0, width, height));
-}
-
-/* A page that shows something has many colours: text, icons, borders. */
-static guint
-count_colours (GdkTexture *texture)
-{
-  int width = gdk_texture_get_width (texture);
-  int height = gdk_texture_get_height (texture);
-  gsize stride = width * 4;
-  g_autofree guchar *pixels = g_malloc (stride * height);
-  g_autoptr(GHashTable) colours = g_hash_table_new (NULL, NULL);
-
-  gdk_texture_download (texture, pixels, stride);
-  for (int y = 0; y < height; y += 2)
-    for (int x = 0; x < width; x += 2)
-      {
-        guint32 pixel;
-
-        memcpy (&pixel, pixels + y * stride + x * 4, 4);
-        g_hash_table_add (colours, GUINT_TO_POINTER (pixel));
-      }
-  return g_hash_table_size (colours);
-}
-
-static void
-screenshot (GtkWidget  *widget,
-            const char *name)
-{
-  const char *dir = g_getenv ("QSTORE_SCREENSHOT_DIR");
-  g_autoptr(GdkTexture) texture = render (widget);
-  g_autofree char *path = NULL;
-  guint colours = count_colours (texture);
-
-  g_test_message ("%s: %d×%d, %u colours", name, gdk_texture_get_width (texture),
-                  gdk_texture_get_height (texture), colours);
-  g_assert_cmpuint (colours, >, 40);
-
-  if (dir == NULL)
-    return;
-  g_mkdir_with_parents (dir, 0755);
-  path = g_strdup_printf ("%s/%s.png", dir, name);
-  g_assert_true (gdk_texture_save_to_png (texture, path));
-  g_test_message ("saved %s", path);
-}
-
 static char *
 make_demo (const char *dir)
 {
@@ -189,12 +126,12 @@ drive_app (gpointer data)
   g_assert_true (qstore_inspector_catalog_page_select_name (qstore_inspector_window_get_catalog_page (window),
                                                             "main.orders"));
   test_run_for (200);
-  screenshot (GTK_WIDGET (window), "catalog");
+  test_screenshot (GTK_WIDGET (window), "catalog");
 
   show_page (window, "stale");
   g_assert_cmpstr (qstore_inspector_stale_page_get_marker_summary (qstore_inspector_window_get_stale_page (window)),
                    ==, "Present: the store was closed cleanly");
-  screenshot (GTK_WIDGET (window), "stale");
+  test_screenshot (GTK_WIDGET (window), "stale");
 
   /* The catalog's "Show Rows" action leads to the data page. */
   gtk_widget_activate_action (GTK_WIDGET (window), "win.show-table", "s", "main.orders");
@@ -204,7 +141,7 @@ drive_app (gpointer data)
   g_assert_null (qstore_inspector_data_page_get_error (qstore_inspector_window_get_data_page (window)));
   g_assert_cmpuint (g_list_model_get_n_items (G_LIST_MODEL (qstore_inspector_data_page_get_model (qstore_inspector_window_get_data_page (window)))),
                     ==, 10000);
-  screenshot (GTK_WIDGET (window), "data");
+  test_screenshot (GTK_WIDGET (window), "data");
 
   refresh (window);
   show_page (window, "data");
@@ -219,7 +156,7 @@ drive_app (gpointer data)
       about = l->data;
   g_list_free (toplevels);
   g_assert_nonnull (about);
-  screenshot (about, "about");
+  test_screenshot (about, "about");
   gtk_window_destroy (GTK_WINDOW (about));
 
   /* A window without a store welcomes, and lists the store just opened
@@ -231,7 +168,7 @@ drive_app (gpointer data)
   gtk_window_present (GTK_WINDOW (welcome));
   test_run_for (500);
   g_assert_cmpstr (qstore_inspector_window_get_state (welcome), ==, "welcome");
-  screenshot (GTK_WIDGET (welcome), "welcome");
+  test_screenshot (GTK_WIDGET (welcome), "welcome");
 
   run->done = TRUE;
   g_action_group_activate_action (G_ACTION_GROUP (run->application), "quit", NULL);
@@ -422,7 +359,7 @@ test_read_only (void)
 
 /* Beside a writer */
 
-#define WRITER_COMMITS 60
+#define WRITER_COMMITS 100
 
 static int
 run_writer (const char *uri,
@@ -447,7 +384,7 @@ run_writer (const char *uri,
           g_printerr ("writer: %s\n", error->message);
           return 1;
         }
-      g_usleep (10000);
+      g_usleep (25000);
     }
   if (!qstore_database_close (db, &error))
     {
