@@ -12,7 +12,10 @@ G_BEGIN_DECLS
  *
  * Every write becomes an *entry* appended to an arena: the key and value
  * bytes are copied there, packed, and never move until the buffer is
- * cleared. Each store keeps a B+ tree of entry pointers ordered by key.
+ * cleared. Each store keeps a B+ tree of entry pointers ordered by key;
+ * writes to a store nothing has read yet in the transaction are only
+ * listed, and sorted into its tree at once when it is first read, a
+ * savepoint opens or the commit counts them.
  * While undo is enabled (a savepoint is open) an entry also records the
  * entry it replaced, so qstore_pending_undo_to() can walk the arena back
  * from a mark and restore every tree. The walk needs no other log: the

@@ -104,11 +104,26 @@ typedef struct
   Hint     hint;
 } Tree;
 
+/* A write not in the tree yet, with its key's prefix for sorting. */
+typedef struct
+{
+  guint64       prefix;
+  const guint8 *entry;
+} Deferred;
+
+/* Writes to a store the transaction has not read are only appended: an
+ * index store is typically written row after row and read by nobody
+ * before the commit, and sorting its entries once costs much less than
+ * inserting them one by one into a tree in random order (a cache miss per
+ * level and per tie). The first read of the store, a savepoint or the
+ * commit sorts them into the tree (see store_flush()). */
 typedef struct
 {
   char     *name;
   QStoreKV *kv;
   Tree      tree;
+  GArray   *deferred;   /* Deferred, in write order; NULL when none yet */
+  gboolean  read;       /* read in this transaction: writes go to the tree */
 } Store;
 
 struct _QStorePending
@@ -778,6 +793,214 @@ tree_first_leaf (const Tree *tree,
   return (Leaf *) node;
 }
 
+/* Deferred writes */
+
+static gint
+compare_deferred (gconstpointer a,
+                  gconstpointer b,
+                  gpointer      user_data)
+{
+  const Deferred *da = a;
+  const Deferred *db = b;
+  const guint8 *key;
+  gsize key_len;
+
+  if (da->prefix != db->prefix)
+    return da->prefix < db->prefix ? -1 : 1;
+  key = entry_key (db->entry, &key_len);
+  return compare_entry_same_prefix (da->entry, key, key_len);
+}
+
+/* Sorts @items stably by key: a radix sort on the prefixes, which reads
+ * no entry, then a stable sort by the whole key of each run of equal
+ * prefixes (usually short: only these read their entries). */
+static void
+sort_deferred (Deferred *items,
+               gsize     n)
+{
+  g_autofree Deferred *tmp = NULL;
+  Deferred *src = items, *dst;
+  guint64 all_and = G_MAXUINT64, all_or = 0;
+
+  for (gsize i = 0; i < n; i++)
+    {
+      all_and &= items[i].prefix;
+      all_or |= items[i].prefix;
+    }
+
+  dst = tmp = g_new (Deferred, n);
+  for (guint shift = 0; shift < 64; shift += 8)
+    {
+      gsize count[257] = { 0 };
+      Deferred *swap;
+
+      /* A byte every prefix has alike orders nothing. */
+      if ((((all_and ^ all_or) >> shift) & 0xff) == 0)
+        continue;
+      for (gsize i = 0; i < n; i++)
+        count[((src[i].prefix >> shift) & 0xff) + 1]++;
+      for (guint b = 0; b < 256; b++)
+        count[b + 1] += count[b];
+      for (gsize i = 0; i < n; i++)
+        dst[count[(src[i].prefix >> shift) & 0xff]++] = src[i];
+      swap = src;
+      src = dst;
+      dst = swap;
+    }
+  if (src != items)
+    memcpy (items, src, n * sizeof (Deferred));
+
+  for (gsize i = 0; i < n; )
+    {
+      gsize j = i + 1;
+
+      while (j < n && items[j].prefix == items[i].prefix)
+        j++;
+      if (j - i > 1)
+        g_qsort_with_data (&items[i], j - i, sizeof (Deferred), compare_deferred, NULL);
+      i = j;
+    }
+}
+
+/* How many of @n nodes go into the next parent, at most @max each, and
+ * never one alone (a parent has two children or more). */
+static guint
+group_size (gsize n,
+            guint max)
+{
+  if (n <= max)
+    return n;
+  if (n - max < 2)
+    return max - 1;
+  return max;
+}
+
+/* Builds the tree of an empty store from unique entries in key order,
+ * every node full: reads no entry, the prefixes being known. */
+static void
+tree_build (Tree           *tree,
+            const Deferred *items,
+            gsize           n)
+{
+  g_autoptr(GPtrArray) level = g_ptr_array_new ();
+  g_autoptr(GArray) firsts = g_array_new (FALSE, FALSE, sizeof (Sep));
+  Leaf *prev = NULL;
+
+  g_assert (tree->root == NULL);
+
+  for (gsize i = 0; i < n; )
+    {
+      guint take = group_size (n - i, LEAF_MAX);
+      Leaf *leaf = leaf_new ();
+      Sep first = { items[i].prefix, items[i].entry };
+
+      for (guint k = 0; k < take; k++)
+        {
+          leaf->slots[k] = items[i + k].entry;
+          leaf->prefixes[k] = items[i + k].prefix;
+        }
+      leaf->hdr.n = take;
+      leaf->prev = prev;
+      if (prev != NULL)
+        prev->next = leaf;
+      prev = leaf;
+      g_ptr_array_add (level, leaf);
+      g_array_append_val (firsts, first);
+      i += take;
+    }
+
+  /* Each parent's separators are the first keys of its children but the
+   * first; its own first key is that of its first child. */
+  while (level->len > 1)
+    {
+      g_autoptr(GPtrArray) parents = g_ptr_array_new ();
+      g_autoptr(GArray) parent_firsts = g_array_new (FALSE, FALSE, sizeof (Sep));
+
+      for (guint i = 0; i < level->len; )
+        {
+          guint take = group_size (level->len - i, INNER_MAX);
+          Inner *inner = inner_new ();
+
+          for (guint k = 0; k < take; k++)
+            {
+              inner->children[k] = level->pdata[i + k];
+              if (k > 0)
+                inner->seps[k - 1] = g_array_index (firsts, Sep, i + k);
+            }
+          inner->hdr.n = take;
+          g_ptr_array_add (parents, inner);
+          g_array_append_val (parent_firsts, g_array_index (firsts, Sep, i));
+          i += take;
+        }
+      g_ptr_array_unref (level);
+      level = g_steal_pointer (&parents);
+      g_array_unref (firsts);
+      firsts = g_steal_pointer (&parent_firsts);
+    }
+
+  tree->root = level->len > 0 ? level->pdata[0] : NULL;
+  tree->n_entries = n;
+  tree->stamp++;
+}
+
+/* Sorts the store's deferred writes into its tree. The sort is stable, so
+ * of several writes to one key the last one wins, as if each had gone to
+ * the tree when made. */
+static void
+store_flush (QStorePending *self,
+             Store         *store)
+{
+  GArray *deferred = store->deferred;
+  Deferred *items;
+  gsize n = 0;
+
+  if (deferred == NULL || deferred->len == 0)
+    return;
+
+  items = (Deferred *) deferred->data;
+  sort_deferred (items, deferred->len);
+  /* The last write to each key, in place. */
+  for (guint i = 0; i < deferred->len; i++)
+    {
+      if (i + 1 < deferred->len && items[i].prefix == items[i + 1].prefix &&
+          compare_deferred (&items[i], &items[i + 1], NULL) == 0)
+        continue;
+      items[n++] = items[i];
+    }
+
+  if (store->tree.root == NULL)
+    {
+      tree_build (&store->tree, items, n);
+      self->n_entries += n;
+    }
+  else
+    {
+      for (gsize i = 0; i < n; i++)
+        if (tree_set (&store->tree, items[i].entry) == NULL)
+          self->n_entries++;
+    }
+  g_clear_pointer (&store->deferred, g_array_unref);
+}
+
+static void
+flush_all (QStorePending *self)
+{
+  for (guint i = 0; i < self->stores->len; i++)
+    store_flush (self, g_ptr_array_index (self->stores, i));
+}
+
+/* The store, ready to be read: its tree holds every write. */
+static Store *
+store_for_reading (QStorePending *self,
+                   guint          id)
+{
+  Store *store = g_ptr_array_index (self->stores, id);
+
+  store_flush (self, store);
+  store->read = TRUE;
+  return store;
+}
+
 /* Cursors */
 
 static gboolean
@@ -815,7 +1038,7 @@ qstore_pending_seek (QStorePending       *self,
                      gboolean             reverse,
                      QStorePendingCursor *cursor)
 {
-  Tree *tree = &((Store *) g_ptr_array_index (self->stores, store))->tree;
+  Tree *tree = &store_for_reading (self, store)->tree;
   guint64 prefix;
   Leaf *leaf;
 
@@ -867,6 +1090,7 @@ store_free (gpointer data)
 {
   Store *store = data;
 
+  g_clear_pointer (&store->deferred, g_array_unref);
   node_free (store->tree.root);
   g_clear_object (&store->kv);
   g_free (store->name);
@@ -921,13 +1145,19 @@ void
 qstore_pending_reset (QStorePending *self)
 {
   for (guint i = 0; i < self->stores->len; i++)
-    tree_clear (&((Store *) g_ptr_array_index (self->stores, i))->tree);
+    {
+      Store *store = g_ptr_array_index (self->stores, i);
+
+      g_clear_pointer (&store->deferred, g_array_unref);
+      tree_clear (&store->tree);
+    }
   self->n_entries = 0;
 }
 
 gsize
 qstore_pending_get_n_entries (QStorePending *self)
 {
+  flush_all (self);
   return self->n_entries;
 }
 
@@ -935,6 +1165,10 @@ void
 qstore_pending_set_undo (QStorePending *self,
                          gboolean       undo)
 {
+  /* An undoable write records the entry it replaces: that one must be in
+   * the tree. */
+  if (undo && !self->undo)
+    flush_all (self);
   self->undo = !!undo;
 }
 
@@ -1063,7 +1297,10 @@ gsize
 qstore_pending_store_get_n_entries (QStorePending *self,
                                     guint          store)
 {
-  return ((Store *) g_ptr_array_index (self->stores, store))->tree.n_entries;
+  Store *s = g_ptr_array_index (self->stores, store);
+
+  store_flush (self, s);
+  return s->tree.n_entries;
 }
 
 guint64
@@ -1071,6 +1308,54 @@ qstore_pending_store_get_stamp (QStorePending *self,
                                 guint          store)
 {
   return ((Store *) g_ptr_array_index (self->stores, store))->tree.stamp;
+}
+
+/* Appends an entry to the arena. With undo on, *@prev_slot gets where
+ * the entry it replaces is to be recorded. */
+static guint8 *
+entry_new (QStorePending  *self,
+           guint           store_id,
+           const guint8   *key,
+           gsize           key_len,
+           const guint8   *value,
+           gsize           value_len,
+           gboolean        tombstone,
+           guint8        **prev_slot)
+{
+  guint8 flags = 0;
+  guint8 *entry, *p;
+  gsize size;
+
+  if (tombstone)
+    flags |= ENTRY_TOMBSTONE;
+  if (self->undo)
+    flags |= ENTRY_HAS_PREV;
+
+  size = varint_len (key_len) + key_len + 1 + varint_len (store_id);
+  if (self->undo)
+    size += sizeof (gpointer);
+  if (!tombstone)
+    size += varint_len (value_len) + value_len;
+
+  entry = p = arena_alloc (self, size);
+  p = varint_put (p, key_len);
+  memcpy (p, key, key_len);
+  p += key_len;
+  *p++ = flags;
+  p = varint_put (p, store_id);
+  if (self->undo)
+    {
+      g_assert (prev_slot != NULL);
+      *prev_slot = p;
+      p += sizeof (gpointer);
+    }
+  if (!tombstone)
+    {
+      p = varint_put (p, value_len);
+      if (value_len > 0)
+        memcpy (p, value, value_len);
+    }
+  return entry;
 }
 
 void
@@ -1087,11 +1372,23 @@ qstore_pending_write (QStorePending *self,
   Hint *hint = &tree->hint;
   guint64 prefix = key_prefix (key, key_len);
   const guint8 *old = NULL;
-  guint8 flags = 0;
-  guint8 *entry, *p, *prev_slot = NULL;
-  gsize size;
+  guint8 *entry, *prev_slot = NULL;
   Leaf *leaf;
   guint pos = 0;
+
+  if (!store->read && !self->undo)
+    {
+      Deferred d;
+
+      d.prefix = prefix;
+      d.entry = entry_new (self, store_id, key, key_len, value, value_len, tombstone,
+                           NULL);
+      if (store->deferred == NULL)
+        store->deferred = g_array_sized_new (FALSE, FALSE, sizeof (Deferred), 64);
+      g_array_append_val (store->deferred, d);
+      tree->stamp++;
+      return;
+    }
 
   /* One descent serves the common cases: a key already there, or a leaf
    * with room; none when the last lookup was of this key. Only a split
@@ -1131,34 +1428,7 @@ qstore_pending_write (QStorePending *self,
         }
     }
 
-  if (tombstone)
-    flags |= ENTRY_TOMBSTONE;
-  if (self->undo)
-    flags |= ENTRY_HAS_PREV;
-
-  size = varint_len (key_len) + key_len + 1 + varint_len (store_id);
-  if (self->undo)
-    size += sizeof (gpointer);
-  if (!tombstone)
-    size += varint_len (value_len) + value_len;
-
-  entry = p = arena_alloc (self, size);
-  p = varint_put (p, key_len);
-  memcpy (p, key, key_len);
-  p += key_len;
-  *p++ = flags;
-  p = varint_put (p, store_id);
-  if (self->undo)
-    {
-      prev_slot = p;
-      p += sizeof (gpointer);
-    }
-  if (!tombstone)
-    {
-      p = varint_put (p, value_len);
-      if (value_len > 0)
-        memcpy (p, value, value_len);
-    }
+  entry = entry_new (self, store_id, key, key_len, value, value_len, tombstone, &prev_slot);
 
   if (old != NULL)
     {
@@ -1188,6 +1458,5 @@ qstore_pending_lookup (QStorePending *self,
                        const guint8  *key,
                        gsize          key_len)
 {
-  return tree_lookup (&((Store *) g_ptr_array_index (self->stores, store))->tree,
-                      key, key_len);
+  return tree_lookup (&store_for_reading (self, store)->tree, key, key_len);
 }

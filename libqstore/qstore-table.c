@@ -58,6 +58,15 @@
 
 #define EVAL_SAVEPOINT "qstore_table_eval"
 
+typedef struct
+{
+  GByteArray *key;
+  GByteArray *old_entry;
+  GByteArray *new_entry;
+  GByteArray *row;
+  GPtrArray  *conflicts;   /* GBytes */
+} WriteBuffers;
+
 /* SQLite gives up on random rowids after this many tries. */
 #define RANDOM_ROWID_TRIES 100
 
@@ -93,16 +102,34 @@ struct _QStoreTable
   gint64              max_rowid;
   guint64             max_rowid_epoch;
 
-  /* Buffers of write_row(), kept between rows: a table writes one row at
-   * a time (a write never starts another on the same table). */
-  GByteArray         *key_buf;
-  GByteArray         *old_entry_buf;
-  GByteArray         *new_entry_buf;
-  GByteArray         *row_buf;
-  GPtrArray          *conflicts;        /* GBytes */
+  /* The buffers of write_row(), kept from row to row; a write that
+   * starts while another is under way (from a change observer) gets its
+   * own. */
+  WriteBuffers        buffers;
+  gboolean            writing;
 };
 
 G_DEFINE_FINAL_TYPE (QStoreTable, qstore_table, G_TYPE_OBJECT)
+
+static void
+write_buffers_init (WriteBuffers *buffers)
+{
+  buffers->key = g_byte_array_sized_new (64);
+  buffers->old_entry = g_byte_array_sized_new (64);
+  buffers->new_entry = g_byte_array_sized_new (64);
+  buffers->row = g_byte_array_sized_new (128);
+  buffers->conflicts = g_ptr_array_new_with_free_func ((GDestroyNotify) g_bytes_unref);
+}
+
+static void
+write_buffers_clear (WriteBuffers *buffers)
+{
+  g_clear_pointer (&buffers->key, g_byte_array_unref);
+  g_clear_pointer (&buffers->old_entry, g_byte_array_unref);
+  g_clear_pointer (&buffers->new_entry, g_byte_array_unref);
+  g_clear_pointer (&buffers->row, g_byte_array_unref);
+  g_clear_pointer (&buffers->conflicts, g_ptr_array_unref);
+}
 
 enum {
   PROP_0,
@@ -128,11 +155,7 @@ qstore_table_finalize (GObject *object)
   g_clear_pointer (&self->eval_predicates, sqlite3_finalize);
   g_clear_pointer (&self->predicate_column, g_array_unref);
   g_clear_pointer (&self->index_stores, g_ptr_array_unref);
-  g_clear_pointer (&self->key_buf, g_byte_array_unref);
-  g_clear_pointer (&self->old_entry_buf, g_byte_array_unref);
-  g_clear_pointer (&self->new_entry_buf, g_byte_array_unref);
-  g_clear_pointer (&self->row_buf, g_byte_array_unref);
-  g_clear_pointer (&self->conflicts, g_ptr_array_unref);
+  write_buffers_clear (&self->buffers);
   g_clear_object (&self->data_store);
   g_clear_pointer (&self->schema, qstore_table_schema_unref);
   g_clear_object (&self->coordinator);
@@ -213,11 +236,7 @@ static void
 qstore_table_init (QStoreTable *self)
 {
   self->rowid_position = -1;
-  self->key_buf = g_byte_array_sized_new (64);
-  self->old_entry_buf = g_byte_array_sized_new (64);
-  self->new_entry_buf = g_byte_array_sized_new (64);
-  self->row_buf = g_byte_array_sized_new (128);
-  self->conflicts = g_ptr_array_new_with_free_func ((GDestroyNotify) g_bytes_unref);
+  write_buffers_init (&self->buffers);
 }
 
 /* Construction */
@@ -1531,21 +1550,22 @@ remove_conflicts (QStoreTable  *self,
  * then the writes. @old_key and @old_values describe the row being
  * replaced by an update, NULL for an insert. */
 static gboolean
-write_row (QStoreTable        *self,
-           QStoreValue        *values,
-           gboolean            key_is_new,
-           const GByteArray   *old_key,
-           const QStoreValue  *old_values,
-           GBytes             *old_row,
-           QStoreConflict      conflict,
-           gboolean           *ignored,
-           GError            **error)
+write_row_with (QStoreTable        *self,
+                WriteBuffers       *buffers,
+                QStoreValue        *values,
+                gboolean            key_is_new,
+                const GByteArray   *old_key,
+                const QStoreValue  *old_values,
+                GBytes             *old_row,
+                QStoreConflict      conflict,
+                gboolean           *ignored,
+                GError            **error)
 {
-  GByteArray *key = self->key_buf;
-  GByteArray *old_entry = self->old_entry_buf;
-  GByteArray *new_entry = self->new_entry_buf;
-  GByteArray *encoded = self->row_buf;
-  GPtrArray *conflicts = self->conflicts;
+  GByteArray *key = buffers->key;
+  GByteArray *old_entry = buffers->old_entry;
+  GByteArray *new_entry = buffers->new_entry;
+  GByteArray *encoded = buffers->row;
+  GPtrArray *conflicts = buffers->conflicts;
   g_autoptr(GBytes) new_row = NULL;
   gboolean in_index_here[16];
   g_autofree gboolean *in_index_heap = NULL;
@@ -1694,6 +1714,36 @@ write_row (QStoreTable        *self,
   if (self->rowid_position >= 0)
     note_rowid (self, values[self->rowid_position].integer);
   return TRUE;
+}
+
+static gboolean
+write_row (QStoreTable        *self,
+           QStoreValue        *values,
+           gboolean            key_is_new,
+           const GByteArray   *old_key,
+           const QStoreValue  *old_values,
+           GBytes             *old_row,
+           QStoreConflict      conflict,
+           gboolean           *ignored,
+           GError            **error)
+{
+  WriteBuffers nested;
+  gboolean ok;
+
+  if (!self->writing)
+    {
+      self->writing = TRUE;
+      ok = write_row_with (self, &self->buffers, values, key_is_new, old_key, old_values,
+                           old_row, conflict, ignored, error);
+      self->writing = FALSE;
+      return ok;
+    }
+
+  write_buffers_init (&nested);
+  ok = write_row_with (self, &nested, values, key_is_new, old_key, old_values, old_row,
+                       conflict, ignored, error);
+  write_buffers_clear (&nested);
+  return ok;
 }
 
 static gboolean

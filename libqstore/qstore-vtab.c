@@ -28,8 +28,10 @@
 #include <string.h>
 
 #include "qstore-affinity-private.h"
+#include "qstore-coordinator-private.h"
 #include "qstore-ddl-private.h"
 #include "qstore-error.h"
+#include "qstore-mview-private.h"
 #include "qstore-vtab-private.h"
 
 /* The plan, packed into idxNum. */
@@ -62,6 +64,13 @@ typedef struct
   /* A closed cursor kept for the next xOpen: SQLite opens and closes one
    * per statement run. */
   QStoreCursor   *spare;
+
+  /* The row an index walk fetched last, under the shared snapshot of
+   * serial last_serial (0: none): a point read of its key that follows
+   * (ids from an index, then each row by id) takes it from here. */
+  guint64         last_serial;
+  GByteArray     *last_key;
+  GByteArray     *last_row;
 } QStoreVtab;
 
 /* One component of the key a plan walks. */
@@ -93,10 +102,12 @@ struct _QStoreCursor
   gboolean             reverse;
   GArray              *windows;     /* Window */
   guint                next_window;
-  /* An index walk outside a transaction reads the index and the rows
-   * through one snapshot: one read of the provider's state for the whole
-   * statement instead of one per row. */
+  /* Outside a transaction, a walk reads through the snapshot the
+   * statements running at the same time share (see
+   * qstore_coordinator_hold_snapshot()): one look at the provider's state
+   * for all their reads instead of one per read. */
   QStoreSnapshot      *snapshot;
+  guint64              snapshot_serial;
   QStoreIter          *iter;
   gboolean             eof;
   gboolean             point;       /* a point read: one row at most */
@@ -106,6 +117,7 @@ struct _QStoreCursor
   GArray              *parts;       /* Part, of the plan below */
   int                  parts_index; /* -1: the primary key; -2: none yet */
   GByteArray          *key_buf;     /* the key of a point read */
+  GByteArray          *row_buf;     /* a row read through the snapshot */
 
   /* The current row */
   const guint8        *key;         /* its data key, borrowed from the iterator */
@@ -552,8 +564,11 @@ plan_candidate (QStoreTableSchema  *schema,
         break;
 
       out->eq[out->n_eq] = found;
+      /* Equal under NOCASE or RTRIM is not equal under BINARY: only a
+       * BINARY equality holds a column to one value for any ORDER BY. */
       fixed[out->n_eq] = eq_is_certain (info, found, part) &&
-                         info->aConstraint[found].op == SQLITE_INDEX_CONSTRAINT_EQ;
+                         info->aConstraint[found].op == SQLITE_INDEX_CONSTRAINT_EQ &&
+                         part->collation == QSTORE_COLLATION_BINARY;
       if (!fixed[out->n_eq])
         all_certain = FALSE;
       out->n_eq++;
@@ -936,13 +951,13 @@ vtab_open (sqlite3_vtab         *vtab,
       g_array_set_clear_func (cursor->windows, (GDestroyNotify) window_clear);
       cursor->parts_index = -2;
       cursor->key_buf = g_byte_array_sized_new (64);
+      cursor->row_buf = g_byte_array_sized_new (128);
     }
   memset (&cursor->base, 0, sizeof cursor->base);
   cursor->eof = TRUE;
   *out = &cursor->base;
   return SQLITE_OK;
 }
-
 
 /* Ends the current walk; the table, the value slots and the buffers stay
  * for the next xFilter. */
@@ -951,7 +966,9 @@ cursor_reset (QStoreCursor *cursor)
 {
   g_clear_object (&cursor->iter);
   g_clear_pointer (&cursor->row, g_bytes_unref);
-  g_clear_object (&cursor->snapshot);
+  if (cursor->snapshot != NULL)
+    qstore_coordinator_release_snapshot (cursor->entry->database->coordinator,
+                                         g_steal_pointer (&cursor->snapshot));
   if (cursor->windows->len > 0)
     g_array_set_size (cursor->windows, 0);
   cursor->next_window = 0;
@@ -969,6 +986,7 @@ cursor_free (QStoreCursor *cursor)
   g_clear_pointer (&cursor->values, g_free);
   g_clear_pointer (&cursor->parts, g_array_unref);
   g_byte_array_unref (cursor->key_buf);
+  g_byte_array_unref (cursor->row_buf);
   g_array_unref (cursor->windows);
   qstore_sql_table_unref (cursor->entry);
   g_free (cursor);
@@ -1014,11 +1032,80 @@ open_window (QStoreCursor  *cursor,
 
   if (cursor->snapshot != NULL)
     return qstore_snapshot_iterate (cursor->snapshot,
-                                    qstore_table_get_index_store (cursor->table, cursor->index),
+                                    cursor->by_index
+                                    ? qstore_table_get_index_store (cursor->table, cursor->index)
+                                    : qstore_table_get_data_store (cursor->table),
                                     bounds, error);
   if (cursor->by_index)
     return qstore_table_scan_index (cursor->table, cursor->index, bounds, error);
   return qstore_table_scan (cursor->table, bounds, error);
+}
+
+/* Reads the row under @key through the cursor's snapshot into the
+ * cursor's own buffer: a later lookup on the shared snapshot may reuse the
+ * memory it handed out, and SQLite may ask for this row's columns after
+ * another statement read through it. An index walk (@remember) leaves the
+ * row for a point read of the same key (see QStoreVtab.last_row). */
+static gboolean
+snapshot_read_row (QStoreCursor  *cursor,
+                   const guint8  *key,
+                   gsize          key_len,
+                   gboolean       remember,
+                   GError       **error)
+{
+  QStoreVtab *vtab = (QStoreVtab *) cursor->base.pVtab;
+  const guint8 *row;
+  gsize row_len;
+
+  if (!remember && vtab->last_serial == cursor->snapshot_serial &&
+      vtab->last_key->len == key_len && memcmp (vtab->last_key->data, key, key_len) == 0)
+    {
+      row = vtab->last_row->data;
+      row_len = vtab->last_row->len;
+    }
+  else if (!qstore_snapshot_lookup (cursor->snapshot, qstore_table_get_data_store (cursor->table),
+                                    key, key_len, &row, &row_len, error))
+    return FALSE;
+
+  g_byte_array_set_size (cursor->row_buf, 0);
+  g_byte_array_append (cursor->row_buf, row, row_len);
+  cursor->row_data = cursor->row_buf->data;
+  cursor->row_len = cursor->row_buf->len;
+
+  if (remember)
+    {
+      if (vtab->last_key == NULL)
+        {
+          vtab->last_key = g_byte_array_sized_new (64);
+          vtab->last_row = g_byte_array_sized_new (128);
+        }
+      vtab->last_serial = cursor->snapshot_serial;
+      g_byte_array_set_size (vtab->last_key, 0);
+      g_byte_array_append (vtab->last_key, key, key_len);
+      g_byte_array_set_size (vtab->last_row, 0);
+      g_byte_array_append (vtab->last_row, row, row_len);
+    }
+  return TRUE;
+}
+
+/* A walk outside a transaction (nothing pending to merge) reads through
+ * the shared snapshot, taking it when no statement holds it yet. */
+static gboolean
+hold_snapshot (QStoreCursor  *cursor,
+               gboolean       create,
+               GError       **error)
+{
+  GError *local_error = NULL;
+
+  cursor->snapshot = qstore_coordinator_hold_snapshot (cursor->entry->database->coordinator,
+                                                       create, &cursor->snapshot_serial,
+                                                       &local_error);
+  if (local_error != NULL)
+    {
+      g_propagate_error (error, local_error);
+      return FALSE;
+    }
+  return TRUE;
 }
 
 /* Moves to the next row of the plan, across its windows. */
@@ -1080,11 +1167,8 @@ cursor_advance (QStoreCursor  *cursor,
           cursor->key = qstore_iter_peek_value (cursor->iter, &cursor->key_len);
           if (cursor->snapshot != NULL)
             {
-              found = qstore_snapshot_lookup (cursor->snapshot,
-                                              qstore_table_get_data_store (cursor->table),
-                                              cursor->key, cursor->key_len,
-                                              &cursor->row_data, &cursor->row_len,
-                                              &local_error);
+              found = snapshot_read_row (cursor, cursor->key, cursor->key_len, TRUE,
+                                         &local_error);
             }
           else
             {
@@ -1157,41 +1241,46 @@ point_read (QStoreCursor   *cursor,
 
   cursor->point = TRUE;
   cursor->eof = FALSE;
-  cursor->row = qstore_table_get_row (cursor->table, key->data, key->len, error);
-  if (cursor->row == NULL)
+
+  /* Through the snapshot of the statements running now, if any: a point
+   * read alone is cheaper without one. */
+  if (!hold_snapshot (cursor, FALSE, error))
+    return FALSE;
+  if (cursor->snapshot != NULL)
     {
-      if (error != NULL && *error != NULL)
-        return FALSE;
-      cursor->eof = TRUE;
-      return TRUE;
+      GError *local_error = NULL;
+
+      if (!snapshot_read_row (cursor, key->data, key->len, FALSE, &local_error))
+        {
+          if (local_error != NULL)
+            {
+              g_propagate_error (error, local_error);
+              return FALSE;
+            }
+          cursor->eof = TRUE;
+          return TRUE;
+        }
+    }
+  else
+    {
+      cursor->row = qstore_table_get_row (cursor->table, key->data, key->len, error);
+      if (cursor->row == NULL)
+        {
+          if (error != NULL && *error != NULL)
+            return FALSE;
+          cursor->eof = TRUE;
+          return TRUE;
+        }
+      cursor->row_data = g_bytes_get_data (cursor->row, &cursor->row_len);
     }
 
   cursor->key = key->data;
   cursor->key_len = key->len;
-  cursor->row_data = g_bytes_get_data (cursor->row, &cursor->row_len);
   cursor->rowid = 0;
   if (!qstore_table_decode_row (cursor->table, cursor->row_data, cursor->row_len,
                                 cursor->values, &cursor->rowid, error))
     return FALSE;
   return TRUE;
-}
-
-/* Outside a transaction, where nothing pending needs merging, an index
- * walk reads through a snapshot of its own, when the provider has them. */
-static gboolean
-open_snapshot (QStoreCursor  *cursor,
-               GError       **error)
-{
-  QStoreCoordinator *coordinator = qstore_table_get_coordinator (cursor->table);
-  QStoreProvider *provider;
-
-  if (qstore_coordinator_in_transaction (coordinator))
-    return TRUE;
-  provider = qstore_coordinator_get_provider (coordinator);
-  if (!(qstore_provider_get_capabilities (provider) & QSTORE_CAPABILITY_SNAPSHOTS))
-    return TRUE;
-  cursor->snapshot = qstore_provider_begin_snapshot (provider, error);
-  return cursor->snapshot != NULL;
 }
 
 static int
@@ -1207,6 +1296,10 @@ vtab_filter (sqlite3_vtab_cursor  *base,
   int kind = PLAN_KIND (idx_num);
   guint n_searchable;
   guint n_columns = entry->schema->columns->len;
+
+  /* A materialized view's contents: work its transaction deferred first. */
+  if (G_UNLIKELY (entry->mview != NULL) && !qstore_mview_before_read (entry->mview, &error))
+    return vtab_fail (base->pVtab, entry->database, g_steal_pointer (&error));
 
   cursor_reset (cursor);
   /* A schema change gives the entry a new table: the plan's parts were
@@ -1240,6 +1333,8 @@ vtab_filter (sqlite3_vtab_cursor  *base,
     {
       Window all = { NULL, TRUE, NULL, FALSE };
 
+      if (!hold_snapshot (cursor, TRUE, &error))
+        return vtab_fail (base->pVtab, entry->database, g_steal_pointer (&error));
       g_array_append_val (cursor->windows, all);
     }
   else
@@ -1254,9 +1349,8 @@ vtab_filter (sqlite3_vtab_cursor  *base,
         }
       if (kind == PLAN_PK && point_read (cursor, idx_num, argc, argv, &error))
         return SQLITE_OK;
-      if (error == NULL && cursor->by_index && !open_snapshot (cursor, &error))
-        return vtab_fail (base->pVtab, entry->database, g_steal_pointer (&error));
       if (error != NULL ||
+          !hold_snapshot (cursor, TRUE, &error) ||
           !build_windows (cursor->windows, cursor->parts, idx_num, argc, argv, &error))
         return vtab_fail (base->pVtab, entry->database, g_steal_pointer (&error));
     }
@@ -1826,6 +1920,8 @@ vtab_disconnect (sqlite3_vtab *base)
   QStoreVtab *vtab = (QStoreVtab *) base;
 
   g_clear_pointer (&vtab->spare, cursor_free);
+  g_clear_pointer (&vtab->last_key, g_byte_array_unref);
+  g_clear_pointer (&vtab->last_row, g_byte_array_unref);
   sqlite3_free (vtab->base.zErrMsg);
   qstore_sql_table_unref (vtab->entry);
   g_free (vtab);
