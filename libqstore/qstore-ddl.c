@@ -920,11 +920,11 @@ build_index (QStoreDatabase  *self,
           g_autoptr(QStoreIter) found = NULL;
           gboolean duplicate;
 
-          /* Entries with these column values, whatever their row. */
+          /* Entries with these column values, whatever their row: the
+           * first entry at or after the prefix, if it starts with it. (No
+           * byte can bound the range from above: a data key may start with
+           * 0xff, a DESC NULL.) */
           qstore_bounds_set_gte (same, key->data, key->len);
-          g_byte_array_append (key, (const guint8 *) "\xff", 1);
-          qstore_bounds_set_lt (same, key->data, key->len);
-          g_byte_array_set_size (key, key->len - 1);
           qstore_bounds_set_limit (same, 1);
 
           if (!(found = qstore_coordinator_iterate (self->coordinator, index_store, same, error)))
@@ -935,6 +935,13 @@ build_index (QStoreDatabase  *self,
           duplicate = qstore_iter_next (found, &local_error);
           if (local_error != NULL)
             break;
+          if (duplicate)
+            {
+              gsize found_len;
+              const guint8 *found_key = qstore_iter_peek_key (found, &found_len);
+
+              duplicate = found_len >= key->len && memcmp (found_key, key->data, key->len) == 0;
+            }
           if (duplicate)
             {
               g_autofree char *message = unique_message (schema, index);

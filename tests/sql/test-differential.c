@@ -32,7 +32,8 @@
  *   statements (defaults from --seed=N and --statements=N, else a random
  *   seed and 3000 statements).
  * - QSTORE_DIFF_MINIMIZE=1: on a mismatch, shrink the statements that led
- *   to it to a few that still show it, and print those.
+ *   to it to a few that still show it (for at most five minutes, or as
+ *   many seconds as the value says when larger), and print those.
  * - QSTORE_DIFF_REPLAY=FILE: run the statements of FILE (as printed for a
  *   mismatch: one per line, `-- check` and `-- reopen` lines, `-- ordered`
  *   and `-- rowid` after a statement) instead of generating any.
@@ -42,7 +43,8 @@
  *   past a known mismatch while it is being fixed: `rollback` (no ROLLBACK,
  *   ROLLBACK TO or OR ROLLBACK), `affinity-seek` (IN subqueries only over
  *   columns of one affinity), `replace-default` (no DEFAULT on NOT NULL
- *   columns), `null-keys` (PRIMARY KEY columns NOT NULL).
+ *   columns), `null-keys` (PRIMARY KEY columns NOT NULL), `explicit-collate`
+ *   (no `c COLLATE x = v` in WHERE clauses).
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -50,7 +52,6 @@
 
 #include <glib/gstdio.h>
 #include <sqlite3.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include <qstore.h>
@@ -692,6 +693,10 @@ runner_reopen (Runner *r)
 {
   g_autoptr(GError) error = NULL;
 
+  /* A memory store would come back empty (a replay on another provider). */
+  if (!spec_is_persistent (r->spec))
+    return NULL;
+
   if (!qstore_database_close (r->db, &error))
     return g_strdup_printf ("reopen: closing failed: %s", error->message);
   g_clear_object (&r->db);
@@ -1197,14 +1202,14 @@ gen_predicate (Gen        *g,
       static const char *const joiners[] = { " AND ", " AND ", " OR " };
       const char *joiner = PICK (g, joiners);
       g_autoptr(GString) left = g_string_new (NULL);
-      gboolean or = g_str_equal (joiner, " OR ");
+      gboolean is_or = g_str_equal (joiner, " OR ");
 
-      g->in_or += or;
+      g->in_or += is_or;
       gen_predicate (g, left, t, qual, depth + 1);
       g_string_append_printf (s, "(%s%s", left->str, joiner);
       gen_predicate (g, s, t, qual, depth + 1);
       g_string_append_c (s, ')');
-      g->in_or -= or;
+      g->in_or -= is_or;
       return;
     }
   if (depth < 2 && r < 0.18)
@@ -1282,7 +1287,7 @@ gen_predicate (Gen        *g,
       /* SQLite 3.40 turns `c = 'x' OR c COLLATE RTRIM = 'y'` into an IN
        * over an index of c under c's collation, losing the RTRIM: no
        * explicit collation under OR. */
-      if (g->in_or > 0)
+      if (g->in_or > 0 || gen_skips (g, "explicit-collate"))
         g_string_append_printf (s, " = %s", gen_value_for (g, t, c));
       else
         g_string_append_printf (s, " COLLATE %s = %s", PICK (g, collations),
@@ -1636,7 +1641,6 @@ gen_select_subquery (Gen *g)
   Table *b = gen_table (g);
   Column *ca = table_column (a, pick (g, a->columns->len));
   Column *cb = table_column (b, pick (g, b->columns->len));
-
   guint form = pick (g, 5);
 
   if (gen_skips (g, "affinity-seek"))
@@ -1650,16 +1654,17 @@ gen_select_subquery (Gen *g)
   switch (form)
     {
     case 0:
-      append_select_list (g, s, a, NULL);
       {
-        gboolean not = chance (g, 0.3);
+        gboolean negated;
 
+        append_select_list (g, s, a, NULL);
+        negated = chance (g, 0.3);
         g_string_append_printf (s, " FROM %s WHERE %s %sIN (SELECT %s FROM %s AS y", a->name,
-                                ca->name, not ? "NOT " : "", cb->name, b->name);
+                                ca->name, negated ? "NOT " : "", cb->name, b->name);
         gen_where (g, s, b, "y", 0.5);
         /* SQLite 3.40 answers `x NOT IN (SELECT c …)` through an index on
          * c DESC as if c held no NULL. A LIMIT keeps it off the index. */
-        g_string_append (s, not ? " LIMIT -1)" : ")");
+        g_string_append (s, negated ? " LIMIT -1)" : ")");
       }
       break;
     case 1:
@@ -2749,7 +2754,7 @@ report_mismatch (const char *spec,
   g_auto(GStrv) lines = g_strsplit (mismatch, "\n", -1);
   const char *minimize_env = g_getenv ("QSTORE_DIFF_MINIMIZE");
 
-  g_test_message ("MISMATCH on %s after %u statements:", spec, entries->len);
+  g_test_message ("MISMATCH on %s at entry %u:", spec, entries->len);
   for (guint i = 0; lines[i] != NULL; i++)
     g_test_message ("  %s", lines[i]);
   print_entries ("the statements that led to it (the last ones):", entries,
@@ -2757,7 +2762,11 @@ report_mismatch (const char *spec,
 
   if (minimize_env != NULL && !g_str_equal (minimize_env, "0"))
     {
-      g_autoptr(GPtrArray) kept = minimize (spec, entries, mismatch, 300);
+      /* QSTORE_DIFF_MINIMIZE=1 allows five minutes; a larger number is
+       * the seconds to allow. */
+      guint64 seconds = g_ascii_strtoull (minimize_env, NULL, 10);
+      g_autoptr(GPtrArray) kept = minimize (spec, entries, mismatch,
+                                            seconds > 1 ? (double) seconds : 300);
 
       print_entries ("minimal reproduction (put it in a file for QSTORE_DIFF_REPLAY):", kept, 0);
     }

@@ -1935,6 +1935,27 @@ test_read_only (Fixture       *f,
   exec_ok (f, "INSERT INTO t VALUES (2, 'y')");
 }
 
+/* Two cases the differential test found. */
+static void
+test_collated_equality (Fixture       *f,
+                        gconstpointer  data)
+{
+  /* Equal under NOCASE is not equal under BINARY: the ORDER BY on the
+   * column is not satisfied by the index order. */
+  both (f, "CREATE TABLE t (id INTEGER PRIMARY KEY, b TEXT)");
+  both (f, "CREATE INDEX ix ON t (b COLLATE NOCASE)");
+  both (f, "INSERT INTO t VALUES (1, 'B'), (2, 'b'), (3, 'a')");
+  assert_same (f, "SELECT id FROM t WHERE b COLLATE NOCASE = 'B' ORDER BY b DESC, id");
+  assert_same (f, "SELECT id FROM t WHERE b COLLATE NOCASE = 'B' ORDER BY b, id");
+
+  /* A DESC NULL key starts with 0xff: a UNIQUE index built over existing
+   * rows must still see the duplicate. */
+  both (f, "CREATE TABLE u (b, c, PRIMARY KEY (c DESC))");
+  both (f, "INSERT INTO u VALUES (7, NULL), (7, NULL)");
+  both_maybe (f, "CREATE UNIQUE INDEX ux ON u (b)");
+  assert_same (f, "SELECT count(*) FROM u");
+}
+
 int
 main (int    argc,
       char **argv)
@@ -1962,6 +1983,7 @@ main (int    argc,
   ADD ("/sql/keys/null-primary-key", test_null_primary_key);
   ADD ("/sql/keys/partial-unique", test_partial_unique);
   ADD ("/sql/queries", test_queries);
+  ADD ("/sql/collated-equality", test_collated_equality);
   ADD ("/sql/query-plans", test_query_plans);
   ADD ("/sql/transactions", test_transactions);
   ADD ("/sql/change-sets", test_change_sets);
