@@ -29,6 +29,18 @@ gboolean  qstore_catalog_differs            (QStoreDatabase  *self,
                                              GBytes          *key,
                                              const char      *value);
 
+/* What phase 3 (qstore-mview.c) reports. @name is `schema.name`. */
+void      qstore_rehydration_result_add_materialized_view (QStoreRehydrationResult *self,
+                                                           const char              *name,
+                                                           gboolean                 adopted);
+void      qstore_rehydration_result_add_error_entry       (QStoreRehydrationResult *self,
+                                                           const char              *name,
+                                                           const char              *ddl,
+                                                           const char              *message);
+/* A table phase 1 loaded that is a materialized view's contents. */
+void      qstore_rehydration_result_forget_table          (QStoreRehydrationResult *self,
+                                                           const char              *name);
+
 /* Views of the main connection. @stmt is the prepared CREATE VIEW or DROP
  * VIEW of view @name in schema main; DDL-commit already happened. */
 gboolean  qstore_catalog_create_view        (QStoreDatabase  *self,

@@ -19,6 +19,7 @@
 #include "qstore-catalog-private.h"
 #include "qstore-ddl-private.h"
 #include "qstore-enums.h"
+#include "qstore-mview-private.h"
 #include "qstore-error.h"
 #include "qstore-provider-private.h"
 #include "qstore-table-schema-private.h"
@@ -1118,6 +1119,8 @@ struct _QStoreRehydrationResult
   GPtrArray *indexes;
   GPtrArray *views;
   GPtrArray *materialized_views;
+  GPtrArray *adopted_materialized_views;
+  GPtrArray *refilled_materialized_views;
   GPtrArray *error_names;
   GPtrArray *error_ddl;
   GPtrArray *error_messages;
@@ -1134,6 +1137,8 @@ qstore_rehydration_result_finalize (GObject *object)
   g_ptr_array_unref (self->indexes);
   g_ptr_array_unref (self->views);
   g_ptr_array_unref (self->materialized_views);
+  g_ptr_array_unref (self->adopted_materialized_views);
+  g_ptr_array_unref (self->refilled_materialized_views);
   g_ptr_array_unref (self->error_names);
   g_ptr_array_unref (self->error_ddl);
   g_ptr_array_unref (self->error_messages);
@@ -1172,6 +1177,8 @@ qstore_rehydration_result_init (QStoreRehydrationResult *self)
   self->indexes = strv_array_new ();
   self->views = strv_array_new ();
   self->materialized_views = strv_array_new ();
+  self->adopted_materialized_views = strv_array_new ();
+  self->refilled_materialized_views = strv_array_new ();
   self->error_names = g_ptr_array_new_with_free_func (g_free);
   self->error_ddl = g_ptr_array_new_with_free_func (g_free);
   self->error_messages = g_ptr_array_new_with_free_func (g_free);
@@ -1266,6 +1273,46 @@ qstore_rehydration_result_get_materialized_views (QStoreRehydrationResult *self)
 }
 
 /**
+ * qstore_rehydration_result_get_adopted_materialized_views:
+ * @self: a #QStoreRehydrationResult
+ *
+ * Gets the materialized views whose stored contents were kept as they
+ * were ("adopted"): the store proved them current (a clean shutdown that
+ * did not list them as stale, or, with an atomic provider, the durable
+ * stale set not listing them) and every materialized view they read was
+ * adopted too.
+ *
+ * Returns: (transfer none) (array zero-terminated=1): the views, as
+ *   `schema.name` in lower case
+ */
+const char * const *
+qstore_rehydration_result_get_adopted_materialized_views (QStoreRehydrationResult *self)
+{
+  g_return_val_if_fail (QSTORE_IS_REHYDRATION_RESULT (self), NULL);
+
+  return strv_of (self->adopted_materialized_views);
+}
+
+/**
+ * qstore_rehydration_result_get_refilled_materialized_views:
+ * @self: a #QStoreRehydrationResult
+ *
+ * Gets the materialized views whose contents were computed again from
+ * what they read ("refilled"), because nothing proved the stored
+ * contents current.
+ *
+ * Returns: (transfer none) (array zero-terminated=1): the views, as
+ *   `schema.name` in lower case
+ */
+const char * const *
+qstore_rehydration_result_get_refilled_materialized_views (QStoreRehydrationResult *self)
+{
+  g_return_val_if_fail (QSTORE_IS_REHYDRATION_RESULT (self), NULL);
+
+  return strv_of (self->refilled_materialized_views);
+}
+
+/**
  * qstore_rehydration_result_get_n_errors:
  * @self: a #QStoreRehydrationResult
  *
@@ -1338,6 +1385,37 @@ qstore_rehydration_result_get_error_message (QStoreRehydrationResult *self,
   g_return_val_if_fail (i < self->error_messages->len, NULL);
 
   return self->error_messages->pdata[i];
+}
+
+void
+qstore_rehydration_result_add_materialized_view (QStoreRehydrationResult *self,
+                                                 const char              *name,
+                                                 gboolean                 adopted)
+{
+  g_ptr_array_add (self->materialized_views, g_strdup (name));
+  g_ptr_array_add (adopted ? self->adopted_materialized_views
+                           : self->refilled_materialized_views, g_strdup (name));
+}
+
+void
+qstore_rehydration_result_add_error_entry (QStoreRehydrationResult *self,
+                                           const char              *name,
+                                           const char              *ddl,
+                                           const char              *message)
+{
+  add_error (self, name, ddl, message);
+}
+
+void
+qstore_rehydration_result_forget_table (QStoreRehydrationResult *self,
+                                        const char              *name)
+{
+  for (guint i = 0; i < self->tables->len; i++)
+    if (g_ascii_strcasecmp (self->tables->pdata[i], name) == 0)
+      {
+        g_ptr_array_remove_index (self->tables, i);
+        return;
+      }
 }
 
 /* Compare-write */
@@ -1479,9 +1557,9 @@ create_view (QStoreDatabase  *self,
   if (!check_main (item, "View", error))
     return FALSE;
 
-  sqlite3_set_authorizer (self->db, guard_authorizer, &guard);
+  qstore_database_set_authorizer (self, guard_authorizer, &guard);
   rc = sqlite3_prepare_v2 (self->db, item->text, -1, &stmt, &tail);
-  sqlite3_set_authorizer (self->db, NULL, NULL);
+  qstore_database_set_authorizer (self, NULL, NULL);
   if (rc == SQLITE_OK && stmt == NULL)
     guard.refused = g_strdup ("nothing");
   if (rc != SQLITE_OK || stmt == NULL)
@@ -1529,14 +1607,21 @@ check_view (QStoreDatabase  *self,
   return TRUE;
 }
 
-/* Phase 3: materialized views are not rebuilt yet. Their entries stay in
- * the catalog as they are and none is listed as loaded; this is where
- * they will be read back, after the tables and views they read. */
+/* Phase 3: materialized views are read back once the tables and views
+ * they read are loaded, and after a commit interrupted in the last
+ * session is repaired (their sources must be whole): the database runs
+ * qstore_mview_rehydrate() then. */
 static void
 rehydrate_materialized_views (QStoreDatabase           *self,
                               GArray                   *items,
                               QStoreRehydrationResult  *result)
 {
+  for (guint i = 0; i < items->len; i++)
+    {
+      Item *item = &g_array_index (items, Item, i);
+
+      qstore_mview_queue_rehydrate (self, item->schema, item->name, item->text);
+    }
 }
 
 void

@@ -85,6 +85,10 @@ const char * const *qstore_rehydration_result_get_views         (QStoreRehydrati
 QSTORE_AVAILABLE_IN_ALL
 const char * const *qstore_rehydration_result_get_materialized_views (QStoreRehydrationResult *self);
 QSTORE_AVAILABLE_IN_ALL
+const char * const *qstore_rehydration_result_get_adopted_materialized_views (QStoreRehydrationResult *self);
+QSTORE_AVAILABLE_IN_ALL
+const char * const *qstore_rehydration_result_get_refilled_materialized_views (QStoreRehydrationResult *self);
+QSTORE_AVAILABLE_IN_ALL
 guint               qstore_rehydration_result_get_n_errors      (QStoreRehydrationResult *self);
 QSTORE_AVAILABLE_IN_ALL
 const char         *qstore_rehydration_result_get_error_name    (QStoreRehydrationResult *self,

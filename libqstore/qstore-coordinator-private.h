@@ -25,4 +25,47 @@ gboolean qstore_coordinator_commit_restructure (QStoreCoordinator   *self,
                                                 const char * const  *drop,
                                                 GError             **error);
 
+/* Reads of statements that run at the same time outside a transaction
+ * share one snapshot, as SQLite's statements on one connection share its
+ * read transaction: taken by the first, dropped when the last releases it
+ * or a transaction ends (statements starting after a commit see it; those
+ * running keep their snapshot). Returns a reference to release with
+ * qstore_coordinator_release_snapshot(), or NULL (@error unset) inside a
+ * transaction, when the provider has no snapshots, or when none is held
+ * and !@create. *@serial tells one shared snapshot from the next: what
+ * was read under the same serial is still what the snapshot holds. */
+QStoreSnapshot *qstore_coordinator_hold_snapshot    (QStoreCoordinator  *self,
+                                                     gboolean            create,
+                                                     guint64            *serial,
+                                                     GError            **error);
+void            qstore_coordinator_release_snapshot (QStoreCoordinator  *self,
+                                                     QStoreSnapshot     *snapshot);
+
+/* What the materialized views of a database follow: every row change as
+ * it is recorded (whether or not anyone listens to `committed`), the
+ * moment before a commit writes, writes undone by a rollback to a
+ * savepoint, and the end of each transaction. @committed says whether it
+ * ended with a commit that stored its writes. Each callback may be NULL.
+ * Callbacks may write through the coordinator (they run inside the
+ * transaction), except @ended, which runs after it is over. */
+typedef struct
+{
+  void (*changed)       (gpointer        data,
+                         const char     *schema,
+                         const char     *table,
+                         QStoreChangeOp  op,
+                         GBytes         *old_row,
+                         GBytes         *new_row);
+  void (*before_commit) (gpointer        data);
+  void (*undone)        (gpointer        data);
+  void (*ended)         (gpointer        data,
+                         gboolean        committed);
+} QStoreCoordinatorObserver;
+
+/* Installs (or, with NULL, removes) the one observer. @observer must
+ * outlive its installation. */
+void qstore_coordinator_set_observer (QStoreCoordinator               *self,
+                                      const QStoreCoordinatorObserver *observer,
+                                      gpointer                         data);
+
 G_END_DECLS

@@ -92,6 +92,15 @@ struct _QStoreCoordinator
   gsize           max_key;
   QStoreKV       *read_kv;
   QStoreKVInterface *read_iface;
+
+  JsonGenerator  *stats_generator;     /* see row_count_json() */
+  JsonObject     *stats_object;
+
+  /* The snapshot statements running side by side outside a transaction
+   * share, and how many of them hold it. */
+  QStoreSnapshot *shared_snapshot;
+  guint           shared_snapshot_users;
+  guint64         shared_snapshot_serial;  /* bumped for each new one */
   char           *interrupted;         /* the commit marker left behind, or NULL */
   GPtrArray      *interrupted_stores;  /* its store names */
 
@@ -106,6 +115,11 @@ struct _QStoreCoordinator
   GPtrArray      *tx_tables;           /* TableEntry touched by this transaction */
   TableEntry     *last_table;
   GArray         *levels;              /* Level */
+
+  /* Materialized-view maintenance (qstore_coordinator_set_observer()) */
+  const QStoreCoordinatorObserver *observer;
+  gpointer        observer_data;
+  gboolean        committing;          /* the transaction ending now was stored */
 };
 
 static void qstore_coordinator_initable_iface_init (GInitableIface *iface);
@@ -475,22 +489,24 @@ load_row_count (QStoreCoordinator  *self,
   return TRUE;
 }
 
+/* Every commit writes one of these per table it changed: the generator
+ * and its object are kept, only the numbers change. */
 static char *
-row_count_json (gint64 count)
+row_count_json (QStoreCoordinator *self,
+                gint64             count)
 {
-  g_autoptr(JsonBuilder) builder = json_builder_new ();
-  g_autoptr(JsonGenerator) generator = json_generator_new ();
-  g_autoptr(JsonNode) root = NULL;
+  if (self->stats_generator == NULL)
+    {
+      g_autoptr(JsonNode) root = json_node_new (JSON_NODE_OBJECT);
 
-  json_builder_begin_object (builder);
-  json_builder_set_member_name (builder, "rowCount");
-  json_builder_add_int_value (builder, count);
-  json_builder_set_member_name (builder, "updatedAt");
-  json_builder_add_int_value (builder, g_get_real_time () / 1000);
-  json_builder_end_object (builder);
-  root = json_builder_get_root (builder);
-  json_generator_set_root (generator, root);
-  return json_generator_to_data (generator, NULL);
+      self->stats_object = json_object_new ();
+      json_node_set_object (root, self->stats_object);
+      self->stats_generator = json_generator_new ();
+      json_generator_set_root (self->stats_generator, root);
+    }
+  json_object_set_int_member (self->stats_object, "rowCount", count);
+  json_object_set_int_member (self->stats_object, "updatedAt", g_get_real_time () / 1000);
+  return json_generator_to_data (self->stats_generator, NULL);
 }
 
 /* Lifecycle */
@@ -527,6 +543,9 @@ qstore_coordinator_finalize (GObject *object)
   g_clear_object (&self->catalog);
   g_clear_object (&self->stats);
   g_clear_object (&self->read_kv);
+  g_clear_object (&self->shared_snapshot);
+  g_clear_object (&self->stats_generator);
+  g_clear_pointer (&self->stats_object, json_object_unref);
   g_clear_object (&self->provider);
 
   G_OBJECT_CLASS (qstore_coordinator_parent_class)->finalize (object);
@@ -864,6 +883,9 @@ qstore_coordinator_get_interrupted_commit (QStoreCoordinator *self)
 static void
 end_transaction (QStoreCoordinator *self)
 {
+  gboolean committed = self->committing;
+
+  self->committing = FALSE;
   qstore_pending_clear (self->pending);
   g_array_set_size (self->changes, 0);
   for (guint i = 0; i < self->tx_tables->len; i++)
@@ -878,6 +900,13 @@ end_transaction (QStoreCoordinator *self)
   self->in_tx = FALSE;
   self->generation++;
   self->epoch++;
+  /* Statements that start from now on must see what was just committed;
+   * those holding the snapshot keep it. */
+  g_clear_object (&self->shared_snapshot);
+  self->shared_snapshot_users = 0;
+
+  if (G_UNLIKELY (self->observer != NULL) && self->observer->ended != NULL)
+    self->observer->ended (self->observer_data, committed);
 }
 
 /**
@@ -1053,6 +1082,8 @@ qstore_coordinator_rollback_to (QStoreCoordinator *self,
       truncate_levels (self, 0);
       /* The levels up to @depth stay open, now all at the beginning. */
       qstore_coordinator_savepoint (self, depth);
+      if (G_UNLIKELY (self->observer != NULL) && self->observer->undone != NULL)
+        self->observer->undone (self->observer_data);
       return;
     }
 
@@ -1067,6 +1098,8 @@ qstore_coordinator_rollback_to (QStoreCoordinator *self,
    * comes after this point. */
   level = &g_array_index (self->levels, Level, depth);
   level->mark = qstore_pending_mark (self->pending);
+  if (G_UNLIKELY (self->observer != NULL) && self->observer->undone != NULL)
+    self->observer->undone (self->observer_data);
 }
 
 /* Commit */
@@ -1248,7 +1281,7 @@ commit_pending (QStoreCoordinator   *self,
         continue;
       if (!load_row_count (self, entry, error))
         return FALSE;
-      json = row_count_json (MAX (0, entry->committed + entry->delta));
+      json = row_count_json (self, MAX (0, entry->committed + entry->delta));
       qstore_pending_write (self->pending, stats_id,
                             (const guint8 *) entry->stats_key, strlen (entry->stats_key),
                             (const guint8 *) json, strlen (json), FALSE);
@@ -1389,6 +1422,10 @@ qstore_coordinator_commit_restructure (QStoreCoordinator   *self,
       return qstore_provider_restructure (self->provider, drop, NULL, NULL, NULL, 0, error);
     }
 
+  /* Views maintained at commit time write before anything is decided. */
+  if (G_UNLIKELY (self->observer != NULL) && self->observer->before_commit != NULL)
+    self->observer->before_commit (self->observer_data);
+
   anything = qstore_pending_get_n_entries (self->pending) > 0 || self->changes->len > 0;
   for (guint i = 0; !anything && i < self->tx_tables->len; i++)
     anything = ((TableEntry *) self->tx_tables->pdata[i])->delta != 0;
@@ -1424,6 +1461,7 @@ qstore_coordinator_commit_restructure (QStoreCoordinator   *self,
                                                g_steal_pointer (&self->changes));
       self->changes = changes_new ();
     }
+  self->committing = TRUE;
   end_transaction (self);
 
   if (complete)
@@ -1662,15 +1700,21 @@ qstore_coordinator_record_change (QStoreCoordinator *self,
   if (!self->recording)
     {
       self->dropped_changes = TRUE;
-      return;
+    }
+  else
+    {
+      entry = lookup_table (self, schema, table);
+      change.table = qstore_change_table_ref (entry->name);
+      change.op = op;
+      change.old_row = old_row ? g_bytes_ref (old_row) : NULL;
+      change.new_row = new_row ? g_bytes_ref (new_row) : NULL;
+      g_array_append_val (self->changes, change);
     }
 
-  entry = lookup_table (self, schema, table);
-  change.table = qstore_change_table_ref (entry->name);
-  change.op = op;
-  change.old_row = old_row ? g_bytes_ref (old_row) : NULL;
-  change.new_row = new_row ? g_bytes_ref (new_row) : NULL;
-  g_array_append_val (self->changes, change);
+  /* After the change is listed: what views write because of it follows
+   * it in the change set. */
+  if (G_UNLIKELY (self->observer != NULL) && self->observer->changed != NULL)
+    self->observer->changed (self->observer_data, schema, table, op, old_row, new_row);
 }
 
 /**
@@ -1732,6 +1776,46 @@ qstore_coordinator_get_row_count (QStoreCoordinator *self,
   return MAX (0, entry->committed + entry->delta);
 }
 
+QStoreSnapshot *
+qstore_coordinator_hold_snapshot (QStoreCoordinator  *self,
+                                  gboolean            create,
+                                  guint64            *serial,
+                                  GError            **error)
+{
+  g_return_val_if_fail (QSTORE_IS_COORDINATOR (self), NULL);
+  g_return_val_if_fail (serial != NULL, NULL);
+  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+
+  if (self->in_tx)
+    return NULL;
+  if (self->shared_snapshot == NULL)
+    {
+      if (!create ||
+          !(qstore_provider_get_capabilities (self->provider) & QSTORE_CAPABILITY_SNAPSHOTS))
+        return NULL;
+      self->shared_snapshot = qstore_provider_begin_snapshot (self->provider, error);
+      if (self->shared_snapshot == NULL)
+        return NULL;
+      self->shared_snapshot_serial++;
+    }
+  self->shared_snapshot_users++;
+  *serial = self->shared_snapshot_serial;
+  return g_object_ref (self->shared_snapshot);
+}
+
+void
+qstore_coordinator_release_snapshot (QStoreCoordinator *self,
+                                     QStoreSnapshot    *snapshot)
+{
+  g_return_if_fail (QSTORE_IS_COORDINATOR (self));
+  g_return_if_fail (QSTORE_IS_SNAPSHOT (snapshot));
+
+  /* One taken before a commit replaced it only loses the caller's ref. */
+  if (snapshot == self->shared_snapshot && --self->shared_snapshot_users == 0)
+    g_clear_object (&self->shared_snapshot);
+  g_object_unref (snapshot);
+}
+
 void
 qstore_coordinator_forget_row_count (QStoreCoordinator *self,
                                      const char        *schema,
@@ -1745,4 +1829,15 @@ qstore_coordinator_forget_row_count (QStoreCoordinator *self,
   entry = lookup_table (self, schema, table);
   entry->loaded = FALSE;
   entry->committed = 0;
+}
+
+void
+qstore_coordinator_set_observer (QStoreCoordinator               *self,
+                                 const QStoreCoordinatorObserver *observer,
+                                 gpointer                         data)
+{
+  g_return_if_fail (QSTORE_IS_COORDINATOR (self));
+
+  self->observer = observer;
+  self->observer_data = observer != NULL ? data : NULL;
 }

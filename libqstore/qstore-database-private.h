@@ -31,6 +31,10 @@ typedef struct
   /* `SELECT <default>` on the scratch connection, per column; NULL when
    * the column has no DEFAULT or it was not needed yet. */
   GPtrArray         *default_stmts;
+
+  /* The materialized view whose contents the table holds, or NULL (not
+   * owned; see qstore-mview-private.h). */
+  gpointer           mview;
 } QStoreSqlTable;
 
 QStoreSqlTable *qstore_sql_table_new            (QStoreDatabase     *database,
@@ -77,7 +81,14 @@ struct _QStoreDatabase
   /* The INSERT being run, for the DEFAULTs SQLite leaves to us. */
   QStoreInsertShape  *insert_shape;
 
+  /* The authorizer of the main connection while a statement prepares
+   * (qstore_database_set_authorizer()), or NULL. */
+  int               (*authorizer) (void *, int, const char *, const char *,
+                                   const char *, const char *);
+  gpointer            authorizer_data;
+
   QStoreRehydrationResult *rehydration;  /* what open read back from the catalog */
+  struct _QStoreMViews *mviews;          /* the materialized views (qstore-mview.c) */
   char               *clean_shutdown;      /* the marker found at open, or NULL */
   gboolean            closed;
 };
@@ -91,6 +102,22 @@ void            qstore_database_set_sqlite_error    (QStoreDatabase  *self,
                                                      GError         **error);
 gboolean        qstore_database_check_writable      (QStoreDatabase  *self,
                                                      GError         **error);
+
+/* Sets what authorizes statements prepared on the main connection, until
+ * set again (NULL: everything is allowed). Use it rather than
+ * sqlite3_set_authorizer(): installing an authorizer expires every
+ * prepared statement of the connection, so the main connection keeps one
+ * installed for good and it calls this one. */
+static inline void
+qstore_database_set_authorizer (QStoreDatabase *self,
+                                int           (*authorizer) (void *, int, const char *,
+                                                             const char *, const char *,
+                                                             const char *),
+                                gpointer        data)
+{
+  self->authorizer = authorizer;
+  self->authorizer_data = data;
+}
 
 /* Runs @sql (statements without results) on @conn. */
 gboolean        qstore_database_run                 (QStoreDatabase  *self,

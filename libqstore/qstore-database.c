@@ -11,6 +11,7 @@
 #include "qstore-coordinator-private.h"
 #include "qstore-ddl-private.h"
 #include "qstore-error.h"
+#include "qstore-mview-private.h"
 #include "qstore-result-private.h"
 #include "qstore-vtab-private.h"
 
@@ -43,6 +44,16 @@
  * - `CREATE VIEW` and `DROP VIEW` keep views in the catalog too; `CREATE
  *   TEMP VIEW` makes one that lives as long as the database object. A
  *   view over a table that is dropped stays defined, as in SQLite.
+ * - `CREATE MATERIALIZED VIEW [IF NOT EXISTS] name [(columns)] AS SELECT
+ *   …`, `DROP MATERIALIZED VIEW [IF EXISTS] name` and `REFRESH
+ *   MATERIALIZED VIEW name`: a view whose rows are stored and kept up to
+ *   date in the transactions that change what it reads (see
+ *   [class@MaterializedView] and
+ *   qstore_database_list_materialized_views()). It is read like a table
+ *   and cannot be written, altered or indexed. `PRAGMA
+ *   materialized_view_rebuild_row_threshold [= rows]` reads or sets the
+ *   size above which a view that must be computed again in full is
+ *   refused.
  * - A DDL statement inside an open transaction first commits it
  *   ("DDL-commit"), then runs on its own; the transaction then goes on as a
  *   new one, so savepoints made before it are gone.
@@ -69,6 +80,8 @@ G_DEFINE_FINAL_TYPE (QStoreDatabase, qstore_database, G_TYPE_OBJECT)
 static void
 teardown (QStoreDatabase *self)
 {
+  /* Views hold statements of the main connection. */
+  g_clear_pointer (&self->mviews, qstore_mviews_free);
   if (self->db != NULL)
     {
       /* Virtual tables let go of their entries here. */
@@ -491,6 +504,23 @@ open_connection (GError **error)
   return db;
 }
 
+/* The main connection's authorizer for good (see
+ * qstore_database_set_authorizer()). */
+static int
+dispatch_authorizer (void       *data,
+                     int         action,
+                     const char *arg1,
+                     const char *arg2,
+                     const char *db_name,
+                     const char *inner)
+{
+  QStoreDatabase *self = data;
+
+  if (self->authorizer == NULL)
+    return SQLITE_OK;
+  return self->authorizer (self->authorizer_data, action, arg1, arg2, db_name, inner);
+}
+
 /* The clean-shutdown marker is single use: reading it at open consumes it,
  * so a crash before the next close leaves none. */
 static gboolean
@@ -528,8 +558,8 @@ write_clean_shutdown (QStoreDatabase  *self,
                       GError         **error)
 {
   g_autoptr(GBytes) key = qstore_catalog_key_for_meta (CLEAN_SHUTDOWN_META);
-  /* The materialized views stale at close: none yet. */
-  static const char stale[] = "[]";
+  /* The materialized views stale at close refill at the next open. */
+  g_autofree char *stale = qstore_mview_stale_json (self);
   QStoreWriteOp op = { 0 };
   gsize key_len;
 
@@ -579,15 +609,20 @@ qstore_database_open (const char       *uri,
   if (!(self->coordinator = qstore_coordinator_new (self->provider, error)) ||
       !(self->catalog = qstore_provider_get_catalog_store (self->provider, error)) ||
       !(self->db = open_connection (error)) ||
+      sqlite3_set_authorizer (self->db, dispatch_authorizer, self) != SQLITE_OK ||
       !(self->scratch = open_connection (error)) ||
       !qstore_vtab_register_module (self, error) ||
       !consume_clean_shutdown (self, error))
     return NULL;
 
+  self->mviews = qstore_mviews_new (self);
   qstore_catalog_rehydrate (self);
 
   if (!qstore_ddl_repair_interrupted_commit (self, error))
     return NULL;
+
+  /* Materialized views last: they read whole tables. */
+  qstore_mview_rehydrate (self);
 
   return g_steal_pointer (&self);
 }
@@ -621,8 +656,9 @@ qstore_database_close (QStoreDatabase  *self,
   if (qstore_coordinator_in_transaction (self->coordinator))
     qstore_coordinator_rollback (self->coordinator);
 
+  /* Nothing is queued for later: the marker is written last. */
   if (!(self->flags & QSTORE_OPEN_READ_ONLY))
-    ok = write_clean_shutdown (self, error);
+    ok = qstore_mview_write_durable_set (self, error) && write_clean_shutdown (self, error);
 
   teardown (self);
   return ok;
@@ -817,6 +853,8 @@ ddl_end (QStoreDatabase  *self,
          gboolean         ok,
          GError         **error)
 {
+  /* What the DDL changed may be what a materialized view reads. */
+  qstore_mview_after_ddl (self);
   if (reopen && !qstore_database_run (self, self->db, "BEGIN", ok ? error : NULL))
     return FALSE;
   return ok;
@@ -979,10 +1017,35 @@ run_statement (QStoreDatabase  *self,
   g_clear_error (&self->callback_error);
   lead = qstore_sql_lead (start);
 
+  /* Materialized views: statements SQLite has no syntax for. */
+  switch (qstore_mview_classify_statement (self, start, error))
+    {
+    case QSTORE_MVIEW_STATEMENT_REFUSED:
+      return FALSE;
+
+    case QSTORE_MVIEW_STATEMENT_DDL:
+      if (!ddl_begin (self, &reopen, error))
+        return FALSE;
+      ok = qstore_mview_run_ddl (self, start, tail, error);
+      if (!ddl_end (self, reopen, ok, error))
+        return FALSE;
+      if (result != NULL)
+        *result = empty_result (self);
+      return check_single (*tail, single, error);
+
+    case QSTORE_MVIEW_STATEMENT_SETTING:
+      return qstore_mview_run_setting (self, start, tail, result, error) &&
+             check_single (*tail, single, error);
+
+    case QSTORE_MVIEW_STATEMENT_NONE:
+    default:
+      break;
+    }
+
   c.self = self;
-  sqlite3_set_authorizer (self->db, classify_authorizer, &c);
+  qstore_database_set_authorizer (self, classify_authorizer, &c);
   rc = sqlite3_prepare_v2 (self->db, start, -1, &stmt, tail);
-  sqlite3_set_authorizer (self->db, NULL, NULL);
+  qstore_database_set_authorizer (self, NULL, NULL);
 
   /* Index DDL on a qstore table: the index lives on scratch. */
   if (lead == QSTORE_SQL_LEAD_CREATE_INDEX && rc != SQLITE_OK &&
@@ -1060,6 +1123,15 @@ run_statement (QStoreDatabase  *self,
     {
       sqlite3_finalize (stmt);
       g_set_error_literal (error, QSTORE_ERROR, QSTORE_ERROR_UNSUPPORTED, c.refusal);
+      return FALSE;
+    }
+
+  if (!qstore_mview_check_target (self,
+                                  c.kind == KIND_DROP_TABLE || c.kind == KIND_RENAME_TABLE
+                                    ? c.table : NULL,
+                                  c.dml_table, error))
+    {
+      sqlite3_finalize (stmt);
       return FALSE;
     }
 
@@ -1377,7 +1449,8 @@ qstore_database_list_tables (QStoreDatabase *self)
     {
       g_hash_table_iter_init (&iter, self->tables);
       while (g_hash_table_iter_next (&iter, NULL, (gpointer *) &entry))
-        g_ptr_array_add (names, g_strdup (entry->schema->name));
+        if (entry->mview == NULL)   /* a materialized view's contents */
+          g_ptr_array_add (names, g_strdup (entry->schema->name));
     }
   g_ptr_array_sort (names, compare_names);
   g_ptr_array_add (names, NULL);

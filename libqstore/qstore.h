@@ -24,4 +24,5 @@
 # include "qstore-table.h"
 # include "qstore-result.h"
 # include "qstore-database.h"
+# include "qstore-materialized-view.h"
 #undef QSTORE_INSIDE

@@ -223,11 +223,29 @@ qstore_tool_stale (QStoreTool  *tool,
     {
       g_autoptr(QStoreDatabase) database = NULL;
 
+      g_autoptr(GListModel) views = NULL;
+      g_autoptr(GStrvBuilder) names = g_strv_builder_new ();
+
       if (!(database = qstore_database_open (tool->store_uri, QSTORE_OPEN_NONE, &error)))
         return qstore_tool_fail (error);
-      /* No view is maintained by this version of the database, so none
-       * is stale: the list is empty until materialized views exist. */
-      stale_now = g_new0 (char *, 1);
+      /* Opening refills what it does not adopt, so only views that cannot
+       * be computed now (or were left stale) are listed. */
+      views = qstore_database_list_materialized_views (database);
+      for (guint i = 0; i < g_list_model_get_n_items (views); i++)
+        {
+          g_autoptr(QStoreMaterializedView) view = g_list_model_get_item (views, i);
+
+          if (qstore_materialized_view_get_stale (view))
+            {
+              g_autofree char *name = g_strdup_printf ("%s.%s",
+                                                       qstore_materialized_view_get_schema (view),
+                                                       qstore_materialized_view_get_name (view));
+              g_autofree char *lower = g_ascii_strdown (name, -1);
+
+              g_strv_builder_add (names, lower);
+            }
+        }
+      stale_now = g_strv_builder_end (names);
       if (!qstore_database_close (database, &error))
         return qstore_tool_fail (error);
     }
