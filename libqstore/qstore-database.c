@@ -609,12 +609,12 @@ qstore_database_open (const char       *uri,
   if (!(self->coordinator = qstore_coordinator_new (self->provider, error)) ||
       !(self->catalog = qstore_provider_get_catalog_store (self->provider, error)) ||
       !(self->db = open_connection (error)) ||
-      sqlite3_set_authorizer (self->db, dispatch_authorizer, self) != SQLITE_OK ||
       !(self->scratch = open_connection (error)) ||
       !qstore_vtab_register_module (self, error) ||
       !consume_clean_shutdown (self, error))
     return NULL;
 
+  sqlite3_set_authorizer (self->db, dispatch_authorizer, self);
   self->mviews = qstore_mviews_new (self);
   qstore_catalog_rehydrate (self);
 
@@ -844,7 +844,10 @@ ddl_begin (QStoreDatabase  *self,
       *reopen = TRUE;
     }
   /* Writes made through the table API outside SQL's transaction. */
-  return qstore_coordinator_commit (self->coordinator, error);
+  if (!qstore_coordinator_commit (self->coordinator, error))
+    return FALSE;
+  qstore_mview_before_ddl (self);
+  return TRUE;
 }
 
 static gboolean
@@ -1126,9 +1129,7 @@ run_statement (QStoreDatabase  *self,
       return FALSE;
     }
 
-  if (!qstore_mview_check_target (self,
-                                  c.kind == KIND_DROP_TABLE || c.kind == KIND_RENAME_TABLE
-                                    ? c.table : NULL,
+  if (!qstore_mview_check_target (self, c.kind != KIND_DROP_VIEW ? c.table : NULL,
                                   c.dml_table, error))
     {
       sqlite3_finalize (stmt);

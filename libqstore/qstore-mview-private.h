@@ -41,12 +41,17 @@ gboolean      qstore_mview_run_setting            (QStoreDatabase  *db,
                                                    const char     **tail,
                                                    QStoreResult   **result,
                                                    GError         **error);
-/* Refuses DROP TABLE / ALTER TABLE … RENAME (@ddl_table) and writes
- * (@dml_table) aimed at a view's contents; either may be NULL. */
+/* Refuses DDL on table or view @ddl_table (DROP TABLE, ALTER TABLE …
+ * RENAME, CREATE TABLE, CREATE VIEW) and writes to @dml_table when they
+ * are aimed at a materialized view or its name; either may be NULL. */
 gboolean      qstore_mview_check_target           (QStoreDatabase  *db,
                                                    const char      *ddl_table,
                                                    const char      *dml_table,
                                                    GError         **error);
+/* Before any DDL statement (outside any transaction): with an atomic
+ * provider, every view is durably listed as stale, since the DDL's commit
+ * may change what a view reads before the true set can be written. */
+void          qstore_mview_before_ddl             (QStoreDatabase  *db);
 /* After any DDL statement (failed or not, outside any transaction): the
  * views whose definition now reads something else go stale. */
 void          qstore_mview_after_ddl              (QStoreDatabase  *db);

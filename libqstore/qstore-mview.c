@@ -1025,6 +1025,7 @@ struct _QStoreMViews
   gboolean                  hooks;          /* SQLite hooks installed for TEMP sources */
   gint64                    threshold;
   gboolean                  atomic;
+  gboolean                  rehydrating;    /* views are still being read back */
   gboolean                  durable_known;  /* durable_text is what the store holds */
   char                     *durable_text;   /* NULL: absent */
   GPtrArray                *queued;         /* char *: schema, name, definition, … */
@@ -2538,21 +2539,30 @@ compare_names (gconstpointer a,
   return strcmp (*(const char * const *) a, *(const char * const *) b);
 }
 
+/* The views that may be behind, as the marker and the durable set list
+ * them: the stale ones and those that did not load (nothing follows
+ * them); with @all, every view. */
 static char *
-stale_json (QStoreMViews *self)
+names_json (QStoreMViews *self,
+            gboolean      all)
 {
   g_autoptr(JsonBuilder) builder = json_builder_new ();
   g_autoptr(JsonGenerator) generator = json_generator_new ();
   g_autoptr(JsonNode) root = NULL;
   g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func (g_free);
+  GHashTableIter iter;
+  const char *name;
 
   for (guint i = 0; i < self->order->len; i++)
     {
       QStoreMView *view = g_ptr_array_index (self->order, i);
 
-      if (view->stale)
+      if (all || view->stale)
         g_ptr_array_add (names, qualified (view->name));
     }
+  g_hash_table_iter_init (&iter, self->unloaded);
+  while (g_hash_table_iter_next (&iter, (gpointer *) &name, NULL))
+    g_ptr_array_add (names, qualified (name));
   g_ptr_array_sort (names, compare_names);
 
   json_builder_begin_array (builder);
@@ -2584,6 +2594,12 @@ write_meta (QStoreMViews  *self,
                                 QSTORE_WRITE_SYNC, error);
 }
 
+static char *
+stale_json (QStoreMViews *self)
+{
+  return names_json (self, FALSE);
+}
+
 /* Only a provider whose commits cannot tear a source from the views over
  * it keeps the durable set: it is what lets a later open trust a view
  * after a crash. It is written synchronously, only when it changes, and
@@ -2596,7 +2612,10 @@ persist_stale_set (QStoreMViews  *self,
 {
   g_autofree char *json = NULL;
 
-  if (!self->atomic || (self->db->flags & QSTORE_OPEN_READ_ONLY))
+  /* While views are read back, those not read yet are not in the list:
+   * the set written then would vouch for them. The end of the rehydration
+   * writes it. */
+  if (!self->atomic || (self->db->flags & QSTORE_OPEN_READ_ONLY) || self->rehydrating)
     return TRUE;
   /* A store that never had a view needs no set. */
   if (self->order->len == 0 && self->durable_text == NULL &&
@@ -3911,8 +3930,22 @@ qstore_mview_check_target (QStoreDatabase  *db,
   QStoreMViews *self = db->mviews;
   QStoreMView *view;
 
-  if (self == NULL || self->order->len == 0)
+  if (self == NULL || (self->order->len == 0 && g_hash_table_size (self->unloaded) == 0))
     return TRUE;
+  if (ddl_table != NULL)
+    {
+      g_autofree char *key = lower (ddl_table);
+
+      /* Its contents and its entry are still in the store. */
+      if (g_hash_table_contains (self->unloaded, key))
+        {
+          g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_EXISTS,
+                       "Materialized view “%s” is in the catalog, though it did not load when "
+                       "the database was opened: drop it with DROP MATERIALIZED VIEW first, "
+                       "or choose another name", ddl_table);
+          return FALSE;
+        }
+    }
   if ((view = lookup_view (self, ddl_table)) != NULL)
     {
       g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_UNSUPPORTED,
@@ -3939,6 +3972,39 @@ unprefixed (const char  *message,
   g_autofree char *prefix = g_strdup_printf ("Materialized view “%s”: ", view->name);
 
   return g_str_has_prefix (message, prefix) ? message + strlen (prefix) : message;
+}
+
+/* A DDL statement commits its schema change first; only then can the
+ * views that now read something else be known and the durable set name
+ * them. A crash in between would leave a view that reads differently (a
+ * column re-collated under max(), say) trusted with contents computed
+ * the old way, its shape unchanged. So every view is named before the
+ * DDL; after it, qstore_mview_after_ddl() writes the true set. A set that
+ * names too many only makes the next open refill more. */
+void
+qstore_mview_before_ddl (QStoreDatabase *db)
+{
+  QStoreMViews *self = db->mviews;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *json = NULL;
+
+  if (self == NULL || !self->atomic || (db->flags & QSTORE_OPEN_READ_ONLY) ||
+      self->order->len == 0)
+    return;
+
+  json = names_json (self, TRUE);
+  if (self->durable_known && g_strcmp0 (json, self->durable_text) == 0)
+    return;
+  if (!write_meta (self, STALE_SET_META, json, &error))
+    {
+      g_warning ("The durable set of stale materialized views cannot be written before DDL: %s",
+                 error->message);
+      self->durable_known = FALSE;
+      return;
+    }
+  g_free (self->durable_text);
+  self->durable_text = g_steal_pointer (&json);
+  self->durable_known = TRUE;
 }
 
 void
@@ -4127,6 +4193,8 @@ qstore_mview_rehydrate (QStoreDatabase *db)
   Trust trust = { FALSE, NULL, NULL };
   gboolean progressed = TRUE;
 
+  self->rehydrating = TRUE;
+
   /* The trust basis, read before anything is written. */
   if (!read_meta_text (self, STALE_SET_META, &durable, &error))
     {
@@ -4297,6 +4365,7 @@ qstore_mview_rehydrate (QStoreDatabase *db)
   rebuild_dependents (self);
   /* Refilled views are current, adopted ones were not stale: the stored
    * set may name views that no longer are. */
+  self->rehydrating = FALSE;
   persist_stale_set_or_warn (self);
 }
 

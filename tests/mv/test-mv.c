@@ -795,6 +795,11 @@ test_temp (Fixture       *f,
   g_free (exec_fails (f->db, "SELECT * FROM mt", QSTORE_ERROR_NOT_FOUND));
   g_assert_false (strv_has (qstore_rehydration_result_get_tables (result), "main.mt"));
 
+  /* Its name stays taken. */
+  g_free (exec_fails (f->db, "CREATE TABLE mt (x)", QSTORE_ERROR_EXISTS));
+  g_free (exec_fails (f->db, "CREATE VIEW mt2 AS SELECT 1", QSTORE_ERROR_EXISTS));
+  g_free (exec_fails (f->db, "CREATE MATERIALIZED VIEW mt AS SELECT 1", QSTORE_ERROR_EXISTS));
+
   /* With its source back, REFRESH brings it back; DROP removes one that
    * does not load. */
   exec (f->db, "CREATE TEMP TABLE tt (id INTEGER PRIMARY KEY, v INT); INSERT INTO tt VALUES (7, 70)");
@@ -1320,6 +1325,100 @@ test_trust_crash (Fixture       *f,
 
 /* Stage 5: the crash loop */
 
+/* One step of a writer's session: a transaction of random writes
+ * committed (its id in the log table, *committed set) or rolled back, or
+ * DDL that makes views stale, or REFRESH of the stale ones, or a clean
+ * close and reopen (*db replaced). */
+static gboolean
+session_step (QStoreDatabase **db,
+              const char      *uri,
+              GRand           *rand,
+              gint64           next,
+              gboolean        *committed,
+              GError         **error)
+{
+  int dice = g_rand_int_range (rand, 0, 100);
+  guint savepoints = 0;
+
+  *committed = FALSE;
+  if (dice < 3 && provider_persistent ())
+    {
+      /* A clean close leaves a marker for the next open to trust. */
+      if (!qstore_database_close (*db, error))
+        return FALSE;
+      g_clear_object (db);
+      *db = qstore_database_open (uri, QSTORE_OPEN_NONE, error);
+      return *db != NULL;
+    }
+
+  if (dice < 5)
+    {
+      /* DDL that makes views stale (durably so, with an atomic provider),
+       * and, by the next step's toss, brings them back. */
+      return qstore_database_exec (*db, g_rand_boolean (rand)
+                                          ? "ALTER TABLE t ALTER COLUMN s SET COLLATE BINARY"
+                                          : "ALTER TABLE t ALTER COLUMN s SET COLLATE NOCASE",
+                                   error);
+    }
+  if (dice < 8)
+    {
+      g_autoptr(GListModel) views = qstore_database_list_materialized_views (*db);
+
+      for (guint i = 0; i < g_list_model_get_n_items (views); i++)
+        {
+          g_autoptr(QStoreMaterializedView) view = g_list_model_get_item (views, i);
+          g_autoptr(GError) local_error = NULL;
+          g_autofree char *sql = NULL;
+
+          if (!qstore_materialized_view_get_stale (view))
+            continue;
+          sql = g_strdup_printf ("REFRESH MATERIALIZED VIEW %s",
+                                 qstore_materialized_view_get_name (view));
+          /* Over a view still stale, it waits for a later step. */
+          if (!qstore_database_exec (*db, sql, &local_error) &&
+              !g_error_matches (local_error, QSTORE_ERROR, QSTORE_ERROR_FAILED))
+            {
+              g_propagate_error (error, g_steal_pointer (&local_error));
+              return FALSE;
+            }
+        }
+      return TRUE;
+    }
+
+  if (!qstore_database_exec (*db, "BEGIN", error))
+    return FALSE;
+  for (int n = g_rand_int_range (rand, 1, 9); n > 0; n--)
+    {
+      g_autofree char *sql = random_statement (rand, TRUE, &savepoints);
+      g_autoptr(GError) local_error = NULL;
+
+      /* Transaction control is the caller's. */
+      if (g_str_equal (sql, "COMMIT") || g_str_equal (sql, "ROLLBACK") ||
+          g_str_equal (sql, "BEGIN"))
+        continue;
+      if (!qstore_database_exec (*db, sql, &local_error) &&
+          !g_error_matches (local_error, QSTORE_ERROR, QSTORE_ERROR_CONSTRAINT) &&
+          !g_error_matches (local_error, QSTORE_ERROR, QSTORE_ERROR_NOT_FOUND))
+        {
+          g_prefix_error (&local_error, "“%s”: ", sql);
+          g_propagate_error (error, g_steal_pointer (&local_error));
+          return FALSE;
+        }
+    }
+  {
+    g_autofree char *log = g_strdup_printf ("INSERT INTO log VALUES (%" G_GINT64_FORMAT ")", next);
+
+    if (!qstore_database_exec (*db, log, error))
+      return FALSE;
+  }
+  if (dice < 14)
+    return qstore_database_exec (*db, "ROLLBACK", error);
+  if (!qstore_database_exec (*db, "COMMIT", error))
+    return FALSE;
+  *committed = TRUE;
+  return TRUE;
+}
+
 static int
 crash_child (const char *uri,
              guint       seed)
@@ -1338,91 +1437,52 @@ crash_child (const char *uri,
 
   for (;;)
     {
-      int dice = g_rand_int_range (rand, 0, 100);
-      guint savepoints = 0;
+      gboolean committed;
 
-      if (dice < 3)
+      if (!session_step (&db, uri, rand, next, &committed, &error))
         {
-          /* A clean close leaves a marker for the next open to trust. */
-          if (!qstore_database_close (db, &error))
-            {
-              g_printerr ("crash child: %s\n", error->message);
-              return 1;
-            }
-          g_clear_object (&db);
-          if (!(db = qstore_database_open (uri, QSTORE_OPEN_NONE, &error)))
-            {
-              g_printerr ("crash child: %s\n", error->message);
-              return 1;
-            }
-          continue;
+          g_printerr ("crash child: %s\n", error->message);
+          return 1;
         }
-
-      if (dice < 5)
+      if (committed)
         {
-          /* DDL that makes views stale (durably so, with an atomic
-           * provider) and brings them back. */
-          exec (db, g_rand_boolean (rand) ? "ALTER TABLE t ALTER COLUMN s SET COLLATE BINARY"
-                                          : "ALTER TABLE t ALTER COLUMN s SET COLLATE NOCASE");
-          continue;
+          /* Reported only once the commit returned: it is durable. */
+          printf ("%" G_GINT64_FORMAT "\n", next);
+          fflush (stdout);
+          next++;
         }
-      if (dice < 8)
-        {
-          g_autoptr(GListModel) views = qstore_database_list_materialized_views (db);
-
-          for (guint i = 0; i < g_list_model_get_n_items (views); i++)
-            {
-              g_autoptr(QStoreMaterializedView) view = g_list_model_get_item (views, i);
-              g_autofree char *sql = NULL;
-
-              if (!qstore_materialized_view_get_stale (view))
-                continue;
-              sql = g_strdup_printf ("REFRESH MATERIALIZED VIEW %s",
-                                     qstore_materialized_view_get_name (view));
-              /* Over a view still stale, it waits for a later round. */
-              if (!qstore_database_exec (db, sql, &error))
-                g_clear_error (&error);
-            }
-          continue;
-        }
-
-      exec (db, "BEGIN");
-      for (int n = g_rand_int_range (rand, 1, 9); n > 0; n--)
-        {
-          g_autofree char *sql = random_statement (rand, TRUE, &savepoints);
-
-          /* Transaction control is this loop's. */
-          if (g_str_equal (sql, "COMMIT") || g_str_equal (sql, "ROLLBACK") ||
-              g_str_equal (sql, "BEGIN"))
-            continue;
-          if (!qstore_database_exec (db, sql, &error))
-            {
-              if (!g_error_matches (error, QSTORE_ERROR, QSTORE_ERROR_CONSTRAINT) &&
-                  !g_error_matches (error, QSTORE_ERROR, QSTORE_ERROR_NOT_FOUND))
-                {
-                  g_printerr ("crash child: “%s” failed: %s\n", sql, error->message);
-                  return 1;
-                }
-              g_clear_error (&error);
-            }
-        }
-      {
-        g_autofree char *log = g_strdup_printf ("INSERT INTO log VALUES (%" G_GINT64_FORMAT ")", next);
-
-        exec (db, log);
-      }
-      if (dice < 14)
-        {
-          exec (db, "ROLLBACK");
-          continue;
-        }
-      exec (db, "COMMIT");
-      /* Reported only once the commit returned: it is durable. */
-      printf ("%" G_GINT64_FORMAT "\n", next);
-      fflush (stdout);
-      next++;
     }
   return 0;
+}
+
+/* The crash child's session in this process, every view checked after
+ * every step: maintenance, staleness and REFRESH mixed. */
+static void
+test_oracle_ddl (Fixture       *f,
+                 gconstpointer  data)
+{
+  g_autoptr(GRand) rand = g_rand_new_with_seed (test_seed ());
+  guint steps = env_count ("QSTORE_TEST_ORACLE_OPS", provider_persistent () ? 300 : 600);
+  gint64 next = 1;
+
+  create_sources (f->db);
+  create_oracle_views (f->db);
+  exec (f->db, "CREATE TABLE log (tx INTEGER PRIMARY KEY)");
+
+  for (guint i = 0; i < steps; i++)
+    {
+      g_autoptr(GError) error = NULL;
+      g_autofree char *context = g_strdup_printf ("after step %u", i);
+      gboolean committed;
+
+      if (!session_step (&f->db, f->uri, rand, next, &committed, &error))
+        g_error ("%s: %s", context, error->message);
+      if (committed)
+        next++;
+      for (guint v = 0; v < G_N_ELEMENTS (oracle_views); v++)
+        if (!view_stale (f->db, oracle_views[v][0]))
+          assert_view_current (f->db, oracle_views[v][0], context);
+    }
 }
 
 /* Reads the transaction ids the child reported; returns the largest. */
@@ -1475,6 +1535,16 @@ check_after_crash (Fixture *f,
   if (qstore_rehydration_result_get_n_errors (result) > 0)
     g_error ("%s: %s does not load: %s", context, qstore_rehydration_result_get_error_name (result, 0),
              qstore_rehydration_result_get_error_message (result, 0));
+
+  {
+    g_autofree char *adopted_list = g_strjoinv (",", (char **) qstore_rehydration_result_get_adopted_materialized_views (result));
+    g_autofree char *refilled_list = g_strjoinv (",", (char **) qstore_rehydration_result_get_refilled_materialized_views (result));
+    char *detailed = g_strdup_printf ("%s (adopted: %s; refilled: %s)", context, adopted_list,
+                                      refilled_list);
+
+    g_free (context);
+    context = detailed;
+  }
 
   /* Every reported commit is there (ids are consecutive). */
   g_assert_cmpint (query_int (f->db, "SELECT coalesce(max(tx), 0) FROM log"), >=, reported);
@@ -1554,6 +1624,7 @@ main (int    argc,
   ADD ("threshold", test_threshold);
   ADD ("row-time", test_row_time);
   ADD ("oracle", test_oracle);
+  ADD ("oracle-ddl", test_oracle_ddl);
   ADD ("temp", test_temp);
   ADD ("stale", test_stale);
   ADD ("trust/clean", test_trust_clean);
