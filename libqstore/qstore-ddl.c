@@ -28,154 +28,16 @@
 #include "qstore-coordinator-private.h"
 #include "qstore-ddl-private.h"
 #include "qstore-error.h"
+#include "qstore-sql-token-private.h"
 #include "qstore-provider-private.h"
 #include "qstore-vtab-private.h"
 
-/* Tokens */
-
-typedef enum
-{
-  TOKEN_END,
-  TOKEN_WORD,
-  TOKEN_QUOTED,    /* "id", `id`, [id] */
-  TOKEN_STRING,    /* 'text' */
-  TOKEN_PUNCT,
-} TokenKind;
-
-typedef struct
-{
-  TokenKind   kind;
-  const char *start;
-  gsize       len;
-} Token;
-
-static const char *
-skip_blank (const char *p)
-{
-  for (;;)
-    {
-      if (g_ascii_isspace (*p))
-        p++;
-      else if (p[0] == '-' && p[1] == '-')
-        {
-          while (*p != '\0' && *p != '\n')
-            p++;
-        }
-      else if (p[0] == '/' && p[1] == '*')
-        {
-          p += 2;
-          while (*p != '\0' && !(p[0] == '*' && p[1] == '/'))
-            p++;
-          if (*p != '\0')
-            p += 2;
-        }
-      else
-        return p;
-    }
-}
-
+/* A name token: SQLite also takes a string literal where a name goes. */
 static gboolean
-is_word_char (char c)
+token_is_name (const QStoreSqlToken *token)
 {
-  return g_ascii_isalnum (c) || c == '_' || c == '$' || (guchar) c >= 0x80;
-}
-
-static const char *
-next_token (const char *p,
-            Token      *token)
-{
-  p = skip_blank (p);
-  token->start = p;
-
-  if (*p == '\0')
-    {
-      token->kind = TOKEN_END;
-    }
-  else if (*p == '\'' || *p == '"' || *p == '`')
-    {
-      char quote = *p++;
-
-      token->kind = quote == '\'' ? TOKEN_STRING : TOKEN_QUOTED;
-      while (*p != '\0')
-        {
-          if (*p == quote && p[1] == quote)
-            p += 2;
-          else if (*p == quote)
-            {
-              p++;
-              break;
-            }
-          else
-            p++;
-        }
-    }
-  else if (*p == '[')
-    {
-      token->kind = TOKEN_QUOTED;
-      while (*p != '\0' && *p != ']')
-        p++;
-      if (*p == ']')
-        p++;
-    }
-  else if (is_word_char (*p))
-    {
-      token->kind = TOKEN_WORD;
-      while (is_word_char (*p))
-        p++;
-    }
-  else
-    {
-      token->kind = TOKEN_PUNCT;
-      p++;
-    }
-
-  token->len = p - token->start;
-  return p;
-}
-
-static gboolean
-token_is (const Token *token,
-          const char  *word)
-{
-  return token->kind == TOKEN_WORD && strlen (word) == token->len &&
-         g_ascii_strncasecmp (token->start, word, token->len) == 0;
-}
-
-static gboolean
-token_is_punct (const Token *token,
-                char         c)
-{
-  return token->kind == TOKEN_PUNCT && token->start[0] == c;
-}
-
-static gboolean
-token_is_name (const Token *token)
-{
-  return token->kind == TOKEN_WORD || token->kind == TOKEN_QUOTED || token->kind == TOKEN_STRING;
-}
-
-/* The identifier a name token spells. */
-static char *
-token_name (const Token *token)
-{
-  GString *name;
-  char quote;
-
-  if (token->kind == TOKEN_WORD)
-    return g_strndup (token->start, token->len);
-
-  quote = token->start[0];
-  if (quote == '[')
-    return g_strndup (token->start + 1, MAX (token->len, 2) - 2);
-
-  name = g_string_new (NULL);
-  for (gsize i = 1; i + 1 < token->len; i++)
-    {
-      g_string_append_c (name, token->start[i]);
-      if (token->start[i] == quote && token->start[i + 1] == quote)
-        i++;
-    }
-  return g_string_free (name, FALSE);
+  return token->kind == QSTORE_SQL_TOKEN_WORD || token->kind == QSTORE_SQL_TOKEN_QUOTED ||
+         token->kind == QSTORE_SQL_TOKEN_STRING;
 }
 
 char *
@@ -198,7 +60,7 @@ qstore_sql_skip_space (const char *sql)
 {
   for (;;)
     {
-      sql = skip_blank (sql);
+      sql = qstore_sql_skip_blank (sql);
       if (*sql != ';')
         return sql;
       sql++;
@@ -208,22 +70,22 @@ qstore_sql_skip_space (const char *sql)
 QStoreSqlLead
 qstore_sql_lead (const char *sql)
 {
-  Token first, second, third;
+  QStoreSqlToken first, second, third;
   const char *p;
 
-  p = next_token (sql, &first);
-  p = next_token (p, &second);
-  next_token (p, &third);
+  p = qstore_sql_next_token (sql, &first);
+  p = qstore_sql_next_token (p, &second);
+  qstore_sql_next_token (p, &third);
 
-  if (token_is (&first, "CREATE"))
+  if (qstore_sql_token_is (&first, "CREATE"))
     {
-      if (token_is (&second, "INDEX") ||
-          (token_is (&second, "UNIQUE") && token_is (&third, "INDEX")))
+      if (qstore_sql_token_is (&second, "INDEX") ||
+          (qstore_sql_token_is (&second, "UNIQUE") && qstore_sql_token_is (&third, "INDEX")))
         return QSTORE_SQL_LEAD_CREATE_INDEX;
     }
-  else if (token_is (&first, "DROP") && token_is (&second, "INDEX"))
+  else if (qstore_sql_token_is (&first, "DROP") && qstore_sql_token_is (&second, "INDEX"))
     return QSTORE_SQL_LEAD_DROP_INDEX;
-  else if (token_is (&first, "ALTER") && token_is (&second, "TABLE"))
+  else if (qstore_sql_token_is (&first, "ALTER") && qstore_sql_token_is (&second, "TABLE"))
     return QSTORE_SQL_LEAD_ALTER_TABLE;
 
   return QSTORE_SQL_LEAD_OTHER;
@@ -246,86 +108,86 @@ qstore_sql_insert_shape (const char *sql)
 {
   g_autoptr(QStoreInsertShape) shape = g_new0 (QStoreInsertShape, 1);
   const char *p = sql;
-  Token token;
+  QStoreSqlToken token;
 
-  p = next_token (p, &token);
-  if (token_is (&token, "WITH"))
+  p = qstore_sql_next_token (p, &token);
+  if (qstore_sql_token_is (&token, "WITH"))
     {
       int depth = 0;
 
       /* The common table expressions end where INSERT or REPLACE starts. */
       for (;;)
         {
-          p = next_token (p, &token);
-          if (token.kind == TOKEN_END)
+          p = qstore_sql_next_token (p, &token);
+          if (token.kind == QSTORE_SQL_TOKEN_END)
             return NULL;
-          if (token_is_punct (&token, '('))
+          if (qstore_sql_token_is_punct (&token, '('))
             depth++;
-          else if (token_is_punct (&token, ')'))
+          else if (qstore_sql_token_is_punct (&token, ')'))
             depth--;
-          else if (depth == 0 && (token_is (&token, "INSERT") || token_is (&token, "REPLACE")))
+          else if (depth == 0 && (qstore_sql_token_is (&token, "INSERT") || qstore_sql_token_is (&token, "REPLACE")))
             break;
         }
     }
 
-  if (token_is (&token, "INSERT"))
+  if (qstore_sql_token_is (&token, "INSERT"))
     {
-      p = next_token (p, &token);
-      if (token_is (&token, "OR"))
+      p = qstore_sql_next_token (p, &token);
+      if (qstore_sql_token_is (&token, "OR"))
         {
-          p = next_token (p, &token);
-          p = next_token (p, &token);
+          p = qstore_sql_next_token (p, &token);
+          p = qstore_sql_next_token (p, &token);
         }
     }
-  else if (token_is (&token, "REPLACE"))
+  else if (qstore_sql_token_is (&token, "REPLACE"))
     {
-      p = next_token (p, &token);
+      p = qstore_sql_next_token (p, &token);
     }
   else
     return NULL;
 
-  if (!token_is (&token, "INTO"))
+  if (!qstore_sql_token_is (&token, "INTO"))
     return NULL;
 
-  p = next_token (p, &token);
+  p = qstore_sql_next_token (p, &token);
   if (!token_is_name (&token))
     return NULL;
-  shape->table = token_name (&token);
+  shape->table = qstore_sql_token_name (&token);
 
-  p = next_token (p, &token);
-  if (token_is_punct (&token, '.'))
+  p = qstore_sql_next_token (p, &token);
+  if (qstore_sql_token_is_punct (&token, '.'))
     {
-      p = next_token (p, &token);
+      p = qstore_sql_next_token (p, &token);
       if (!token_is_name (&token))
         return NULL;
       g_free (shape->table);
-      shape->table = token_name (&token);
-      p = next_token (p, &token);
+      shape->table = qstore_sql_token_name (&token);
+      p = qstore_sql_next_token (p, &token);
     }
 
-  if (token_is (&token, "AS"))
+  if (qstore_sql_token_is (&token, "AS"))
     {
-      p = next_token (p, &token);
-      p = next_token (p, &token);
+      p = qstore_sql_next_token (p, &token);
+      p = qstore_sql_next_token (p, &token);
     }
 
-  if (token_is (&token, "DEFAULT"))
+  if (qstore_sql_token_is (&token, "DEFAULT"))
     {
       shape->default_values = TRUE;
     }
-  else if (token_is_punct (&token, '('))
+  else if (qstore_sql_token_is_punct (&token, '('))
     {
       shape->columns = g_ptr_array_new_with_free_func (g_free);
       for (;;)
         {
-          p = next_token (p, &token);
+          p = qstore_sql_next_token (p, &token);
           if (!token_is_name (&token))
             return NULL;
-          g_ptr_array_add (shape->columns, token_name (&token));
-          p = next_token (p, &token);
-          if (token_is_punct (&token, ')'))
+          g_ptr_array_add (shape->columns, qstore_sql_token_name (&token));
+          p = qstore_sql_next_token (p, &token);
+          if (qstore_sql_token_is_punct (&token, ')'))
             break;
-          if (!token_is_punct (&token, ','))
+          if (!qstore_sql_token_is_punct (&token, ','))
             return NULL;
         }
     }
@@ -1181,46 +1043,46 @@ QStoreSqlAlter
 qstore_sql_alter_kind (const char *sql)
 {
   const char *p = sql;
-  Token token;
+  QStoreSqlToken token;
 
-  p = next_token (p, &token);   /* ALTER */
-  p = next_token (p, &token);   /* TABLE */
-  p = next_token (p, &token);   /* name */
-  p = next_token (p, &token);
-  if (token_is_punct (&token, '.'))
+  p = qstore_sql_next_token (p, &token);   /* ALTER */
+  p = qstore_sql_next_token (p, &token);   /* TABLE */
+  p = qstore_sql_next_token (p, &token);   /* name */
+  p = qstore_sql_next_token (p, &token);
+  if (qstore_sql_token_is_punct (&token, '.'))
     {
-      p = next_token (p, &token);
-      p = next_token (p, &token);
+      p = qstore_sql_next_token (p, &token);
+      p = qstore_sql_next_token (p, &token);
     }
 
-  if (token_is (&token, "ALTER"))
+  if (qstore_sql_token_is (&token, "ALTER"))
     {
-      Token second;
+      QStoreSqlToken second;
 
-      p = next_token (p, &token);
-      next_token (p, &second);
-      if (token_is (&token, "PRIMARY") && token_is (&second, "KEY"))
+      p = qstore_sql_next_token (p, &token);
+      qstore_sql_next_token (p, &second);
+      if (qstore_sql_token_is (&token, "PRIMARY") && qstore_sql_token_is (&second, "KEY"))
         return QSTORE_SQL_ALTER_PRIMARY_KEY;
       return QSTORE_SQL_ALTER_COLUMN;
     }
-  if (token_is (&token, "ADD"))
+  if (qstore_sql_token_is (&token, "ADD"))
     {
-      next_token (p, &token);
-      return token_is (&token, "CONSTRAINT") ? QSTORE_SQL_ALTER_ADD_CONSTRAINT
+      qstore_sql_next_token (p, &token);
+      return qstore_sql_token_is (&token, "CONSTRAINT") ? QSTORE_SQL_ALTER_ADD_CONSTRAINT
                                              : QSTORE_SQL_ALTER_ADD_COLUMN;
     }
-  if (token_is (&token, "DROP"))
+  if (qstore_sql_token_is (&token, "DROP"))
     {
-      next_token (p, &token);
-      return token_is (&token, "CONSTRAINT") ? QSTORE_SQL_ALTER_DROP_CONSTRAINT
+      qstore_sql_next_token (p, &token);
+      return qstore_sql_token_is (&token, "CONSTRAINT") ? QSTORE_SQL_ALTER_DROP_CONSTRAINT
                                              : QSTORE_SQL_ALTER_DROP_COLUMN;
     }
-  if (token_is (&token, "RENAME"))
+  if (qstore_sql_token_is (&token, "RENAME"))
     {
-      next_token (p, &token);
-      if (token_is (&token, "CONSTRAINT"))
+      qstore_sql_next_token (p, &token);
+      if (qstore_sql_token_is (&token, "CONSTRAINT"))
         return QSTORE_SQL_ALTER_RENAME_CONSTRAINT;
-      return token_is (&token, "TO") ? QSTORE_SQL_ALTER_OTHER : QSTORE_SQL_ALTER_RENAME_COLUMN;
+      return qstore_sql_token_is (&token, "TO") ? QSTORE_SQL_ALTER_OTHER : QSTORE_SQL_ALTER_RENAME_COLUMN;
     }
   return QSTORE_SQL_ALTER_OTHER;
 }
@@ -1232,19 +1094,19 @@ static gboolean
 default_is_constant (const char *default_sql)
 {
   const char *p;
-  Token token;
+  QStoreSqlToken token;
 
   if (default_sql == NULL)
     return TRUE;
 
-  p = skip_blank (default_sql);
+  p = qstore_sql_skip_blank (default_sql);
   if (*p == '-' || *p == '+')
-    p = skip_blank (p + 1);
+    p = qstore_sql_skip_blank (p + 1);
 
   if ((p[0] == 'x' || p[0] == 'X') && p[1] == '\'')
-    p = next_token (p + 1, &token);
+    p = qstore_sql_next_token (p + 1, &token);
   else if (*p == '\'')
-    p = next_token (p, &token);
+    p = qstore_sql_next_token (p, &token);
   else if (g_ascii_isdigit (*p) || *p == '.')
     {
       for (p++; g_ascii_isalnum (*p) || *p == '.' ||
@@ -1253,12 +1115,13 @@ default_is_constant (const char *default_sql)
     }
   else
     {
-      p = next_token (p, &token);
-      if (!token_is (&token, "NULL") && !token_is (&token, "TRUE") && !token_is (&token, "FALSE"))
+      p = qstore_sql_next_token (p, &token);
+      if (!qstore_sql_token_is (&token, "NULL") && !qstore_sql_token_is (&token, "TRUE") &&
+          !qstore_sql_token_is (&token, "FALSE"))
         return FALSE;
     }
 
-  return *skip_blank (p) == '\0';
+  return *qstore_sql_skip_blank (p) == '\0';
 }
 
 /* A private copy of @column's DEFAULT, with its affinity; NULL for none. */

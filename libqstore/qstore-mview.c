@@ -46,6 +46,7 @@
 #include "qstore-ddl-private.h"
 #include "qstore-enums.h"
 #include "qstore-error.h"
+#include "qstore-sql-token-private.h"
 #include "qstore-mview-private.h"
 #include "qstore-provider-private.h"
 #include "qstore-result-private.h"
@@ -60,150 +61,10 @@
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (sqlite3_stmt, sqlite3_finalize)
 
-/* Tokens: enough to recognise the statements SQLite lacks and the shape
- * of a view's body. SQLite parses everything else. */
-
-typedef enum
-{
-  TOKEN_END,
-  TOKEN_WORD,
-  TOKEN_QUOTED,    /* "id", `id`, [id] */
-  TOKEN_STRING,    /* 'text' */
-  TOKEN_PUNCT,
-} TokenKind;
-
-typedef struct
-{
-  TokenKind   kind;
-  const char *start;
-  gsize       len;
-} Token;
-
-static const char *
-skip_blank (const char *p)
-{
-  for (;;)
-    {
-      if (g_ascii_isspace (*p))
-        p++;
-      else if (p[0] == '-' && p[1] == '-')
-        {
-          while (*p != '\0' && *p != '\n')
-            p++;
-        }
-      else if (p[0] == '/' && p[1] == '*')
-        {
-          p += 2;
-          while (*p != '\0' && !(p[0] == '*' && p[1] == '/'))
-            p++;
-          if (*p != '\0')
-            p += 2;
-        }
-      else
-        return p;
-    }
-}
-
 static gboolean
-is_word_char (char c)
+token_is_name (const QStoreSqlToken *token)
 {
-  return g_ascii_isalnum (c) || c == '_' || c == '$' || (guchar) c >= 0x80;
-}
-
-static const char *
-next_token (const char *p,
-            Token      *token)
-{
-  p = skip_blank (p);
-  token->start = p;
-
-  if (*p == '\0')
-    token->kind = TOKEN_END;
-  else if (*p == '\'' || *p == '"' || *p == '`')
-    {
-      char quote = *p++;
-
-      token->kind = quote == '\'' ? TOKEN_STRING : TOKEN_QUOTED;
-      while (*p != '\0')
-        {
-          if (*p == quote && p[1] == quote)
-            p += 2;
-          else if (*p == quote)
-            {
-              p++;
-              break;
-            }
-          else
-            p++;
-        }
-    }
-  else if (*p == '[')
-    {
-      token->kind = TOKEN_QUOTED;
-      while (*p != '\0' && *p != ']')
-        p++;
-      if (*p == ']')
-        p++;
-    }
-  else if (is_word_char (*p))
-    {
-      token->kind = TOKEN_WORD;
-      while (is_word_char (*p))
-        p++;
-    }
-  else
-    {
-      token->kind = TOKEN_PUNCT;
-      p++;
-    }
-
-  token->len = p - token->start;
-  return p;
-}
-
-static gboolean
-token_is (const Token *token,
-          const char  *word)
-{
-  return token->kind == TOKEN_WORD && strlen (word) == token->len &&
-         g_ascii_strncasecmp (token->start, word, token->len) == 0;
-}
-
-static gboolean
-token_is_punct (const Token *token,
-                char         c)
-{
-  return token->kind == TOKEN_PUNCT && token->start[0] == c;
-}
-
-static gboolean
-token_is_name (const Token *token)
-{
-  return token->kind == TOKEN_WORD || token->kind == TOKEN_QUOTED;
-}
-
-/* The identifier a name token spells. */
-static char *
-token_name (const Token *token)
-{
-  GString *name;
-  char quote;
-
-  if (token->kind == TOKEN_WORD)
-    return g_strndup (token->start, token->len);
-
-  quote = token->start[0];
-  if (quote == '[')
-    return g_strndup (token->start + 1, MAX (token->len, 2) - 2);
-
-  name = g_string_new (NULL);
-  for (gsize i = 1; i + 1 < token->len; i++)
-    {
-      g_string_append_c (name, token->start[i]);
-      if (token->start[i] == quote && token->start[i + 1] == quote)
-        i++;
-    }
-  return g_string_free (name, FALSE);
+  return token->kind == QSTORE_SQL_TOKEN_WORD || token->kind == QSTORE_SQL_TOKEN_QUOTED;
 }
 
 static char *
@@ -282,25 +143,25 @@ static const char *
 parse_name (const char *p,
             Statement  *statement)
 {
-  Token first, dot, second;
+  QStoreSqlToken first, dot, second;
   const char *after_first, *after_dot;
 
-  after_first = next_token (p, &first);
+  after_first = qstore_sql_next_token (p, &first);
   if (!token_is_name (&first))
     return NULL;
-  after_dot = next_token (after_first, &dot);
-  if (token_is_punct (&dot, '.'))
+  after_dot = qstore_sql_next_token (after_first, &dot);
+  if (qstore_sql_token_is_punct (&dot, '.'))
     {
-      const char *after_second = next_token (after_dot, &second);
+      const char *after_second = qstore_sql_next_token (after_dot, &second);
 
       if (!token_is_name (&second))
         return NULL;
-      statement->schema = token_name (&first);
-      statement->name = token_name (&second);
+      statement->schema = qstore_sql_token_name (&first);
+      statement->name = qstore_sql_token_name (&second);
       statement->name_text = g_strndup (second.start, second.len);
       return after_second;
     }
-  statement->name = token_name (&first);
+  statement->name = qstore_sql_token_name (&first);
   statement->name_text = g_strndup (first.start, first.len);
   return after_first;
 }
@@ -310,11 +171,11 @@ static const char *
 statement_end (const char *p,
                gboolean   *ok)
 {
-  Token token;
-  const char *after = next_token (p, &token);
+  QStoreSqlToken token;
+  const char *after = qstore_sql_next_token (p, &token);
 
-  *ok = token.kind == TOKEN_END || token_is_punct (&token, ';');
-  return token.kind == TOKEN_END ? token.start : after;
+  *ok = token.kind == QSTORE_SQL_TOKEN_END || qstore_sql_token_is_punct (&token, ';');
+  return token.kind == QSTORE_SQL_TOKEN_END ? token.start : after;
 }
 
 /* Recognises the statements SQLite has no syntax for. A statement that
@@ -324,54 +185,54 @@ static void
 parse_statement (const char *sql,
                  Statement  *statement)
 {
-  Token first, second, third, token;
+  QStoreSqlToken first, second, third, token;
   const char *p;
   gboolean ok;
 
-  p = next_token (sql, &first);
-  if (token_is (&first, "PRAGMA"))
+  p = qstore_sql_next_token (sql, &first);
+  if (qstore_sql_token_is (&first, "PRAGMA"))
     {
       const char *after;
-      Token a, b, c;
+      QStoreSqlToken a, b, c;
 
-      after = next_token (p, &a);
+      after = qstore_sql_next_token (p, &a);
       if (!token_is_name (&a))
         return;
-      after = next_token (after, &b);
-      if (token_is_punct (&b, '.'))
+      after = qstore_sql_next_token (after, &b);
+      if (qstore_sql_token_is_punct (&b, '.'))
         {
-          after = next_token (after, &c);
-          if (!token_is (&c, THRESHOLD_SETTING))
+          after = qstore_sql_next_token (after, &c);
+          if (!qstore_sql_token_is (&c, THRESHOLD_SETTING))
             return;
-          statement->schema = token_name (&a);
+          statement->schema = qstore_sql_token_name (&a);
         }
       else
         {
-          if (!token_is (&a, THRESHOLD_SETTING))
+          if (!qstore_sql_token_is (&a, THRESHOLD_SETTING))
             return;
           after = a.start + a.len;
         }
       statement->kind = STATEMENT_SETTING;
       statement->name = g_strdup (THRESHOLD_SETTING);
 
-      p = next_token (after, &token);
-      if (token_is_punct (&token, '=') || token_is_punct (&token, '('))
+      p = qstore_sql_next_token (after, &token);
+      if (qstore_sql_token_is_punct (&token, '=') || qstore_sql_token_is_punct (&token, '('))
         {
-          gboolean paren = token_is_punct (&token, '(');
+          gboolean paren = qstore_sql_token_is_punct (&token, '(');
 
           statement->assign = TRUE;
-          p = next_token (p, &token);
-          if (token_is_punct (&token, '-') || token_is_punct (&token, '+'))
+          p = qstore_sql_next_token (p, &token);
+          if (qstore_sql_token_is_punct (&token, '-') || qstore_sql_token_is_punct (&token, '+'))
             {
-              statement->value_negative = token_is_punct (&token, '-');
-              p = next_token (p, &token);
+              statement->value_negative = qstore_sql_token_is_punct (&token, '-');
+              p = qstore_sql_next_token (p, &token);
             }
           statement->value_start = token.start;
-          statement->value_len = token.kind == TOKEN_END ? 0 : token.len;
+          statement->value_len = token.kind == QSTORE_SQL_TOKEN_END ? 0 : token.len;
           if (paren)
             {
-              p = next_token (p, &token);
-              if (!token_is_punct (&token, ')'))
+              p = qstore_sql_next_token (p, &token);
+              if (!qstore_sql_token_is_punct (&token, ')'))
                 statement->value_len = 0;
             }
           statement->end = statement_end (p, &ok);
@@ -387,24 +248,24 @@ parse_statement (const char *sql,
       return;
     }
 
-  p = next_token (p, &second);
-  p = next_token (p, &third);
-  if (!token_is (&second, "MATERIALIZED") || !token_is (&third, "VIEW"))
+  p = qstore_sql_next_token (p, &second);
+  p = qstore_sql_next_token (p, &third);
+  if (!qstore_sql_token_is (&second, "MATERIALIZED") || !qstore_sql_token_is (&third, "VIEW"))
     return;
 
-  if (token_is (&first, "CREATE"))
+  if (qstore_sql_token_is (&first, "CREATE"))
     {
       const char *after;
 
       statement->kind = STATEMENT_CREATE;
-      after = next_token (p, &token);
-      if (token_is (&token, "IF"))
+      after = qstore_sql_next_token (p, &token);
+      if (qstore_sql_token_is (&token, "IF"))
         {
-          Token not_token, exists;
+          QStoreSqlToken not_token, exists;
 
-          after = next_token (after, &not_token);
-          after = next_token (after, &exists);
-          if (!token_is (&not_token, "NOT") || !token_is (&exists, "EXISTS"))
+          after = qstore_sql_next_token (after, &not_token);
+          after = qstore_sql_next_token (after, &exists);
+          if (!qstore_sql_token_is (&not_token, "NOT") || !qstore_sql_token_is (&exists, "EXISTS"))
             return;
           statement->if_exists = TRUE;
           p = after;
@@ -412,46 +273,46 @@ parse_statement (const char *sql,
       if (!(p = parse_name (p, statement)))
         return;
 
-      after = next_token (p, &token);
-      if (token_is_punct (&token, '('))
+      after = qstore_sql_next_token (p, &token);
+      if (qstore_sql_token_is_punct (&token, '('))
         {
           statement->columns = g_ptr_array_new_with_free_func (g_free);
           for (;;)
             {
-              after = next_token (after, &token);
+              after = qstore_sql_next_token (after, &token);
               if (!token_is_name (&token))
                 goto malformed;
-              g_ptr_array_add (statement->columns, token_name (&token));
-              after = next_token (after, &token);
-              if (token_is_punct (&token, ')'))
+              g_ptr_array_add (statement->columns, qstore_sql_token_name (&token));
+              after = qstore_sql_next_token (after, &token);
+              if (qstore_sql_token_is_punct (&token, ')'))
                 break;
-              if (!token_is_punct (&token, ','))
+              if (!qstore_sql_token_is_punct (&token, ','))
                 goto malformed;
             }
-          after = next_token (after, &token);
+          after = qstore_sql_next_token (after, &token);
         }
-      if (!token_is (&token, "AS"))
+      if (!qstore_sql_token_is (&token, "AS"))
         goto malformed;
-      statement->body = skip_blank (after);
+      statement->body = qstore_sql_skip_blank (after);
       return;
     }
 
-  if (token_is (&first, "DROP"))
+  if (qstore_sql_token_is (&first, "DROP"))
     {
       const char *after;
 
       statement->kind = STATEMENT_DROP;
-      after = next_token (p, &token);
-      if (token_is (&token, "IF"))
+      after = qstore_sql_next_token (p, &token);
+      if (qstore_sql_token_is (&token, "IF"))
         {
-          after = next_token (after, &token);
-          if (!token_is (&token, "EXISTS"))
+          after = qstore_sql_next_token (after, &token);
+          if (!qstore_sql_token_is (&token, "EXISTS"))
             return;
           statement->if_exists = TRUE;
           p = after;
         }
     }
-  else if (token_is (&first, "REFRESH"))
+  else if (qstore_sql_token_is (&first, "REFRESH"))
     statement->kind = STATEMENT_REFRESH;
   else
     return;
@@ -1297,19 +1158,20 @@ body_shape_clear (BodyShape *shape)
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (BodyShape, body_shape_clear)
 
 static gboolean
-ends_group_by (const Token *token)
+ends_group_by (const QStoreSqlToken *token)
 {
-  return token->kind == TOKEN_END || token_is_punct (token, ';') ||
-         token_is (token, "HAVING") || token_is (token, "WINDOW") || token_is (token, "ORDER") ||
-         token_is (token, "LIMIT") || token_is (token, "UNION") || token_is (token, "INTERSECT") ||
-         token_is (token, "EXCEPT");
+  return token->kind == QSTORE_SQL_TOKEN_END || qstore_sql_token_is_punct (token, ';') ||
+         qstore_sql_token_is (token, "HAVING") || qstore_sql_token_is (token, "WINDOW") ||
+         qstore_sql_token_is (token, "ORDER") || qstore_sql_token_is (token, "LIMIT") ||
+         qstore_sql_token_is (token, "UNION") || qstore_sql_token_is (token, "INTERSECT") ||
+         qstore_sql_token_is (token, "EXCEPT");
 }
 
 static void
 scan_body (const char *body,
            BodyShape  *shape)
 {
-  Token token;
+  QStoreSqlToken token;
   const char *p = body;
   guint n_select = 0;
   int depth = 0;
@@ -1322,47 +1184,47 @@ scan_body (const char *body,
 
   for (;;)
     {
-      p = next_token (p, &token);
-      if (token.kind == TOKEN_END)
+      p = qstore_sql_next_token (p, &token);
+      if (token.kind == QSTORE_SQL_TOKEN_END)
         break;
 
       if (first)
         {
           first = FALSE;
-          if (!token_is (&token, "SELECT"))
+          if (!qstore_sql_token_is (&token, "SELECT"))
             shape->simple = FALSE;
           n_select++;
-          p = next_token (p, &token);
-          if (token_is (&token, "DISTINCT"))
+          p = qstore_sql_next_token (p, &token);
+          if (qstore_sql_token_is (&token, "DISTINCT"))
             {
               shape->distinct = TRUE;
               continue;
             }
-          if (token.kind == TOKEN_END)
+          if (token.kind == QSTORE_SQL_TOKEN_END)
             break;
         }
 
-      if (token_is_punct (&token, '('))
+      if (qstore_sql_token_is_punct (&token, '('))
         depth++;
-      else if (token_is_punct (&token, ')'))
+      else if (qstore_sql_token_is_punct (&token, ')'))
         depth--;
-      else if (token_is (&token, "SELECT") || token_is (&token, "VALUES"))
+      else if (qstore_sql_token_is (&token, "SELECT") || qstore_sql_token_is (&token, "VALUES"))
         n_select++;
-      else if (token_is (&token, "OVER") || token_is (&token, "WINDOW"))
+      else if (qstore_sql_token_is (&token, "OVER") || qstore_sql_token_is (&token, "WINDOW"))
         shape->window = TRUE;
-      else if (depth == 0 && (token_is (&token, "UNION") || token_is (&token, "INTERSECT") ||
-                              token_is (&token, "EXCEPT")))
+      else if (depth == 0 && (qstore_sql_token_is (&token, "UNION") || qstore_sql_token_is (&token, "INTERSECT") ||
+                              qstore_sql_token_is (&token, "EXCEPT")))
         compound = TRUE;
-      else if (depth == 0 && (token_is (&token, "LIMIT") || token_is (&token, "OFFSET")))
+      else if (depth == 0 && (qstore_sql_token_is (&token, "LIMIT") || qstore_sql_token_is (&token, "OFFSET")))
         shape->limit = TRUE;
-      else if (depth == 0 && token_is (&token, "HAVING"))
+      else if (depth == 0 && qstore_sql_token_is (&token, "HAVING"))
         shape->having = TRUE;
-      else if (depth == 0 && token_is (&token, "GROUP"))
+      else if (depth == 0 && qstore_sql_token_is (&token, "GROUP"))
         {
-          Token by;
+          QStoreSqlToken by;
 
-          p = next_token (p, &by);
-          if (!token_is (&by, "BY"))
+          p = qstore_sql_next_token (p, &by);
+          if (!qstore_sql_token_is (&by, "BY"))
             {
               shape->simple = FALSE;
               continue;
@@ -1371,36 +1233,36 @@ scan_body (const char *body,
           /* term [, term]*: each a name, optionally qualified */
           for (;;)
             {
-              Token parts[4];
+              QStoreSqlToken parts[4];
               guint n = 0;
               const char *q = p;
 
               for (;;)
                 {
-                  Token t;
-                  const char *after = next_token (q, &t);
+                  QStoreSqlToken t;
+                  const char *after = qstore_sql_next_token (q, &t);
 
-                  if (ends_group_by (&t) || token_is_punct (&t, ','))
+                  if (ends_group_by (&t) || qstore_sql_token_is_punct (&t, ','))
                     break;
                   if (n < G_N_ELEMENTS (parts))
                     parts[n] = t;
                   n++;
                   q = after;
-                  if (token_is_punct (&t, '('))
+                  if (qstore_sql_token_is_punct (&t, '('))
                     {
                       /* an expression: skip to its end */
                       int inner = 1;
 
                       while (inner > 0)
                         {
-                          q = next_token (q, &t);
-                          if (t.kind == TOKEN_END)
+                          q = qstore_sql_next_token (q, &t);
+                          if (t.kind == QSTORE_SQL_TOKEN_END)
                             break;
-                          if (token_is_punct (&t, '('))
+                          if (qstore_sql_token_is_punct (&t, '('))
                             inner++;
-                          else if (token_is_punct (&t, ')'))
+                          else if (qstore_sql_token_is_punct (&t, ')'))
                             inner--;
-                          else if (token_is (&t, "SELECT"))
+                          else if (qstore_sql_token_is (&t, "SELECT"))
                             n_select++;
                         }
                     }
@@ -1408,27 +1270,27 @@ scan_body (const char *body,
               p = q;
 
               if ((n == 1 && token_is_name (&parts[0])) ||
-                  (n == 3 && token_is_name (&parts[0]) && token_is_punct (&parts[1], '.') &&
+                  (n == 3 && token_is_name (&parts[0]) && qstore_sql_token_is_punct (&parts[1], '.') &&
                    token_is_name (&parts[2])))
-                g_ptr_array_add (shape->group_columns, token_name (&parts[n - 1]));
+                g_ptr_array_add (shape->group_columns, qstore_sql_token_name (&parts[n - 1]));
               else
                 shape->group_plain = FALSE;
 
-              p = next_token (p, &token);
-              if (!token_is_punct (&token, ','))
+              p = qstore_sql_next_token (p, &token);
+              if (!qstore_sql_token_is_punct (&token, ','))
                 break;
             }
           /* @token ends the GROUP BY: look at it as usual */
-          if (token.kind == TOKEN_END)
+          if (token.kind == QSTORE_SQL_TOKEN_END)
             break;
-          if (token_is (&token, "HAVING"))
+          if (qstore_sql_token_is (&token, "HAVING"))
             shape->having = TRUE;
-          else if (token_is (&token, "WINDOW"))
+          else if (qstore_sql_token_is (&token, "WINDOW"))
             shape->window = TRUE;
-          else if (token_is (&token, "LIMIT"))
+          else if (qstore_sql_token_is (&token, "LIMIT"))
             shape->limit = TRUE;
-          else if (token_is (&token, "UNION") || token_is (&token, "INTERSECT") ||
-                   token_is (&token, "EXCEPT"))
+          else if (qstore_sql_token_is (&token, "UNION") || qstore_sql_token_is (&token, "INTERSECT") ||
+                   qstore_sql_token_is (&token, "EXCEPT"))
             compound = TRUE;
         }
     }
@@ -3757,23 +3619,23 @@ qstore_mview_classify_statement (QStoreDatabase  *db,
 {
   QStoreMViews *self = db->mviews;
   g_auto(Statement) statement = { 0 };
-  Token first, second, token;
+  QStoreSqlToken first, second, token;
   const char *p;
 
   if (self == NULL)
     return QSTORE_MVIEW_STATEMENT_NONE;
 
-  p = next_token (sql, &first);
-  if (token_is (&first, "ROLLBACK"))
+  p = qstore_sql_next_token (sql, &first);
+  if (qstore_sql_token_is (&first, "ROLLBACK"))
     {
       /* ROLLBACK TO reaches no hook: TEMP tables may have changed back. */
       if (self->hooks)
         mark_temp_views (self, NULL);
       return QSTORE_MVIEW_STATEMENT_NONE;
     }
-  if (!token_is (&first, "CREATE") && !token_is (&first, "DROP") &&
-      !token_is (&first, "REFRESH") && !token_is (&first, "PRAGMA") &&
-      !token_is (&first, "ALTER"))
+  if (!qstore_sql_token_is (&first, "CREATE") && !qstore_sql_token_is (&first, "DROP") &&
+      !qstore_sql_token_is (&first, "REFRESH") && !qstore_sql_token_is (&first, "PRAGMA") &&
+      !qstore_sql_token_is (&first, "ALTER"))
     return QSTORE_MVIEW_STATEMENT_NONE;
 
   parse_statement (sql, &statement);
@@ -3786,8 +3648,8 @@ qstore_mview_classify_statement (QStoreDatabase  *db,
 
   /* DDL SQLite refuses on virtual tables names its table in a fixed place:
    * ALTER TABLE [schema.]t …, CREATE [UNIQUE] INDEX [IF NOT EXISTS] [s.]i ON [s.]t */
-  p = next_token (p, &second);
-  if (token_is (&first, "ALTER") && token_is (&second, "TABLE"))
+  p = qstore_sql_next_token (p, &second);
+  if (qstore_sql_token_is (&first, "ALTER") && qstore_sql_token_is (&second, "TABLE"))
     {
       Statement target = { 0 };
       const char *after = parse_name (p, &target);
@@ -3803,15 +3665,15 @@ qstore_mview_classify_statement (QStoreDatabase  *db,
           return QSTORE_MVIEW_STATEMENT_REFUSED;
         }
     }
-  else if (token_is (&first, "CREATE") &&
-           (token_is (&second, "INDEX") || token_is (&second, "UNIQUE")))
+  else if (qstore_sql_token_is (&first, "CREATE") &&
+           (qstore_sql_token_is (&second, "INDEX") || qstore_sql_token_is (&second, "UNIQUE")))
     {
       for (int i = 0; i < 16; i++)
         {
-          p = next_token (p, &token);
-          if (token.kind == TOKEN_END)
+          p = qstore_sql_next_token (p, &token);
+          if (token.kind == QSTORE_SQL_TOKEN_END)
             break;
-          if (token_is (&token, "ON"))
+          if (qstore_sql_token_is (&token, "ON"))
             {
               Statement target = { 0 };
               const char *after = parse_name (p, &target);

@@ -1,0 +1,43 @@
+/* qstore-sql-token-private.h: the little SQL tokenising qstore does itself
+ *
+ * SQLite parses SQL; qstore only recognises the few statement shapes SQLite
+ * lacks or refuses on virtual tables, and the shape of a view's body.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#pragma once
+
+#include <glib.h>
+
+G_BEGIN_DECLS
+
+typedef enum
+{
+  QSTORE_SQL_TOKEN_END,
+  QSTORE_SQL_TOKEN_WORD,
+  QSTORE_SQL_TOKEN_QUOTED,    /* "id", `id`, [id] */
+  QSTORE_SQL_TOKEN_STRING,    /* 'text' */
+  QSTORE_SQL_TOKEN_PUNCT,
+} QStoreSqlTokenKind;
+
+typedef struct
+{
+  QStoreSqlTokenKind  kind;
+  const char         *start;
+  gsize               len;
+} QStoreSqlToken;
+
+/* Skips white space and comments. */
+const char *qstore_sql_skip_blank     (const char           *p);
+/* Reads the token at @p into @token; returns where the next one starts. */
+const char *qstore_sql_next_token     (const char           *p,
+                                       QStoreSqlToken       *token);
+/* Whether @token is the keyword @word (ASCII case-insensitive). */
+gboolean    qstore_sql_token_is       (const QStoreSqlToken *token,
+                                       const char           *word);
+gboolean    qstore_sql_token_is_punct (const QStoreSqlToken *token,
+                                       char                  c);
+/* The identifier a word, quoted or string token spells, unquoted. */
+char       *qstore_sql_token_name     (const QStoreSqlToken *token);
+
+G_END_DECLS
