@@ -346,6 +346,8 @@ struct _QStoreCatalogEntry
   GListStore           *columns;       /* QStoreColumnInfo */
   char                **index_names;
   char                **index_ddl;
+  char                 *body;          /* a materialized view's SELECT */
+  gboolean              contents;      /* a table holding a materialized view's rows */
 };
 
 enum {
@@ -356,6 +358,8 @@ enum {
   ENTRY_PROP_DDL,
   ENTRY_PROP_VALUE,
   ENTRY_PROP_ERROR,
+  ENTRY_PROP_BODY,
+  ENTRY_PROP_CONTENTS,
   ENTRY_N_PROPS
 };
 
@@ -378,6 +382,7 @@ qstore_catalog_entry_finalize (GObject *object)
   g_clear_object (&self->columns);
   g_strfreev (self->index_names);
   g_strfreev (self->index_ddl);
+  g_free (self->body);
 
   G_OBJECT_CLASS (qstore_catalog_entry_parent_class)->finalize (object);
 }
@@ -414,6 +419,14 @@ qstore_catalog_entry_get_property (GObject    *object,
 
     case ENTRY_PROP_ERROR:
       g_value_set_string (value, self->error);
+      break;
+
+    case ENTRY_PROP_BODY:
+      g_value_set_string (value, self->body);
+      break;
+
+    case ENTRY_PROP_CONTENTS:
+      g_value_set_boolean (value, self->contents);
       break;
 
     default:
@@ -484,6 +497,25 @@ qstore_catalog_entry_class_init (QStoreCatalogEntryClass *klass)
   entry_properties[ENTRY_PROP_ERROR] =
     g_param_spec_string ("error", NULL, NULL, NULL,
                          G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+
+  /**
+   * QStoreCatalogEntry:body:
+   *
+   * The query of a materialized view, or %NULL.
+   */
+  entry_properties[ENTRY_PROP_BODY] =
+    g_param_spec_string ("body", NULL, NULL, NULL,
+                         G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+
+  /**
+   * QStoreCatalogEntry:materialized-view-contents:
+   *
+   * Whether the entry is the table that holds the rows of the materialized
+   * view of the same name.
+   */
+  entry_properties[ENTRY_PROP_CONTENTS] =
+    g_param_spec_boolean ("materialized-view-contents", NULL, NULL, FALSE,
+                          G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
 
   g_object_class_install_properties (object_class, ENTRY_N_PROPS, entry_properties);
 }
@@ -622,9 +654,10 @@ qstore_catalog_entry_get_raw_value (QStoreCatalogEntry *self)
  * qstore_catalog_entry_get_columns:
  * @self: a #QStoreCatalogEntry
  *
- * Gets the columns of a table, in declaration order. The model is empty
- * for the other kinds of entry and for a table whose bundle does not parse
- * (see qstore_catalog_entry_get_error()).
+ * Gets the columns of a table, in declaration order, or those of a
+ * materialized view's contents. The model is empty for the other kinds of
+ * entry and for a table whose bundle does not parse (see
+ * qstore_catalog_entry_get_error()).
  *
  * Returns: (transfer none): a #GListModel of [class@ColumnInfo]
  */
@@ -673,6 +706,45 @@ qstore_catalog_entry_get_index_ddl (QStoreCatalogEntry *self)
   g_return_val_if_fail (QSTORE_IS_CATALOG_ENTRY (self), NULL);
 
   return (const char * const *) self->index_ddl;
+}
+
+/**
+ * qstore_catalog_entry_get_body:
+ * @self: a #QStoreCatalogEntry
+ *
+ * Gets the query of a materialized view: what follows `AS` in its
+ * definition.
+ *
+ * Returns: (transfer none) (nullable): the query, or %NULL for the other
+ *   kinds of entry and for a definition that does not parse (see
+ *   qstore_catalog_entry_get_error())
+ */
+const char *
+qstore_catalog_entry_get_body (QStoreCatalogEntry *self)
+{
+  g_return_val_if_fail (QSTORE_IS_CATALOG_ENTRY (self), NULL);
+
+  return self->body;
+}
+
+/**
+ * qstore_catalog_entry_is_materialized_view_contents:
+ * @self: a #QStoreCatalogEntry
+ *
+ * Gets whether a table entry holds the rows of the materialized view of
+ * the same name. Such a table is part of the view, not a table of its
+ * own: viewers list it under the view, and SQL refuses to change it. The
+ * view's entry lists the same columns (see
+ * qstore_catalog_entry_get_columns()), and its row count is the table's.
+ *
+ * Returns: %TRUE for a materialized view's contents
+ */
+gboolean
+qstore_catalog_entry_is_materialized_view_contents (QStoreCatalogEntry *self)
+{
+  g_return_val_if_fail (QSTORE_IS_CATALOG_ENTRY (self), FALSE);
+
+  return self->contents;
 }
 
 /**
@@ -974,6 +1046,42 @@ open_parser (GError **error)
   return conn;
 }
 
+/* Gives each materialized view its query and the columns of the table
+ * holding its rows, and marks that table as its contents. */
+static void
+pair_materialized_views (GListModel *entries)
+{
+  g_autoptr(GHashTable) tables = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  guint n = g_list_model_get_n_items (entries);
+
+  for (guint i = 0; i < n; i++)
+    {
+      g_autoptr(QStoreCatalogEntry) entry = g_list_model_get_item (entries, i);
+
+      if (entry->kind == QSTORE_CATALOG_KEY_TABLE)
+        g_hash_table_insert (tables, g_strconcat (entry->schema, ".", entry->name, NULL), entry);
+    }
+
+  for (guint i = 0; i < n; i++)
+    {
+      g_autoptr(QStoreCatalogEntry) entry = g_list_model_get_item (entries, i);
+      g_autofree char *label = NULL;
+      g_autoptr(GError) error = NULL;
+      QStoreCatalogEntry *contents;
+
+      if (entry->kind != QSTORE_CATALOG_KEY_MATERIALIZED_VIEW)
+        continue;
+      if (!(entry->body = qstore_mview_definition_body (entry->name, entry->ddl, &error)))
+        entry->error = g_strdup (error->message);
+      label = g_strconcat (entry->schema, ".", entry->name, NULL);
+      if ((contents = g_hash_table_lookup (tables, label)) != NULL)
+        {
+          contents->contents = TRUE;
+          g_set_object (&entry->columns, contents->columns);
+        }
+    }
+}
+
 /**
  * qstore_catalog_list_entries:
  * @provider: an open provider; %QSTORE_OPEN_READ_ONLY is enough
@@ -981,7 +1089,9 @@ open_parser (GError **error)
  *
  * Lists the entries of the provider's catalog store, in key order: meta
  * entries, materialized views and views first (their keys start with a
- * NUL byte), then tables (keys `schema.table`).
+ * NUL byte), then tables (keys `schema.table`). The table holding a
+ * materialized view's rows is listed too, marked (see
+ * qstore_catalog_entry_is_materialized_view_contents()).
  *
  * This reads the catalog store and nothing else: it writes nothing, does
  * not consume the clean-shutdown marker and does not open the tables, so
@@ -1027,6 +1137,7 @@ qstore_catalog_list_entries (QStoreProvider  *provider,
 
   if (parser != NULL)
     sqlite3_close_v2 (parser);
+  pair_materialized_views (G_LIST_MODEL (entries));
   return G_LIST_MODEL (g_steal_pointer (&entries));
 }
 

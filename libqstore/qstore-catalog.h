@@ -60,6 +60,10 @@ const char * const *qstore_catalog_entry_get_index_names        (QStoreCatalogEn
 QSTORE_AVAILABLE_IN_ALL
 const char * const *qstore_catalog_entry_get_index_ddl          (QStoreCatalogEntry  *self);
 QSTORE_AVAILABLE_IN_ALL
+const char         *qstore_catalog_entry_get_body               (QStoreCatalogEntry  *self);
+QSTORE_AVAILABLE_IN_ALL
+gboolean            qstore_catalog_entry_is_materialized_view_contents (QStoreCatalogEntry *self);
+QSTORE_AVAILABLE_IN_ALL
 const char         *qstore_catalog_entry_get_error              (QStoreCatalogEntry  *self);
 
 QSTORE_AVAILABLE_IN_ALL

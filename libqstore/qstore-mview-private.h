@@ -61,6 +61,9 @@ gboolean      qstore_mview_before_read            (gpointer         mview,
                                                    GError         **error);
 
 /* Open and close */
+char         *qstore_mview_definition_body        (const char      *name,
+                                                   const char      *definition,
+                                                   GError         **error);
 void          qstore_mview_queue_rehydrate        (QStoreDatabase  *db,
                                                    const char      *schema,
                                                    const char      *name,

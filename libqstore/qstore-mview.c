@@ -3507,15 +3507,17 @@ statement_free (Statement *statement)
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (Statement, statement_free)
 
-/* A view of the catalog that did not load at open, as a QStoreMView. */
-static QStoreMView *
-view_from_definition (QStoreMViews  *self,
-                      const char    *name,
-                      const char    *definition,
-                      GError       **error)
+/* The query of a view's catalog definition, trimmed, checked to name
+ * the view @name of `main`; @parsed_out gets the parsed statement. */
+static char *
+definition_body (const char  *name,
+                 const char  *definition,
+                 Statement  **parsed_out,
+                 GError     **error)
 {
   g_autoptr(Statement) parsed = statement_from_definition (definition);
-  g_autofree char *body = NULL;
+  char *body;
+  gsize len;
 
   if (parsed->kind != STATEMENT_CREATE || parsed->name == NULL || parsed->body == NULL ||
       g_ascii_strcasecmp (parsed->name, name) != 0)
@@ -3534,12 +3536,44 @@ view_from_definition (QStoreMViews  *self,
       return NULL;
     }
   body = g_strstrip (g_strdup (parsed->body));
-  {
-    gsize len = strlen (body);
+  len = strlen (body);
+  while (len > 0 && (body[len - 1] == ';' || g_ascii_isspace (body[len - 1])))
+    body[--len] = '\0';
+  if (parsed_out != NULL)
+    *parsed_out = g_steal_pointer (&parsed);
+  return body;
+}
 
-    while (len > 0 && (body[len - 1] == ';' || g_ascii_isspace (body[len - 1])))
-      body[--len] = '\0';
-  }
+/**
+ * qstore_mview_definition_body:
+ * @name: the view's name, as its catalog key spells it
+ * @definition: its catalog entry: `CREATE MATERIALIZED VIEW name AS …`
+ * @error: return location for a #GError
+ *
+ * Returns: (transfer full): the query the view's contents follow, or
+ *   %NULL with @error set when @definition is not one qstore wrote for
+ *   @name
+ */
+char *
+qstore_mview_definition_body (const char  *name,
+                              const char  *definition,
+                              GError     **error)
+{
+  return definition_body (name, definition, NULL, error);
+}
+
+/* A view of the catalog that did not load at open, as a QStoreMView. */
+static QStoreMView *
+view_from_definition (QStoreMViews  *self,
+                      const char    *name,
+                      const char    *definition,
+                      GError       **error)
+{
+  g_autoptr(Statement) parsed = NULL;
+  g_autofree char *body = definition_body (name, definition, &parsed, error);
+
+  if (body == NULL)
+    return NULL;
   return view_new (self, parsed->name, definition, body, parsed->columns);
 }
 

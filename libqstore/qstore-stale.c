@@ -407,72 +407,7 @@ bytes_to_text (GBytes *bytes)
   return g_utf8_make_valid (data, len);
 }
 
-/* Materialized views: their bodies and sources */
-
-/* The SELECT of `CREATE MATERIALIZED VIEW name [(columns)] AS SELECT …`:
- * whatever follows the first `AS` outside quotes and parentheses. SQLite
- * has no such statement, so this is the one keyword qstore finds itself;
- * SQLite parses the body. */
-static char *
-extract_body (const char *ddl)
-{
-  int depth = 0;
-
-  for (const char *p = ddl; *p != '\0'; p++)
-    {
-      char c = *p;
-
-      if (c == '\'' || c == '"' || c == '`' || c == '[')
-        {
-          char close = c == '[' ? ']' : c;
-
-          for (p++; *p != '\0'; p++)
-            if (*p == close)
-              {
-                if (close != ']' && p[1] == close)
-                  p++;
-                else
-                  break;
-              }
-          if (*p == '\0')
-            return NULL;
-          continue;
-        }
-      if (c == '-' && p[1] == '-')
-        {
-          while (p[1] != '\0' && p[1] != '\n')
-            p++;
-          continue;
-        }
-      if (c == '/' && p[1] == '*')
-        {
-          const char *end = strstr (p + 2, "*/");
-
-          if (end == NULL)
-            return NULL;
-          p = end + 1;
-          continue;
-        }
-      if (c == '(')
-        depth++;
-      else if (c == ')')
-        depth--;
-      else if (depth == 0 && g_ascii_strncasecmp (p, "AS", 2) == 0 &&
-               (p == ddl || !(g_ascii_isalnum (p[-1]) || p[-1] == '_')) &&
-               !(g_ascii_isalnum (p[2]) || p[2] == '_' || (guchar) p[2] >= 0x80))
-        {
-          g_autofree char *body = g_strstrip (g_strdup (p + 2));
-          gsize len = strlen (body);
-
-          while (len > 0 && (body[len - 1] == ';' || g_ascii_isspace (body[len - 1])))
-            body[--len] = '\0';
-          if (len == 0)
-            return NULL;
-          return g_steal_pointer (&body);
-        }
-    }
-  return NULL;
-}
+/* Materialized views: their sources */
 
 typedef struct
 {
@@ -746,7 +681,7 @@ decide_views (QStoreStaleReport *self,
           if (view->body == NULL)
             {
               view_decide (view, QSTORE_STALE_VERDICT_ERROR, QSTORE_STALE_REASON_DEFINITION_ERROR,
-                           "no AS SELECT found");
+                           pending->error);
               progressed = TRUE;
               continue;
             }
@@ -912,12 +847,13 @@ qstore_stale_report_new (QStoreProvider  *provider,
       view->schema = g_strdup (qstore_catalog_entry_get_schema (entry));
       view->view_name = g_strdup (qstore_catalog_entry_get_name (entry));
       view->name = g_strconcat (view->schema, ".", view->view_name, NULL);
-      if (qstore_catalog_entry_get_ddl (entry) != NULL)
-        view->body = extract_body (qstore_catalog_entry_get_ddl (entry));
+      view->body = g_strdup (qstore_catalog_entry_get_body (entry));
       view->sources = g_new0 (char *, 1);
 
       pending = g_new0 (Pending, 1);
       pending->view = view;
+      if (view->body == NULL)
+        pending->error = g_strdup (qstore_catalog_entry_get_error (entry));
       g_ptr_array_add (pendings, pending);
       g_list_store_append (self->views, view);
     }

@@ -10,12 +10,13 @@
 #include "qstore-tool.h"
 
 static const char *
-kind_name (QStoreCatalogKeyKind kind)
+kind_name (QStoreCatalogEntry *entry)
 {
-  switch (kind)
+  switch (qstore_catalog_entry_get_kind (entry))
     {
     case QSTORE_CATALOG_KEY_TABLE:
-      return "table";
+      return qstore_catalog_entry_is_materialized_view_contents (entry)
+             ? "materialized_view_contents" : "table";
     case QSTORE_CATALOG_KEY_VIEW:
       return "view";
     case QSTORE_CATALOG_KEY_MATERIALIZED_VIEW:
@@ -53,7 +54,7 @@ print_plain (QStoreCatalogEntry *entry)
   else
     name = g_strdup (qstore_catalog_entry_get_name (entry));
 
-  printf ("%s\t%s\t%s", kind_name (qstore_catalog_entry_get_kind (entry)), name, text);
+  printf ("%s\t%s\t%s", kind_name (entry), name, text);
   if (error != NULL)
     {
       g_autofree char *message = one_line (error);
@@ -74,7 +75,7 @@ print_json (QStoreCatalogEntry *entry)
 
   json_builder_begin_object (builder);
   json_builder_set_member_name (builder, "kind");
-  json_builder_add_string_value (builder, kind_name (qstore_catalog_entry_get_kind (entry)));
+  json_builder_add_string_value (builder, kind_name (entry));
   json_builder_set_member_name (builder, "schema");
   if (schema != NULL)
     json_builder_add_string_value (builder, schema);
@@ -91,6 +92,11 @@ print_json (QStoreCatalogEntry *entry)
     {
       json_builder_set_member_name (builder, "value");
       json_builder_add_string_value (builder, qstore_catalog_entry_get_value (entry));
+    }
+  if (qstore_catalog_entry_get_body (entry) != NULL)
+    {
+      json_builder_set_member_name (builder, "body");
+      json_builder_add_string_value (builder, qstore_catalog_entry_get_body (entry));
     }
   if (error != NULL)
     {
@@ -119,7 +125,8 @@ qstore_tool_catalog (QStoreTool  *tool,
   const GOptionEntry entries_options[] = {
     { "json", 0, 0, G_OPTION_ARG_NONE, &json,
       "Print one JSON object per entry: {\"kind\": …, \"schema\": …, \"name\": …, "
-      "\"ddl\": …} (meta entries: \"value\" instead of \"ddl\")", NULL },
+      "\"ddl\": …} (meta entries: \"value\" instead of \"ddl\"; materialized views: "
+      "their query as \"body\" too)", NULL },
     { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &rest, NULL, NULL },
     G_OPTION_ENTRY_NULL
   };
@@ -127,7 +134,9 @@ qstore_tool_catalog (QStoreTool  *tool,
   context = qstore_tool_option_context_new (command, "",
                                             "List the entries of the store's catalog in key "
                                             "order, one per line: kind, name and DDL (or "
-                                            "value), separated by tabs. The store is opened "
+                                            "value), separated by tabs. The table holding a "
+                                            "materialized view's rows is of kind "
+                                            "materialized_view_contents. The store is opened "
                                             "read-only and nothing in it changes, so this "
                                             "works while another process writes it.");
   g_option_context_add_main_entries (context, entries_options, NULL);

@@ -818,7 +818,7 @@ check_listing (QStoreProvider *provider,
 {
   g_autoptr(GError) error = NULL;
   g_autoptr(GListModel) entries = qstore_catalog_list_entries (provider, &error);
-  QStoreCatalogEntry *t, *k, *v, *bad, *tx;
+  QStoreCatalogEntry *t, *k, *v, *bad, *tx, *mv, *contents;
   QStoreColumnInfo *info;
   const char * const *index_names;
   const char * const *index_ddl;
@@ -905,6 +905,33 @@ check_listing (QStoreProvider *provider,
   g_assert_cmpuint (g_list_model_get_n_items (qstore_catalog_entry_get_columns (bad)), ==, 0);
   g_assert_cmpstr (qstore_catalog_entry_get_ddl (bad), ==, "CREATE TABLE bad (");
 
+  /* A materialized view: its query, and the columns of the table holding
+   * its rows, which is marked as its contents. */
+  mv = find_entry (entries, QSTORE_CATALOG_KEY_MATERIALIZED_VIEW, "mv");
+  g_assert_nonnull (mv);
+  g_assert_null (qstore_catalog_entry_get_error (mv));
+  g_assert_cmpstr (qstore_catalog_entry_get_body (mv), ==, "SELECT name, id FROM t WHERE score > 1");
+  g_assert_false (qstore_catalog_entry_is_materialized_view_contents (mv));
+  contents = find_entry (entries, QSTORE_CATALOG_KEY_TABLE, "mv");
+  g_assert_nonnull (contents);
+  g_assert_true (qstore_catalog_entry_is_materialized_view_contents (contents));
+  g_assert_null (qstore_catalog_entry_get_body (contents));
+  g_assert_true (qstore_catalog_entry_get_columns (mv) == qstore_catalog_entry_get_columns (contents));
+  g_assert_cmpuint (g_list_model_get_n_items (qstore_catalog_entry_get_columns (mv)), ==, 2);
+  g_assert_cmpstr (qstore_column_info_get_name (column (mv, 0)), ==, "who");
+  g_assert_cmpuint (qstore_column_info_get_primary_key_position (column (mv, 1)), ==, 1);
+  g_assert_false (qstore_catalog_entry_is_materialized_view_contents (t));
+  g_assert_cmpint (qstore_catalog_get_row_count (provider, "main", "mv", &error), ==, t_rows - 1);
+  g_assert_no_error (error);
+
+  /* One whose definition qstore did not write: why, and no query. */
+  mv = find_entry (entries, QSTORE_CATALOG_KEY_MATERIALIZED_VIEW, "mv_bad");
+  g_assert_nonnull (mv);
+  g_assert_null (qstore_catalog_entry_get_body (mv));
+  g_assert_nonnull (strstr (qstore_catalog_entry_get_error (mv), "“main.mv_bad” is not a CREATE "
+                                                                 "MATERIALIZED VIEW"));
+  g_assert_cmpuint (g_list_model_get_n_items (qstore_catalog_entry_get_columns (mv)), ==, 0);
+
   g_assert_cmpint (qstore_catalog_get_row_count (provider, NULL, "T", &error), ==, t_rows);
   g_assert_no_error (error);
   g_assert_cmpint (qstore_catalog_get_row_count (provider, "main", "k", &error), ==, -1);
@@ -917,14 +944,19 @@ static void
 make_listing_content (Fixture *f)
 {
   g_autoptr(GBytes) key_bad = qstore_catalog_key_for_table ("main", "bad");
+  g_autoptr(GBytes) key_bad_mv = qstore_catalog_key_for_materialized_view ("main", "mv_bad");
+  /* Names another view than its key. */
+  const char *bad_mv = "CREATE MATERIALIZED VIEW other AS SELECT 1";
 
   exec_ok (f, "CREATE TABLE T (id INTEGER PRIMARY KEY, name TEXT NOT NULL COLLATE NOCASE "
               "DEFAULT 'n', score REAL, UNIQUE (name, score));"
               "CREATE INDEX t_score ON t (score DESC);"
               "CREATE TABLE k (a TEXT, b INTEGER, c, PRIMARY KEY (b, a));"
               "CREATE VIEW v AS SELECT name FROM t;"
-              "INSERT INTO t (name, score) VALUES ('a', 1), ('b', 2), ('c', 3)");
+              "INSERT INTO t (name, score) VALUES ('a', 1), ('b', 2), ('c', 3);"
+              "CREATE MATERIALIZED VIEW MV (who, id) AS SELECT name, id FROM t WHERE score > 1;");
   write_catalog (qstore_database_get_provider (f->db), key_bad, "CREATE TABLE bad (", 18);
+  write_catalog (qstore_database_get_provider (f->db), key_bad_mv, bad_mv, strlen (bad_mv));
 }
 
 /* The child of test_read_only_listing: keeps the database open for
@@ -1151,6 +1183,7 @@ test_cli (Fixture       *f,
   g_auto(GStrv) lines = NULL;
   g_auto(GStrv) plain_lines = NULL;
   gboolean seen_table = FALSE, seen_view = FALSE, seen_meta = FALSE, seen_bad = FALSE;
+  gboolean seen_mv = FALSE, seen_contents = FALSE;
 
   if (skip_unless_persistent ())
     return;
@@ -1219,10 +1252,27 @@ test_cli (Fixture       *f,
               g_assert_true (json_object_has_member (object, "error"));
             }
         }
+      else if (g_str_equal (kind, "materialized_view"))
+        {
+          if (g_str_equal (json_object_get_string_member (object, "name"), "mv"))
+            {
+              seen_mv = TRUE;
+              g_assert_cmpstr (json_object_get_string_member (object, "body"), ==,
+                               "SELECT name, id FROM t WHERE score > 1");
+            }
+          else
+            g_assert_true (json_object_has_member (object, "error"));
+        }
+      else if (g_str_equal (kind, "materialized_view_contents"))
+        {
+          seen_contents = TRUE;
+          g_assert_cmpstr (json_object_get_string_member (object, "name"), ==, "mv");
+          g_assert_nonnull (strstr (json_object_get_string_member (object, "ddl"), "CREATE TABLE"));
+        }
       else
         g_error ("unexpected kind “%s”", kind);
     }
-  g_assert_true (seen_table && seen_view && seen_meta && seen_bad);
+  g_assert_true (seen_table && seen_view && seen_meta && seen_bad && seen_mv && seen_contents);
 
   /* The plain listing: one line per entry, the same entries. */
   g_assert_cmpint (plain->status, ==, 0);
