@@ -1381,7 +1381,9 @@ qstore_database_get_coordinator (QStoreDatabase *self)
  * @schema: (nullable): the schema, `main` (the only one), or %NULL for it
  * @name: the table's name, in any case
  *
- * Looks a table up.
+ * Looks a table up. A materialized view's name gives the table holding
+ * its rows: it can be read, but writing it fails with
+ * %QSTORE_ERROR_READ_ONLY, since the view keeps it up to date.
  *
  * Returns: (transfer none) (nullable): the table, or %NULL when there is
  *   none of that name

@@ -907,13 +907,23 @@ view_finalize_statements (QStoreMView *view)
   g_clear_pointer (&view->all_stmt, sqlite3_finalize);
 }
 
+/* Makes @entry the contents of @view (or of no view): its reads then
+ * wait for the view's deferred work, and only the view writes it. */
+static void
+entry_set_view (QStoreSqlTable *entry,
+                QStoreMView    *view)
+{
+  entry->mview = view;
+  qstore_table_set_contents_of (entry->table, view != NULL ? view->name : NULL);
+}
+
 static void
 view_free (QStoreMView *view)
 {
   QStoreSqlTable *entry = qstore_database_lookup (view->owner->db, view->name);
 
   if (entry != NULL && entry->mview == view)
-    entry->mview = NULL;
+    entry_set_view (entry, NULL);
   view_finalize_statements (view);
   g_free (view->name);
   g_free (view->lower);
@@ -2950,7 +2960,7 @@ register_view (QStoreMViews *self,
   g_ptr_array_add (self->order, view);
   g_hash_table_remove (self->unloaded, view->lower);
   if (entry != NULL)
-    entry->mview = view;
+    entry_set_view (entry, view);
   if (view->plan != NULL && view->plan->has_temp)
     install_hooks (self);
 }
@@ -3157,7 +3167,7 @@ materialize (QStoreMViews  *self,
         }
     }
   if (entry != NULL)
-    entry->mview = view;
+    entry_set_view (entry, view);
   return TRUE;
 
 undo:
@@ -3222,7 +3232,7 @@ erase_view (QStoreMViews  *self,
       g_autofree char *quoted = qstore_sql_quote (name);
       g_autofree char *drop_mirror = g_strdup_printf ("DROP TABLE IF EXISTS main.%s", quoted);
 
-      entry->mview = NULL;
+      entry_set_view (entry, NULL);
       qstore_database_detach_table (db, name, TRUE);
       sqlite3_exec (db->scratch, drop_mirror, NULL, NULL, NULL);
     }

@@ -18,6 +18,8 @@ QStoreTable             *qstore_table_new                (QStoreCoordinator     
                                                           sqlite3                  *eval_db,
                                                           GError                  **error);
 QStoreTableSchema       *qstore_table_get_table_schema   (QStoreTable              *self);
+void                     qstore_table_set_contents_of    (QStoreTable              *self,
+                                                          const char               *view);
 QStoreKV                *qstore_table_get_data_store     (QStoreTable              *self);
 QStoreKV                *qstore_table_get_index_store    (QStoreTable              *self,
                                                           guint                     index);

@@ -102,6 +102,10 @@ struct _QStoreTable
   gint64              max_rowid;
   guint64             max_rowid_epoch;
 
+  /* The materialized view whose rows this table holds: the view writes
+   * them, nobody else. */
+  char               *contents_of;
+
   /* The buffers of write_row(), kept from row to row; a write that
    * starts while another is under way (from a change observer) gets its
    * own. */
@@ -159,6 +163,8 @@ qstore_table_finalize (GObject *object)
   g_clear_object (&self->data_store);
   g_clear_pointer (&self->schema, qstore_table_schema_unref);
   g_clear_object (&self->coordinator);
+
+  g_free (self->contents_of);
 
   G_OBJECT_CLASS (qstore_table_parent_class)->finalize (object);
 }
@@ -2142,6 +2148,28 @@ finish_write (QStoreTable     *self,
   return ok;
 }
 
+/* Marks @self as the contents of materialized view @view (or unmarks
+ * it, with %NULL): its rows are then the view's to write. */
+void
+qstore_table_set_contents_of (QStoreTable *self,
+                              const char  *view)
+{
+  g_free (self->contents_of);
+  self->contents_of = g_strdup (view);
+}
+
+static gboolean
+check_writable (QStoreTable  *self,
+                GError      **error)
+{
+  if (self->contents_of == NULL)
+    return TRUE;
+  g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_READ_ONLY,
+               "Table “%s” holds the rows of materialized view “%s”, which keeps them up to "
+               "date: change the tables it reads instead", self->schema->name, self->contents_of);
+  return FALSE;
+}
+
 /**
  * qstore_table_insert:
  * @self: a #QStoreTable
@@ -2182,6 +2210,8 @@ qstore_table_insert (QStoreTable     *self,
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
   owned = g_variant_ref_sink (row);
+  if (!check_writable (self, error))
+    return FALSE;
   n_columns = self->schema->columns->len;
   if (!values_from_variant (self, owned, "row", n_columns, n_columns, &values, &n,
                             holders, error))
@@ -2237,7 +2267,8 @@ qstore_table_update (QStoreTable     *self,
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
   owned = g_variant_ref_sink (row);
-  if (!key_from_variant (self, key, n_key_parts (self), encoded, error))
+  if (!check_writable (self, error) ||
+      !key_from_variant (self, key, n_key_parts (self), encoded, error))
     return FALSE;
   n_columns = self->schema->columns->len;
   if (!values_from_variant (self, owned, "row", n_columns, n_columns, &values, &n,
@@ -2279,7 +2310,8 @@ qstore_table_delete (QStoreTable  *self,
   g_return_val_if_fail (key != NULL, FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
-  if (!key_from_variant (self, key, n_key_parts (self), encoded, error))
+  if (!key_from_variant (self, key, n_key_parts (self), encoded, error) ||
+      !check_writable (self, error))
     return FALSE;
 
   own_transaction = !qstore_coordinator_in_transaction (self->coordinator);

@@ -322,6 +322,52 @@ create_sources (QStoreDatabase *db)
         "INSERT INTO w VALUES (1, 1, 'p'), (1, 2, NULL), (2, 1, 'q');");
 }
 
+/* The table holding a view's rows is the view's to write: the table API
+ * refuses, and the rows stay as they are. */
+static void
+assert_contents_refused (QStoreDatabase *db,
+                         const char     *name)
+{
+  QStoreTable *table = qstore_database_get_table (db, NULL, name);
+  g_autofree char *before = NULL;
+  g_autofree char *after = NULL;
+  g_autofree char *all = g_strdup_printf ("SELECT * FROM %s", name);
+  g_autoptr(GVariant) first = NULL;
+  g_autoptr(GVariant) key = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(QStoreResult) result = NULL;
+  guint n_columns;
+  GVariantBuilder row;
+
+  g_assert_nonnull (table);
+  before = rows_text (db, all);
+  result = qstore_database_query (db, all, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (qstore_result_get_n_rows (result), >, 0);
+  first = g_variant_ref (qstore_result_get_row (result, 0));
+  key = g_variant_get_child_value (first, 0);
+  n_columns = qstore_table_get_n_columns (table);
+
+  g_variant_builder_init (&row, G_VARIANT_TYPE ("av"));
+  for (guint i = 0; i < n_columns; i++)
+    g_variant_builder_add (&row, "v", g_variant_new_int64 (424242 + i));
+  g_assert_false (qstore_table_insert (table, g_variant_builder_end (&row), QSTORE_CONFLICT_ABORT, &error));
+  g_assert_error (error, QSTORE_ERROR, QSTORE_ERROR_READ_ONLY);
+  g_assert_nonnull (strstr (error->message, "materialized view"));
+  g_clear_error (&error);
+
+  g_assert_false (qstore_table_update (table, key, first,
+                                       QSTORE_CONFLICT_ABORT, &error));
+  g_assert_error (error, QSTORE_ERROR, QSTORE_ERROR_READ_ONLY);
+  g_clear_error (&error);
+  g_assert_false (qstore_table_delete (table, key, &error));
+  g_assert_error (error, QSTORE_ERROR, QSTORE_ERROR_READ_ONLY);
+  g_clear_error (&error);
+
+  after = rows_text (db, all);
+  g_assert_cmpstr (before, ==, after);
+}
+
 static void
 test_ddl (Fixture       *f,
           gconstpointer  data)
@@ -409,6 +455,8 @@ test_ddl (Fixture       *f,
   /* REFRESH of a live view changes nothing; DROP removes everything. */
   exec (f->db, "REFRESH MATERIALIZED VIEW grp");
   assert_view_current (f->db, "grp", "after refresh");
+  assert_contents_refused (f->db, "grp");
+  assert_contents_refused (f->db, "inv");
   exec (f->db, "DROP MATERIALIZED VIEW fullv; DROP MATERIALIZED VIEW IF EXISTS fullv");
   g_assert_null (find_view (f->db, "fullv"));
   g_free (exec_fails (f->db, "SELECT * FROM fullv", QSTORE_ERROR_NOT_FOUND));
@@ -422,6 +470,7 @@ test_ddl (Fixture       *f,
       g_assert_cmpint (query_int (f->db, "SELECT n FROM fullv"), ==, 3);
       assert_view_current (f->db, "grp", "after reopen");
       assert_view_current (f->db, "named", "after reopen");
+      assert_contents_refused (f->db, "named");
       g_clear_pointer (&tables, g_strfreev);
       tables = qstore_database_list_tables (f->db);
       g_assert_cmpstrv (tables, ((const char *[]) { "t", "u", "w", NULL }));
