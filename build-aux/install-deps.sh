@@ -12,7 +12,7 @@ PACKAGES="
   gobject-introspection libgirepository1.0-dev gir1.2-glib-2.0
   python3 python3-gi gjs gi-docgen
   dbus dbus-x11 xvfb xauth
-  desktop-file-utils appstream
+  desktop-file-utils appstream locales
 "
 
 missing=""

@@ -132,7 +132,7 @@ qstore_inspector_catalog_page_describe_entry (QStoreInspectorContents *contents,
   if (qstore_catalog_entry_get_error (entry) != NULL)
     return g_strdup_printf (_("%s · cannot be read"), kind_name (kind));
 
-  if (kind == QSTORE_CATALOG_KEY_TABLE)
+  if (kind == QSTORE_CATALOG_KEY_TABLE || kind == QSTORE_CATALOG_KEY_MATERIALIZED_VIEW)
     {
       GListModel *columns = qstore_catalog_entry_get_columns (entry);
       const char * const *indexes = qstore_catalog_entry_get_index_names (entry);
@@ -147,6 +147,8 @@ qstore_inspector_catalog_page_describe_entry (QStoreInspectorContents *contents,
                                                                   qstore_catalog_entry_get_name (entry)));
       cols = g_strdup_printf (g_dngettext (GETTEXT_PACKAGE, "%u column", "%u columns", n_columns),
                               n_columns);
+      if (kind == QSTORE_CATALOG_KEY_MATERIALIZED_VIEW)
+        return g_strdup_printf ("%s · %s · %s", kind_name (kind), cols, rows);
       idx = g_strdup_printf (g_dngettext (GETTEXT_PACKAGE, "%u index", "%u indexes", n_indexes),
                              n_indexes);
       return g_strdup_printf ("%s · %s · %s", cols, idx, rows);
@@ -236,6 +238,9 @@ filter_entry (gpointer item,
   g_autofree char *name = NULL;
   g_autofree char *folded = NULL;
 
+  /* A materialized view's contents are shown with the view. */
+  if (qstore_catalog_entry_is_materialized_view_contents (item))
+    return FALSE;
   if (self->search == NULL || self->search[0] == '\0')
     return TRUE;
   name = qualified_name (item);
@@ -344,17 +349,15 @@ add_code (QStoreInspectorCatalogPage *self,
   add_line (self, title, text, NULL);
 }
 
+/* The columns of a table, or of a materialized view's contents. */
 static void
-show_table (QStoreInspectorCatalogPage *self,
-            QStoreCatalogEntry         *entry)
+show_columns (QStoreInspectorCatalogPage *self,
+              QStoreCatalogEntry         *entry)
 {
   GListModel *columns = qstore_catalog_entry_get_columns (entry);
-  const char * const *index_names = qstore_catalog_entry_get_index_names (entry);
-  const char * const *index_ddl = qstore_catalog_entry_get_index_ddl (entry);
   guint n_columns = columns ? g_list_model_get_n_items (columns) : 0;
   g_autoptr(GPtrArray) pk = g_ptr_array_new ();
   g_autofree char *pk_text = NULL;
-  g_autofree char *rows = NULL;
   GtkWidget *group;
 
   for (guint position = 1; ; position++)
@@ -425,7 +428,30 @@ show_table (QStoreInspectorCatalogPage *self,
           adw_action_row_add_suffix (ADW_ACTION_ROW (row), tag_new (text, "accent"));
         }
     }
+}
 
+static void
+show_row_count (QStoreInspectorCatalogPage *self,
+                QStoreCatalogEntry         *entry)
+{
+  GtkWidget *group = add_group (self, _("Statistics"), NULL);
+  g_autofree char *rows = NULL;
+
+  rows = format_rows (qstore_inspector_contents_get_row_count (self->contents,
+                                                              qstore_catalog_entry_get_schema (entry),
+                                                              qstore_catalog_entry_get_name (entry)));
+  add_row (self, group, _("Rows"), rows, FALSE);
+}
+
+static void
+show_table (QStoreInspectorCatalogPage *self,
+            QStoreCatalogEntry         *entry)
+{
+  const char * const *index_names = qstore_catalog_entry_get_index_names (entry);
+  const char * const *index_ddl = qstore_catalog_entry_get_index_ddl (entry);
+  GtkWidget *group;
+
+  show_columns (self, entry);
   group = add_group (self, _("Indexes"), NULL);
   if (index_names == NULL || index_names[0] == NULL)
     add_row (self, group, _("No indexes"), NULL, FALSE);
@@ -436,12 +462,22 @@ show_table (QStoreInspectorCatalogPage *self,
       add_row (self, group, index_names[i], ddl ? ddl : _("Made by a UNIQUE constraint of the table"),
                ddl != NULL);
     }
+  show_row_count (self, entry);
+}
 
-  group = add_group (self, _("Statistics"), NULL);
-  rows = format_rows (qstore_inspector_contents_get_row_count (self->contents,
-                                                              qstore_catalog_entry_get_schema (entry),
-                                                              qstore_catalog_entry_get_name (entry)));
-  add_row (self, group, _("Rows"), rows, FALSE);
+static const char *
+strategy_description (QStoreMaterializedViewStrategy strategy)
+{
+  switch (strategy)
+    {
+    case QSTORE_MATERIALIZED_VIEW_STRATEGY_INVERSE_PROJECTION:
+      return _("Row by row: each changed source row is looked up again by its key");
+    case QSTORE_MATERIALIZED_VIEW_STRATEGY_GROUP_RECOMPUTE:
+      return _("By group: each group a change touches is computed again");
+    case QSTORE_MATERIALIZED_VIEW_STRATEGY_FULL_REBUILD:
+    default:
+      return _("In full: computed again once per transaction that changes a source");
+    }
 }
 
 static void
@@ -450,41 +486,65 @@ show_materialized_view (QStoreInspectorCatalogPage *self,
 {
   QStoreStaleReport *report = qstore_inspector_contents_get_stale_report (self->contents);
   g_autofree char *name = qualified_name (entry);
-  QStoreStaleView *view = qstore_stale_report_lookup_view (report, name);
-  const char * const *sources;
+  QStoreStaleView *verdict = qstore_stale_report_lookup_view (report, name);
+  const char *load_error = NULL;
+  QStoreMaterializedView *view =
+    qstore_inspector_contents_lookup_materialized_view (self->contents,
+                                                        qstore_catalog_entry_get_schema (entry),
+                                                        qstore_catalog_entry_get_name (entry),
+                                                        &load_error);
+  const char * const *sources = NULL;
   g_autofree char *joined = NULL;
   GtkWidget *group;
   GtkWidget *row;
   GtkWidget *button;
 
-  if (view == NULL)
-    return;
-
   group = add_group (self, _("Materialized View"), NULL);
-  sources = qstore_stale_view_get_sources (view);
+  if (view != NULL)
+    sources = qstore_materialized_view_get_sources (view);
+  else if (verdict != NULL)
+    sources = qstore_stale_view_get_sources (verdict);
   joined = sources && sources[0] ? g_strjoinv (", ", (char **) sources) : g_strdup (_("None found"));
   add_row (self, group, _("Sources"), joined, FALSE);
-  if (qstore_stale_view_get_body (view) != NULL)
-    add_row (self, group, _("Body"), qstore_stale_view_get_body (view), TRUE);
+  if (qstore_catalog_entry_get_body (entry) != NULL)
+    add_row (self, group, _("Query"), qstore_catalog_entry_get_body (entry), TRUE);
 
-  switch (qstore_stale_view_get_verdict (view))
+  if (view != NULL)
+    add_row (self, group, _("Kept up to date"),
+             strategy_description (qstore_materialized_view_get_strategy (view)), FALSE);
+  else if (load_error != NULL)
     {
-    case QSTORE_STALE_VERDICT_ADOPT:
-      row = add_row (self, group, _("Next open"), _("Adopted as stored"), FALSE);
-      break;
-    case QSTORE_STALE_VERDICT_REFILL:
-      row = add_row (self, group, _("Next open"), _("Refilled from its sources"), FALSE);
-      break;
-    case QSTORE_STALE_VERDICT_ERROR:
-    default:
-      row = add_row (self, group, _("Next open"), _("Cannot be rebuilt"), FALSE);
-      break;
+      row = add_row (self, group, _("Does not load"), load_error, FALSE);
+      gtk_widget_add_css_class (row, "error-row");
     }
-  button = gtk_button_new_with_mnemonic (_("_Why?"));
-  gtk_widget_set_valign (button, GTK_ALIGN_CENTER);
-  gtk_actionable_set_action_name (GTK_ACTIONABLE (button), "win.show-page");
-  gtk_actionable_set_action_target (GTK_ACTIONABLE (button), "s", "stale");
-  adw_action_row_add_suffix (ADW_ACTION_ROW (row), button);
+
+  if (verdict != NULL)
+    {
+      switch (qstore_stale_view_get_verdict (verdict))
+        {
+        case QSTORE_STALE_VERDICT_ADOPT:
+          row = add_row (self, group, _("Next open"), _("Adopted as stored"), FALSE);
+          break;
+        case QSTORE_STALE_VERDICT_REFILL:
+          row = add_row (self, group, _("Next open"), _("Refilled from its sources"), FALSE);
+          break;
+        case QSTORE_STALE_VERDICT_ERROR:
+        default:
+          row = add_row (self, group, _("Next open"), _("Cannot be rebuilt"), FALSE);
+          break;
+        }
+      button = gtk_button_new_with_mnemonic (_("_Why?"));
+      gtk_widget_set_valign (button, GTK_ALIGN_CENTER);
+      gtk_actionable_set_action_name (GTK_ACTIONABLE (button), "win.show-page");
+      gtk_actionable_set_action_target (GTK_ACTIONABLE (button), "s", "stale");
+      adw_action_row_add_suffix (ADW_ACTION_ROW (row), button);
+    }
+
+  if (g_list_model_get_n_items (qstore_catalog_entry_get_columns (entry)) > 0)
+    {
+      show_columns (self, entry);
+      show_row_count (self, entry);
+    }
 }
 
 static void
@@ -517,7 +577,12 @@ show_entry (QStoreInspectorCatalogPage *self,
   gtk_label_set_label (self->detail_subtitle, summary);
   add_line (self, _("Entry"), name, summary);
 
-  gtk_widget_set_visible (self->show_rows_button, kind == QSTORE_CATALOG_KEY_TABLE && error == NULL);
+  /* A materialized view's rows are those of its contents table. */
+  gtk_widget_set_visible (self->show_rows_button,
+                          error == NULL &&
+                          (kind == QSTORE_CATALOG_KEY_TABLE || kind == QSTORE_CATALOG_KEY_VIEW ||
+                           (kind == QSTORE_CATALOG_KEY_MATERIALIZED_VIEW &&
+                            g_list_model_get_n_items (qstore_catalog_entry_get_columns (entry)) > 0)));
   gtk_actionable_set_action_target (GTK_ACTIONABLE (self->show_rows_button), "s", name);
 
   if (error != NULL)

@@ -11,7 +11,11 @@
 
 /* What the pages show comes from one read, off the UI thread: the
  * catalog entries, each table's row count and the stale report. The
- * provider is opened read-only once per store and kept for refreshes. */
+ * provider is opened read-only once per store and kept for refreshes.
+ * How each materialized view is kept up to date is decided by planning
+ * its query, so that comes from opening the store as a read-only
+ * database for a moment: it writes nothing and leaves the clean-shutdown
+ * marker in place. */
 
 struct _QStoreInspectorContents
 {
@@ -22,6 +26,8 @@ struct _QStoreInspectorContents
   GListModel        *entries;
   GHashTable        *row_counts;    /* "schema.name" → gint64 */
   QStoreStaleReport *stale;
+  GHashTable        *mviews;        /* "schema.name" → QStoreMaterializedView */
+  GHashTable        *mview_errors;  /* "schema.name" → why it did not load */
   GDateTime         *loaded_at;
 };
 
@@ -37,6 +43,8 @@ qstore_inspector_contents_finalize (GObject *object)
   g_clear_object (&self->entries);
   g_clear_pointer (&self->row_counts, g_hash_table_unref);
   g_clear_object (&self->stale);
+  g_clear_pointer (&self->mviews, g_hash_table_unref);
+  g_clear_pointer (&self->mview_errors, g_hash_table_unref);
   g_clear_pointer (&self->loaded_at, g_date_time_unref);
 
   G_OBJECT_CLASS (qstore_inspector_contents_parent_class)->finalize (object);
@@ -52,6 +60,8 @@ static void
 qstore_inspector_contents_init (QStoreInspectorContents *self)
 {
   self->row_counts = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
+  self->mviews = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_object_unref);
+  self->mview_errors = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
 }
 
 /**
@@ -122,6 +132,56 @@ qualified (const char *schema,
   return g_ascii_strdown (joined, -1);
 }
 
+/* Plans every materialized view as opening the store does, on a
+ * read-only database; a view that does not load keeps its error. */
+static void
+load_materialized_views (QStoreInspectorContents *self)
+{
+  g_autoptr(QStoreDatabase) database = NULL;
+  g_autoptr(GListModel) views = NULL;
+  g_autoptr(GError) error = NULL;
+  QStoreRehydrationResult *result;
+  guint n;
+
+  if (!(database = qstore_database_open (self->uri, QSTORE_OPEN_READ_ONLY, &error)))
+    {
+      n = g_list_model_get_n_items (self->entries);
+      for (guint i = 0; i < n; i++)
+        {
+          g_autoptr(QStoreCatalogEntry) entry = g_list_model_get_item (self->entries, i);
+
+          if (qstore_catalog_entry_get_kind (entry) == QSTORE_CATALOG_KEY_MATERIALIZED_VIEW)
+            g_hash_table_insert (self->mview_errors,
+                                 qualified (qstore_catalog_entry_get_schema (entry),
+                                            qstore_catalog_entry_get_name (entry)),
+                                 g_strdup (error->message));
+        }
+      return;
+    }
+
+  views = qstore_database_list_materialized_views (database);
+  n = g_list_model_get_n_items (views);
+  for (guint i = 0; i < n; i++)
+    {
+      QStoreMaterializedView *view = g_list_model_get_item (views, i);
+
+      g_hash_table_insert (self->mviews,
+                           qualified (qstore_materialized_view_get_schema (view),
+                                      qstore_materialized_view_get_name (view)),
+                           view);
+    }
+
+  result = qstore_database_get_rehydration_result (database);
+  n = qstore_rehydration_result_get_n_errors (result);
+  for (guint i = 0; i < n; i++)
+    g_hash_table_insert (self->mview_errors,
+                         g_ascii_strdown (qstore_rehydration_result_get_error_name (result, i), -1),
+                         g_strdup (qstore_rehydration_result_get_error_message (result, i)));
+
+  /* Read-only: nothing is written, so a failure to close loses nothing. */
+  qstore_database_close (database, NULL);
+}
+
 /**
  * qstore_inspector_contents_load:
  * @uri: the store's URI
@@ -177,6 +237,10 @@ qstore_inspector_contents_load (const char      *uri,
 
   if (!(self->stale = qstore_stale_report_new (self->provider, error)))
     return NULL;
+
+  if (qstore_stale_report_get_views (self->stale) != NULL &&
+      g_list_model_get_n_items (qstore_stale_report_get_views (self->stale)) > 0)
+    load_materialized_views (self);
 
   self->loaded_at = g_date_time_new_now_local ();
   return g_steal_pointer (&self);
@@ -310,6 +374,32 @@ qstore_inspector_contents_lookup_entry (QStoreInspectorContents *self,
         return entry;
     }
   return NULL;
+}
+
+/**
+ * qstore_inspector_contents_lookup_materialized_view:
+ * @self: a #QStoreInspectorContents
+ * @schema: the view's schema
+ * @name: its name
+ * @error_message: (out) (optional) (transfer none): why the view did not
+ *   load, when it did not
+ *
+ * Returns: (transfer none) (nullable): the view as a read-only open of the
+ *   store plans it, or %NULL when it does not load
+ */
+QStoreMaterializedView *
+qstore_inspector_contents_lookup_materialized_view (QStoreInspectorContents  *self,
+                                                    const char               *schema,
+                                                    const char               *name,
+                                                    const char              **error_message)
+{
+  g_autofree char *key = qualified (schema, name);
+
+  g_return_val_if_fail (QSTORE_INSPECTOR_IS_CONTENTS (self), NULL);
+
+  if (error_message != NULL)
+    *error_message = g_hash_table_lookup (self->mview_errors, key);
+  return g_hash_table_lookup (self->mviews, key);
 }
 
 GDateTime *

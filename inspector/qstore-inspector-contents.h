@@ -39,6 +39,10 @@ QStoreCatalogEntry      *qstore_inspector_contents_lookup_entry     (QStoreInspe
                                                                      QStoreCatalogKeyKind      kind,
                                                                      const char               *schema,
                                                                      const char               *name);
+QStoreMaterializedView  *qstore_inspector_contents_lookup_materialized_view (QStoreInspectorContents  *self,
+                                                                              const char               *schema,
+                                                                              const char               *name,
+                                                                              const char              **error_message);
 GDateTime               *qstore_inspector_contents_get_loaded_at    (QStoreInspectorContents  *self);
 
 G_END_DECLS

@@ -1,4 +1,4 @@
-/* qstore-inspector-data-page.c: the rows of a table
+/* qstore-inspector-data-page.c: the rows of a table or view
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -10,7 +10,12 @@
 
 /* A column view over QStoreInspectorRowModel: rows arrive a page at a
  * time from a worker thread, and each cell updates itself when its row
- * is filled in. Columns follow the table's catalog entry. */
+ * is filled in. A table's columns follow its catalog entry; a view's are
+ * known only from SQL, and come from its model when its query is
+ * prepared. The drop-down lists tables, then materialized views, then
+ * plain views, labelled as such. A materialized view's rows are those of
+ * the table holding them, read as a table's; that table is part of the
+ * view and is not listed on its own. */
 
 struct _QStoreInspectorDataPage
 {
@@ -18,8 +23,11 @@ struct _QStoreInspectorDataPage
 
   QStoreInspectorContents *contents;
   QStoreInspectorRowModel *model;
-  GtkStringList           *tables;
-  char                    *table;
+  GtkStringList           *labels;      /* the drop-down's, group after group */
+  GtkStringList           *tables;      /* `schema.name` */
+  GtkStringList           *mviews;      /* `schema.name` */
+  GtkStringList           *views;       /* `schema.name` */
+  char                    *table;       /* the table or view shown */
   char                    *error;
   guint                    n_columns;
   gboolean                 updating;
@@ -157,7 +165,7 @@ column_new (const char *title,
   return view_column;
 }
 
-/* Tables */
+/* Tables and views */
 
 static void
 update_count (QStoreInspectorDataPage *self)
@@ -201,9 +209,36 @@ clear_columns (QStoreInspectorDataPage *self)
     }
 }
 
+/* After the row number column. */
 static void
-show_table (QStoreInspectorDataPage *self,
-            const char              *name)
+append_columns (QStoreInspectorDataPage *self,
+                const char * const      *names)
+{
+  self->n_columns = g_strv_length ((char **) names);
+  for (guint i = 0; i < self->n_columns; i++)
+    {
+      g_autoptr(GtkColumnViewColumn) column = column_new (names[i], i);
+
+      /* Long text must not make a column wider than a screen. */
+      gtk_column_view_column_set_expand (column, i + 1 == self->n_columns);
+      gtk_column_view_append_column (self->column_view, column);
+    }
+}
+
+/* A view's columns, once its model knows them. */
+static void
+model_column_names_cb (QStoreInspectorDataPage *self)
+{
+  const char * const *names = qstore_inspector_row_model_get_column_names (self->model);
+
+  if (names != NULL && self->n_columns == 0)
+    append_columns (self, names);
+}
+
+static void
+show_rows (QStoreInspectorDataPage *self,
+           QStoreCatalogKeyKind     kind,
+           const char              *name)
 {
   g_autoptr(GtkColumnViewColumn) number = NULL;
   g_autoptr(GError) error = NULL;
@@ -211,7 +246,6 @@ show_table (QStoreInspectorDataPage *self,
   QStoreCatalogEntry *entry;
   const char *dot;
   g_autofree char *schema = NULL;
-  GListModel *columns;
 
   if (self->model != NULL)
     g_signal_handlers_disconnect_by_data (self->model, self);
@@ -232,15 +266,21 @@ show_table (QStoreInspectorDataPage *self,
 
   dot = strchr (name, '.');
   schema = g_strndup (name, dot - name);
-  entry = qstore_inspector_contents_lookup_entry (self->contents, QSTORE_CATALOG_KEY_TABLE, schema, dot + 1);
+  entry = qstore_inspector_contents_lookup_entry (self->contents, kind, schema, dot + 1);
   g_assert (entry != NULL);
 
-  self->model = qstore_inspector_row_model_new (qstore_inspector_contents_get_provider (self->contents),
-                                                qstore_catalog_entry_get_schema (entry),
-                                                qstore_catalog_entry_get_name (entry),
-                                                qstore_inspector_contents_get_row_count (self->contents,
-                                                                                         schema, dot + 1),
-                                                &error);
+  if (kind == QSTORE_CATALOG_KEY_VIEW)
+    self->model = qstore_inspector_row_model_new_for_view (qstore_inspector_contents_get_uri (self->contents),
+                                                           qstore_catalog_entry_get_schema (entry),
+                                                           qstore_catalog_entry_get_name (entry),
+                                                           &error);
+  else
+    self->model = qstore_inspector_row_model_new (qstore_inspector_contents_get_provider (self->contents),
+                                                  qstore_catalog_entry_get_schema (entry),
+                                                  qstore_catalog_entry_get_name (entry),
+                                                  qstore_inspector_contents_get_row_count (self->contents,
+                                                                                           schema, dot + 1),
+                                                  &error);
   if (self->model == NULL)
     {
       self->error = g_strdup (error->message);
@@ -252,22 +292,27 @@ show_table (QStoreInspectorDataPage *self,
 
   g_signal_connect_swapped (self->model, "items-changed", G_CALLBACK (update_count), self);
   g_signal_connect_swapped (self->model, "notify::error", G_CALLBACK (model_error_cb), self);
+  g_signal_connect_swapped (self->model, "notify::column-names", G_CALLBACK (model_column_names_cb), self);
   g_object_bind_property (self->model, "busy", self->spinner, "spinning", G_BINDING_SYNC_CREATE);
 
   number = column_new ("#", -1);
   gtk_column_view_column_set_resizable (number, FALSE);
   gtk_column_view_append_column (self->column_view, number);
 
-  columns = qstore_catalog_entry_get_columns (entry);
-  self->n_columns = columns ? g_list_model_get_n_items (columns) : 0;
-  for (guint i = 0; i < self->n_columns; i++)
+  if (kind != QSTORE_CATALOG_KEY_VIEW)
     {
-      g_autoptr(QStoreColumnInfo) info = g_list_model_get_item (columns, i);
-      g_autoptr(GtkColumnViewColumn) column = column_new (qstore_column_info_get_name (info), i);
+      GListModel *columns = qstore_catalog_entry_get_columns (entry);
+      guint n = columns ? g_list_model_get_n_items (columns) : 0;
+      g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func (g_free);
 
-      /* Long text must not make a column wider than a screen. */
-      gtk_column_view_column_set_expand (column, i + 1 == self->n_columns);
-      gtk_column_view_append_column (self->column_view, column);
+      for (guint i = 0; i < n; i++)
+        {
+          g_autoptr(QStoreColumnInfo) info = g_list_model_get_item (columns, i);
+
+          g_ptr_array_add (names, g_strdup (qstore_column_info_get_name (info)));
+        }
+      g_ptr_array_add (names, NULL);
+      append_columns (self, (const char * const *) names->pdata);
     }
 
   selection = gtk_no_selection_new (G_LIST_MODEL (g_object_ref (self->model)));
@@ -276,44 +321,99 @@ show_table (QStoreInspectorDataPage *self,
   update_count (self);
 }
 
+/* The drop-down's groups, in order. */
+static const QStoreCatalogKeyKind group_kinds[] = {
+  QSTORE_CATALOG_KEY_TABLE,
+  QSTORE_CATALOG_KEY_MATERIALIZED_VIEW,
+  QSTORE_CATALOG_KEY_VIEW,
+};
+
+static GtkStringList *
+group_list (QStoreInspectorDataPage *self,
+            QStoreCatalogKeyKind     kind)
+{
+  switch (kind)
+    {
+    case QSTORE_CATALOG_KEY_MATERIALIZED_VIEW:
+      return self->mviews;
+    case QSTORE_CATALOG_KEY_VIEW:
+      return self->views;
+    case QSTORE_CATALOG_KEY_TABLE:
+    default:
+      return self->tables;
+    }
+}
+
+/* What the drop-down lists at @position. */
+static gboolean
+locate (QStoreInspectorDataPage  *self,
+        guint                     position,
+        QStoreCatalogKeyKind     *kind,
+        const char              **name)
+{
+  for (guint g = 0; g < G_N_ELEMENTS (group_kinds); g++)
+    {
+      GtkStringList *list = group_list (self, group_kinds[g]);
+      guint n = g_list_model_get_n_items (G_LIST_MODEL (list));
+
+      if (position < n)
+        {
+          *kind = group_kinds[g];
+          *name = gtk_string_list_get_string (list, position);
+          return TRUE;
+        }
+      position -= n;
+    }
+  return FALSE;
+}
+
+static void
+show_position (QStoreInspectorDataPage *self,
+               guint                    position)
+{
+  QStoreCatalogKeyKind kind;
+  const char *name;
+
+  if (position != GTK_INVALID_LIST_POSITION && locate (self, position, &kind, &name))
+    show_rows (self, kind, name);
+  else
+    show_rows (self, QSTORE_CATALOG_KEY_TABLE, NULL);
+}
+
 static void
 table_selected_cb (QStoreInspectorDataPage *self)
 {
-  guint selected = gtk_drop_down_get_selected (self->table_dropdown);
-
   if (self->updating)
     return;
-  if (selected == GTK_INVALID_LIST_POSITION)
-    show_table (self, NULL);
-  else
-    show_table (self, gtk_string_list_get_string (self->tables, selected));
+  show_position (self, gtk_drop_down_get_selected (self->table_dropdown));
 }
 
 /**
  * qstore_inspector_data_page_select_table:
  * @self: a #QStoreInspectorDataPage
- * @name: a table's `schema.name`
+ * @name: a table's, materialized view's or view's `schema.name`
  *
- * Returns: whether the table exists
+ * Returns: whether it is listed
  */
 gboolean
 qstore_inspector_data_page_select_table (QStoreInspectorDataPage *self,
                                          const char              *name)
 {
-  guint n;
+  QStoreCatalogKeyKind kind;
+  const char *candidate;
 
   g_return_val_if_fail (QSTORE_INSPECTOR_IS_DATA_PAGE (self), FALSE);
 
-  n = g_list_model_get_n_items (G_LIST_MODEL (self->tables));
-  for (guint i = 0; i < n; i++)
-    if (g_ascii_strcasecmp (gtk_string_list_get_string (self->tables, i), name) == 0)
-      {
-        if (gtk_drop_down_get_selected (self->table_dropdown) == i)
-          show_table (self, gtk_string_list_get_string (self->tables, i));
-        else
-          gtk_drop_down_set_selected (self->table_dropdown, i);
-        return TRUE;
-      }
+  for (guint i = 0; locate (self, i, &kind, &candidate); i++)
+    {
+      if (g_ascii_strcasecmp (candidate, name) != 0)
+        continue;
+      if (gtk_drop_down_get_selected (self->table_dropdown) == i)
+        show_position (self, i);
+      else
+        gtk_drop_down_set_selected (self->table_dropdown, i);
+      return TRUE;
+    }
   return FALSE;
 }
 
@@ -324,20 +424,33 @@ compare_names (gconstpointer a,
   return g_utf8_collate (*(const char * const *) a, *(const char * const *) b);
 }
 
+static void
+set_strings (GtkStringList *list,
+             GPtrArray     *strings)
+{
+  g_ptr_array_add (strings, NULL);
+  gtk_string_list_splice (list, 0, g_list_model_get_n_items (G_LIST_MODEL (list)),
+                          (const char * const *) strings->pdata);
+  g_ptr_array_remove_index (strings, strings->len - 1);
+}
+
 /**
  * qstore_inspector_data_page_set_contents:
  * @self: a #QStoreInspectorDataPage
  * @contents: (nullable): what was read from the store
  *
- * Lists the tables of @contents and shows the rows of the one shown
- * before, read again, or of the first.
+ * Lists the tables and views of @contents and shows the rows of the one
+ * shown before, read again, or of the first.
  */
 void
 qstore_inspector_data_page_set_contents (QStoreInspectorDataPage *self,
                                          QStoreInspectorContents *contents)
 {
   g_autofree char *keep = g_strdup (self->table);
-  g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr(GPtrArray) tables = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr(GPtrArray) mviews = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr(GPtrArray) views = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr(GPtrArray) labels = g_ptr_array_new_with_free_func (g_free);
   GListModel *entries;
 
   g_return_if_fail (QSTORE_INSPECTOR_IS_DATA_PAGE (self));
@@ -350,25 +463,63 @@ qstore_inspector_data_page_set_contents (QStoreInspectorDataPage *self,
       for (guint i = 0; i < g_list_model_get_n_items (entries); i++)
         {
           g_autoptr(QStoreCatalogEntry) entry = g_list_model_get_item (entries, i);
+          QStoreCatalogKeyKind kind = qstore_catalog_entry_get_kind (entry);
+          char *name;
 
-          if (qstore_catalog_entry_get_kind (entry) == QSTORE_CATALOG_KEY_TABLE &&
-              qstore_catalog_entry_get_error (entry) == NULL)
-            g_ptr_array_add (names, g_strconcat (qstore_catalog_entry_get_schema (entry), ".",
-                                                 qstore_catalog_entry_get_name (entry), NULL));
+          if (qstore_catalog_entry_get_error (entry) != NULL ||
+              qstore_catalog_entry_is_materialized_view_contents (entry))
+            continue;
+          /* A materialized view whose rows are not stored has none to show. */
+          if (kind == QSTORE_CATALOG_KEY_MATERIALIZED_VIEW &&
+              g_list_model_get_n_items (qstore_catalog_entry_get_columns (entry)) == 0)
+            continue;
+
+          name = g_strconcat (qstore_catalog_entry_get_schema (entry), ".",
+                              qstore_catalog_entry_get_name (entry), NULL);
+          if (kind == QSTORE_CATALOG_KEY_TABLE)
+            g_ptr_array_add (tables, name);
+          else if (kind == QSTORE_CATALOG_KEY_MATERIALIZED_VIEW)
+            g_ptr_array_add (mviews, name);
+          else if (kind == QSTORE_CATALOG_KEY_VIEW)
+            g_ptr_array_add (views, name);
+          else
+            g_free (name);
         }
     }
-  g_ptr_array_sort (names, compare_names);
-  g_ptr_array_add (names, NULL);
+  g_ptr_array_sort (tables, compare_names);
+  g_ptr_array_sort (mviews, compare_names);
+  g_ptr_array_sort (views, compare_names);
+
+  for (guint i = 0; i < tables->len; i++)
+    g_ptr_array_add (labels, g_strdup (g_ptr_array_index (tables, i)));
+  for (guint i = 0; i < mviews->len; i++)
+    {
+      const char *view = g_ptr_array_index (mviews, i);
+
+      /* Translators: a materialized view in the drop-down of tables whose
+       * rows can be shown; %s is its schema.name, such as “main.big_orders” */
+      g_ptr_array_add (labels, g_strdup_printf (_("%s (materialized view)"), view));
+    }
+  for (guint i = 0; i < views->len; i++)
+    {
+      const char *view = g_ptr_array_index (views, i);
+
+      /* Translators: a view in the drop-down of tables whose rows can be
+       * shown; %s is its schema.name, such as “main.order_totals” */
+      g_ptr_array_add (labels, g_strdup_printf (_("%s (view)"), view));
+    }
 
   self->updating = TRUE;
-  gtk_string_list_splice (self->tables, 0, g_list_model_get_n_items (G_LIST_MODEL (self->tables)),
-                          (const char * const *) names->pdata);
+  set_strings (self->tables, tables);
+  set_strings (self->mviews, mviews);
+  set_strings (self->views, views);
+  set_strings (self->labels, labels);
   self->updating = FALSE;
 
-  if (names->len == 1)
+  if (labels->len == 0)
     {
       gtk_drop_down_set_selected (self->table_dropdown, GTK_INVALID_LIST_POSITION);
-      show_table (self, NULL);
+      show_rows (self, QSTORE_CATALOG_KEY_TABLE, NULL);
       return;
     }
 
@@ -377,7 +528,7 @@ qstore_inspector_data_page_set_contents (QStoreInspectorDataPage *self,
       self->updating = TRUE;
       gtk_drop_down_set_selected (self->table_dropdown, 0);
       self->updating = FALSE;
-      show_table (self, gtk_string_list_get_string (self->tables, 0));
+      show_position (self, 0);
     }
 }
 
@@ -401,6 +552,31 @@ qstore_inspector_data_page_get_tables (QStoreInspectorDataPage *self)
 {
   g_return_val_if_fail (QSTORE_INSPECTOR_IS_DATA_PAGE (self), NULL);
   return G_LIST_MODEL (self->tables);
+}
+
+/* Returns: (transfer none): the materialized views listed, as `schema.name` strings */
+GListModel *
+qstore_inspector_data_page_get_materialized_views (QStoreInspectorDataPage *self)
+{
+  g_return_val_if_fail (QSTORE_INSPECTOR_IS_DATA_PAGE (self), NULL);
+  return G_LIST_MODEL (self->mviews);
+}
+
+/* Returns: (transfer none): the plain views listed, as `schema.name` strings */
+GListModel *
+qstore_inspector_data_page_get_views (QStoreInspectorDataPage *self)
+{
+  g_return_val_if_fail (QSTORE_INSPECTOR_IS_DATA_PAGE (self), NULL);
+  return G_LIST_MODEL (self->views);
+}
+
+/* Returns: (transfer none): what the drop-down lists, tables, then
+ *   materialized views, then views, as it labels them */
+GListModel *
+qstore_inspector_data_page_get_labels (QStoreInspectorDataPage *self)
+{
+  g_return_val_if_fail (QSTORE_INSPECTOR_IS_DATA_PAGE (self), NULL);
+  return G_LIST_MODEL (self->labels);
 }
 
 guint
@@ -428,7 +604,10 @@ qstore_inspector_data_page_dispose (GObject *object)
     g_signal_handlers_disconnect_by_data (self->model, self);
   g_clear_object (&self->model);
   g_clear_object (&self->contents);
+  g_clear_object (&self->labels);
   g_clear_object (&self->tables);
+  g_clear_object (&self->mviews);
+  g_clear_object (&self->views);
 
   G_OBJECT_CLASS (qstore_inspector_data_page_parent_class)->dispose (object);
 }
@@ -470,11 +649,14 @@ qstore_inspector_data_page_init (QStoreInspectorDataPage *self)
 
   gtk_widget_init_template (GTK_WIDGET (self));
 
+  self->labels = gtk_string_list_new (NULL);
   self->tables = gtk_string_list_new (NULL);
+  self->mviews = gtk_string_list_new (NULL);
+  self->views = gtk_string_list_new (NULL);
   expression = gtk_property_expression_new (GTK_TYPE_STRING_OBJECT, NULL, "string");
   gtk_drop_down_set_expression (self->table_dropdown, expression);
   self->updating = TRUE;
-  gtk_drop_down_set_model (self->table_dropdown, G_LIST_MODEL (self->tables));
+  gtk_drop_down_set_model (self->table_dropdown, G_LIST_MODEL (self->labels));
   self->updating = FALSE;
   gtk_stack_set_visible_child_name (self->stack, "empty");
 }

@@ -1,4 +1,4 @@
-/* qstore-inspector-data-page.h: the rows of a table
+/* qstore-inspector-data-page.h: the rows of a table or view
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -21,6 +21,9 @@ gboolean                 qstore_inspector_data_page_select_table  (QStoreInspect
 const char              *qstore_inspector_data_page_get_table     (QStoreInspectorDataPage *self);
 QStoreInspectorRowModel *qstore_inspector_data_page_get_model     (QStoreInspectorDataPage *self);
 GListModel              *qstore_inspector_data_page_get_tables    (QStoreInspectorDataPage *self);
+GListModel              *qstore_inspector_data_page_get_materialized_views (QStoreInspectorDataPage *self);
+GListModel              *qstore_inspector_data_page_get_views     (QStoreInspectorDataPage *self);
+GListModel              *qstore_inspector_data_page_get_labels    (QStoreInspectorDataPage *self);
 guint                    qstore_inspector_data_page_get_n_columns (QStoreInspectorDataPage *self);
 const char              *qstore_inspector_data_page_get_error     (QStoreInspectorDataPage *self);
 

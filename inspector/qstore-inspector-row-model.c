@@ -1,4 +1,4 @@
-/* qstore-inspector-row-model.c: the rows of a table, fetched page by page
+/* qstore-inspector-row-model.c: the rows of a table or view, fetched page by page
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -15,7 +15,12 @@
  * process writes). Keys have no offsets, so the model remembers where
  * each page it has passed starts: a jump far ahead walks keys from the
  * nearest known page start, once. Only the most recently used pages are
- * kept in memory. */
+ * kept in memory.
+ *
+ * A plain view has no stored rows: SQL computes them. Its model opens the
+ * store as a read-only database in a worker thread and asks SQL for the
+ * count and for one page at a time. Only those two steps differ from a
+ * table's; the pages, their queue and their eviction are the same. */
 
 #define PAGE_SIZE QSTORE_INSPECTOR_ROW_PAGE_SIZE
 #define MAX_PAGES 64
@@ -273,11 +278,18 @@ struct _QStoreInspectorRowModel
 {
   GObject          parent_instance;
 
+  char            *schema;
+  char            *table;         /* the table's or the view's name */
+
+  /* A table: its store, read through one snapshot. */
   QStoreProvider  *provider;
   QStoreSnapshot  *snapshot;      /* NULL when the provider has none */
   QStoreKV        *store;
-  char            *schema;
-  char            *table;
+
+  /* A view: SQL on the store opened as a read-only database. */
+  char            *relation;      /* "schema"."view", quoted for SQL */
+  QStoreDatabase  *database;      /* NULL until opened */
+  char           **column_names;  /* NULL until known */
 
   guint            n_items;
   GHashTable      *pages;         /* page index → Page */
@@ -295,6 +307,7 @@ enum
   PROP_N_ITEMS,
   PROP_BUSY,
   PROP_ERROR,
+  PROP_COLUMN_NAMES,
   N_PROPS
 };
 
@@ -321,6 +334,26 @@ set_busy (QStoreInspectorRowModel *self,
     return;
   self->busy = busy;
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_BUSY]);
+}
+
+static void
+set_error (QStoreInspectorRowModel *self,
+           GError                  *error)
+{
+  /* What SQLite says (“no such table: main.people”) does not say which
+   * view was being read. */
+  if (self->relation != NULL)
+    {
+      g_autofree char *name = g_strconcat (self->schema, ".", self->table, NULL);
+
+      /* Translators: the start of an error message, followed by why;
+       * %s is a view's schema.name, such as “main.order_totals” */
+      g_prefix_error (&error, _("Cannot read the rows of the view “%s”: "), name);
+    }
+  g_clear_error (&self->error);
+  self->error = error;
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_ERROR]);
+  set_busy (self, FALSE);
 }
 
 static void
@@ -358,10 +391,16 @@ set_n_items (QStoreInspectorRowModel *self,
 
 typedef struct
 {
+  /* A table's */
   QStoreSnapshot *snapshot;
   QStoreKV       *store;
   guint           from_page;     /* the nearest page whose start is known */
   GBytes         *from_after;    /* its start: iterate after this key; NULL from the first key */
+
+  /* A view's */
+  QStoreDatabase *database;
+  char           *relation;
+
   guint           page;          /* the page wanted */
 
   GPtrArray      *values;        /* GVariant, NULL where a row did not decode */
@@ -386,22 +425,22 @@ fetch_free (Fetch *fetch)
   g_clear_object (&fetch->snapshot);
   g_clear_object (&fetch->store);
   g_clear_pointer (&fetch->from_after, g_bytes_unref);
+  g_clear_object (&fetch->database);
+  g_clear_pointer (&fetch->relation, g_free);
   g_clear_pointer (&fetch->values, g_ptr_array_unref);
   g_clear_pointer (&fetch->errors, g_ptr_array_unref);
   g_clear_pointer (&fetch->starts, g_ptr_array_unref);
   g_free (fetch);
 }
 
-static void
-fetch_thread (GTask        *task,
-              gpointer      source_object,
-              gpointer      task_data,
-              GCancellable *cancellable)
+static gboolean
+fetch_table_page (Fetch         *fetch,
+                  GCancellable  *cancellable,
+                  GError       **error)
 {
-  Fetch *fetch = task_data;
   g_autoptr(QStoreBounds) bounds = qstore_bounds_new ();
   g_autoptr(QStoreIter) iter = NULL;
-  GError *error = NULL;
+  GError *local_error = NULL;
   guint64 skip = (guint64) (fetch->page - fetch->from_page) * PAGE_SIZE;
   guint64 i = 0;
 
@@ -414,37 +453,30 @@ fetch_thread (GTask        *task,
     }
 
   if (fetch->snapshot != NULL)
-    iter = qstore_snapshot_iterate (fetch->snapshot, fetch->store, bounds, &error);
+    iter = qstore_snapshot_iterate (fetch->snapshot, fetch->store, bounds, error);
   else
-    iter = qstore_kv_iterate (fetch->store, bounds, &error);
+    iter = qstore_kv_iterate (fetch->store, bounds, error);
   if (iter == NULL)
-    {
-      g_task_return_error (task, error);
-      return;
-    }
+    return FALSE;
 
   /* Walk to the page, remembering where each page passed on the way starts. */
   while (i < skip)
     {
-      if (!qstore_iter_next (iter, &error))
+      if (!qstore_iter_next (iter, &local_error))
         {
-          if (error != NULL)
+          if (local_error != NULL)
             {
-              g_task_return_error (task, error);
-              return;
+              g_propagate_error (error, local_error);
+              return FALSE;
             }
           fetch->seen = (guint) i;
-          g_task_return_boolean (task, TRUE);
-          return;
+          return TRUE;
         }
       if (i % PAGE_SIZE == PAGE_SIZE - 1)
         g_ptr_array_add (fetch->starts, qstore_iter_get_key (iter));
       i++;
-      if (i % 4096 == 0 && g_cancellable_set_error_if_cancelled (cancellable, &error))
-        {
-          g_task_return_error (task, error);
-          return;
-        }
+      if (i % 4096 == 0 && g_cancellable_set_error_if_cancelled (cancellable, error))
+        return FALSE;
     }
 
   fetch->reached = TRUE;
@@ -454,15 +486,14 @@ fetch_thread (GTask        *task,
       g_autoptr(GError) decode_error = NULL;
       GVariant *row;
 
-      if (!qstore_iter_next (iter, &error))
+      if (!qstore_iter_next (iter, &local_error))
         {
-          if (error != NULL)
+          if (local_error != NULL)
             {
-              g_task_return_error (task, error);
-              return;
+              g_propagate_error (error, local_error);
+              return FALSE;
             }
-          g_task_return_boolean (task, TRUE);
-          return;
+          return TRUE;
         }
 
       value = qstore_iter_get_value (iter);
@@ -474,13 +505,67 @@ fetch_thread (GTask        *task,
   if (fetch->values->len == PAGE_SIZE)
     g_ptr_array_add (fetch->starts, qstore_iter_get_key (iter));
 
-  fetch->more = qstore_iter_next (iter, &error);
-  if (error != NULL)
+  fetch->more = qstore_iter_next (iter, &local_error);
+  if (local_error != NULL)
     {
-      g_task_return_error (task, error);
-      return;
+      g_propagate_error (error, local_error);
+      return FALSE;
     }
-  g_task_return_boolean (task, TRUE);
+  return TRUE;
+}
+
+/* A view's rows have no key to resume from, so a page is found by its
+ * OFFSET: SQL computes and skips every row before it, and a page far
+ * down a big view costs more than one near the top. One row more than a
+ * page says whether another follows, as for a table. Each page is its own
+ * query: a writer in another process may move rows between pages, and,
+ * as for a table, the rows read decide the count. */
+static gboolean
+fetch_view_page (Fetch   *fetch,
+                 GError **error)
+{
+  g_autofree char *sql = g_strdup_printf ("SELECT * FROM %s LIMIT ?1 OFFSET ?2", fetch->relation);
+  g_autoptr(QStoreResult) result = NULL;
+  guint n_rows;
+
+  result = qstore_database_query (fetch->database, sql,
+                                  g_variant_new ("(xx)",
+                                                 (gint64) PAGE_SIZE + 1,
+                                                 (gint64) fetch->page * PAGE_SIZE),
+                                  error);
+  if (result == NULL)
+    return FALSE;
+
+  n_rows = qstore_result_get_n_rows (result);
+  for (guint i = 0; i < n_rows && i < PAGE_SIZE; i++)
+    {
+      g_ptr_array_add (fetch->values, g_variant_ref (qstore_result_get_row (result, i)));
+      g_ptr_array_add (fetch->errors, NULL);
+    }
+  fetch->reached = TRUE;
+  fetch->more = n_rows > PAGE_SIZE;
+  return TRUE;
+}
+
+static void
+fetch_thread (GTask        *task,
+              gpointer      source_object,
+              gpointer      task_data,
+              GCancellable *cancellable)
+{
+  Fetch *fetch = task_data;
+  GError *error = NULL;
+  gboolean ok;
+
+  if (fetch->database != NULL)
+    ok = fetch_view_page (fetch, &error);
+  else
+    ok = fetch_table_page (fetch, cancellable, &error);
+
+  if (ok)
+    g_task_return_boolean (task, TRUE);
+  else
+    g_task_return_error (task, error);
 }
 
 static void
@@ -495,12 +580,8 @@ fetch_done (GObject      *object,
 
   if (!g_task_propagate_boolean (G_TASK (result), &error))
     {
-      if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
-        return;
-      g_clear_error (&self->error);
-      self->error = g_steal_pointer (&error);
-      g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_ERROR]);
-      set_busy (self, FALSE);
+      if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+        set_error (self, g_steal_pointer (&error));
       return;
     }
 
@@ -596,10 +677,22 @@ start_next_fetch (QStoreInspectorRowModel *self)
       set_busy (self, FALSE);
       return;
     }
+  g_assert (self->store != NULL || self->database != NULL);
 
+  /* One fetch at a time: this runs only when none is under way (busy is
+   * FALSE) or when the last one is done, so the view's database is used by
+   * one thread at a time. */
   fetch = g_new0 (Fetch, 1);
-  fetch->snapshot = self->snapshot ? g_object_ref (self->snapshot) : NULL;
-  fetch->store = g_object_ref (self->store);
+  if (self->database != NULL)
+    {
+      fetch->database = g_object_ref (self->database);
+      fetch->relation = g_strdup (self->relation);
+    }
+  else
+    {
+      fetch->snapshot = self->snapshot ? g_object_ref (self->snapshot) : NULL;
+      fetch->store = g_object_ref (self->store);
+    }
   fetch->page = index;
   fetch->values = g_ptr_array_new_with_free_func (variant_unref0);
   fetch->errors = g_ptr_array_new_with_free_func (g_free);
@@ -622,6 +715,129 @@ start_next_fetch (QStoreInspectorRowModel *self)
   g_task_set_source_tag (task, start_next_fetch);
   g_task_set_task_data (task, fetch, (GDestroyNotify) fetch_free);
   g_task_run_in_thread (task, fetch_thread);
+}
+
+/* Opening a view, in a worker thread */
+
+/* Closing can wait: an LMDB environment is shared in a process, and its
+ * last close lets a write or a rescan under way finish first. So it is
+ * never done on the UI thread. */
+static void
+close_thread (GTask        *task,
+              gpointer      source_object,
+              gpointer      task_data,
+              GCancellable *cancellable)
+{
+  /* Opened read-only: closing writes nothing, so nothing can fail that
+   * anyone could act on. */
+  qstore_database_close (task_data, NULL);
+  g_task_return_boolean (task, TRUE);
+}
+
+/* Takes @database. */
+static void
+close_database_in_thread (QStoreDatabase *database)
+{
+  g_autoptr(GTask) task = g_task_new (NULL, NULL, NULL, NULL);
+
+  g_task_set_source_tag (task, close_database_in_thread);
+  g_task_set_task_data (task, database, g_object_unref);
+  g_task_run_in_thread (task, close_thread);
+}
+
+typedef struct
+{
+  char            *uri;
+  char            *relation;
+  QStoreDatabase  *database;
+  char           **column_names;
+  gint64           count;
+} ViewOpen;
+
+static void
+view_open_free (ViewOpen *job)
+{
+  g_free (job->uri);
+  g_free (job->relation);
+  if (job->database != NULL)
+    close_database_in_thread (g_steal_pointer (&job->database));
+  g_strfreev (job->column_names);
+  g_free (job);
+}
+
+static gboolean
+view_open (ViewOpen  *job,
+           GError   **error)
+{
+  g_autofree char *columns_sql = g_strdup_printf ("SELECT * FROM %s LIMIT 0", job->relation);
+  g_autofree char *count_sql = g_strdup_printf ("SELECT count(*) FROM %s", job->relation);
+  g_autoptr(QStoreResult) columns = NULL;
+  g_autoptr(QStoreResult) count = NULL;
+  g_autoptr(GVariant) value = NULL;
+  guint n_columns;
+
+  /* Read-only, as the inspector never changes what it looks at: such an
+   * open writes nothing and leaves the clean-shutdown marker in place. */
+  if (!(job->database = qstore_database_open (job->uri, QSTORE_OPEN_READ_ONLY, error)))
+    return FALSE;
+
+  /* What columns a view gives is known only once SQL has prepared its
+   * query; LIMIT 0 prepares it without computing a row. */
+  if (!(columns = qstore_database_query (job->database, columns_sql, NULL, error)))
+    return FALSE;
+  n_columns = qstore_result_get_n_columns (columns);
+  job->column_names = g_new0 (char *, n_columns + 1);
+  for (guint i = 0; i < n_columns; i++)
+    job->column_names[i] = g_strdup (qstore_result_get_column_name (columns, i));
+
+  if (!(count = qstore_database_query (job->database, count_sql, NULL, error)))
+    return FALSE;
+  if (qstore_result_get_n_rows (count) > 0)
+    value = qstore_result_get_value (count, 0, 0);
+  if (value != NULL && g_variant_is_of_type (value, G_VARIANT_TYPE_INT64))
+    job->count = g_variant_get_int64 (value);
+  return TRUE;
+}
+
+static void
+view_open_thread (GTask        *task,
+                  gpointer      source_object,
+                  gpointer      task_data,
+                  GCancellable *cancellable)
+{
+  GError *error = NULL;
+
+  if (view_open (task_data, &error))
+    g_task_return_boolean (task, TRUE);
+  else
+    g_task_return_error (task, error);
+}
+
+static void
+view_open_done (GObject      *object,
+                GAsyncResult *result,
+                gpointer      user_data)
+{
+  QStoreInspectorRowModel *self = QSTORE_INSPECTOR_ROW_MODEL (object);
+  ViewOpen *job = g_task_get_task_data (G_TASK (result));
+  g_autoptr(GError) error = NULL;
+
+  if (!g_task_propagate_boolean (G_TASK (result), &error))
+    {
+      if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+        set_error (self, g_steal_pointer (&error));
+      return;
+    }
+
+  self->database = g_steal_pointer (&job->database);
+  /* Columns first: a view of the model builds its columns before rows
+   * arrive. */
+  self->column_names = g_steal_pointer (&job->column_names);
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_COLUMN_NAMES]);
+  set_n_items (self, (guint) CLAMP (job->count, 0, G_MAXUINT));
+  /* Rows asked for as the count arrived were queued, the model being
+   * busy still: fetch them. */
+  start_next_fetch (self);
 }
 
 /* GListModel */
@@ -699,6 +915,12 @@ qstore_inspector_row_model_finalize (GObject *object)
 {
   QStoreInspectorRowModel *self = QSTORE_INSPECTOR_ROW_MODEL (object);
 
+  /* Closed here rather than in dispose, which may run while a fetch
+   * does: every task holds the model, so none runs now. */
+  if (self->database != NULL)
+    close_database_in_thread (g_steal_pointer (&self->database));
+  g_clear_pointer (&self->relation, g_free);
+  g_clear_pointer (&self->column_names, g_strfreev);
   g_clear_object (&self->cancellable);
   g_clear_object (&self->snapshot);
   g_clear_object (&self->store);
@@ -732,6 +954,9 @@ qstore_inspector_row_model_get_property (GObject    *object,
     case PROP_ERROR:
       g_value_set_string (value, self->error ? self->error->message : NULL);
       break;
+    case PROP_COLUMN_NAMES:
+      g_value_set_boxed (value, self->column_names);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
@@ -755,6 +980,11 @@ qstore_inspector_row_model_class_init (QStoreInspectorRowModelClass *klass)
   properties[PROP_ERROR] =
     g_param_spec_string ("error", NULL, NULL, NULL,
                          G_PARAM_READABLE | G_PARAM_STATIC_STRINGS | G_PARAM_EXPLICIT_NOTIFY);
+  /* A view's columns, known once its query is prepared; NULL for a table,
+   * whose catalog entry lists them. */
+  properties[PROP_COLUMN_NAMES] =
+    g_param_spec_boxed ("column-names", NULL, NULL, G_TYPE_STRV,
+                        G_PARAM_READABLE | G_PARAM_STATIC_STRINGS | G_PARAM_EXPLICIT_NOTIFY);
   g_object_class_install_properties (object_class, N_PROPS, properties);
 }
 
@@ -812,6 +1042,82 @@ qstore_inspector_row_model_new (QStoreProvider  *provider,
   return g_steal_pointer (&self);
 }
 
+static char *
+quote_identifier (const char *name)
+{
+  GString *quoted = g_string_new ("\"");
+
+  for (const char *p = name; *p != '\0'; p++)
+    {
+      /* An embedded quote is doubled, so any name reads back as itself. */
+      if (*p == '"')
+        g_string_append_c (quoted, '"');
+      g_string_append_c (quoted, *p);
+    }
+  g_string_append_c (quoted, '"');
+  return g_string_free (quoted, FALSE);
+}
+
+/**
+ * qstore_inspector_row_model_new_for_view:
+ * @uri: the store's URI
+ * @schema: the view's schema
+ * @view: the view's name
+ * @error: return location for a #GError; unused, as the store is opened
+ *   and the view read in a worker thread, whose failures become the
+ *   model's error
+ *
+ * Makes a model of the rows of a plain view, in the order its query gives
+ * them. A view has no stored rows: a worker thread opens the store as a
+ * read-only database and runs the view's query, a page at a time.
+ *
+ * The model starts empty and busy. Once the store is open it notifies
+ * #QStoreInspectorRowModel:column-names, then the count arrives as
+ * #GListModel::items-changed. When the store does not open as a database
+ * or the view's query fails, #QStoreInspectorRowModel:error says why
+ * instead, naming the view.
+ *
+ * Returns: (transfer full): the model
+ */
+QStoreInspectorRowModel *
+qstore_inspector_row_model_new_for_view (const char  *uri,
+                                         const char  *schema,
+                                         const char  *view,
+                                         GError     **error)
+{
+  g_autoptr(QStoreInspectorRowModel) self = NULL;
+  g_autoptr(GTask) task = NULL;
+  g_autofree char *quoted_schema = NULL;
+  g_autofree char *quoted_view = NULL;
+  ViewOpen *job;
+
+  g_return_val_if_fail (uri != NULL, NULL);
+  g_return_val_if_fail (schema != NULL, NULL);
+  g_return_val_if_fail (view != NULL, NULL);
+  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+
+  quoted_schema = quote_identifier (schema);
+  quoted_view = quote_identifier (view);
+
+  self = g_object_new (QSTORE_INSPECTOR_TYPE_ROW_MODEL, NULL);
+  self->schema = g_strdup (schema);
+  self->table = g_strdup (view);
+  self->relation = g_strconcat (quoted_schema, ".", quoted_view, NULL);
+
+  job = g_new0 (ViewOpen, 1);
+  job->uri = g_strdup (uri);
+  job->relation = g_strdup (self->relation);
+
+  /* Busy until open: pages asked for meanwhile wait in the queue. */
+  set_busy (self, TRUE);
+  task = g_task_new (self, self->cancellable, view_open_done, NULL);
+  g_task_set_source_tag (task, qstore_inspector_row_model_new_for_view);
+  g_task_set_task_data (task, job, (GDestroyNotify) view_open_free);
+  g_task_run_in_thread (task, view_open_thread);
+
+  return g_steal_pointer (&self);
+}
+
 const char *
 qstore_inspector_row_model_get_schema (QStoreInspectorRowModel *self)
 {
@@ -854,4 +1160,21 @@ qstore_inspector_row_model_get_error (QStoreInspectorRowModel *self)
 {
   g_return_val_if_fail (QSTORE_INSPECTOR_IS_ROW_MODEL (self), NULL);
   return self->error;
+}
+
+/**
+ * qstore_inspector_row_model_get_column_names:
+ * @self: a #QStoreInspectorRowModel
+ *
+ * Gets the names of a view's columns, in the order of the values of each
+ * row. A table's model leaves them to the table's catalog entry.
+ *
+ * Returns: (transfer none) (nullable) (array zero-terminated=1): the
+ *   names, or %NULL for a table or until the view's query is prepared
+ */
+const char * const *
+qstore_inspector_row_model_get_column_names (QStoreInspectorRowModel *self)
+{
+  g_return_val_if_fail (QSTORE_INSPECTOR_IS_ROW_MODEL (self), NULL);
+  return (const char * const *) self->column_names;
 }

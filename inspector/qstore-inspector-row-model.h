@@ -1,4 +1,4 @@
-/* qstore-inspector-row-model.h: the rows of a table, fetched page by page
+/* qstore-inspector-row-model.h: the rows of a table or view, fetched page by page
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -33,10 +33,15 @@ QStoreInspectorRowModel *qstore_inspector_row_model_new         (QStoreProvider 
                                                                  const char              *table,
                                                                  gint64                   row_count_hint,
                                                                  GError                 **error);
+QStoreInspectorRowModel *qstore_inspector_row_model_new_for_view (const char             *uri,
+                                                                  const char             *schema,
+                                                                  const char             *view,
+                                                                  GError                **error);
 const char              *qstore_inspector_row_model_get_schema  (QStoreInspectorRowModel *self);
 const char              *qstore_inspector_row_model_get_table   (QStoreInspectorRowModel *self);
 gboolean                 qstore_inspector_row_model_is_busy     (QStoreInspectorRowModel *self);
 guint                    qstore_inspector_row_model_get_n_loaded_pages (QStoreInspectorRowModel *self);
 const GError            *qstore_inspector_row_model_get_error   (QStoreInspectorRowModel *self);
+const char * const      *qstore_inspector_row_model_get_column_names (QStoreInspectorRowModel *self);
 
 G_END_DECLS

@@ -7,6 +7,9 @@
 #include <glib/gstdio.h>
 #include <gtk/gtk.h>
 #include <qstore.h>
+
+#include "qstore-inspector-contents.h"
+#include "qstore-inspector-row-model.h"
 #include <string.h>
 
 G_BEGIN_DECLS
@@ -177,6 +180,158 @@ test_screenshot (GtkWidget  *widget,
   path = g_strdup_printf ("%s/%s.png", dir, name);
   g_assert_true (gdk_texture_save_to_png (texture, path));
   g_test_message ("saved %s", path);
+}
+
+/* Stores */
+
+static inline GHashTable *
+test_checksum_tree (const char *path)
+{
+  GHashTable *sums = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
+  g_autoptr(GDir) dir = g_dir_open (path, 0, NULL);
+  const char *name;
+
+  g_assert_nonnull (dir);
+  while ((name = g_dir_read_name (dir)) != NULL)
+    {
+      g_autofree char *child = g_build_filename (path, name, NULL);
+      g_autofree char *contents = NULL;
+      gsize len;
+
+      /* Lock and shared-memory files are how readers coordinate (an LMDB
+       * reader takes a slot in lock.mdb), and a reader of an SQLite store
+       * in WAL mode may leave an empty log: none of them is a change to
+       * the store. A log with something in it is. */
+      if (g_str_equal (name, "lock.mdb") || g_str_has_suffix (name, "-shm"))
+        continue;
+      if (g_str_has_suffix (name, "-wal"))
+        {
+          GStatBuf buf;
+
+          if (g_stat (child, &buf) == 0 && buf.st_size == 0)
+            continue;
+        }
+      if (g_file_test (child, G_FILE_TEST_IS_DIR))
+        {
+          g_autoptr(GHashTable) inner = test_checksum_tree (child);
+          GHashTableIter iter;
+          gpointer key, value;
+
+          g_hash_table_iter_init (&iter, inner);
+          while (g_hash_table_iter_next (&iter, &key, &value))
+            g_hash_table_insert (sums, g_build_filename (name, key, NULL), g_strdup (value));
+          continue;
+        }
+      g_assert_true (g_file_get_contents (child, &contents, &len, NULL));
+      g_hash_table_insert (sums, g_strdup (name),
+                           g_compute_checksum_for_data (G_CHECKSUM_SHA256, (guchar *) contents, len));
+    }
+  return sums;
+}
+
+static inline void
+test_assert_same_sums (GHashTable *before,
+                  GHashTable *after)
+{
+  GHashTableIter iter;
+  gpointer key, value;
+
+  g_assert_cmpuint (g_hash_table_size (before), >, 0);
+  g_hash_table_iter_init (&iter, before);
+  while (g_hash_table_iter_next (&iter, &key, &value))
+    {
+      g_test_message ("%s %s", (char *) value, (char *) key);
+      g_assert_cmpstr (g_hash_table_lookup (after, key), ==, value);
+    }
+  g_assert_cmpuint (g_hash_table_size (after), ==, g_hash_table_size (before));
+}
+
+/* A store per test: the provider from QSTORE_TEST_PROVIDER (lmdb or
+ * sqlite), and what the inspector read of it. */
+
+typedef struct
+{
+  char                    *dir;
+  char                    *uri;
+  QStoreInspectorContents *contents;
+} Fixture;
+
+static inline const char *
+test_provider (void)
+{
+  const char *name = g_getenv ("QSTORE_TEST_PROVIDER");
+
+  return name ? name : "lmdb";
+}
+
+static inline void
+fixture_tear_down (Fixture       *f,
+                   gconstpointer  data)
+{
+  g_clear_object (&f->contents);
+  test_remove_tree (f->dir);
+  g_free (f->dir);
+  g_free (f->uri);
+}
+
+/* Reading a store as the window does */
+
+static inline gboolean
+test_load_done (gpointer data)
+{
+  return *(gpointer *) data != NULL;
+}
+
+static inline void
+test_loaded_cb (GObject      *object,
+           GAsyncResult *result,
+           gpointer      user_data)
+{
+  QStoreInspectorContents **contents = user_data;
+  g_autoptr(GError) error = NULL;
+
+  *contents = qstore_inspector_contents_load_finish (result, &error);
+  g_assert_no_error (error);
+}
+
+/* Loads as the window does: in a worker thread. */
+static inline QStoreInspectorContents *
+test_load (const char *uri)
+{
+  QStoreInspectorContents *contents = NULL;
+
+  qstore_inspector_contents_load_async (uri, NULL, NULL, test_loaded_cb, &contents);
+  test_wait (test_load_done, &contents, 20);
+  return contents;
+}
+
+/* Waits for the row at @position of @model to be read. */
+typedef struct
+{
+  QStoreInspectorRowModel *model;
+  QStoreInspectorRow      *row;
+} TestRowWait;
+
+static inline gboolean
+test_row_loaded (gpointer data)
+{
+  TestRowWait *wait = data;
+
+  return qstore_inspector_row_model_get_error (wait->model) != NULL ||
+         (qstore_inspector_row_is_loaded (wait->row) &&
+          !qstore_inspector_row_model_is_busy (wait->model));
+}
+
+static inline QStoreInspectorRow *
+test_get_loaded_row (QStoreInspectorRowModel *model,
+                     guint                    position)
+{
+  TestRowWait wait = { model, g_list_model_get_item (G_LIST_MODEL (model), position) };
+
+  g_assert_nonnull (wait.row);
+  test_wait (test_row_loaded, &wait, 30);
+  g_assert_null (qstore_inspector_row_model_get_error (model));
+  return wait.row;
 }
 
 G_END_DECLS

@@ -12,6 +12,9 @@
  *                      inspect them (every page, a refresh), checksum again
  *   concurrent-writer  a child process commits in a loop while the window
  *                      refreshes; the new rows appear, with no error
+ *   german             the pages in German (LC_ALL=de_DE.UTF-8, the locale
+ *                      compiled into LOCPATH by the build): translated
+ *                      text and German number formats, one PNG per page
  *
  * Each mode runs in its own process (one application per process), under
  * xvfb-run and dbus-run-session.
@@ -19,6 +22,7 @@
 #include "config.h"
 
 #include <adwaita.h>
+#include <locale.h>
 
 #include "inspector-test-util.h"
 #include "qstore-inspector-application.h"
@@ -127,6 +131,10 @@ drive_app (gpointer data)
                                                             "main.orders"));
   test_run_for (200);
   test_screenshot (GTK_WIDGET (window), "catalog");
+  g_assert_true (qstore_inspector_catalog_page_select_name (qstore_inspector_window_get_catalog_page (window),
+                                                            "main.city_customers"));
+  test_run_for (200);
+  test_screenshot (GTK_WIDGET (window), "materialized-view");
 
   show_page (window, "stale");
   g_assert_cmpstr (qstore_inspector_stale_page_get_marker_summary (qstore_inspector_window_get_stale_page (window)),
@@ -210,67 +218,6 @@ test_screenshots (void)
 
 /* Read-only */
 
-static GHashTable *
-checksum_tree (const char *path)
-{
-  GHashTable *sums = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
-  g_autoptr(GDir) dir = g_dir_open (path, 0, NULL);
-  const char *name;
-
-  g_assert_nonnull (dir);
-  while ((name = g_dir_read_name (dir)) != NULL)
-    {
-      g_autofree char *child = g_build_filename (path, name, NULL);
-      g_autofree char *contents = NULL;
-      gsize len;
-
-      /* Lock and shared-memory files are how readers coordinate, and a
-       * reader of an SQLite store in WAL mode may leave an empty log:
-       * none of them is a change to the store. */
-      if (g_str_equal (name, "lock.mdb") || g_str_has_suffix (name, "-shm"))
-        continue;
-      if (g_str_has_suffix (name, "-wal"))
-        {
-          GStatBuf buf;
-
-          if (g_stat (child, &buf) == 0 && buf.st_size == 0)
-            continue;
-        }
-      if (g_file_test (child, G_FILE_TEST_IS_DIR))
-        {
-          g_autoptr(GHashTable) inner = checksum_tree (child);
-          GHashTableIter iter;
-          gpointer key, value;
-
-          g_hash_table_iter_init (&iter, inner);
-          while (g_hash_table_iter_next (&iter, &key, &value))
-            g_hash_table_insert (sums, g_build_filename (name, key, NULL), g_strdup (value));
-          continue;
-        }
-      g_assert_true (g_file_get_contents (child, &contents, &len, NULL));
-      g_hash_table_insert (sums, g_strdup (name),
-                           g_compute_checksum_for_data (G_CHECKSUM_SHA256, (guchar *) contents, len));
-    }
-  return sums;
-}
-
-static void
-assert_same_sums (GHashTable *before,
-                  GHashTable *after)
-{
-  GHashTableIter iter;
-  gpointer key, value;
-
-  g_assert_cmpuint (g_hash_table_size (before), >, 0);
-  g_hash_table_iter_init (&iter, before);
-  while (g_hash_table_iter_next (&iter, &key, &value))
-    {
-      g_test_message ("%s %s", (char *) value, (char *) key);
-      g_assert_cmpstr (g_hash_table_lookup (after, key), ==, value);
-    }
-  g_assert_cmpuint (g_hash_table_size (after), ==, g_hash_table_size (before));
-}
-
 static void
 make_store (const char *uri)
 {
@@ -314,7 +261,7 @@ inspect_read_only (const char *dir,
   QStoreInspectorWindow *window;
 
   make_store (uri);
-  before = checksum_tree (dir);
+  before = test_checksum_tree (dir);
 
   window = open_window (uri);
   show_page (window, "catalog");
@@ -329,8 +276,8 @@ inspect_read_only (const char *dir,
   gtk_window_destroy (GTK_WINDOW (window));
   test_run_for (200);
 
-  after = checksum_tree (dir);
-  assert_same_sums (before, after);
+  after = test_checksum_tree (dir);
+  test_assert_same_sums (before, after);
 
   provider = qstore_provider_new_for_uri (uri, QSTORE_OPEN_READ_ONLY, &error);
   g_assert_no_error (error);
@@ -485,6 +432,59 @@ test_concurrent_writer (void)
     }
 }
 
+/* German */
+
+static void
+test_german (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autofree char *dir = g_dir_make_tmp ("qstore-inspector-XXXXXX", &error);
+  g_autofree char *uri = make_demo (dir);
+  g_autofree char *summary = NULL;
+  QStoreInspectorCatalogPage *catalog;
+  QStoreInspectorWindow *window;
+  const char *messages;
+
+  qstore_inspector_init_i18n ();
+  messages = setlocale (LC_MESSAGES, NULL);
+  if (g_strcmp0 (messages, "de_DE.UTF-8") != 0)
+    g_error ("The de_DE.UTF-8 locale is not available (LOCPATH=%s): got “%s”",
+             g_getenv ("LOCPATH"), messages);
+
+  window = open_window (uri);
+  catalog = qstore_inspector_window_get_catalog_page (window);
+  show_page (window, "catalog");
+  g_assert_true (qstore_inspector_catalog_page_select_name (catalog, "main.orders"));
+  summary = qstore_inspector_catalog_page_describe_entry (qstore_inspector_window_get_contents (window),
+                                                          qstore_inspector_catalog_page_get_selected (catalog));
+  /* Translated, with German digit grouping. */
+  g_assert_cmpstr (summary, ==, "6 Spalten · 2 Indizes · 10.000 Zeilen");
+  test_run_for (200);
+  test_screenshot (GTK_WIDGET (window), "catalog-de");
+
+  g_assert_true (qstore_inspector_catalog_page_select_name (catalog, "main.city_customers"));
+  g_clear_pointer (&summary, g_free);
+  summary = qstore_inspector_catalog_page_describe_entry (qstore_inspector_window_get_contents (window),
+                                                          qstore_inspector_catalog_page_get_selected (catalog));
+  g_assert_true (g_str_has_prefix (summary, "Materialisierte Sicht · 2 Spalten · "));
+  test_run_for (200);
+  test_screenshot (GTK_WIDGET (window), "materialized-view-de");
+
+  show_page (window, "stale");
+  g_assert_cmpstr (qstore_inspector_stale_page_get_marker_summary (qstore_inspector_window_get_stale_page (window)),
+                   ==, "Vorhanden: Der Speicher wurde sauber geschlossen");
+  test_screenshot (GTK_WIDGET (window), "stale-de");
+
+  gtk_widget_activate_action (GTK_WIDGET (window), "win.show-table", "s", "main.orders");
+  show_page (window, "data");
+  g_assert_null (qstore_inspector_data_page_get_error (qstore_inspector_window_get_data_page (window)));
+  test_screenshot (GTK_WIDGET (window), "data-de");
+
+  gtk_window_destroy (GTK_WINDOW (window));
+  test_run_for (100);
+  test_remove_tree (dir);
+}
+
 int
 main (int    argc,
       char **argv)
@@ -506,5 +506,6 @@ main (int    argc,
   g_test_add_func ("/inspector-app/screenshots", test_screenshots);
   g_test_add_func ("/inspector-app/read-only", test_read_only);
   g_test_add_func ("/inspector-app/concurrent-writer", test_concurrent_writer);
+  g_test_add_func ("/inspector-app/german", test_german);
   return g_test_run ();
 }

@@ -3,7 +3,7 @@
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *
  * Runs under a display (xvfb-run) with GSETTINGS_BACKEND=memory, once per
- * provider (QSTORE_TEST_PROVIDER = lmdb or sqlite).
+ * test_provider (QSTORE_TEST_PROVIDER = lmdb or sqlite).
  */
 #include "config.h"
 
@@ -16,33 +16,18 @@
 #include "qstore-inspector-row-model.h"
 #include "qstore-inspector-stale-page.h"
 
-typedef struct
-{
-  char                    *dir;
-  char                    *uri;
-  QStoreInspectorContents *contents;
-} Fixture;
-
-static const char *
-provider (void)
-{
-  const char *name = g_getenv ("QSTORE_TEST_PROVIDER");
-
-  return name ? name : "lmdb";
-}
-
 static void
 fixture_set_up (Fixture       *f,
                 gconstpointer  data)
 {
   g_autoptr(GError) error = NULL;
-  g_autoptr(GBytes) mv_a = qstore_catalog_key_for_materialized_view ("main", "mv_a");
-  g_autoptr(GBytes) mv_b = qstore_catalog_key_for_materialized_view ("main", "mv_b");
+  g_autoptr(GBytes) mv_bad = qstore_catalog_key_for_materialized_view ("main", "mv_bad");
+  g_autoptr(GBytes) stale_set = qstore_catalog_key_for_meta ("stale_mvs");
   g_autoptr(GBytes) broken = qstore_catalog_key_for_table ("main", "broken");
 
   f->dir = g_dir_make_tmp ("qstore-inspector-XXXXXX", &error);
   g_assert_no_error (error);
-  f->uri = test_store_uri (f->dir, provider ());
+  f->uri = test_store_uri (f->dir, test_provider ());
 
   test_exec (f->uri,
              "CREATE TABLE people ("
@@ -58,50 +43,17 @@ fixture_set_up (Fixture       *f,
              "  WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 450)"
              "  SELECT i, 'name ' || i, 'p' || i || '@example.org', i / 10.0,"
              "         CASE WHEN i % 2 = 0 THEN 'even' END FROM n;"
-             "INSERT INTO pairs VALUES ('x', 1, x'00ff'), ('x', 2, NULL), ('y', 1, x'');");
+             "INSERT INTO pairs VALUES ('x', 1, x'00ff'), ('x', 2, NULL), ('y', 1, x'');"
+             "CREATE MATERIALIZED VIEW mv_a AS SELECT id, name FROM people;"
+             "CREATE MATERIALIZED VIEW mv_b AS SELECT count(*) AS n FROM mv_a;"
+             "CREATE MATERIALIZED VIEW mv_groups AS"
+             "  SELECT email, count(*) AS n FROM people GROUP BY email;");
 
-  test_plant (f->uri, mv_a, "CREATE MATERIALIZED VIEW mv_a AS SELECT id, name FROM people");
-  test_plant (f->uri, mv_b, "CREATE MATERIALIZED VIEW mv_b AS SELECT count(*) AS n FROM mv_a");
+  /* Without the durable stale set the clean-shutdown marker decides, as
+   * after a session whose commits went store by store. */
+  test_plant (f->uri, stale_set, NULL);
+  test_plant (f->uri, mv_bad, "CREATE MATERIALIZED VIEW mv_bad");
   test_plant (f->uri, broken, "this is not SQL");
-}
-
-static void
-fixture_tear_down (Fixture       *f,
-                   gconstpointer  data)
-{
-  g_clear_object (&f->contents);
-  test_remove_tree (f->dir);
-  g_free (f->dir);
-  g_free (f->uri);
-}
-
-static gboolean
-load_done (gpointer data)
-{
-  return *(gpointer *) data != NULL;
-}
-
-static void
-loaded_cb (GObject      *object,
-           GAsyncResult *result,
-           gpointer      user_data)
-{
-  QStoreInspectorContents **contents = user_data;
-  g_autoptr(GError) error = NULL;
-
-  *contents = qstore_inspector_contents_load_finish (result, &error);
-  g_assert_no_error (error);
-}
-
-/* Loads as the window does: in a worker thread. */
-static QStoreInspectorContents *
-load (const char *uri)
-{
-  QStoreInspectorContents *contents = NULL;
-
-  qstore_inspector_contents_load_async (uri, NULL, NULL, loaded_cb, &contents);
-  test_wait (load_done, &contents, 20);
-  return contents;
 }
 
 static void
@@ -130,19 +82,31 @@ test_catalog_page (Fixture       *f,
   g_autoptr(QStoreCatalogEntry) first = NULL;
   g_autoptr(QStoreCatalogEntry) last = NULL;
   g_autofree char *summary = NULL;
+  QStoreCatalogEntry *contents_table;
 
-  f->contents = load (f->uri);
+  f->contents = test_load (f->uri);
   qstore_inspector_catalog_page_set_contents (page, f->contents);
   model = qstore_inspector_catalog_page_get_model (page);
 
-  /* broken, pairs, people, high_scores, mv_a, mv_b, clean_shutdown, tx:
-   * tables first, meta entries last. */
-  g_assert_cmpuint (g_list_model_get_n_items (model), ==, 8);
+  /* broken, pairs, people, high_scores, mv_a, mv_b, mv_bad, mv_groups,
+   * clean_shutdown, tx: tables first, meta entries last. The tables
+   * holding the materialized views' rows are shown with the views. */
+  g_assert_cmpuint (g_list_model_get_n_items (model), ==, 10);
   first = g_list_model_get_item (model, 0);
   g_assert_cmpint (qstore_catalog_entry_get_kind (first), ==, QSTORE_CATALOG_KEY_TABLE);
   g_assert_cmpstr (qstore_catalog_entry_get_name (first), ==, "broken");
-  last = g_list_model_get_item (model, 7);
+  last = g_list_model_get_item (model, 9);
   g_assert_cmpint (qstore_catalog_entry_get_kind (last), ==, QSTORE_CATALOG_KEY_META);
+  for (guint i = 0; i < g_list_model_get_n_items (model); i++)
+    {
+      g_autoptr(QStoreCatalogEntry) entry = g_list_model_get_item (model, i);
+
+      g_assert_false (qstore_catalog_entry_is_materialized_view_contents (entry));
+    }
+  contents_table = qstore_inspector_contents_lookup_entry (f->contents, QSTORE_CATALOG_KEY_TABLE,
+                                                           "main", "mv_a");
+  g_assert_nonnull (contents_table);
+  g_assert_true (qstore_catalog_entry_is_materialized_view_contents (contents_table));
 
   g_assert_true (qstore_inspector_catalog_page_select_name (page, "main.people"));
   summary = qstore_inspector_catalog_page_describe_entry (f->contents,
@@ -166,10 +130,41 @@ test_catalog_page (Fixture       *f,
   lines = qstore_inspector_catalog_page_get_detail_lines (page);
   g_assert_true (g_str_has_prefix (lines[1], "Cannot Be Read: "));
 
+  /* Materialized views: query, sources, strategy, the next open's
+   * verdict, and the columns and rows of their contents. */
+  g_assert_true (qstore_inspector_catalog_page_select_name (page, "main.mv_a"));
+  g_clear_pointer (&summary, g_free);
+  summary = qstore_inspector_catalog_page_describe_entry (f->contents,
+                                                          qstore_inspector_catalog_page_get_selected (page));
+  g_assert_cmpstr (summary, ==, "Materialized view · 2 columns · 450 rows");
+  lines = qstore_inspector_catalog_page_get_detail_lines (page);
+  g_assert_true (strv_has (lines, "Materialized View: Sources — main.people"));
+  g_assert_true (strv_has (lines, "Materialized View: Query — SELECT id, name FROM people"));
+  g_assert_true (strv_has (lines, "Materialized View: Kept up to date — Row by row: each changed "
+                                  "source row is looked up again by its key"));
+  g_assert_true (strv_has (lines, "Columns: name — TEXT · COLLATE NOCASE"));
+  g_assert_true (strv_has (lines, "Statistics: Rows — 450 rows"));
+
   g_assert_true (qstore_inspector_catalog_page_select_name (page, "main.mv_b"));
   lines = qstore_inspector_catalog_page_get_detail_lines (page);
   g_assert_true (strv_has (lines, "Materialized View: Sources — main.mv_a"));
+  g_assert_true (strv_has (lines, "Materialized View: Kept up to date — In full: computed again "
+                                  "once per transaction that changes a source"));
   g_assert_true (strv_has (lines, "Materialized View: Next open — Adopted as stored"));
+  g_assert_true (strv_has (lines, "Statistics: Rows — 1 row"));
+
+  g_assert_true (qstore_inspector_catalog_page_select_name (page, "main.mv_groups"));
+  lines = qstore_inspector_catalog_page_get_detail_lines (page);
+  g_assert_true (strv_has (lines, "Materialized View: Kept up to date — By group: each group a "
+                                  "change touches is computed again"));
+
+  /* A definition that does not parse: its error, and no columns. */
+  g_assert_true (qstore_inspector_catalog_page_select_name (page, "main.mv_bad"));
+  lines = qstore_inspector_catalog_page_get_detail_lines (page);
+  g_assert_true (g_str_has_prefix (lines[1], "Cannot Be Read: The catalog entry of materialized "
+                                             "view “main.mv_bad” is not a CREATE MATERIALIZED VIEW"));
+  for (guint i = 0; lines[i] != NULL; i++)
+    g_assert_false (g_str_has_prefix (lines[i], "Columns: "));
 
   g_assert_true (qstore_inspector_catalog_page_select_name (page, "clean_shutdown"));
   lines = qstore_inspector_catalog_page_get_detail_lines (page);
@@ -207,14 +202,15 @@ test_stale_page (Fixture       *f,
       qstore_inspector_stale_page_set_contents (page, NULL);
       g_clear_object (&f->contents);
       plant_marker (f, cases[i].marker);
-      f->contents = load (f->uri);
+      f->contents = test_load (f->uri);
       qstore_inspector_stale_page_set_contents (page, f->contents);
 
       g_assert_cmpstr (qstore_inspector_stale_page_get_marker_summary (page), ==, cases[i].summary);
       g_assert_cmpstr (qstore_inspector_stale_page_get_set_summary (page), ==,
                        "Absent: the next open relies on the clean-shutdown marker");
       model = qstore_inspector_stale_page_get_model (page);
-      g_assert_cmpuint (g_list_model_get_n_items (model), ==, 2);
+      /* mv_a, mv_b, mv_bad, mv_groups */
+      g_assert_cmpuint (g_list_model_get_n_items (model), ==, 4);
       a = g_list_model_get_item (model, 0);
       b = g_list_model_get_item (model, 1);
       g_assert_cmpstr (qstore_stale_view_get_name (a), ==, "main.mv_a");
@@ -224,7 +220,7 @@ test_stale_page (Fixture       *f,
       g_assert_true (g_str_has_prefix (sentence, cases[i].b == QSTORE_STALE_VERDICT_ADOPT ? "Adopted: " : "Refilled: "));
       if (i == 2)
         {
-          g_autofree char *name = g_strdup_printf ("stale-verdicts-%s", provider ());
+          g_autofree char *name = g_strdup_printf ("stale-verdicts-%s", test_provider ());
           GtkWidget *window = gtk_window_new ();
 
           g_assert_cmpstr (sentence, ==, "Refilled: it was stale when the store was last closed.");
@@ -243,33 +239,6 @@ test_stale_page (Fixture       *f,
     }
 
   g_object_unref (page);
-}
-
-typedef struct
-{
-  QStoreInspectorRowModel *model;
-  guint                    position;
-  QStoreInspectorRow      *row;
-} RowWait;
-
-static gboolean
-row_loaded (gpointer data)
-{
-  RowWait *wait = data;
-
-  return qstore_inspector_row_is_loaded (wait->row) &&
-         !qstore_inspector_row_model_is_busy (wait->model);
-}
-
-static QStoreInspectorRow *
-get_loaded_row (QStoreInspectorRowModel *model,
-                guint                    position)
-{
-  RowWait wait = { model, position, g_list_model_get_item (G_LIST_MODEL (model), position) };
-
-  g_assert_nonnull (wait.row);
-  test_wait (row_loaded, &wait, 20);
-  return wait.row;
 }
 
 static gint64
@@ -305,8 +274,10 @@ test_data_page (Fixture       *f,
   g_autofree char *text = NULL;
   QStoreInspectorRowModel *model;
   GListModel *tables;
+  GListModel *mviews;
+  GListModel *labels;
 
-  f->contents = load (f->uri);
+  f->contents = test_load (f->uri);
   qstore_inspector_data_page_set_contents (page, f->contents);
 
   /* Tables that parse, sorted; the first is shown. */
@@ -320,14 +291,14 @@ test_data_page (Fixture       *f,
   model = qstore_inspector_data_page_get_model (page);
   g_assert_cmpuint (g_list_model_get_n_items (G_LIST_MODEL (model)), ==, 450);
 
-  first = get_loaded_row (model, 0);
+  first = test_get_loaded_row (model, 0);
   g_assert_cmpint (row_int (first, 0), ==, 1);
   name = row_text (first, 1);
   g_assert_cmpstr (name, ==, "name 1");
   note = row_text (first, 4);
   g_assert_cmpstr (note, ==, "NULL");
 
-  last = get_loaded_row (model, 449);
+  last = test_get_loaded_row (model, 449);
   g_assert_cmpint (row_int (last, 0), ==, 450);
   g_assert_null (qstore_inspector_row_model_get_error (model));
   g_assert_null (qstore_inspector_data_page_get_error (page));
@@ -335,14 +306,34 @@ test_data_page (Fixture       *f,
   g_assert_true (qstore_inspector_data_page_select_table (page, "main.pairs"));
   model = qstore_inspector_data_page_get_model (page);
   g_assert_cmpuint (g_list_model_get_n_items (G_LIST_MODEL (model)), ==, 3);
-  pair = get_loaded_row (model, 1);
+  pair = test_get_loaded_row (model, 1);
   text = row_text (pair, 0);
   g_assert_cmpstr (text, ==, "x");
   g_assert_cmpint (row_int (pair, 1), ==, 2);
-  blob = get_loaded_row (model, 0);
+  blob = test_get_loaded_row (model, 0);
   g_clear_pointer (&text, g_free);
   text = row_text (blob, 2);
   g_assert_cmpstr (text, ==, "blob, 2 bytes: 00ff");
+
+  /* Materialized views whose rows are stored, after the tables; their
+   * rows are read as a table's. */
+  mviews = qstore_inspector_data_page_get_materialized_views (page);
+  g_assert_cmpuint (g_list_model_get_n_items (mviews), ==, 3);
+  g_assert_cmpstr (gtk_string_list_get_string (GTK_STRING_LIST (mviews), 0), ==, "main.mv_a");
+  labels = qstore_inspector_data_page_get_labels (page);
+  g_assert_cmpstr (gtk_string_list_get_string (GTK_STRING_LIST (labels), 2), ==,
+                   "main.mv_a (materialized view)");
+  g_assert_true (qstore_inspector_data_page_select_table (page, "main.mv_a"));
+  g_assert_cmpuint (qstore_inspector_data_page_get_n_columns (page), ==, 2);
+  model = qstore_inspector_data_page_get_model (page);
+  g_assert_cmpuint (g_list_model_get_n_items (G_LIST_MODEL (model)), ==, 450);
+  g_clear_object (&first);
+  first = test_get_loaded_row (model, 0);
+  g_assert_cmpint (row_int (first, 0), ==, 1);
+  g_clear_pointer (&text, g_free);
+  text = row_text (first, 1);
+  g_assert_cmpstr (text, ==, "name 1");
+  g_assert_false (qstore_inspector_data_page_select_table (page, "main.mv_bad"));
 
   g_object_unref (page);
 }
@@ -365,7 +356,7 @@ test_paging (Fixture       *f,
              "CREATE TABLE big (id INTEGER PRIMARY KEY, payload TEXT);"
              "INSERT INTO big WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 100000)"
              "  SELECT i, printf('row %06d', i) FROM n;");
-  f->contents = load (f->uri);
+  f->contents = test_load (f->uri);
   count = qstore_inspector_contents_get_row_count (f->contents, "main", "big");
   g_assert_cmpint (count, ==, n);
 
@@ -374,14 +365,14 @@ test_paging (Fixture       *f,
   g_assert_no_error (error);
   g_assert_cmpuint (g_list_model_get_n_items (G_LIST_MODEL (model)), ==, n);
 
-  last = get_loaded_row (model, n - 1);
+  last = test_get_loaded_row (model, n - 1);
   g_assert_cmpint (row_int (last, 0), ==, n);
   g_assert_cmpuint (qstore_inspector_row_model_get_n_loaded_pages (model), ==, 1);
 
   /* The walk to the end remembered where every page starts. */
-  middle = get_loaded_row (model, n / 2 + 7);
+  middle = test_get_loaded_row (model, n / 2 + 7);
   g_assert_cmpint (row_int (middle, 0), ==, n / 2 + 8);
-  near = get_loaded_row (model, n / 2 + QSTORE_INSPECTOR_ROW_PAGE_SIZE);
+  near = test_get_loaded_row (model, n / 2 + QSTORE_INSPECTOR_ROW_PAGE_SIZE);
   g_assert_cmpint (row_int (near, 0), ==, n / 2 + QSTORE_INSPECTOR_ROW_PAGE_SIZE + 1);
   g_assert_cmpuint (qstore_inspector_row_model_get_n_loaded_pages (model), ==, 3);
   g_assert_cmpuint (g_list_model_get_n_items (G_LIST_MODEL (model)), ==, n);
@@ -402,7 +393,7 @@ test_count_corrects (Fixture       *f,
   g_autoptr(QStoreInspectorRow) row = NULL;
   g_autoptr(GError) error = NULL;
 
-  f->contents = load (f->uri);
+  f->contents = test_load (f->uri);
   model = qstore_inspector_row_model_new (qstore_inspector_contents_get_provider (f->contents),
                                           "main", "people", 1000, &error);
   g_assert_no_error (error);
@@ -417,7 +408,7 @@ test_count_corrects (Fixture       *f,
   model = qstore_inspector_row_model_new (qstore_inspector_contents_get_provider (f->contents),
                                           "main", "people", -1, &error);
   g_assert_no_error (error);
-  row = get_loaded_row (model, 0);
+  row = test_get_loaded_row (model, 0);
   g_assert_cmpuint (g_list_model_get_n_items (G_LIST_MODEL (model)), ==, QSTORE_INSPECTOR_ROW_PAGE_SIZE + 1);
 }
 
