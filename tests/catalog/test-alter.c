@@ -22,121 +22,19 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <glib/gstdio.h>
 #include <qstore.h>
+
+#include "qstore-test-util.h"
 
 static const char *self_path;
 
-typedef struct
-{
-  char           *dir;
-  char           *uri;
-  QStoreDatabase *db;
-} Fixture;
-
-static const char *
-provider_spec (void)
-{
-  const char *spec = g_getenv ("QSTORE_TEST_PROVIDER");
-
-  return spec != NULL ? spec : "memory";
-}
-
-static char *
-provider_name (void)
-{
-  const char *spec = provider_spec ();
-
-  return g_strndup (spec, strcspn (spec, "?"));
-}
-
-static gboolean
-provider_persistent (void)
-{
-  g_autofree char *name = provider_name ();
-
-  return !g_str_equal (name, "memory");
-}
-
-static char *
-make_uri (const char *dir)
-{
-  g_autofree char *name = provider_name ();
-  const char *query = strchr (provider_spec (), '?');
-  g_autofree char *location = NULL;
-
-  if (g_str_equal (name, "memory"))
-    location = g_strdup ("");
-  else if (g_str_equal (name, "sqlite"))
-    location = g_strdup_printf ("%s/store.db", dir);
-  else
-    location = g_strdup_printf ("%s/store", dir);
-  return g_strdup_printf ("%s:%s%s", name, location, query ? query : "");
-}
-
-static QStoreDatabase *
-open_database (const char *uri)
-{
-  g_autoptr(GError) error = NULL;
-  QStoreDatabase *db = qstore_database_open (uri, QSTORE_OPEN_NONE, &error);
-
-  g_assert_no_error (error);
-  g_assert_nonnull (db);
-  return db;
-}
-
-static void
-remove_tree (const char *path)
-{
-  GDir *dir = g_dir_open (path, 0, NULL);
-
-  if (dir != NULL)
-    {
-      const char *name;
-
-      while ((name = g_dir_read_name (dir)) != NULL)
-        {
-          g_autofree char *child = g_build_filename (path, name, NULL);
-
-          remove_tree (child);
-        }
-      g_dir_close (dir);
-    }
-  g_remove (path);
-}
+typedef TestDatabase Fixture;
 
 static void
 fixture_setup (Fixture       *f,
                gconstpointer  data)
 {
-  g_autoptr(GError) error = NULL;
-
-  f->dir = g_dir_make_tmp ("qstore-alter-XXXXXX", &error);
-  g_assert_no_error (error);
-  f->uri = make_uri (f->dir);
-  f->db = open_database (f->uri);
-}
-
-static void
-close_database (Fixture *f)
-{
-  g_autoptr(GError) error = NULL;
-
-  if (f->db == NULL)
-    return;
-  qstore_database_close (f->db, &error);
-  g_assert_no_error (error);
-  g_clear_object (&f->db);
-}
-
-static void
-fixture_teardown (Fixture       *f,
-                  gconstpointer  data)
-{
-  close_database (f);
-  remove_tree (f->dir);
-  g_free (f->dir);
-  g_free (f->uri);
+  test_database_set_up (f, "qstore-alter-XXXXXX");
 }
 
 /* Reopens a persistent store; FALSE (nothing done) for memory. */
@@ -145,10 +43,9 @@ reopen (Fixture *f)
 {
   QStoreRehydrationResult *result;
 
-  if (!provider_persistent ())
+  if (!test_provider_persistent ())
     return FALSE;
-  close_database (f);
-  f->db = open_database (f->uri);
+  test_database_reopen (f);
   result = qstore_database_get_rehydration_result (f->db);
   if (qstore_rehydration_result_get_n_errors (result) > 0)
     g_error ("Reopening left %s: %s", qstore_rehydration_result_get_error_name (result, 0),
@@ -156,50 +53,14 @@ reopen (Fixture *f)
   return TRUE;
 }
 
-/* Statements */
+/* Statements, on the fixture's database */
 
-static void
-exec_ok (Fixture    *f,
-         const char *sql)
-{
-  g_autoptr(GError) error = NULL;
-
-  if (!qstore_database_exec (f->db, sql, &error))
-    g_error ("“%s” failed: %s", sql, error->message);
-}
-
-static void
-exec_fails (Fixture     *f,
-            const char  *sql,
-            QStoreError  code,
-            const char  *message_part)
-{
-  g_autoptr(GError) error = NULL;
-
-  if (qstore_database_exec (f->db, sql, &error))
-    g_error ("“%s” succeeded where it should fail", sql);
-  if (!g_error_matches (error, QSTORE_ERROR, code))
-    g_error ("“%s” failed with code %d (“%s”), not %d", sql, error->code, error->message, code);
-  if (message_part != NULL && strstr (error->message, message_part) == NULL)
-    g_error ("“%s” failed with “%s”, which does not say “%s”", sql, error->message,
-             message_part);
-}
-
+#define exec_ok(f, sql) test_exec ((f)->db, (sql))
+#define exec_fails(f, sql, code, part) test_exec_fails ((f)->db, (sql), (code), (part))
 /* Fails the same way, and returns the message. */
-static char *
-exec_error (Fixture     *f,
-            const char  *sql,
-            QStoreError  code)
-{
-  g_autoptr(GError) error = NULL;
+#define exec_error(f, sql, code) test_exec_error ((f)->db, (sql), (code))
 
-  if (qstore_database_exec (f->db, sql, &error))
-    g_error ("“%s” succeeded where it should fail", sql);
-  if (!g_error_matches (error, QSTORE_ERROR, code))
-    g_error ("“%s” failed with code %d (“%s”), not %d", sql, error->code, error->message, code);
-  return g_strdup (error->message);
-}
-
+/* Rows are compared as text: values joined by `|`, one row a line. */
 static void
 append_value (GString  *out,
               GVariant *value)
@@ -224,38 +85,12 @@ append_value (GString  *out,
     }
 }
 
-/* The rows of @sql, values joined by `|`, one row a line. */
-static char *
-rows_of (Fixture    *f,
-         const char *sql)
-{
-  g_autoptr(GError) error = NULL;
-  g_autoptr(QStoreResult) result = qstore_database_query (f->db, sql, NULL, &error);
-  GString *out = g_string_new (NULL);
-
-  if (result == NULL)
-    g_error ("“%s” failed: %s", sql, error->message);
-  for (guint row = 0; row < qstore_result_get_n_rows (result); row++)
-    {
-      for (guint column = 0; column < qstore_result_get_n_columns (result); column++)
-        {
-          g_autoptr(GVariant) value = qstore_result_get_value (result, row, column);
-
-          if (column > 0)
-            g_string_append_c (out, '|');
-          append_value (out, value);
-        }
-      g_string_append_c (out, '\n');
-    }
-  return g_string_free (out, FALSE);
-}
-
 static void
 assert_rows (Fixture    *f,
              const char *sql,
              const char *expected)
 {
-  g_autofree char *got = rows_of (f, sql);
+  g_autofree char *got = test_query_text (f->db, sql, append_value);
 
   if (!g_str_equal (got, expected))
     g_error ("“%s” gave:\n%sexpected:\n%s", sql, got, expected);
@@ -267,7 +102,7 @@ assert_plan (Fixture    *f,
              const char *plan)
 {
   g_autofree char *eqp = g_strconcat ("EXPLAIN QUERY PLAN ", sql, NULL);
-  g_autofree char *got = rows_of (f, eqp);
+  g_autofree char *got = test_query_text (f->db, eqp, append_value);
   g_autofree char *needle = g_strdup_printf (":%s\n", plan);
 
   if (strstr (got, needle) == NULL)
@@ -1584,12 +1419,12 @@ test_crash (Fixture       *f,
   g_autoptr(GRand) rand = g_rand_new_with_seed (g_test_rand_int ());
   guint iterations = crash_iterations ();
 
-  if (!provider_persistent ())
+  if (!test_provider_persistent ())
     {
       g_test_skip ("a crash of a memory store leaves nothing to check");
       return;
     }
-  close_database (f);
+  test_close_database (&f->db);
 
   for (guint i = 0; i < iterations; i++)
     {
@@ -1645,7 +1480,7 @@ main (int    argc,
   g_test_init (&argc, &argv, NULL);
 
 #define ADD(path, func) \
-  g_test_add (path, Fixture, NULL, fixture_setup, func, fixture_teardown)
+  g_test_add (path, Fixture, NULL, fixture_setup, func, test_database_tear_down)
 
   ADD ("/alter/not-null", test_not_null);
   ADD ("/alter/default", test_default);

@@ -13,214 +13,64 @@
 #include <string.h>
 
 #include <gio/gio.h>
-#include <glib/gstdio.h>
 #include <json-glib/json-glib.h>
 #include <qstore.h>
+
+#include "qstore-test-util.h"
 
 static const char *qstore_path;
 static const char *self_path;
 
-typedef struct
-{
-  char           *dir;
-  char           *uri;
-  QStoreDatabase *db;
-} Fixture;
-
-static const char *
-provider_spec (void)
-{
-  const char *spec = g_getenv ("QSTORE_TEST_PROVIDER");
-
-  return spec != NULL ? spec : "memory";
-}
-
-static char *
-provider_name (void)
-{
-  const char *spec = provider_spec ();
-
-  return g_strndup (spec, strcspn (spec, "?"));
-}
-
-static gboolean
-provider_persistent (void)
-{
-  g_autofree char *name = provider_name ();
-
-  return !g_str_equal (name, "memory");
-}
-
-static char *
-make_uri (const char *dir)
-{
-  g_autofree char *name = provider_name ();
-  const char *query = strchr (provider_spec (), '?');
-  g_autofree char *location = NULL;
-
-  if (g_str_equal (name, "memory"))
-    location = g_strdup ("");
-  else if (g_str_equal (name, "sqlite"))
-    location = g_strdup_printf ("%s/store.db", dir);
-  else
-    location = g_strdup_printf ("%s/store", dir);
-  return g_strdup_printf ("%s:%s%s", name, location, query ? query : "");
-}
-
-static QStoreDatabase *
-open_database (const char *uri)
-{
-  g_autoptr(GError) error = NULL;
-  QStoreDatabase *db = qstore_database_open (uri, QSTORE_OPEN_NONE, &error);
-
-  g_assert_no_error (error);
-  g_assert_nonnull (db);
-  return db;
-}
+typedef TestDatabase Fixture;
 
 static void
 fixture_setup (Fixture       *f,
                gconstpointer  data)
 {
-  g_autoptr(GError) error = NULL;
-
-  f->dir = g_dir_make_tmp ("qstore-catalog-XXXXXX", &error);
-  g_assert_no_error (error);
-  f->uri = make_uri (f->dir);
-  f->db = open_database (f->uri);
-}
-
-static void
-remove_tree (const char *path)
-{
-  GDir *dir = g_dir_open (path, 0, NULL);
-
-  if (dir != NULL)
-    {
-      const char *name;
-
-      while ((name = g_dir_read_name (dir)) != NULL)
-        {
-          g_autofree char *child = g_build_filename (path, name, NULL);
-
-          remove_tree (child);
-        }
-      g_dir_close (dir);
-    }
-  g_remove (path);
-}
-
-static void
-close_database (Fixture *f)
-{
-  g_autoptr(GError) error = NULL;
-
-  if (f->db == NULL)
-    return;
-  qstore_database_close (f->db, &error);
-  g_assert_no_error (error);
-  g_clear_object (&f->db);
-}
-
-static void
-fixture_teardown (Fixture       *f,
-                  gconstpointer  data)
-{
-  close_database (f);
-  remove_tree (f->dir);
-  g_free (f->dir);
-  g_free (f->uri);
-}
-
-static void
-reopen (Fixture *f)
-{
-  close_database (f);
-  f->db = open_database (f->uri);
+  test_database_set_up (f, "qstore-catalog-XXXXXX");
 }
 
 static gboolean
 skip_unless_persistent (void)
 {
-  if (provider_persistent ())
+  if (test_provider_persistent ())
     return FALSE;
   g_test_skip ("the provider keeps nothing across a close");
   return TRUE;
 }
 
-/* Statements */
+/* Statements, on the fixture's database */
 
-static void
-exec_ok (Fixture    *f,
-         const char *sql)
-{
-  g_autoptr(GError) error = NULL;
+#define exec_ok(f, sql) test_exec ((f)->db, (sql))
+#define exec_fails(f, sql, code, part) test_exec_fails ((f)->db, (sql), (code), (part))
 
-  if (!qstore_database_exec (f->db, sql, &error))
-    g_error ("“%s” failed: %s", sql, error->message);
-}
-
-static void
-exec_fails (Fixture     *f,
-            const char  *sql,
-            QStoreError  code,
-            const char  *message_part)
-{
-  g_autoptr(GError) error = NULL;
-
-  if (qstore_database_exec (f->db, sql, &error))
-    g_error ("“%s” succeeded where it should fail", sql);
-  if (!g_error_matches (error, QSTORE_ERROR, code))
-    g_error ("“%s” failed with code %d (“%s”), not %d", sql, error->code, error->message, code);
-  if (message_part != NULL && strstr (error->message, message_part) == NULL)
-    g_error ("“%s” failed with “%s”, which does not say “%s”",
-             sql, error->message, message_part);
-}
-
-/* The rows of @sql as text: values separated by `|`, rows by newlines,
+/* Rows are compared as text: values separated by `|`, rows by newlines,
  * NULL as `NULL`. */
-static char *
-rows (Fixture    *f,
-      const char *sql)
+static void
+append_value (GString  *out,
+              GVariant *value)
 {
-  g_autoptr(GError) error = NULL;
-  g_autoptr(QStoreResult) result = qstore_database_query (f->db, sql, NULL, &error);
-  GString *out = g_string_new (NULL);
+  g_autoptr(GVariant) plain = g_variant_ref (value);
 
-  if (result == NULL)
-    g_error ("“%s” failed: %s", sql, error->message);
-
-  for (guint r = 0; r < qstore_result_get_n_rows (result); r++)
+  while (g_variant_is_of_type (plain, G_VARIANT_TYPE_VARIANT))
     {
-      for (guint c = 0; c < qstore_result_get_n_columns (result); c++)
-        {
-          g_autoptr(GVariant) value = qstore_result_get_value (result, r, c);
+      GVariant *inner = g_variant_get_variant (plain);
 
-          if (c > 0)
-            g_string_append_c (out, '|');
-          while (g_variant_is_of_type (value, G_VARIANT_TYPE_VARIANT))
-            {
-              GVariant *inner = g_variant_get_variant (value);
-
-              g_variant_unref (value);
-              value = inner;
-            }
-          if (qstore_value_is_null (value))
-            g_string_append (out, "NULL");
-          else if (g_variant_is_of_type (value, G_VARIANT_TYPE_INT64))
-            g_string_append_printf (out, "%" G_GINT64_FORMAT, g_variant_get_int64 (value));
-          else if (g_variant_is_of_type (value, G_VARIANT_TYPE_STRING))
-            g_string_append (out, g_variant_get_string (value, NULL));
-          else
-            {
-              g_autofree char *printed = g_variant_print (value, FALSE);
-
-              g_string_append (out, printed);
-            }
-        }
-      g_string_append_c (out, '\n');
+      g_variant_unref (plain);
+      plain = inner;
     }
-  return g_string_free (out, FALSE);
+  if (qstore_value_is_null (plain))
+    g_string_append (out, "NULL");
+  else if (g_variant_is_of_type (plain, G_VARIANT_TYPE_INT64))
+    g_string_append_printf (out, "%" G_GINT64_FORMAT, g_variant_get_int64 (plain));
+  else if (g_variant_is_of_type (plain, G_VARIANT_TYPE_STRING))
+    g_string_append (out, g_variant_get_string (plain, NULL));
+  else
+    {
+      g_autofree char *printed = g_variant_print (plain, FALSE);
+
+      g_string_append (out, printed);
+    }
 }
 
 static void
@@ -228,7 +78,7 @@ assert_rows (Fixture    *f,
              const char *sql,
              const char *expected)
 {
-  g_autofree char *got = rows (f, sql);
+  g_autofree char *got = test_query_text (f->db, sql, append_value);
 
   g_assert_cmpstr (got, ==, expected);
 }
@@ -322,13 +172,6 @@ write_catalog (QStoreProvider *provider,
   g_assert_no_error (error);
 }
 
-static gboolean
-strv_has (const char * const *strv,
-          const char         *s)
-{
-  return strv != NULL && g_strv_contains (strv, s);
-}
-
 static void
 assert_clean_result (Fixture *f)
 {
@@ -372,22 +215,22 @@ reopen_twice_stable (Fixture    *f,
   g_autofree char *first = NULL;
   g_autofree char *second = NULL;
 
-  close_database (f);
-  f->db = open_database (f->uri);
+  test_close_database (&f->db);
+  f->db = test_open_database (f->uri, QSTORE_OPEN_NONE);
   assert_clean_result (f);
-  close_database (f);
+  test_close_database (&f->db);
   first = dump_closed_catalog (f->uri);
 
-  f->db = open_database (f->uri);
+  f->db = test_open_database (f->uri, QSTORE_OPEN_NONE);
   assert_clean_result (f);
-  close_database (f);
+  test_close_database (&f->db);
   second = dump_closed_catalog (f->uri);
 
   if (!g_str_equal (first, second))
     g_error ("after %s, the catalog changed between two reopens:\n%s\n---\n%s",
              after, first, second);
 
-  f->db = open_database (f->uri);
+  f->db = test_open_database (f->uri, QSTORE_OPEN_NONE);
 }
 
 /* Tests */
@@ -455,13 +298,13 @@ test_reopen_every_ddl (Fixture       *f,
     const char * const *views = qstore_rehydration_result_get_views (result);
 
     g_assert_cmpuint (g_strv_length ((char **) tables), ==, 2);
-    g_assert_true (strv_has (tables, "main.p"));
-    g_assert_true (strv_has (tables, "main.t2"));
-    g_assert_true (strv_has (indexes, "main.t_pa"));
-    g_assert_true (strv_has (indexes, "main.sqlite_autoindex_t2_2"));
-    g_assert_false (strv_has (indexes, "main.t_b"));
+    g_assert_true (test_strv_has (tables, "main.p"));
+    g_assert_true (test_strv_has (tables, "main.t2"));
+    g_assert_true (test_strv_has (indexes, "main.t_pa"));
+    g_assert_true (test_strv_has (indexes, "main.sqlite_autoindex_t2_2"));
+    g_assert_false (test_strv_has (indexes, "main.t_b"));
     g_assert_cmpuint (g_strv_length ((char **) views), ==, 1);
-    g_assert_true (strv_has (views, "main.w"));
+    g_assert_true (test_strv_has (views, "main.w"));
     g_assert_cmpuint (g_strv_length ((char **) qstore_rehydration_result_get_materialized_views (result)),
                       ==, 0);
   }
@@ -550,7 +393,7 @@ test_corrupt_entry (Fixture       *f,
               "CREATE VIEW vb AS SELECT w FROM b;"
               "INSERT INTO a VALUES (1, 'one'); INSERT INTO b VALUES (1, 10);"
               "INSERT INTO c VALUES (1, 100)");
-  close_database (f);
+  test_close_database (&f->db);
 
   /* Garbage in b's entry; c's would drop a's table if it ran as is. */
   provider = qstore_provider_new_for_uri (f->uri, QSTORE_OPEN_NONE, &error);
@@ -564,13 +407,13 @@ test_corrupt_entry (Fixture       *f,
   qstore_provider_close_all (provider);
   g_clear_object (&provider);
 
-  f->db = open_database (f->uri);
+  f->db = test_open_database (f->uri, QSTORE_OPEN_NONE);
   result = qstore_database_get_rehydration_result (f->db);
-  g_assert_true (strv_has (qstore_rehydration_result_get_tables (result), "main.a"));
-  g_assert_false (strv_has (qstore_rehydration_result_get_tables (result), "main.b"));
-  g_assert_false (strv_has (qstore_rehydration_result_get_tables (result), "main.c"));
-  g_assert_true (strv_has (qstore_rehydration_result_get_indexes (result),
-                           "main.sqlite_autoindex_a_1"));
+  g_assert_true (test_strv_has (qstore_rehydration_result_get_tables (result), "main.a"));
+  g_assert_false (test_strv_has (qstore_rehydration_result_get_tables (result), "main.b"));
+  g_assert_false (test_strv_has (qstore_rehydration_result_get_tables (result), "main.c"));
+  g_assert_true (test_strv_has (qstore_rehydration_result_get_indexes (result),
+                                "main.sqlite_autoindex_a_1"));
   g_assert_cmpuint (qstore_rehydration_result_get_n_errors (result), ==, 3);
 
   i = find_error (result, "main.b");
@@ -639,12 +482,12 @@ test_corrupt_entry (Fixture       *f,
   g_assert_false (store_has_entries (qstore_database_get_provider (f->db), "main.c"));
 
   /* What is left: the view over b, which the user drops. */
-  reopen (f);
+  test_database_reopen (f);
   result = qstore_database_get_rehydration_result (f->db);
   g_assert_cmpuint (qstore_rehydration_result_get_n_errors (result), ==, 1);
   g_assert_cmpint (find_error (result, "main.vb"), ==, 0);
   exec_ok (f, "DROP VIEW vb");
-  reopen (f);
+  test_database_reopen (f);
   assert_clean_result (f);
   assert_rows (f, "SELECT id, v FROM a ORDER BY id", "1|uno\n2|two\n");
 
@@ -677,9 +520,9 @@ test_reclaim_sibling (Fixture       *f,
   g_assert_no_error (error);
   assert_rows (f, "SELECT v FROM t_idx_x", "kept\n");
 
-  if (provider_persistent ())
+  if (test_provider_persistent ())
     {
-      reopen (f);
+      test_database_reopen (f);
       assert_clean_result (f);
       assert_rows (f, "SELECT v FROM t_idx_x", "kept\n");
     }
@@ -729,19 +572,19 @@ test_views (Fixture       *f,
   exec_ok (f, "DROP VIEW IF EXISTS nosuch");
   exec_fails (f, "DROP VIEW nosuch", QSTORE_ERROR_NOT_FOUND, "no such view");
 
-  if (!provider_persistent ())
+  if (!test_provider_persistent ())
     {
       exec_ok (f, "DROP VIEW x");
       g_assert_null (read_catalog (provider, key_x));
       return;
     }
 
-  reopen (f);
+  test_database_reopen (f);
   assert_clean_result (f);
   result = qstore_database_get_rehydration_result (f->db);
-  g_assert_true (strv_has (qstore_rehydration_result_get_views (result), "main.v"));
-  g_assert_true (strv_has (qstore_rehydration_result_get_views (result), "main.w"));
-  g_assert_true (strv_has (qstore_rehydration_result_get_views (result), "main.x"));
+  g_assert_true (test_strv_has (qstore_rehydration_result_get_views (result), "main.v"));
+  g_assert_true (test_strv_has (qstore_rehydration_result_get_views (result), "main.w"));
+  g_assert_true (test_strv_has (qstore_rehydration_result_get_views (result), "main.x"));
   assert_rows (f, "SELECT n FROM w", "3\n");
   assert_rows (f, "SELECT b FROM v ORDER BY a", "two\nthree\nfour\n");
   exec_fails (f, "SELECT * FROM tv", QSTORE_ERROR_NOT_FOUND, "no such table");
@@ -749,7 +592,7 @@ test_views (Fixture       *f,
   /* A view over a dropped table: an error at the next open, its entry
    * kept, and it works again once the table is back. */
   exec_ok (f, "DROP TABLE t");
-  reopen (f);
+  test_database_reopen (f);
   result = qstore_database_get_rehydration_result (f->db);
   g_assert_cmpuint (qstore_rehydration_result_get_n_errors (result), ==, 3);
   g_assert_cmpint (find_error (result, "main.v"), >=, 0);
@@ -776,11 +619,11 @@ test_views (Fixture       *f,
   exec_ok (f, "DROP VIEW x");
   g_assert_null (read_catalog (provider, key_x));
 
-  reopen (f);
+  test_database_reopen (f);
   assert_clean_result (f);
   assert_rows (f, "SELECT b FROM v", "five\n");
-  g_assert_false (strv_has (qstore_rehydration_result_get_views (qstore_database_get_rehydration_result (f->db)),
-                            "main.x"));
+  g_assert_false (test_strv_has (qstore_rehydration_result_get_views (qstore_database_get_rehydration_result (f->db)),
+                                 "main.x"));
 }
 
 /* The read-only listing */
@@ -1003,7 +846,7 @@ test_read_only_listing (Fixture       *f,
 
   make_listing_content (f);
 
-  if (!provider_persistent ())
+  if (!test_provider_persistent ())
     {
       /* One process: the database's own provider. */
       before = dump_provider_catalog (qstore_database_get_provider (f->db));
@@ -1013,7 +856,7 @@ test_read_only_listing (Fixture       *f,
       return;
     }
 
-  close_database (f);
+  test_close_database (&f->db);
 
   /* Another process writes the store while this one reads it. */
   holder = g_subprocess_new (G_SUBPROCESS_FLAGS_STDIN_PIPE | G_SUBPROCESS_FLAGS_STDOUT_PIPE,
@@ -1045,87 +888,10 @@ test_read_only_listing (Fixture       *f,
   g_assert_no_error (error);
   qstore_provider_close_all (provider);
 
-  f->db = open_database (f->uri);
+  f->db = test_open_database (f->uri, QSTORE_OPEN_NONE);
 }
 
 /* `qstore catalog` */
-
-typedef struct
-{
-  int   status;
-  char *out;
-  char *err;
-} Run;
-
-static void
-run_free (Run *run)
-{
-  g_free (run->out);
-  g_free (run->err);
-  g_free (run);
-}
-
-G_DEFINE_AUTOPTR_CLEANUP_FUNC (Run, run_free)
-
-static Run *
-run_qstore (const char          *uri,
-            const char * const  *args)
-{
-  g_autoptr(GPtrArray) argv = g_ptr_array_new ();
-  g_autoptr(GSubprocess) process = NULL;
-  g_autoptr(GError) error = NULL;
-  Run *run = g_new0 (Run, 1);
-
-  g_ptr_array_add (argv, (char *) qstore_path);
-  g_ptr_array_add (argv, (char *) "--store");
-  g_ptr_array_add (argv, (char *) uri);
-  for (guint i = 0; args[i] != NULL; i++)
-    g_ptr_array_add (argv, (char *) args[i]);
-  g_ptr_array_add (argv, NULL);
-
-  process = g_subprocess_newv ((const char * const *) argv->pdata,
-                               G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDERR_PIPE,
-                               &error);
-  g_assert_no_error (error);
-  g_subprocess_communicate_utf8 (process, NULL, NULL, &run->out, &run->err, &error);
-  g_assert_no_error (error);
-  run->status = g_subprocess_get_exit_status (process);
-  return run;
-}
-
-/* Name → SHA-256 of every file under @dir (recursively). */
-static GHashTable *
-checksum_files (const char *dir)
-{
-  GHashTable *sums = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
-  g_autoptr(GPtrArray) pending = g_ptr_array_new_with_free_func (g_free);
-
-  g_ptr_array_add (pending, g_strdup (dir));
-  while (pending->len > 0)
-    {
-      g_autofree char *path = g_ptr_array_steal_index (pending, pending->len - 1);
-      GDir *d = g_dir_open (path, 0, NULL);
-      const char *name;
-
-      if (d == NULL)
-        {
-          g_autofree char *contents = NULL;
-          gsize len;
-          g_autoptr(GError) error = NULL;
-
-          g_file_get_contents (path, &contents, &len, &error);
-          g_assert_no_error (error);
-          g_hash_table_insert (sums, g_strdup (path),
-                               g_compute_checksum_for_data (G_CHECKSUM_SHA256,
-                                                            (const guint8 *) contents, len));
-          continue;
-        }
-      while ((name = g_dir_read_name (d)) != NULL)
-        g_ptr_array_add (pending, g_build_filename (path, name, NULL));
-      g_dir_close (d);
-    }
-  return sums;
-}
 
 /* Lock files and SQLite's shared-memory index may come and go with any
  * reader; everything else must be as it was, byte for byte. An empty
@@ -1177,9 +943,9 @@ test_cli (Fixture       *f,
   const char *extra_args[] = { "catalog", "extra", NULL };
   g_autoptr(GHashTable) before = NULL;
   g_autoptr(GHashTable) after = NULL;
-  g_autoptr(Run) json = NULL;
-  g_autoptr(Run) plain = NULL;
-  g_autoptr(Run) usage = NULL;
+  g_autoptr(TestRun) json = NULL;
+  g_autoptr(TestRun) plain = NULL;
+  g_autoptr(TestRun) usage = NULL;
   g_auto(GStrv) lines = NULL;
   g_auto(GStrv) plain_lines = NULL;
   gboolean seen_table = FALSE, seen_view = FALSE, seen_meta = FALSE, seen_bad = FALSE;
@@ -1189,12 +955,12 @@ test_cli (Fixture       *f,
     return;
 
   make_listing_content (f);
-  close_database (f);
+  test_close_database (&f->db);
 
-  before = checksum_files (f->dir);
-  json = run_qstore (f->uri, json_args);
-  plain = run_qstore (f->uri, plain_args);
-  after = checksum_files (f->dir);
+  before = test_checksum_tree (f->dir);
+  json = test_run_programv (qstore_path, NULL, f->uri, json_args);
+  plain = test_run_programv (qstore_path, NULL, f->uri, plain_args);
+  after = test_checksum_tree (f->dir);
   assert_same_files (before, after);
 
   g_assert_cmpint (json->status, ==, 0);
@@ -1284,7 +1050,7 @@ test_cli (Fixture       *f,
                             "NOT NULL COLLATE NOCASE DEFAULT 'n', score REAL, UNIQUE (name, "
                             "score)); CREATE INDEX t_score ON t (score DESC);\n"));
 
-  usage = run_qstore (f->uri, extra_args);
+  usage = test_run_programv (qstore_path, NULL, f->uri, extra_args);
   g_assert_cmpint (usage->status, ==, 2);
 
   /* Reading did not consume the clean-shutdown marker. */
@@ -1303,7 +1069,7 @@ test_cli (Fixture       *f,
     qstore_provider_close_all (provider);
   }
 
-  f->db = open_database (f->uri);
+  f->db = test_open_database (f->uri, QSTORE_OPEN_NONE);
   assert_rows (f, "SELECT count(*) FROM t", "3\n");
 }
 
@@ -1314,15 +1080,15 @@ test_cli_missing_store (Fixture       *f,
   const char *args[] = { "catalog", NULL };
   g_autofree char *uri = NULL;
   g_autofree char *missing = NULL;
-  g_autofree char *name = provider_name ();
-  g_autoptr(Run) run = NULL;
+  g_autofree char *name = test_provider_name ();
+  g_autoptr(TestRun) run = NULL;
 
   if (skip_unless_persistent ())
     return;
 
   missing = g_build_filename (f->dir, "nothing-here", NULL);
   uri = g_strdup_printf ("%s:%s/x", name, missing);
-  run = run_qstore (uri, args);
+  run = test_run_programv (qstore_path, NULL, uri, args);
   g_assert_cmpint (run->status, ==, 1);
   g_assert_true (g_str_has_prefix (run->err, "qstore: "));
   /* Read-only: nothing was created. */
@@ -1338,16 +1104,10 @@ main (int    argc,
 
   self_path = argv[0];
   g_test_init (&argc, &argv, NULL);
-
-  if (argc < 2)
-    {
-      g_printerr ("Usage: %s [--tap] PATH-TO-QSTORE\n", argv[0]);
-      return 2;
-    }
-  qstore_path = argv[1];
+  qstore_path = test_program_argument (argc, argv, "PATH-TO-QSTORE");
 
 #define ADD(path, func) \
-  g_test_add (path, Fixture, NULL, fixture_setup, func, fixture_teardown)
+  g_test_add (path, Fixture, NULL, fixture_setup, func, test_database_tear_down)
 
   ADD ("/catalog/reopen-every-ddl", test_reopen_every_ddl);
   ADD ("/catalog/compare-write", test_compare_write);

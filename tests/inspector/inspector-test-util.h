@@ -7,10 +7,11 @@
 #include <glib/gstdio.h>
 #include <gtk/gtk.h>
 #include <qstore.h>
+#include <string.h>
 
 #include "qstore-inspector-contents.h"
 #include "qstore-inspector-row-model.h"
-#include <string.h>
+#include "qstore-test-util.h"
 
 G_BEGIN_DECLS
 
@@ -51,72 +52,6 @@ test_run_for (int ms)
   gint64 end = g_get_monotonic_time () + ms * 1000;
 
   test_wait (test_elapsed, &end, ms / 1000.0 + 5);
-}
-
-static inline void
-test_remove_tree (const char *path)
-{
-  g_autoptr(GDir) dir = g_dir_open (path, 0, NULL);
-  const char *name;
-
-  if (dir != NULL)
-    while ((name = g_dir_read_name (dir)) != NULL)
-      {
-        g_autofree char *child = g_build_filename (path, name, NULL);
-
-        test_remove_tree (child);
-      }
-  g_remove (path);
-}
-
-static inline char *
-test_store_uri (const char *dir,
-                const char *provider)
-{
-  if (g_str_equal (provider, "sqlite"))
-    return g_strdup_printf ("sqlite:%s/store.db", dir);
-  return g_strdup_printf ("lmdb:%s/store", dir);
-}
-
-static inline void
-test_exec (const char *uri,
-           const char *sql)
-{
-  g_autoptr(QStoreDatabase) db = NULL;
-  g_autoptr(GError) error = NULL;
-
-  db = qstore_database_open (uri, QSTORE_OPEN_NONE, &error);
-  g_assert_no_error (error);
-  qstore_database_exec (db, sql, &error);
-  g_assert_no_error (error);
-  qstore_database_close (db, &error);
-  g_assert_no_error (error);
-}
-
-/* Writes (or deletes, with @value NULL) a catalog entry through a
- * provider opened for writing. */
-static inline void
-test_plant (const char *uri,
-            GBytes     *key,
-            const char *value)
-{
-  g_autoptr(QStoreProvider) provider = NULL;
-  g_autoptr(QStoreKV) catalog = NULL;
-  g_autoptr(GError) error = NULL;
-  gsize key_len;
-  const guint8 *key_data = g_bytes_get_data (key, &key_len);
-
-  provider = qstore_provider_new_for_uri (uri, QSTORE_OPEN_NONE, &error);
-  g_assert_no_error (error);
-  catalog = qstore_provider_get_catalog_store (provider, &error);
-  g_assert_no_error (error);
-  if (value != NULL)
-    qstore_kv_put (catalog, key_data, key_len, (const guint8 *) value, strlen (value),
-                   QSTORE_WRITE_SYNC, &error);
-  else
-    qstore_kv_delete (catalog, key_data, key_len, QSTORE_WRITE_SYNC, &error);
-  g_assert_no_error (error);
-  qstore_provider_close_all (provider);
 }
 
 /* Screenshots */
@@ -184,47 +119,27 @@ test_screenshot (GtkWidget  *widget,
 
 /* Stores */
 
+/* The checksums of a store's files that say what it holds: lock and
+ * shared-memory files are how readers coordinate (an LMDB reader takes a
+ * slot in lock.mdb), and a reader of an SQLite store in WAL mode may leave
+ * an empty log, so none of them is a change to the store. A log with
+ * something in it is. */
 static inline GHashTable *
-test_checksum_tree (const char *path)
+test_checksum_store (const char *dir)
 {
-  GHashTable *sums = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
-  g_autoptr(GDir) dir = g_dir_open (path, 0, NULL);
-  const char *name;
+  GHashTable *sums = test_checksum_tree (dir);
+  g_autofree char *empty = g_compute_checksum_for_string (G_CHECKSUM_SHA256, "", 0);
+  GHashTableIter iter;
+  gpointer key, value;
 
-  g_assert_nonnull (dir);
-  while ((name = g_dir_read_name (dir)) != NULL)
+  g_hash_table_iter_init (&iter, sums);
+  while (g_hash_table_iter_next (&iter, &key, &value))
     {
-      g_autofree char *child = g_build_filename (path, name, NULL);
-      g_autofree char *contents = NULL;
-      gsize len;
+      g_autofree char *name = g_path_get_basename (key);
 
-      /* Lock and shared-memory files are how readers coordinate (an LMDB
-       * reader takes a slot in lock.mdb), and a reader of an SQLite store
-       * in WAL mode may leave an empty log: none of them is a change to
-       * the store. A log with something in it is. */
-      if (g_str_equal (name, "lock.mdb") || g_str_has_suffix (name, "-shm"))
-        continue;
-      if (g_str_has_suffix (name, "-wal"))
-        {
-          GStatBuf buf;
-
-          if (g_stat (child, &buf) == 0 && buf.st_size == 0)
-            continue;
-        }
-      if (g_file_test (child, G_FILE_TEST_IS_DIR))
-        {
-          g_autoptr(GHashTable) inner = test_checksum_tree (child);
-          GHashTableIter iter;
-          gpointer key, value;
-
-          g_hash_table_iter_init (&iter, inner);
-          while (g_hash_table_iter_next (&iter, &key, &value))
-            g_hash_table_insert (sums, g_build_filename (name, key, NULL), g_strdup (value));
-          continue;
-        }
-      g_assert_true (g_file_get_contents (child, &contents, &len, NULL));
-      g_hash_table_insert (sums, g_strdup (name),
-                           g_compute_checksum_for_data (G_CHECKSUM_SHA256, (guchar *) contents, len));
+      if (g_str_equal (name, "lock.mdb") || g_str_has_suffix (name, "-shm") ||
+          (g_str_has_suffix (name, "-wal") && g_str_equal (value, empty)))
+        g_hash_table_iter_remove (&iter);
     }
   return sums;
 }
@@ -255,14 +170,6 @@ typedef struct
   char                    *uri;
   QStoreInspectorContents *contents;
 } Fixture;
-
-static inline const char *
-test_provider (void)
-{
-  const char *name = g_getenv ("QSTORE_TEST_PROVIDER");
-
-  return name ? name : "lmdb";
-}
 
 static inline void
 fixture_tear_down (Fixture       *f,

@@ -223,7 +223,7 @@ make_store (const char *uri)
 {
   g_autoptr(GBytes) mv = qstore_catalog_key_for_materialized_view ("main", "mv");
 
-  test_exec (uri,
+  test_exec_at (uri,
              "CREATE TABLE t (id INTEGER PRIMARY KEY, a TEXT NOT NULL, b REAL);"
              "CREATE INDEX t_a ON t (a);"
              "CREATE TABLE u (k TEXT PRIMARY KEY, v BLOB);"
@@ -234,7 +234,7 @@ make_store (const char *uri)
   test_plant (uri, mv, "CREATE MATERIALIZED VIEW mv AS SELECT a FROM t");
   /* Planting opened the store for writing; close it cleanly again so it
    * has its marker. */
-  test_exec (uri, "SELECT 1");
+  test_exec_at (uri, "SELECT 1");
 }
 
 static QStoreInspectorWindow *
@@ -261,7 +261,7 @@ inspect_read_only (const char *dir,
   QStoreInspectorWindow *window;
 
   make_store (uri);
-  before = test_checksum_tree (dir);
+  before = test_checksum_store (dir);
 
   window = open_window (uri);
   show_page (window, "catalog");
@@ -276,7 +276,7 @@ inspect_read_only (const char *dir,
   gtk_window_destroy (GTK_WINDOW (window));
   test_run_for (200);
 
-  after = test_checksum_tree (dir);
+  after = test_checksum_store (dir);
   test_assert_same_sums (before, after);
 
   provider = qstore_provider_new_for_uri (uri, QSTORE_OPEN_READ_ONLY, &error);
@@ -296,7 +296,7 @@ test_read_only (void)
     {
       g_autoptr(GError) error = NULL;
       g_autofree char *dir = g_dir_make_tmp ("qstore-inspector-XXXXXX", &error);
-      g_autofree char *uri = test_store_uri (dir, providers[i]);
+      g_autofree char *uri = test_spec_uri (providers[i], dir, "store");
 
       g_test_message ("%s", uri);
       inspect_read_only (dir, uri);
@@ -424,7 +424,7 @@ test_concurrent_writer (void)
     {
       g_autoptr(GError) error = NULL;
       g_autofree char *dir = g_dir_make_tmp ("qstore-inspector-XXXXXX", &error);
-      g_autofree char *uri = test_store_uri (dir, providers[i]);
+      g_autofree char *uri = test_spec_uri (providers[i], dir, "store");
 
       g_test_message ("%s", uri);
       inspect_beside_writer (uri);

@@ -29,11 +29,11 @@ fixture_set_up (Fixture       *f,
 
   f->dir = g_dir_make_tmp ("qstore-view-rows-XXXXXX", &error);
   g_assert_no_error (error);
-  f->uri = test_store_uri (f->dir, test_provider ());
+  f->uri = test_provider_uri (f->dir, "store");
 
   /* The view's order is not the table's key order: the model must show
    * the rows as SQL gives them. */
-  test_exec (f->uri,
+  test_exec_at (f->uri,
              "CREATE TABLE people ("
              "  id INTEGER PRIMARY KEY,"
              "  name TEXT NOT NULL,"
@@ -276,7 +276,7 @@ test_broken_view (Fixture       *f,
   g_autoptr(QStoreInspectorRowModel) nowhere = NULL;
   g_autoptr(GError) error = NULL;
   g_autofree char *missing_dir = g_build_filename (f->dir, "missing", NULL);
-  g_autofree char *missing_uri = test_store_uri (missing_dir, test_provider ());
+  g_autofree char *missing_uri = test_provider_uri (missing_dir, "store");
   QStoreInspectorDataPage *page;
   const GError *model_error;
   GtkStack *stack;
@@ -444,7 +444,7 @@ test_read_only (Fixture       *f,
 
   /* The fixture's last statement closed the store cleanly: it has its
    * clean-shutdown marker, which a writing open would consume. */
-  before = test_checksum_tree (f->dir);
+  before = test_checksum_store (f->dir);
 
   model = qstore_inspector_row_model_new_for_view (f->uri, "main", "people_view", &error);
   g_assert_no_error (error);
@@ -453,7 +453,7 @@ test_read_only (Fixture       *f,
   last = test_get_loaded_row (model, N_PEOPLE - 1);
   g_assert_cmpuint (qstore_inspector_row_model_get_n_loaded_pages (model), ==, 2);
 
-  during = test_checksum_tree (f->dir);
+  during = test_checksum_store (f->dir);
   test_assert_same_sums (before, during);
 
   /* The model closes its database from a worker thread once dropped. */
@@ -462,7 +462,7 @@ test_read_only (Fixture       *f,
   g_clear_object (&model);
   test_run_for (300);
 
-  after = test_checksum_tree (f->dir);
+  after = test_checksum_store (f->dir);
   test_assert_same_sums (before, after);
 
   reader = qstore_provider_new_for_uri (f->uri, QSTORE_OPEN_READ_ONLY, &error);

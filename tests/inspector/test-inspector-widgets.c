@@ -27,9 +27,9 @@ fixture_set_up (Fixture       *f,
 
   f->dir = g_dir_make_tmp ("qstore-inspector-XXXXXX", &error);
   g_assert_no_error (error);
-  f->uri = test_store_uri (f->dir, test_provider ());
+  f->uri = test_provider_uri (f->dir, "store");
 
-  test_exec (f->uri,
+  test_exec_at (f->uri,
              "CREATE TABLE people ("
              "  id INTEGER PRIMARY KEY,"
              "  name TEXT COLLATE NOCASE NOT NULL,"
@@ -220,7 +220,7 @@ test_stale_page (Fixture       *f,
       g_assert_true (g_str_has_prefix (sentence, cases[i].b == QSTORE_STALE_VERDICT_ADOPT ? "Adopted: " : "Refilled: "));
       if (i == 2)
         {
-          g_autofree char *name = g_strdup_printf ("stale-verdicts-%s", test_provider ());
+          g_autofree char *name = g_strdup_printf ("stale-verdicts-%s", test_provider_spec ());
           GtkWidget *window = gtk_window_new ();
 
           g_assert_cmpstr (sentence, ==, "Refilled: it was stale when the store was last closed.");
@@ -352,7 +352,7 @@ test_paging (Fixture       *f,
   guint n = 100000;
   gint64 count;
 
-  test_exec (f->uri,
+  test_exec_at (f->uri,
              "CREATE TABLE big (id INTEGER PRIMARY KEY, payload TEXT);"
              "INSERT INTO big WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 100000)"
              "  SELECT i, printf('row %06d', i) FROM n;");

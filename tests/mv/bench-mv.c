@@ -24,70 +24,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include <glib/gstdio.h>
 #include <qstore.h>
 
-static void
-exec (QStoreDatabase *db,
-      const char     *sql)
-{
-  g_autoptr(GError) error = NULL;
-
-  if (!qstore_database_exec (db, sql, &error))
-    g_error ("“%s” failed: %s", sql, error->message);
-}
-
-static void
-remove_tree (const char *path)
-{
-  GDir *dir = g_dir_open (path, 0, NULL);
-
-  if (dir != NULL)
-    {
-      const char *name;
-
-      while ((name = g_dir_read_name (dir)) != NULL)
-        {
-          g_autofree char *child = g_build_filename (path, name, NULL);
-
-          remove_tree (child);
-        }
-      g_dir_close (dir);
-    }
-  g_remove (path);
-}
-
-static char *
-make_uri (const char *provider,
-          const char *dir)
-{
-  if (g_str_equal (provider, "sqlite"))
-    return g_strdup_printf ("sqlite:%s/store.db", dir);
-  if (g_str_equal (provider, "memory"))
-    return g_strdup ("memory:");
-  return g_strdup_printf ("%s:%s/store", provider, dir);
-}
-
-static QStoreDatabase *
-open_db (const char *uri)
-{
-  g_autoptr(GError) error = NULL;
-  QStoreDatabase *db = qstore_database_open (uri, QSTORE_OPEN_NONE, &error);
-
-  if (db == NULL)
-    g_error ("%s", error->message);
-  return db;
-}
-
-static void
-close_db (QStoreDatabase *db)
-{
-  g_autoptr(GError) error = NULL;
-
-  if (!qstore_database_close (db, &error))
-    g_error ("%s", error->message);
-  g_object_unref (db);
-}
+#include "qstore-test-util.h"
 
 /* t(id, g, x, y): g groups ten rows, y spreads rows over 100 values. */
 static void
@@ -96,11 +35,11 @@ fill (QStoreDatabase *db,
 {
   g_autofree char *sql = NULL;
 
-  exec (db, "CREATE TABLE t (id INTEGER PRIMARY KEY, g INT, x INT, y INT)");
+  test_exec (db, "CREATE TABLE t (id INTEGER PRIMARY KEY, g INT, x INT, y INT)");
   sql = g_strdup_printf ("WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < %u) "
                          "INSERT INTO t SELECT i, i / 10, i %% 1000, i %% 100 FROM n", rows);
-  exec (db, sql);
-  exec (db, "CREATE INDEX t_g ON t (g)");
+  test_exec (db, sql);
+  test_exec (db, "CREATE INDEX t_g ON t (g)");
 }
 
 static const char * const five_views[] = {
@@ -127,12 +66,12 @@ time_updates (QStoreDatabase *db,
       char sql[96];
 
       if (batched && i % 1000 == 0)
-        exec (db, "BEGIN");
+        test_exec (db, "BEGIN");
       g_snprintf (sql, sizeof sql, "UPDATE t SET x = x + 1 WHERE id = %d",
                   g_rand_int_range (rand, 1, rows + 1));
-      exec (db, sql);
+      test_exec (db, sql);
       if (batched && (i % 1000 == 999 || i + 1 == updates))
-        exec (db, "COMMIT");
+        test_exec (db, "COMMIT");
     }
   return (double) (g_get_monotonic_time () - start) / updates;
 }
@@ -158,14 +97,14 @@ bench_updates (const char *provider,
       gint64 start;
 
       dirs[k] = g_dir_make_tmp ("qstore-bench-mv-XXXXXX", &error);
-      uri = make_uri (provider, dirs[k]);
-      dbs[k] = open_db (uri);
+      uri = test_spec_uri (provider, dirs[k], "store");
+      dbs[k] = test_open_database (uri, QSTORE_OPEN_NONE);
       fill (dbs[k], rows);
       /* The full rebuild reads 1000 rows, but its source is larger. */
       qstore_database_set_materialized_view_rebuild_row_threshold (dbs[k], G_MAXINT64);
       start = g_get_monotonic_time ();
       for (guint v = 0; v < n_views[k]; v++)
-        exec (dbs[k], five_views[v]);
+        test_exec (dbs[k], five_views[v]);
       if (n_views[k] > 0)
         fprintf (stderr, "  %u rows: creating %u view(s) took %.1f s\n", rows, n_views[k],
                  (g_get_monotonic_time () - start) / 1e6);
@@ -184,8 +123,8 @@ bench_updates (const char *provider,
 
   for (guint k = 0; k < 3; k++)
     {
-      close_db (dbs[k]);
-      remove_tree (dirs[k]);
+      test_close_database (&dbs[k]);
+      test_remove_tree (dirs[k]);
       g_free (dirs[k]);
     }
 
@@ -202,7 +141,7 @@ time_open (const char *uri,
            guint      *n_refilled)
 {
   gint64 start = g_get_monotonic_time ();
-  QStoreDatabase *db = open_db (uri);
+  QStoreDatabase *db = test_open_database (uri, QSTORE_OPEN_NONE);
   double ms = (g_get_monotonic_time () - start) / 1000.0;
   QStoreRehydrationResult *result = qstore_database_get_rehydration_result (db);
 
@@ -210,7 +149,7 @@ time_open (const char *uri,
   *n_refilled = g_strv_length ((char **) qstore_rehydration_result_get_refilled_materialized_views (result));
   if (qstore_rehydration_result_get_n_errors (result) > 0)
     g_error ("%s", qstore_rehydration_result_get_error_message (result, 0));
-  close_db (db);
+  test_close_database (&db);
   return ms;
 }
 
@@ -237,8 +176,8 @@ bench_reopen (const char *provider,
 {
   g_autoptr(GError) error = NULL;
   g_autofree char *dir = g_dir_make_tmp ("qstore-bench-mv-XXXXXX", &error);
-  g_autofree char *uri = make_uri (provider, dir);
-  QStoreDatabase *db = open_db (uri);
+  g_autofree char *uri = test_spec_uri (provider, dir, "store");
+  QStoreDatabase *db = test_open_database (uri, QSTORE_OPEN_NONE);
   guint adopted = 0, refilled = 0;
   double ms_adopt, ms_refill;
   gint64 start;
@@ -256,11 +195,11 @@ bench_reopen (const char *provider,
       else
         sql = g_strdup_printf ("CREATE MATERIALIZED VIEW v%u AS SELECT id, x + %u AS x2 FROM t "
                                "WHERE id > %u AND id <= %u", v, v, v * 1000, v * 1000 + 1000);
-      exec (db, sql);
+      test_exec (db, sql);
     }
   fprintf (stderr, "  creating %u views over %u rows took %.1f s\n", views, rows,
            (g_get_monotonic_time () - start) / 1e6);
-  close_db (db);
+  test_close_database (&db);
 
   ms_adopt = time_open (uri, &adopted, &refilled);
   printf ("reopen, %u views over %u rows, adopted:  %9.1f ms (%u adopted, %u refilled)\n",
@@ -272,7 +211,7 @@ bench_reopen (const char *provider,
   ms_refill = time_open (uri, &adopted, &refilled);
   printf ("reopen, %u views over %u rows, refilled: %9.1f ms (%u adopted, %u refilled)\n",
           views, rows, ms_refill, adopted, refilled);
-  remove_tree (dir);
+  test_remove_tree (dir);
 }
 
 int

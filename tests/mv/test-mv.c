@@ -22,78 +22,11 @@
 #include <unistd.h>
 
 #include <gio/gio.h>
-#include <glib/gstdio.h>
 #include <qstore.h>
 
+#include "qstore-test-util.h"
+
 static const char *self_path;
-
-/* Providers and stores */
-
-static const char *
-provider_spec (void)
-{
-  const char *spec = g_getenv ("QSTORE_TEST_PROVIDER");
-
-  return spec != NULL ? spec : "memory";
-}
-
-static char *
-provider_name (void)
-{
-  const char *spec = provider_spec ();
-
-  return g_strndup (spec, strcspn (spec, "?"));
-}
-
-static gboolean
-provider_persistent (void)
-{
-  g_autofree char *name = provider_name ();
-
-  return !g_str_equal (name, "memory");
-}
-
-static gboolean
-provider_atomic (void)
-{
-  return strstr (provider_spec (), "atomic=0") == NULL;
-}
-
-static char *
-make_uri (const char *dir)
-{
-  g_autofree char *name = provider_name ();
-  const char *query = strchr (provider_spec (), '?');
-  g_autofree char *location = NULL;
-
-  if (g_str_equal (name, "memory"))
-    location = g_strdup ("");
-  else if (g_str_equal (name, "sqlite"))
-    location = g_strdup_printf ("%s/store.db", dir);
-  else
-    location = g_strdup_printf ("%s/store", dir);
-  return g_strdup_printf ("%s:%s%s", name, location, query ? query : "");
-}
-
-static void
-remove_tree (const char *path)
-{
-  GDir *dir = g_dir_open (path, 0, NULL);
-
-  if (dir != NULL)
-    {
-      const char *name;
-
-      while ((name = g_dir_read_name (dir)) != NULL)
-        {
-          g_autofree char *child = g_build_filename (path, name, NULL);
-
-          remove_tree (child);
-        }
-      g_dir_close (dir);
-    }
-  g_remove (path);
-}
 
 static guint32
 test_seed (void)
@@ -115,90 +48,16 @@ env_count (const char *name,
   return (guint) value;
 }
 
-typedef struct
-{
-  char           *dir;
-  char           *uri;
-  QStoreDatabase *db;
-} Fixture;
-
-static QStoreDatabase *
-open_database (const char *uri)
-{
-  g_autoptr(GError) error = NULL;
-  QStoreDatabase *db = qstore_database_open (uri, QSTORE_OPEN_NONE, &error);
-
-  g_assert_no_error (error);
-  g_assert_nonnull (db);
-  return db;
-}
-
-static void
-close_database (Fixture *f)
-{
-  g_autoptr(GError) error = NULL;
-
-  if (f->db == NULL)
-    return;
-  qstore_database_close (f->db, &error);
-  g_assert_no_error (error);
-  g_clear_object (&f->db);
-}
-
-static void
-reopen (Fixture *f)
-{
-  close_database (f);
-  f->db = open_database (f->uri);
-}
+typedef TestDatabase Fixture;
 
 static void
 fixture_setup (Fixture       *f,
                gconstpointer  data)
 {
-  g_autoptr(GError) error = NULL;
-
-  f->dir = g_dir_make_tmp ("qstore-mv-XXXXXX", &error);
-  g_assert_no_error (error);
-  f->uri = make_uri (f->dir);
-  f->db = open_database (f->uri);
-}
-
-static void
-fixture_teardown (Fixture       *f,
-                  gconstpointer  data)
-{
-  close_database (f);
-  remove_tree (f->dir);
-  g_free (f->dir);
-  g_free (f->uri);
+  test_database_set_up (f, "qstore-mv-XXXXXX");
 }
 
 /* SQL */
-
-static void
-exec (QStoreDatabase *db,
-      const char     *sql)
-{
-  g_autoptr(GError) error = NULL;
-
-  if (!qstore_database_exec (db, sql, &error))
-    g_error ("“%s” failed: %s", sql, error->message);
-}
-
-static char *
-exec_fails (QStoreDatabase *db,
-            const char     *sql,
-            QStoreError     code)
-{
-  g_autoptr(GError) error = NULL;
-
-  g_assert_false (qstore_database_exec (db, sql, &error));
-  g_assert_nonnull (error);
-  if (!g_error_matches (error, QSTORE_ERROR, code))
-    g_error ("“%s” failed with code %d (%s), not %d", sql, error->code, error->message, code);
-  return g_strdup (error->message);
-}
 
 static int
 compare_lines (gconstpointer a,
@@ -299,27 +158,20 @@ assert_view_current (QStoreDatabase *db,
              qstore_materialized_view_get_stale (view), stored, fresh);
 }
 
-static gboolean
-strv_has (const char * const *strv,
-          const char         *name)
-{
-  return strv != NULL && g_strv_contains (strv, name);
-}
-
 /* Stage 1: DDL, the catalog, strategies */
 
 static void
 create_sources (QStoreDatabase *db)
 {
-  exec (db,
-        "CREATE TABLE t (id INTEGER PRIMARY KEY, g TEXT, h INT, x INT, s TEXT COLLATE NOCASE);"
-        "CREATE INDEX t_g ON t (g);"
-        "CREATE TABLE u (k TEXT PRIMARY KEY, g TEXT, v REAL);"
-        "CREATE TABLE w (a INT NOT NULL, b INT NOT NULL, c TEXT, PRIMARY KEY (a, b));"
-        "INSERT INTO t VALUES (1, 'a', 0, 10, 'x'), (2, 'b', 1, 20, 'X'), (3, 'a', 2, 30, 'y'),"
-        "                     (4, NULL, 0, 40, NULL);"
-        "INSERT INTO u VALUES ('k1', 'a', 1.5), ('k2', 'b', 2.25), (NULL, 'a', 0.5);"
-        "INSERT INTO w VALUES (1, 1, 'p'), (1, 2, NULL), (2, 1, 'q');");
+  test_exec (db,
+             "CREATE TABLE t (id INTEGER PRIMARY KEY, g TEXT, h INT, x INT, s TEXT COLLATE NOCASE);"
+             "CREATE INDEX t_g ON t (g);"
+             "CREATE TABLE u (k TEXT PRIMARY KEY, g TEXT, v REAL);"
+             "CREATE TABLE w (a INT NOT NULL, b INT NOT NULL, c TEXT, PRIMARY KEY (a, b));"
+             "INSERT INTO t VALUES (1, 'a', 0, 10, 'x'), (2, 'b', 1, 20, 'X'),"
+             "                     (3, 'a', 2, 30, 'y'), (4, NULL, 0, 40, NULL);"
+             "INSERT INTO u VALUES ('k1', 'a', 1.5), ('k2', 'b', 2.25), (NULL, 'a', 0.5);"
+             "INSERT INTO w VALUES (1, 1, 'p'), (1, 2, NULL), (2, 1, 'q');");
 }
 
 /* The table holding a view's rows is the view's to write: the table API
@@ -379,10 +231,14 @@ test_ddl (Fixture       *f,
   gboolean found = FALSE;
 
   create_sources (f->db);
-  exec (f->db, "CREATE MATERIALIZED VIEW inv AS SELECT id, g, x * 2 AS x2 FROM t WHERE x > 10");
-  exec (f->db, "CREATE MATERIALIZED VIEW grp AS SELECT g, count(*) AS n, sum(x) AS sx FROM t GROUP BY g");
-  exec (f->db, "CREATE MATERIALIZED VIEW fullv AS SELECT t.id, u.k FROM t JOIN u ON t.g = u.g");
-  exec (f->db, "CREATE MATERIALIZED VIEW IF NOT EXISTS inv AS SELECT 1");
+  test_exec (f->db,
+             "CREATE MATERIALIZED VIEW inv AS SELECT id, g, x * 2 AS x2 FROM t WHERE x > 10");
+  test_exec (f->db,
+             "CREATE MATERIALIZED VIEW grp AS SELECT g, count(*) AS n, sum(x) AS sx FROM t "
+             "GROUP BY g");
+  test_exec (f->db,
+             "CREATE MATERIALIZED VIEW fullv AS SELECT t.id, u.k FROM t JOIN u ON t.g = u.g");
+  test_exec (f->db, "CREATE MATERIALIZED VIEW IF NOT EXISTS inv AS SELECT 1");
 
   g_assert_cmpint (view_strategy (f->db, "inv"), ==, QSTORE_MATERIALIZED_VIEW_STRATEGY_INVERSE_PROJECTION);
   g_assert_cmpint (view_strategy (f->db, "grp"), ==, QSTORE_MATERIALIZED_VIEW_STRATEGY_GROUP_RECOMPUTE);
@@ -426,46 +282,49 @@ test_ddl (Fixture       *f,
   g_assert_true (found);
 
   /* Refusals, each saying what to do */
-  g_free (exec_fails (f->db, "CREATE MATERIALIZED VIEW inv AS SELECT 1", QSTORE_ERROR_EXISTS));
-  g_free (exec_fails (f->db, "CREATE MATERIALIZED VIEW t AS SELECT 1", QSTORE_ERROR_EXISTS));
-  message = exec_fails (f->db, "INSERT INTO inv VALUES (9, 'z', 1)", QSTORE_ERROR_UNSUPPORTED);
+  g_free (test_exec_error (f->db, "CREATE MATERIALIZED VIEW inv AS SELECT 1", QSTORE_ERROR_EXISTS));
+  g_free (test_exec_error (f->db, "CREATE MATERIALIZED VIEW t AS SELECT 1", QSTORE_ERROR_EXISTS));
+  message = test_exec_error (f->db, "INSERT INTO inv VALUES (9, 'z', 1)", QSTORE_ERROR_UNSUPPORTED);
   g_assert_nonnull (strstr (message, "REFRESH MATERIALIZED VIEW"));
   g_clear_pointer (&message, g_free);
-  message = exec_fails (f->db, "DROP TABLE inv", QSTORE_ERROR_UNSUPPORTED);
+  message = test_exec_error (f->db, "DROP TABLE inv", QSTORE_ERROR_UNSUPPORTED);
   g_assert_nonnull (strstr (message, "DROP MATERIALIZED VIEW"));
   g_clear_pointer (&message, g_free);
-  g_free (exec_fails (f->db, "ALTER TABLE inv ADD COLUMN z", QSTORE_ERROR_UNSUPPORTED));
-  g_free (exec_fails (f->db, "ALTER TABLE inv RENAME TO inv2", QSTORE_ERROR_UNSUPPORTED));
-  g_free (exec_fails (f->db, "CREATE INDEX inv_g ON inv (g)", QSTORE_ERROR_UNSUPPORTED));
-  g_free (exec_fails (f->db, "CREATE MATERIALIZED VIEW bad AS DELETE FROM t", QSTORE_ERROR_INVALID_ARGUMENT));
-  g_free (exec_fails (f->db, "CREATE MATERIALIZED VIEW bad AS SELECT nope FROM t", QSTORE_ERROR_NOT_FOUND));
-  g_free (exec_fails (f->db, "CREATE MATERIALIZED VIEW bad AS SELECT * FROM nowhere", QSTORE_ERROR_NOT_FOUND));
-  g_free (exec_fails (f->db, "CREATE MATERIALIZED VIEW bad", QSTORE_ERROR_INVALID_ARGUMENT));
-  g_free (exec_fails (f->db, "DROP MATERIALIZED VIEW nowhere", QSTORE_ERROR_NOT_FOUND));
-  g_free (exec_fails (f->db, "DROP MATERIALIZED VIEW t", QSTORE_ERROR_NOT_FOUND));
-  g_free (exec_fails (f->db, "REFRESH MATERIALIZED VIEW nowhere", QSTORE_ERROR_NOT_FOUND));
+  g_free (test_exec_error (f->db, "ALTER TABLE inv ADD COLUMN z", QSTORE_ERROR_UNSUPPORTED));
+  g_free (test_exec_error (f->db, "ALTER TABLE inv RENAME TO inv2", QSTORE_ERROR_UNSUPPORTED));
+  g_free (test_exec_error (f->db, "CREATE INDEX inv_g ON inv (g)", QSTORE_ERROR_UNSUPPORTED));
+  g_free (test_exec_error (f->db, "CREATE MATERIALIZED VIEW bad AS DELETE FROM t",
+                           QSTORE_ERROR_INVALID_ARGUMENT));
+  g_free (test_exec_error (f->db, "CREATE MATERIALIZED VIEW bad AS SELECT nope FROM t",
+                           QSTORE_ERROR_NOT_FOUND));
+  g_free (test_exec_error (f->db, "CREATE MATERIALIZED VIEW bad AS SELECT * FROM nowhere",
+                           QSTORE_ERROR_NOT_FOUND));
+  g_free (test_exec_error (f->db, "CREATE MATERIALIZED VIEW bad", QSTORE_ERROR_INVALID_ARGUMENT));
+  g_free (test_exec_error (f->db, "DROP MATERIALIZED VIEW nowhere", QSTORE_ERROR_NOT_FOUND));
+  g_free (test_exec_error (f->db, "DROP MATERIALIZED VIEW t", QSTORE_ERROR_NOT_FOUND));
+  g_free (test_exec_error (f->db, "REFRESH MATERIALIZED VIEW nowhere", QSTORE_ERROR_NOT_FOUND));
   g_assert_null (find_view (f->db, "bad"));
 
   /* A column list names the columns. */
-  exec (f->db, "CREATE MATERIALIZED VIEW named (ident, doubled) AS SELECT id, x * 2 FROM t");
+  test_exec (f->db, "CREATE MATERIALIZED VIEW named (ident, doubled) AS SELECT id, x * 2 FROM t");
   g_assert_cmpint (query_int (f->db, "SELECT sum(doubled) FROM named WHERE ident < 3"), ==, 60);
-  g_free (exec_fails (f->db, "CREATE MATERIALIZED VIEW named2 (a) AS SELECT id, x FROM t",
-                      QSTORE_ERROR_INVALID_ARGUMENT));
+  g_free (test_exec_error (f->db, "CREATE MATERIALIZED VIEW named2 (a) AS SELECT id, x FROM t",
+                           QSTORE_ERROR_INVALID_ARGUMENT));
 
   /* REFRESH of a live view changes nothing; DROP removes everything. */
-  exec (f->db, "REFRESH MATERIALIZED VIEW grp");
+  test_exec (f->db, "REFRESH MATERIALIZED VIEW grp");
   assert_view_current (f->db, "grp", "after refresh");
   assert_contents_refused (f->db, "grp");
   assert_contents_refused (f->db, "inv");
-  exec (f->db, "DROP MATERIALIZED VIEW fullv; DROP MATERIALIZED VIEW IF EXISTS fullv");
+  test_exec (f->db, "DROP MATERIALIZED VIEW fullv; DROP MATERIALIZED VIEW IF EXISTS fullv");
   g_assert_null (find_view (f->db, "fullv"));
-  g_free (exec_fails (f->db, "SELECT * FROM fullv", QSTORE_ERROR_NOT_FOUND));
-  exec (f->db, "CREATE MATERIALIZED VIEW fullv AS SELECT count(*) AS n FROM u");
+  g_free (test_exec_error (f->db, "SELECT * FROM fullv", QSTORE_ERROR_NOT_FOUND));
+  test_exec (f->db, "CREATE MATERIALIZED VIEW fullv AS SELECT count(*) AS n FROM u");
   g_assert_cmpint (query_int (f->db, "SELECT n FROM fullv"), ==, 3);
 
-  if (provider_persistent ())
+  if (test_provider_persistent ())
     {
-      reopen (f);
+      test_database_reopen (f);
       g_assert_cmpint (view_strategy (f->db, "inv"), ==, QSTORE_MATERIALIZED_VIEW_STRATEGY_INVERSE_PROJECTION);
       g_assert_cmpint (query_int (f->db, "SELECT n FROM fullv"), ==, 3);
       assert_view_current (f->db, "grp", "after reopen");
@@ -485,45 +344,47 @@ test_threshold (Fixture       *f,
   g_autoptr(QStoreResult) result = NULL;
   g_autoptr(GVariant) value = NULL;
 
-  exec (f->db, "CREATE TABLE big (id INTEGER PRIMARY KEY, g INT, x INT)");
-  exec (f->db, "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 60) "
-               "INSERT INTO big SELECT i, i % 7, i * 3 FROM n");
+  test_exec (f->db, "CREATE TABLE big (id INTEGER PRIMARY KEY, g INT, x INT)");
+  test_exec (f->db, "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 60) "
+                    "INSERT INTO big SELECT i, i % 7, i * 3 FROM n");
 
   g_assert_cmpint (qstore_database_get_materialized_view_rebuild_row_threshold (f->db), ==, 10000);
   g_assert_cmpint (query_int (f->db, "PRAGMA materialized_view_rebuild_row_threshold"), ==, 10000);
-  exec (f->db, "PRAGMA materialized_view_rebuild_row_threshold = 50");
+  test_exec (f->db, "PRAGMA materialized_view_rebuild_row_threshold = 50");
   g_assert_cmpint (qstore_database_get_materialized_view_rebuild_row_threshold (f->db), ==, 50);
 
   /* A full rebuild over 60 rows is refused; the message says how to go on. */
-  message = exec_fails (f->db, "CREATE MATERIALIZED VIEW agg AS SELECT count(*) AS n FROM big",
-                        QSTORE_ERROR_UNSUPPORTED);
+  message = test_exec_error (f->db, "CREATE MATERIALIZED VIEW agg AS SELECT count(*) AS n FROM big",
+                             QSTORE_ERROR_UNSUPPORTED);
   g_assert_nonnull (strstr (message, "materialized_view_rebuild_row_threshold (50)"));
   g_assert_nonnull (strstr (message, "PRAGMA materialized_view_rebuild_row_threshold = 60"));
   g_assert_nonnull (strstr (message, "“big”"));
   g_assert_null (find_view (f->db, "agg"));
-  g_free (exec_fails (f->db, "SELECT * FROM agg", QSTORE_ERROR_NOT_FOUND));
+  g_free (test_exec_error (f->db, "SELECT * FROM agg", QSTORE_ERROR_NOT_FOUND));
 
   /* Incremental strategies are never refused; a group without an index is
    * rebuilt in full, so it is. */
-  exec (f->db, "CREATE MATERIALIZED VIEW proj AS SELECT id, x FROM big WHERE g = 3");
-  g_free (exec_fails (f->db, "CREATE MATERIALIZED VIEW byg AS SELECT g, sum(x) AS s FROM big GROUP BY g",
-                      QSTORE_ERROR_UNSUPPORTED));
-  exec (f->db, "CREATE INDEX big_g ON big (g)");
-  exec (f->db, "CREATE MATERIALIZED VIEW byg AS SELECT g, sum(x) AS s FROM big GROUP BY g");
+  test_exec (f->db, "CREATE MATERIALIZED VIEW proj AS SELECT id, x FROM big WHERE g = 3");
+  g_free (test_exec_error (f->db,
+                           "CREATE MATERIALIZED VIEW byg AS SELECT g, sum(x) AS s FROM big "
+                           "GROUP BY g",
+                           QSTORE_ERROR_UNSUPPORTED));
+  test_exec (f->db, "CREATE INDEX big_g ON big (g)");
+  test_exec (f->db, "CREATE MATERIALIZED VIEW byg AS SELECT g, sum(x) AS s FROM big GROUP BY g");
   g_assert_cmpint (view_strategy (f->db, "byg"), ==, QSTORE_MATERIALIZED_VIEW_STRATEGY_GROUP_RECOMPUTE);
 
-  g_free (exec_fails (f->db, "PRAGMA materialized_view_rebuild_row_threshold = -1",
-                      QSTORE_ERROR_INVALID_ARGUMENT));
-  g_free (exec_fails (f->db, "PRAGMA materialized_view_rebuild_row_threshold = lots",
-                      QSTORE_ERROR_INVALID_ARGUMENT));
+  g_free (test_exec_error (f->db, "PRAGMA materialized_view_rebuild_row_threshold = -1",
+                           QSTORE_ERROR_INVALID_ARGUMENT));
+  g_free (test_exec_error (f->db, "PRAGMA materialized_view_rebuild_row_threshold = lots",
+                           QSTORE_ERROR_INVALID_ARGUMENT));
   result = qstore_database_query (f->db, "PRAGMA main.materialized_view_rebuild_row_threshold(60)",
                                   NULL, NULL);
   g_assert_nonnull (result);
-  exec (f->db, "CREATE MATERIALIZED VIEW agg AS SELECT count(*) AS n FROM big");
+  test_exec (f->db, "CREATE MATERIALIZED VIEW agg AS SELECT count(*) AS n FROM big");
   g_assert_cmpint (query_int (f->db, "SELECT n FROM agg"), ==, 60);
   qstore_database_set_materialized_view_rebuild_row_threshold (f->db, 0);
-  g_free (exec_fails (f->db, "CREATE MATERIALIZED VIEW agg2 AS SELECT max(x) AS m FROM big",
-                      QSTORE_ERROR_UNSUPPORTED));
+  g_free (test_exec_error (f->db, "CREATE MATERIALIZED VIEW agg2 AS SELECT max(x) AS m FROM big",
+                           QSTORE_ERROR_UNSUPPORTED));
 }
 
 /* Readers inside the writing transaction see the views follow. */
@@ -534,34 +395,37 @@ test_row_time (Fixture       *f,
   const char *views[] = { "inv", "grp", "fullv", "over", NULL };
 
   create_sources (f->db);
-  exec (f->db, "CREATE MATERIALIZED VIEW inv AS SELECT id, g, x FROM t WHERE x >= 20");
-  exec (f->db, "CREATE MATERIALIZED VIEW grp AS SELECT g, count(*) AS n, sum(x) AS sx FROM t GROUP BY g");
-  exec (f->db, "CREATE MATERIALIZED VIEW fullv AS SELECT count(*) AS n, sum(x) AS sx FROM t");
-  exec (f->db, "CREATE MATERIALIZED VIEW over AS SELECT id, x + 1 AS y FROM inv");
+  test_exec (f->db, "CREATE MATERIALIZED VIEW inv AS SELECT id, g, x FROM t WHERE x >= 20");
+  test_exec (f->db,
+             "CREATE MATERIALIZED VIEW grp AS SELECT g, count(*) AS n, sum(x) AS sx FROM t "
+             "GROUP BY g");
+  test_exec (f->db, "CREATE MATERIALIZED VIEW fullv AS SELECT count(*) AS n, sum(x) AS sx FROM t");
+  test_exec (f->db, "CREATE MATERIALIZED VIEW over AS SELECT id, x + 1 AS y FROM inv");
 
-  exec (f->db, "BEGIN; INSERT INTO t VALUES (10, 'c', 0, 99, 'z')");
+  test_exec (f->db, "BEGIN; INSERT INTO t VALUES (10, 'c', 0, 99, 'z')");
   g_assert_cmpint (query_int (f->db, "SELECT x FROM inv WHERE id = 10"), ==, 99);
   g_assert_cmpint (query_int (f->db, "SELECT n FROM grp WHERE g = 'c'"), ==, 1);
   g_assert_cmpint (query_int (f->db, "SELECT n FROM fullv"), ==, 5);
   g_assert_cmpint (query_int (f->db, "SELECT y FROM over WHERE id = 10"), ==, 100);
-  exec (f->db, "UPDATE t SET x = 5 WHERE id = 10");
+  test_exec (f->db, "UPDATE t SET x = 5 WHERE id = 10");
   g_assert_cmpint (query_int (f->db, "SELECT count(*) FROM inv WHERE id = 10"), ==, 0);
   g_assert_cmpint (query_int (f->db, "SELECT sx FROM grp WHERE g = 'c'"), ==, 5);
   g_assert_cmpint (query_int (f->db, "SELECT count(*) FROM over WHERE id = 10"), ==, 0);
   for (guint i = 0; views[i] != NULL; i++)
     assert_view_current (f->db, views[i], "inside the transaction");
-  exec (f->db, "ROLLBACK");
+  test_exec (f->db, "ROLLBACK");
   for (guint i = 0; views[i] != NULL; i++)
     assert_view_current (f->db, views[i], "after the rollback");
   g_assert_cmpint (query_int (f->db, "SELECT n FROM fullv"), ==, 4);
 
-  exec (f->db, "BEGIN; DELETE FROM t WHERE g = 'a'; SAVEPOINT s1; UPDATE t SET g = 'a' WHERE id = 2");
+  test_exec (f->db,
+             "BEGIN; DELETE FROM t WHERE g = 'a'; SAVEPOINT s1; UPDATE t SET g = 'a' WHERE id = 2");
   g_assert_cmpint (query_int (f->db, "SELECT n FROM grp WHERE g = 'a'"), ==, 1);
-  exec (f->db, "ROLLBACK TO s1");
+  test_exec (f->db, "ROLLBACK TO s1");
   g_assert_cmpint (query_int (f->db, "SELECT count(*) FROM grp WHERE g = 'a'"), ==, 0);
   for (guint i = 0; views[i] != NULL; i++)
     assert_view_current (f->db, views[i], "after ROLLBACK TO");
-  exec (f->db, "COMMIT");
+  test_exec (f->db, "COMMIT");
   for (guint i = 0; views[i] != NULL; i++)
     assert_view_current (f->db, views[i], "after the commit");
 
@@ -618,7 +482,7 @@ create_oracle_views (QStoreDatabase *db)
       g_autofree char *sql = g_strdup_printf ("CREATE MATERIALIZED VIEW %s AS %s",
                                               oracle_views[i][0], oracle_views[i][1]);
 
-      exec (db, sql);
+      test_exec (db, sql);
     }
 }
 
@@ -721,7 +585,7 @@ test_oracle (Fixture       *f,
              gconstpointer  data)
 {
   g_autoptr(GRand) rand = g_rand_new_with_seed (test_seed ());
-  guint n_ops = env_count ("QSTORE_TEST_ORACLE_OPS", provider_persistent () ? 2000 : 3000);
+  guint n_ops = env_count ("QSTORE_TEST_ORACLE_OPS", test_provider_persistent () ? 2000 : 3000);
   gboolean in_transaction = FALSE;
   guint savepoints = 0;
   guint writes = 0;
@@ -766,7 +630,7 @@ test_oracle (Fixture       *f,
         }
     }
   if (in_transaction)
-    exec (f->db, "COMMIT");
+    test_exec (f->db, "COMMIT");
   check_oracle_views (f->db, "at the end");
   g_test_message ("%u writes", writes);
   g_assert_cmpuint (writes, >, n_ops / 2);
@@ -774,9 +638,9 @@ test_oracle (Fixture       *f,
   for (guint i = 0; i < G_N_ELEMENTS (oracle_views); i++)
     g_assert_false (view_stale (f->db, oracle_views[i][0]));
 
-  if (provider_persistent ())
+  if (test_provider_persistent ())
     {
-      reopen (f);
+      test_database_reopen (f);
       check_oracle_views (f->db, "after reopen");
     }
 }
@@ -791,11 +655,11 @@ test_temp (Fixture       *f,
   QStoreRehydrationResult *result;
   gboolean found_mt = FALSE, found_mt2 = FALSE;
 
-  exec (f->db, "CREATE TEMP TABLE tt (id INTEGER PRIMARY KEY, v INT);"
-               "INSERT INTO tt VALUES (1, 10), (2, 20), (3, 1);"
-               "CREATE TABLE keep (id INTEGER PRIMARY KEY);"
-               "CREATE MATERIALIZED VIEW mt AS SELECT id, v FROM tt WHERE v > 5;"
-               "CREATE MATERIALIZED VIEW mt2 AS SELECT count(*) AS n, sum(v) AS s FROM mt");
+  test_exec (f->db, "CREATE TEMP TABLE tt (id INTEGER PRIMARY KEY, v INT);"
+                    "INSERT INTO tt VALUES (1, 10), (2, 20), (3, 1);"
+                    "CREATE TABLE keep (id INTEGER PRIMARY KEY);"
+                    "CREATE MATERIALIZED VIEW mt AS SELECT id, v FROM tt WHERE v > 5;"
+                    "CREATE MATERIALIZED VIEW mt2 AS SELECT count(*) AS n, sum(v) AS s FROM mt");
   view = find_view (f->db, "mt");
   g_assert_cmpint (qstore_materialized_view_get_strategy (view), ==,
                    QSTORE_MATERIALIZED_VIEW_STRATEGY_FULL_REBUILD);
@@ -803,29 +667,29 @@ test_temp (Fixture       *f,
                     ((const char *[]) { "temp.tt", NULL }));
   assert_view_current (f->db, "mt", "after create");
 
-  exec (f->db, "INSERT INTO tt VALUES (4, 40)");
+  test_exec (f->db, "INSERT INTO tt VALUES (4, 40)");
   assert_view_current (f->db, "mt", "after an insert");
   assert_view_current (f->db, "mt2", "after an insert");
   g_assert_cmpint (query_int (f->db, "SELECT n FROM mt2"), ==, 3);
 
-  exec (f->db, "BEGIN; UPDATE tt SET v = 0 WHERE id = 1");
+  test_exec (f->db, "BEGIN; UPDATE tt SET v = 0 WHERE id = 1");
   assert_view_current (f->db, "mt", "inside a transaction");
   assert_view_current (f->db, "mt2", "inside a transaction");
-  exec (f->db, "ROLLBACK");
+  test_exec (f->db, "ROLLBACK");
   assert_view_current (f->db, "mt", "after a rollback");
   assert_view_current (f->db, "mt2", "after a rollback");
 
-  exec (f->db, "SAVEPOINT a; DELETE FROM tt; INSERT INTO keep VALUES (1)");
+  test_exec (f->db, "SAVEPOINT a; DELETE FROM tt; INSERT INTO keep VALUES (1)");
   assert_view_current (f->db, "mt2", "inside a savepoint");
-  exec (f->db, "ROLLBACK TO a; RELEASE a");
+  test_exec (f->db, "ROLLBACK TO a; RELEASE a");
   assert_view_current (f->db, "mt", "after ROLLBACK TO");
   assert_view_current (f->db, "mt2", "after ROLLBACK TO");
   g_assert_cmpint (query_int (f->db, "SELECT n FROM mt2"), ==, 3);
 
-  if (!provider_persistent ())
+  if (!test_provider_persistent ())
     return;
 
-  reopen (f);
+  test_database_reopen (f);
   result = qstore_database_get_rehydration_result (f->db);
   for (guint i = 0; i < qstore_rehydration_result_get_n_errors (result); i++)
     {
@@ -841,23 +705,24 @@ test_temp (Fixture       *f,
   g_assert_true (found_mt);
   g_assert_true (found_mt2);
   g_assert_null (find_view (f->db, "mt"));
-  g_free (exec_fails (f->db, "SELECT * FROM mt", QSTORE_ERROR_NOT_FOUND));
-  g_assert_false (strv_has (qstore_rehydration_result_get_tables (result), "main.mt"));
+  g_free (test_exec_error (f->db, "SELECT * FROM mt", QSTORE_ERROR_NOT_FOUND));
+  g_assert_false (test_strv_has (qstore_rehydration_result_get_tables (result), "main.mt"));
 
   /* Its name stays taken. */
-  g_free (exec_fails (f->db, "CREATE TABLE mt (x)", QSTORE_ERROR_EXISTS));
-  g_free (exec_fails (f->db, "CREATE VIEW mt2 AS SELECT 1", QSTORE_ERROR_EXISTS));
-  g_free (exec_fails (f->db, "CREATE MATERIALIZED VIEW mt AS SELECT 1", QSTORE_ERROR_EXISTS));
+  g_free (test_exec_error (f->db, "CREATE TABLE mt (x)", QSTORE_ERROR_EXISTS));
+  g_free (test_exec_error (f->db, "CREATE VIEW mt2 AS SELECT 1", QSTORE_ERROR_EXISTS));
+  g_free (test_exec_error (f->db, "CREATE MATERIALIZED VIEW mt AS SELECT 1", QSTORE_ERROR_EXISTS));
 
   /* With its source back, REFRESH brings it back; DROP removes one that
    * does not load. */
-  exec (f->db, "CREATE TEMP TABLE tt (id INTEGER PRIMARY KEY, v INT); INSERT INTO tt VALUES (7, 70)");
-  exec (f->db, "REFRESH MATERIALIZED VIEW mt");
+  test_exec (f->db,
+             "CREATE TEMP TABLE tt (id INTEGER PRIMARY KEY, v INT); INSERT INTO tt VALUES (7, 70)");
+  test_exec (f->db, "REFRESH MATERIALIZED VIEW mt");
   g_assert_cmpint (query_int (f->db, "SELECT v FROM mt"), ==, 70);
   assert_view_current (f->db, "mt", "after refresh");
-  exec (f->db, "DROP MATERIALIZED VIEW mt2");
-  g_free (exec_fails (f->db, "DROP MATERIALIZED VIEW mt2", QSTORE_ERROR_NOT_FOUND));
-  reopen (f);
+  test_exec (f->db, "DROP MATERIALIZED VIEW mt2");
+  g_free (test_exec_error (f->db, "DROP MATERIALIZED VIEW mt2", QSTORE_ERROR_NOT_FOUND));
+  test_database_reopen (f);
   g_assert_null (find_view (f->db, "mt2"));
 }
 
@@ -866,13 +731,13 @@ test_temp (Fixture       *f,
 static void
 create_stale_fixture (QStoreDatabase *db)
 {
-  exec (db, "CREATE TABLE t (id INTEGER PRIMARY KEY, a TEXT, b INT, c INT);"
-            "CREATE TABLE other (id INTEGER PRIMARY KEY, z INT);"
-            "INSERT INTO t VALUES (1, 'p', 1, 1), (2, 'q', 1, 2), (3, NULL, 2, 3);"
-            "CREATE MATERIALIZED VIEW mv_a AS SELECT id, a FROM t;"
-            "CREATE MATERIALIZED VIEW mv_b AS SELECT b, count(*) AS n FROM t GROUP BY b;"
-            "CREATE MATERIALIZED VIEW mv_over AS SELECT id, a FROM mv_a WHERE a IS NOT NULL;"
-            "CREATE MATERIALIZED VIEW mv_o AS SELECT id, z FROM other");
+  test_exec (db, "CREATE TABLE t (id INTEGER PRIMARY KEY, a TEXT, b INT, c INT);"
+                 "CREATE TABLE other (id INTEGER PRIMARY KEY, z INT);"
+                 "INSERT INTO t VALUES (1, 'p', 1, 1), (2, 'q', 1, 2), (3, NULL, 2, 3);"
+                 "CREATE MATERIALIZED VIEW mv_a AS SELECT id, a FROM t;"
+                 "CREATE MATERIALIZED VIEW mv_b AS SELECT b, count(*) AS n FROM t GROUP BY b;"
+                 "CREATE MATERIALIZED VIEW mv_over AS SELECT id, a FROM mv_a WHERE a IS NOT NULL;"
+                 "CREATE MATERIALIZED VIEW mv_o AS SELECT id, z FROM other");
 }
 
 static void
@@ -915,23 +780,24 @@ test_stale (Fixture       *f,
   assert_all_live (f->db, "after create");
 
   /* What the bodies do not read leaves them live, and followed. */
-  exec (f->db, "ALTER TABLE t ADD COLUMN d INT DEFAULT 5");
+  test_exec (f->db, "ALTER TABLE t ADD COLUMN d INT DEFAULT 5");
   assert_all_live (f->db, "after ADD COLUMN");
-  exec (f->db, "CREATE INDEX t_c ON t (c)");
+  test_exec (f->db, "CREATE INDEX t_c ON t (c)");
   assert_all_live (f->db, "after CREATE INDEX");
-  exec (f->db, "ALTER TABLE t DROP COLUMN c");
+  test_exec (f->db, "ALTER TABLE t DROP COLUMN c");
   assert_all_live (f->db, "after DROP COLUMN of an unread column");
-  exec (f->db, "ALTER TABLE t ALTER COLUMN d SET DEFAULT 1");
+  test_exec (f->db, "ALTER TABLE t ALTER COLUMN d SET DEFAULT 1");
   assert_all_live (f->db, "after SET DEFAULT");
-  exec (f->db, "ALTER TABLE t ALTER COLUMN d SET COLLATE NOCASE");
+  test_exec (f->db, "ALTER TABLE t ALTER COLUMN d SET COLLATE NOCASE");
   assert_all_live (f->db, "after SET COLLATE of an unread column");
-  exec (f->db, "CREATE INDEX t_b ON t (b)");
+  test_exec (f->db, "CREATE INDEX t_b ON t (b)");
   g_assert_cmpint (view_strategy (f->db, "mv_b"), ==, QSTORE_MATERIALIZED_VIEW_STRATEGY_GROUP_RECOMPUTE);
-  exec (f->db, "DROP INDEX t_b");
+  test_exec (f->db, "DROP INDEX t_b");
   g_assert_cmpint (view_strategy (f->db, "mv_b"), ==, QSTORE_MATERIALIZED_VIEW_STRATEGY_FULL_REBUILD);
-  exec (f->db, "INSERT INTO t (id, a, b) VALUES (4, 'r', 2); UPDATE t SET a = 'pp' WHERE id = 1");
+  test_exec (f->db,
+             "INSERT INTO t (id, a, b) VALUES (4, 'r', 2); UPDATE t SET a = 'pp' WHERE id = 1");
   assert_all_live (f->db, "after writes");
-  if (provider_persistent () && provider_atomic ())
+  if (test_provider_persistent () && test_provider_atomic ())
     {
       g_autofree char *set = durable_set (f->db);
 
@@ -939,7 +805,7 @@ test_stale (Fixture       *f,
     }
 
   /* A read column re-collated: stale, and so is the view over it. */
-  exec (f->db, "ALTER TABLE t ALTER COLUMN a SET COLLATE NOCASE");
+  test_exec (f->db, "ALTER TABLE t ALTER COLUMN a SET COLLATE NOCASE");
   g_assert_true (view_stale (f->db, "mv_a"));
   g_assert_true (view_stale (f->db, "mv_over"));
   g_assert_false (view_stale (f->db, "mv_b"));
@@ -950,7 +816,7 @@ test_stale (Fixture       *f,
   view = find_view (f->db, "mv_over");
   g_assert_nonnull (strstr (qstore_materialized_view_get_stale_reason (view), "mv_a"));
   g_clear_object (&view);
-  if (provider_persistent () && provider_atomic ())
+  if (test_provider_persistent () && test_provider_atomic ())
     {
       g_autofree char *set = durable_set (f->db);
 
@@ -958,23 +824,23 @@ test_stale (Fixture       *f,
     }
 
   /* Stale views keep their last contents and are no longer followed. */
-  exec (f->db, "INSERT INTO t (id, a, b) VALUES (5, 's', 3)");
+  test_exec (f->db, "INSERT INTO t (id, a, b) VALUES (5, 's', 3)");
   g_assert_cmpint (query_int (f->db, "SELECT count(*) FROM mv_a"), ==, 4);
   g_assert_cmpint (query_int (f->db, "SELECT count(*) FROM mv_a WHERE id = 5"), ==, 0);
   assert_view_current (f->db, "mv_b", "beside stale views");
 
   /* REFRESH: the view over it waits for its source. */
-  message = exec_fails (f->db, "REFRESH MATERIALIZED VIEW mv_over", QSTORE_ERROR_FAILED);
+  message = test_exec_error (f->db, "REFRESH MATERIALIZED VIEW mv_over", QSTORE_ERROR_FAILED);
   g_assert_nonnull (strstr (message, "refresh “mv_a” first"));
-  exec (f->db, "REFRESH MATERIALIZED VIEW mv_a");
+  test_exec (f->db, "REFRESH MATERIALIZED VIEW mv_a");
   g_assert_false (view_stale (f->db, "mv_a"));
   g_assert_true (view_stale (f->db, "mv_over"));
   assert_view_current (f->db, "mv_a", "after refresh");
-  exec (f->db, "REFRESH MATERIALIZED VIEW mv_over");
+  test_exec (f->db, "REFRESH MATERIALIZED VIEW mv_over");
   assert_all_live (f->db, "after both refreshes");
-  exec (f->db, "INSERT INTO t (id, a, b) VALUES (6, 'T', 3)");
+  test_exec (f->db, "INSERT INTO t (id, a, b) VALUES (6, 'T', 3)");
   assert_all_live (f->db, "refreshed views are followed again");
-  if (provider_persistent () && provider_atomic ())
+  if (test_provider_persistent () && test_provider_atomic ())
     {
       g_autofree char *set = durable_set (f->db);
 
@@ -982,34 +848,34 @@ test_stale (Fixture       *f,
     }
 
   /* A read column renamed; a read column dropped. */
-  exec (f->db, "ALTER TABLE t RENAME COLUMN a TO a2");
+  test_exec (f->db, "ALTER TABLE t RENAME COLUMN a TO a2");
   g_assert_true (view_stale (f->db, "mv_a"));
   g_assert_true (view_stale (f->db, "mv_over"));
   g_assert_false (view_stale (f->db, "mv_b"));
-  g_free (exec_fails (f->db, "REFRESH MATERIALIZED VIEW mv_a", QSTORE_ERROR_NOT_FOUND));
-  exec (f->db, "ALTER TABLE t DROP COLUMN b");
+  g_free (test_exec_error (f->db, "REFRESH MATERIALIZED VIEW mv_a", QSTORE_ERROR_NOT_FOUND));
+  test_exec (f->db, "ALTER TABLE t DROP COLUMN b");
   g_assert_true (view_stale (f->db, "mv_b"));
   g_assert_false (view_stale (f->db, "mv_o"));
 
   /* The primary key changed; the source dropped. */
-  exec (f->db, "ALTER TABLE other ADD COLUMN y INT");
+  test_exec (f->db, "ALTER TABLE other ADD COLUMN y INT");
   g_assert_false (view_stale (f->db, "mv_o"));
-  exec (f->db, "ALTER TABLE other ALTER PRIMARY KEY (id, z)");
+  test_exec (f->db, "ALTER TABLE other ALTER PRIMARY KEY (id, z)");
   g_assert_true (view_stale (f->db, "mv_o"));
   view = find_view (f->db, "mv_o");
   g_assert_nonnull (strstr (qstore_materialized_view_get_stale_reason (view), "primary key"));
   g_clear_object (&view);
-  exec (f->db, "REFRESH MATERIALIZED VIEW mv_o");
+  test_exec (f->db, "REFRESH MATERIALIZED VIEW mv_o");
   g_assert_false (view_stale (f->db, "mv_o"));
-  exec (f->db, "DROP TABLE other");
+  test_exec (f->db, "DROP TABLE other");
   g_assert_true (view_stale (f->db, "mv_o"));
   g_assert_cmpint (query_int (f->db, "SELECT count(*) FROM mv_o"), ==, 0);
 
   /* Dropping a view makes the views over it stale. */
-  exec (f->db, "ALTER TABLE t RENAME COLUMN a2 TO a; REFRESH MATERIALIZED VIEW mv_a;"
-               "REFRESH MATERIALIZED VIEW mv_over");
+  test_exec (f->db, "ALTER TABLE t RENAME COLUMN a2 TO a; REFRESH MATERIALIZED VIEW mv_a;"
+                    "REFRESH MATERIALIZED VIEW mv_over");
   g_assert_false (view_stale (f->db, "mv_over"));
-  exec (f->db, "DROP MATERIALIZED VIEW mv_a");
+  test_exec (f->db, "DROP MATERIALIZED VIEW mv_a");
   g_assert_true (view_stale (f->db, "mv_over"));
 }
 
@@ -1018,13 +884,13 @@ test_stale (Fixture       *f,
 static void
 create_trust_fixture (QStoreDatabase *db)
 {
-  exec (db, "CREATE TABLE t (id INTEGER PRIMARY KEY, a TEXT, b INT);"
-            "CREATE INDEX t_b ON t (b);"
-            "INSERT INTO t VALUES (1, 'p', 1), (2, 'q', 1), (3, 'r', 2);"
-            "CREATE MATERIALIZED VIEW mv_a AS SELECT id, a FROM t;"
-            "CREATE MATERIALIZED VIEW mv_b AS SELECT b, count(*) AS n FROM t GROUP BY b;"
-            "CREATE MATERIALIZED VIEW mv_over AS SELECT id, a FROM mv_a WHERE id < 100;"
-            "CREATE MATERIALIZED VIEW mv_full AS SELECT count(*) AS n FROM mv_over");
+  test_exec (db, "CREATE TABLE t (id INTEGER PRIMARY KEY, a TEXT, b INT);"
+                 "CREATE INDEX t_b ON t (b);"
+                 "INSERT INTO t VALUES (1, 'p', 1), (2, 'q', 1), (3, 'r', 2);"
+                 "CREATE MATERIALIZED VIEW mv_a AS SELECT id, a FROM t;"
+                 "CREATE MATERIALIZED VIEW mv_b AS SELECT b, count(*) AS n FROM t GROUP BY b;"
+                 "CREATE MATERIALIZED VIEW mv_over AS SELECT id, a FROM mv_a WHERE id < 100;"
+                 "CREATE MATERIALIZED VIEW mv_full AS SELECT count(*) AS n FROM mv_over");
 }
 
 static const char * const trust_views[] = { "mv_a", "mv_b", "mv_over", "mv_full", NULL };
@@ -1121,22 +987,22 @@ test_trust_clean (Fixture       *f,
 {
   g_autofree char *list = NULL;
 
-  if (!provider_persistent ())
+  if (!test_provider_persistent ())
     {
       g_test_skip ("a memory store is gone once closed");
       return;
     }
   create_trust_fixture (f->db);
-  close_database (f);
+  test_close_database (&f->db);
   plant_row (f->uri);
 
-  f->db = open_database (f->uri);
+  f->db = test_open_database (f->uri, QSTORE_OPEN_NONE);
   list = adopted (f->db);
   g_assert_cmpstr (list, ==, "mv_a,mv_b,mv_full,mv_over");
   g_assert_true (planted_row_seen (f->db));
   /* REFRESH computes it again. */
-  exec (f->db, "REFRESH MATERIALIZED VIEW mv_a; REFRESH MATERIALIZED VIEW mv_over;"
-               "REFRESH MATERIALIZED VIEW mv_full");
+  test_exec (f->db, "REFRESH MATERIALIZED VIEW mv_a; REFRESH MATERIALIZED VIEW mv_over;"
+                    "REFRESH MATERIALIZED VIEW mv_full");
   g_assert_false (planted_row_seen (f->db));
   assert_trust_views_current (f->db, "after refresh");
 }
@@ -1148,25 +1014,25 @@ test_trust_malformed (Fixture       *f,
 {
   g_autofree char *list = NULL;
 
-  if (!provider_persistent ())
+  if (!test_provider_persistent ())
     {
       g_test_skip ("a memory store is gone once closed");
       return;
     }
   create_trust_fixture (f->db);
-  close_database (f);
+  test_close_database (&f->db);
 
-  if (provider_atomic ())
+  if (test_provider_atomic ())
     {
       /* The durable set decides; malformed, it trusts nothing. */
       plant_row (f->uri);
       with_catalog (f->uri, "stale_mvs", "{\"not\": \"a list\"}");
-      f->db = open_database (f->uri);
+      f->db = test_open_database (f->uri, QSTORE_OPEN_NONE);
       list = adopted (f->db);
       g_assert_cmpstr (list, ==, "");
       g_assert_false (planted_row_seen (f->db));
       assert_trust_views_current (f->db, "after a malformed durable set");
-      close_database (f);
+      test_close_database (&f->db);
       g_clear_pointer (&list, g_free);
 
       /* Without the set, the marker decides. */
@@ -1175,19 +1041,19 @@ test_trust_malformed (Fixture       *f,
 
   plant_row (f->uri);
   with_catalog (f->uri, "clean_shutdown", "[\"main.mv_a\"");
-  f->db = open_database (f->uri);
+  f->db = test_open_database (f->uri, QSTORE_OPEN_NONE);
   list = adopted (f->db);
   g_assert_cmpstr (list, ==, "");
   g_assert_false (planted_row_seen (f->db));
   assert_trust_views_current (f->db, "after a malformed marker");
-  close_database (f);
+  test_close_database (&f->db);
   g_clear_pointer (&list, g_free);
 
-  if (provider_atomic ())
+  if (test_provider_atomic ())
     with_catalog (f->uri, "stale_mvs", NULL);
   with_catalog (f->uri, "clean_shutdown", "[42]");
   plant_row (f->uri);
-  f->db = open_database (f->uri);
+  f->db = test_open_database (f->uri, QSTORE_OPEN_NONE);
   list = adopted (f->db);
   g_assert_cmpstr (list, ==, "");
   g_assert_false (planted_row_seen (f->db));
@@ -1203,18 +1069,18 @@ test_trust_stale_at_close (Fixture       *f,
   g_autoptr(GError) error = NULL;
   g_autofree char *list = NULL;
 
-  if (!provider_persistent ())
+  if (!test_provider_persistent ())
     {
       g_test_skip ("a memory store is gone once closed");
       return;
     }
   create_trust_fixture (f->db);
-  exec (f->db, "ALTER TABLE t ALTER COLUMN a SET COLLATE NOCASE");
+  test_exec (f->db, "ALTER TABLE t ALTER COLUMN a SET COLLATE NOCASE");
   g_assert_true (view_stale (f->db, "mv_a"));
   g_assert_true (view_stale (f->db, "mv_over"));
   g_assert_true (view_stale (f->db, "mv_full"));
   g_assert_false (view_stale (f->db, "mv_b"));
-  close_database (f);
+  test_close_database (&f->db);
 
   provider = qstore_provider_new_for_uri (f->uri, QSTORE_OPEN_READ_ONLY, &error);
   g_assert_no_error (error);
@@ -1224,9 +1090,10 @@ test_trust_stale_at_close (Fixture       *f,
   g_assert_cmpstr (qstore_stale_report_get_marker_text (report), ==,
                    "[\"main.mv_a\",\"main.mv_full\",\"main.mv_over\"]");
   g_assert_cmpint (qstore_stale_report_get_trust (report), ==,
-                   provider_atomic () ? QSTORE_STALE_TRUST_DURABLE_SET : QSTORE_STALE_TRUST_MARKER);
+                   test_provider_atomic () ? QSTORE_STALE_TRUST_DURABLE_SET
+                                           : QSTORE_STALE_TRUST_MARKER);
 
-  f->db = open_database (f->uri);
+  f->db = test_open_database (f->uri, QSTORE_OPEN_NONE);
   list = adopted (f->db);
   g_assert_cmpstr (list, ==, "mv_b");
   assert_trust_views_current (f->db, "after reopen");
@@ -1243,14 +1110,14 @@ test_trust_marker_once (Fixture       *f,
   g_autoptr(GError) error = NULL;
   g_autofree char *list = NULL;
 
-  if (!provider_persistent ())
+  if (!test_provider_persistent ())
     {
       g_test_skip ("a memory store is gone once closed");
       return;
     }
   create_trust_fixture (f->db);
-  close_database (f);
-  f->db = open_database (f->uri);
+  test_close_database (&f->db);
+  f->db = test_open_database (f->uri, QSTORE_OPEN_NONE);
 
   provider = qstore_provider_new_for_uri (f->uri, QSTORE_OPEN_READ_ONLY, &error);
   g_assert_no_error (error);
@@ -1262,15 +1129,15 @@ test_trust_marker_once (Fixture       *f,
   /* Dropped without close, as a crash would. */
   g_clear_object (&f->db);
   plant_row (f->uri);
-  f->db = open_database (f->uri);
+  f->db = test_open_database (f->uri, QSTORE_OPEN_NONE);
   list = adopted (f->db);
-  if (provider_atomic ())
+  if (test_provider_atomic ())
     {
       /* The durable set vouches for every view: none was stale. */
       g_assert_cmpstr (list, ==, "mv_a,mv_b,mv_full,mv_over");
       g_assert_true (planted_row_seen (f->db));
-      exec (f->db, "REFRESH MATERIALIZED VIEW mv_a; REFRESH MATERIALIZED VIEW mv_over;"
-                   "REFRESH MATERIALIZED VIEW mv_full");
+      test_exec (f->db, "REFRESH MATERIALIZED VIEW mv_a; REFRESH MATERIALIZED VIEW mv_over;"
+                        "REFRESH MATERIALIZED VIEW mv_full");
     }
   else
     {
@@ -1287,18 +1154,18 @@ test_trust_upstream (Fixture       *f,
 {
   g_autofree char *list = NULL;
 
-  if (!provider_persistent ())
+  if (!test_provider_persistent ())
     {
       g_test_skip ("a memory store is gone once closed");
       return;
     }
   create_trust_fixture (f->db);
-  close_database (f);
-  if (provider_atomic ())
+  test_close_database (&f->db);
+  if (test_provider_atomic ())
     with_catalog (f->uri, "stale_mvs", "[\"main.mv_a\"]");
   else
     with_catalog (f->uri, "clean_shutdown", "[\"main.mv_a\"]");
-  f->db = open_database (f->uri);
+  f->db = test_open_database (f->uri, QSTORE_OPEN_NONE);
   list = adopted (f->db);
   g_assert_cmpstr (list, ==, "mv_b");
   assert_trust_views_current (f->db, "after reopen");
@@ -1341,13 +1208,13 @@ test_trust_crash (Fixture       *f,
   char buffer[16] = { 0 };
   int status;
 
-  if (!provider_persistent ())
+  if (!test_provider_persistent ())
     {
       g_test_skip ("a memory store is gone once closed");
       return;
     }
   create_trust_fixture (f->db);
-  close_database (f);
+  test_close_database (&f->db);
 
   argv[2] = f->uri;
   g_spawn_async_with_pipes (NULL, (char **) argv, NULL, G_SPAWN_DO_NOT_REAP_CHILD, NULL, NULL,
@@ -1360,9 +1227,9 @@ test_trust_crash (Fixture       *f,
   g_spawn_close_pid (pid);
   close (out_fd);
 
-  f->db = open_database (f->uri);
+  f->db = test_open_database (f->uri, QSTORE_OPEN_NONE);
   list = adopted (f->db);
-  if (provider_atomic ())
+  if (test_provider_atomic ())
     /* The stale views are in the durable set; the other one is trusted
      * even after a crash: its source and it commit together. */
     g_assert_cmpstr (list, ==, "mv_b");
@@ -1390,7 +1257,7 @@ session_step (QStoreDatabase **db,
   guint savepoints = 0;
 
   *committed = FALSE;
-  if (dice < 3 && provider_persistent ())
+  if (dice < 3 && test_provider_persistent ())
     {
       /* A clean close leaves a marker for the next open to trust. */
       if (!qstore_database_close (*db, error))
@@ -1511,12 +1378,12 @@ test_oracle_ddl (Fixture       *f,
                  gconstpointer  data)
 {
   g_autoptr(GRand) rand = g_rand_new_with_seed (test_seed ());
-  guint steps = env_count ("QSTORE_TEST_ORACLE_OPS", provider_persistent () ? 300 : 600);
+  guint steps = env_count ("QSTORE_TEST_ORACLE_OPS", test_provider_persistent () ? 300 : 600);
   gint64 next = 1;
 
   create_sources (f->db);
   create_oracle_views (f->db);
-  exec (f->db, "CREATE TABLE log (tx INTEGER PRIMARY KEY)");
+  test_exec (f->db, "CREATE TABLE log (tx INTEGER PRIMARY KEY)");
 
   for (guint i = 0; i < steps; i++)
     {
@@ -1579,7 +1446,7 @@ check_after_crash (Fixture *f,
   QStoreRehydrationResult *result;
   g_autofree char *count_sql = NULL;
 
-  f->db = open_database (f->uri);
+  f->db = test_open_database (f->uri, QSTORE_OPEN_NONE);
   result = qstore_database_get_rehydration_result (f->db);
   if (qstore_rehydration_result_get_n_errors (result) > 0)
     g_error ("%s: %s does not load: %s", context, qstore_rehydration_result_get_error_name (result, 0),
@@ -1606,7 +1473,7 @@ check_after_crash (Fixture *f,
         g_error ("%s: view “%s” is stale", context, oracle_views[i][0]);
       assert_view_current (f->db, oracle_views[i][0], context);
     }
-  close_database (f);
+  test_close_database (&f->db);
 }
 
 static void
@@ -1617,15 +1484,15 @@ test_crash (Fixture       *f,
   guint iterations = env_count ("QSTORE_CRASH_ITERATIONS", 25);
   gint64 reported = 0;
 
-  if (!provider_persistent ())
+  if (!test_provider_persistent ())
     {
       g_test_skip ("a crash of a memory store leaves nothing to check");
       return;
     }
   create_sources (f->db);
   create_oracle_views (f->db);
-  exec (f->db, "CREATE TABLE log (tx INTEGER PRIMARY KEY)");
-  close_database (f);
+  test_exec (f->db, "CREATE TABLE log (tx INTEGER PRIMARY KEY)");
+  test_close_database (&f->db);
 
   for (guint i = 0; i < iterations; i++)
     {
@@ -1668,7 +1535,7 @@ main (int    argc,
   g_test_init (&argc, &argv, NULL);
 
 #define ADD(name, func) \
-  g_test_add ("/mv/" name, Fixture, NULL, fixture_setup, func, fixture_teardown)
+  g_test_add ("/mv/" name, Fixture, NULL, fixture_setup, func, test_database_tear_down)
   ADD ("ddl", test_ddl);
   ADD ("threshold", test_threshold);
   ADD ("row-time", test_row_time);

@@ -13,6 +13,8 @@
 
 #include <qstore.h>
 
+#include "qstore-test-util.h"
+
 typedef struct
 {
   char               *dir;       /* a fresh temporary directory */
@@ -20,46 +22,6 @@ typedef struct
   QStoreProvider     *provider;
   QStoreCapabilities  caps;
 } Fixture;
-
-static const char *
-provider_spec (void)
-{
-  const char *spec = g_getenv ("QSTORE_TEST_PROVIDER");
-
-  return spec ? spec : "memory";
-}
-
-static char *
-provider_name (void)
-{
-  const char *spec = provider_spec ();
-
-  return g_strndup (spec, strcspn (spec, "?"));
-}
-
-static gboolean
-spec_without_atomic (void)
-{
-  return strstr (provider_spec (), "atomic=0") != NULL;
-}
-
-/* The URI of a store in @dir for the provider under test. */
-static char *
-make_uri (const char *dir,
-          const char *leaf)
-{
-  g_autofree char *name = provider_name ();
-  const char *query = strchr (provider_spec (), '?');
-  g_autofree char *location = NULL;
-
-  if (g_str_equal (name, "memory"))
-    location = g_strdup ("");
-  else if (g_str_equal (name, "sqlite"))
-    location = g_strdup_printf ("%s/%s.db", dir, leaf);
-  else
-    location = g_strdup_printf ("%s/%s", dir, leaf);
-  return g_strdup_printf ("%s:%s%s", name, location, query ? query : "");
-}
 
 static QStoreProvider *
 open_provider (const char      *uri,
@@ -77,31 +39,10 @@ static void
 fixture_setup (Fixture       *f,
                gconstpointer  data)
 {
-  g_autoptr(GError) error = NULL;
-
-  f->dir = g_dir_make_tmp ("qstore-conformance-XXXXXX", &error);
-  g_assert_no_error (error);
-  f->uri = make_uri (f->dir, "store");
+  f->dir = test_make_tmp_dir ("qstore-conformance-XXXXXX");
+  f->uri = test_provider_uri (f->dir, "store");
   f->provider = open_provider (f->uri, QSTORE_OPEN_NONE);
   f->caps = qstore_provider_get_capabilities (f->provider);
-}
-
-static void
-remove_tree (const char *path)
-{
-  g_autoptr(GDir) dir = g_dir_open (path, 0, NULL);
-  const char *name;
-
-  if (dir != NULL)
-    {
-      while ((name = g_dir_read_name (dir)) != NULL)
-        {
-          g_autofree char *child = g_build_filename (path, name, NULL);
-
-          remove_tree (child);
-        }
-    }
-  g_remove (path);
 }
 
 static void
@@ -109,7 +50,7 @@ fixture_teardown (Fixture       *f,
                   gconstpointer  data)
 {
   g_clear_object (&f->provider);
-  remove_tree (f->dir);
+  test_remove_tree (f->dir);
   g_free (f->dir);
   g_free (f->uri);
   qstore_fault_disarm_all ();
@@ -225,7 +166,7 @@ static void
 test_registry (void)
 {
   g_auto(GStrv) names = qstore_list_providers ();
-  g_autofree char *name = provider_name ();
+  g_autofree char *name = test_provider_name ();
   g_autoptr(GError) error = NULL;
   QStoreCapabilities caps = 0;
 
@@ -253,11 +194,11 @@ static void
 test_open (Fixture       *f,
            gconstpointer  data)
 {
-  g_autofree char *name = provider_name ();
+  g_autofree char *name = test_provider_name ();
 
   g_assert_cmpstr (qstore_provider_get_name (f->provider), ==, name);
   g_assert_false (qstore_provider_is_closed (f->provider));
-  if (spec_without_atomic ())
+  if (!test_provider_atomic ())
     {
       g_assert_false (f->caps & QSTORE_CAPABILITY_ATOMIC_BATCH);
       g_assert_null (qstore_provider_begin_atomic_batch (f->provider));
@@ -648,7 +589,7 @@ test_atomic_batch (Fixture       *f,
   put (c, "k", "c0");
 
   batch = qstore_provider_begin_atomic_batch (f->provider);
-  if (spec_without_atomic ())
+  if (!test_provider_atomic ())
     {
       /* Withheld: no batch, and a direct multi-store write is refused. */
       QStoreWriteOp ops[2] = {
@@ -1187,7 +1128,7 @@ test_hostile_names (Fixture       *f,
     g_assert_cmpuint (n_entries, ==, 0);
   else
     {
-      g_autofree char *name = provider_name ();
+      g_autofree char *name = test_provider_name ();
 
       /* lmdb: the directory; sqlite: the file and its -wal/-shm. */
       if (g_str_equal (name, "lmdb"))
@@ -1201,7 +1142,7 @@ static void
 test_bad_input (Fixture       *f,
                 gconstpointer  data)
 {
-  g_autofree char *name = provider_name ();
+  g_autofree char *name = test_provider_name ();
   g_autoptr(GError) error = NULL;
   g_autoptr(QStoreProvider) p = NULL;
 
@@ -1340,7 +1281,7 @@ static void
 test_native_tools (Fixture       *f,
                    gconstpointer  data)
 {
-  g_autofree char *name = provider_name ();
+  g_autofree char *name = test_provider_name ();
   g_autofree char *out = NULL;
 
   if (!persistent (f))
@@ -1453,7 +1394,7 @@ main (int   argc,
 
   g_test_init (&argc, &argv, NULL);
 
-  prefix = g_strdup_printf ("/providers/%s", provider_spec ());
+  prefix = g_strdup_printf ("/providers/%s", test_provider_spec ());
 #define ADD(name, func) G_STMT_START { \
     g_autofree char *path_ = g_strconcat (prefix, "/", name, NULL); \
     g_test_add (path_, Fixture, NULL, fixture_setup, func, fixture_teardown); \

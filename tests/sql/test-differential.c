@@ -50,11 +50,12 @@
  */
 #include "config.h"
 
-#include <glib/gstdio.h>
 #include <sqlite3.h>
 #include <string.h>
 
 #include <qstore.h>
+
+#include "qstore-test-util.h"
 
 #define DEFAULT_STATEMENTS 3000
 #define CHECK_EVERY        50
@@ -605,62 +606,15 @@ typedef struct
   sqlite3        *ref;
 } Runner;
 
-static gboolean
-spec_is_persistent (const char *spec)
-{
-  return !g_str_has_prefix (spec, "memory");
-}
-
-static char *
-make_uri (const char *spec,
-          const char *dir)
-{
-  g_autofree char *name = g_strndup (spec, strcspn (spec, "?"));
-  const char *query = strchr (spec, '?');
-  g_autofree char *location = NULL;
-
-  if (g_str_equal (name, "memory"))
-    location = g_strdup ("");
-  else if (g_str_equal (name, "sqlite"))
-    location = g_strdup_printf ("%s/store.db", dir);
-  else
-    location = g_strdup_printf ("%s/store", dir);
-  return g_strdup_printf ("%s:%s%s", name, location, query ? query : "");
-}
-
-static void
-remove_tree (const char *path)
-{
-  GDir *dir = g_dir_open (path, 0, NULL);
-
-  if (dir != NULL)
-    {
-      const char *name;
-
-      while ((name = g_dir_read_name (dir)) != NULL)
-        {
-          g_autofree char *child = g_build_filename (path, name, NULL);
-
-          remove_tree (child);
-        }
-      g_dir_close (dir);
-    }
-  g_remove (path);
-}
-
 static void
 runner_open (Runner     *r,
              const char *spec)
 {
-  g_autoptr(GError) error = NULL;
-
   memset (r, 0, sizeof *r);
   r->spec = g_strdup (spec);
-  r->dir = g_dir_make_tmp ("qstore-diff-XXXXXX", &error);
-  g_assert_no_error (error);
-  r->uri = make_uri (spec, r->dir);
-  r->db = qstore_database_open (r->uri, QSTORE_OPEN_NONE, &error);
-  g_assert_no_error (error);
+  r->dir = test_make_tmp_dir ("qstore-diff-XXXXXX");
+  r->uri = test_spec_uri (spec, r->dir, "store");
+  r->db = test_open_database (r->uri, QSTORE_OPEN_NONE);
   g_assert_cmpint (sqlite3_open (":memory:", &r->ref), ==, SQLITE_OK);
   /* SQLite 3.40's automatic indexes compare under the indexed column's
    * collation, not the comparison's: `x.a = y.d` with x.a COLLATE RTRIM
@@ -682,7 +636,7 @@ runner_close (Runner *r)
       g_clear_object (&r->db);
     }
   g_clear_pointer (&r->ref, sqlite3_close);
-  remove_tree (r->dir);
+  test_remove_tree (r->dir);
   g_clear_pointer (&r->dir, g_free);
   g_clear_pointer (&r->uri, g_free);
   g_clear_pointer (&r->spec, g_free);
@@ -694,7 +648,7 @@ runner_reopen (Runner *r)
   g_autoptr(GError) error = NULL;
 
   /* A memory store would come back empty (a replay on another provider). */
-  if (!spec_is_persistent (r->spec))
+  if (!test_spec_persistent (r->spec))
     return NULL;
 
   if (!qstore_database_close (r->db, &error))
@@ -2900,7 +2854,7 @@ test_differential (gconstpointer data)
                   "QSTORE_TEST_PROVIDER=%s)", spec, seed, n, seed, n, spec);
 
   runner_open (&r, spec);
-  gen_init (&g, (guint32) seed, r.ref, spec_is_persistent (spec));
+  gen_init (&g, (guint32) seed, r.ref, test_spec_persistent (spec));
 
   while (stats.statements < n)
     {
@@ -2936,7 +2890,7 @@ test_differential (gconstpointer data)
     if (!sqlite3_get_autocommit (r.ref))
       g_ptr_array_add (entries, entry_new (ENTRY_SQL, 0, "COMMIT"));
     g_ptr_array_add (entries, entry_new (ENTRY_CHECK, 0, NULL));
-    if (spec_is_persistent (spec))
+    if (test_spec_persistent (spec))
       {
         g_ptr_array_add (entries, entry_new (ENTRY_REOPEN, 0, NULL));
         g_ptr_array_add (entries, entry_new (ENTRY_CHECK, 0, NULL));

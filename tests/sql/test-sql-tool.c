@@ -10,30 +10,12 @@
 #include <string.h>
 
 #include <gio/gio.h>
-#include <glib/gstdio.h>
 #include <json-glib/json-glib.h>
 #include <qstore.h>
 
+#include "qstore-test-util.h"
+
 static const char *qstore_path;
-
-typedef struct
-{
-  int     status;
-  char   *out;
-  char   *err;
-  GBytes *raw_out;  /* stdout as bytes, NULs included */
-} Result;
-
-static void
-result_free (Result *r)
-{
-  g_clear_pointer (&r->raw_out, g_bytes_unref);
-  g_free (r->out);
-  g_free (r->err);
-  g_free (r);
-}
-
-G_DEFINE_AUTOPTR_CLEANUP_FUNC (Result, result_free)
 
 typedef struct
 {
@@ -41,140 +23,28 @@ typedef struct
   char *uri;
 } Fixture;
 
-static const char *
-provider_spec (void)
-{
-  const char *spec = g_getenv ("QSTORE_TEST_PROVIDER");
-
-  return spec != NULL ? spec : "memory";
-}
-
-static gboolean
-provider_persistent (void)
-{
-  return !g_str_has_prefix (provider_spec (), "memory");
-}
-
 static void
 fixture_setup (Fixture       *f,
                gconstpointer  data)
 {
-  g_autoptr(GError) error = NULL;
-  const char *spec = provider_spec ();
-  g_autofree char *name = g_strndup (spec, strcspn (spec, "?"));
-
-  f->dir = g_dir_make_tmp ("qstore-sql-tool-XXXXXX", &error);
-  g_assert_no_error (error);
-  if (g_str_equal (name, "memory"))
-    f->uri = g_strdup ("memory:");
-  else if (g_str_equal (name, "sqlite"))
-    f->uri = g_strdup_printf ("sqlite:%s/store.db", f->dir);
-  else
-    f->uri = g_strdup_printf ("%s:%s/store", name, f->dir);
-}
-
-static void
-remove_tree (const char *path)
-{
-  GDir *dir = g_dir_open (path, 0, NULL);
-
-  if (dir != NULL)
-    {
-      const char *name;
-
-      while ((name = g_dir_read_name (dir)) != NULL)
-        {
-          g_autofree char *child = g_build_filename (path, name, NULL);
-
-          remove_tree (child);
-        }
-      g_dir_close (dir);
-    }
-  g_remove (path);
+  f->dir = test_make_tmp_dir ("qstore-sql-tool-XXXXXX");
+  f->uri = test_provider_uri (f->dir, "store");
 }
 
 static void
 fixture_teardown (Fixture       *f,
                   gconstpointer  data)
 {
-  remove_tree (f->dir);
+  test_remove_tree (f->dir);
   g_free (f->dir);
   g_free (f->uri);
 }
 
-static char *
-bytes_to_string (GBytes *bytes)
-{
-  gsize len;
-  const char *data = g_bytes_get_data (bytes, &len);
-
-  return len > 0 ? g_strndup (data, len) : g_strdup ("");
-}
-
-/* Runs qstore with @args (NULL-terminated); @env_store, when given, is
- * passed as QSTORE_STORE instead of --store. */
-static Result *
-run_argv (const char          *store,
-          const char          *env_store,
-          const char * const  *args)
-{
-  g_autoptr(GSubprocessLauncher) launcher = NULL;
-  g_autoptr(GSubprocess) process = NULL;
-  g_autoptr(GPtrArray) argv = g_ptr_array_new ();
-  g_autoptr(GBytes) out = NULL;
-  g_autoptr(GBytes) err = NULL;
-  g_autoptr(GError) error = NULL;
-  Result *r = g_new0 (Result, 1);
-
-  launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE |
-                                        G_SUBPROCESS_FLAGS_STDERR_PIPE);
-  g_subprocess_launcher_setenv (launcher, "LC_ALL", "C.UTF-8", TRUE);
-  if (env_store != NULL)
-    g_subprocess_launcher_setenv (launcher, "QSTORE_STORE", env_store, TRUE);
-  else
-    g_subprocess_launcher_unsetenv (launcher, "QSTORE_STORE");
-
-  g_ptr_array_add (argv, (gpointer) qstore_path);
-  if (store != NULL)
-    {
-      g_ptr_array_add (argv, (gpointer) "--store");
-      g_ptr_array_add (argv, (gpointer) store);
-    }
-  for (guint i = 0; args[i] != NULL; i++)
-    g_ptr_array_add (argv, (gpointer) args[i]);
-  g_ptr_array_add (argv, NULL);
-
-  process = g_subprocess_launcher_spawnv (launcher, (const char * const *) argv->pdata, &error);
-  g_assert_no_error (error);
-  g_subprocess_communicate (process, NULL, NULL, &out, &err, &error);
-  g_assert_no_error (error);
-  g_assert_true (g_subprocess_get_if_exited (process));
-
-  r->status = g_subprocess_get_exit_status (process);
-  r->out = bytes_to_string (out);
-  r->err = bytes_to_string (err);
-  r->raw_out = g_bytes_ref (out);
-  return r;
-}
-
-static G_GNUC_NULL_TERMINATED Result *
-run (const char *store,
-     const char *first,
-     ...)
-{
-  g_autoptr(GPtrArray) args = g_ptr_array_new ();
-  va_list ap;
-
-  va_start (ap, first);
-  for (const char *a = first; a != NULL; a = va_arg (ap, const char *))
-    g_ptr_array_add (args, (gpointer) a);
-  va_end (ap);
-  g_ptr_array_add (args, NULL);
-  return run_argv (store, NULL, (const char * const *) args->pdata);
-}
+/* Runs `qstore --store STORE ARGS…` (NULL-terminated). */
+#define run(store, ...) test_run_program (qstore_path, NULL, (store), __VA_ARGS__)
 
 static void
-assert_ok (Result     *r,
+assert_ok (TestRun    *r,
            const char *out)
 {
   if (r->status != 0)
@@ -192,7 +62,7 @@ static void
 test_list_mode (Fixture       *f,
                 gconstpointer  data)
 {
-  g_autoptr(Result) r = NULL;
+  g_autoptr(TestRun) r = NULL;
 
   r = run (f->uri, "sql", setup_sql, "SELECT id, name, score FROM t WHERE id < 3",
            "SELECT count(*), sum(score) > 0 FROM t; SELECT 'done'", NULL);
@@ -206,7 +76,7 @@ static void
 test_list_mode_rows (Fixture       *f,
                      gconstpointer  data)
 {
-  g_autoptr(Result) r = NULL;
+  g_autoptr(TestRun) r = NULL;
   /* Blobs print as their bytes, as sqlite3 does. */
   static const char expected[] = "1\tann\t1.5\t\n"
                                  "2\t\t2.0\t\x00\x01\n"
@@ -225,7 +95,7 @@ static void
 test_json (Fixture       *f,
            gconstpointer  data)
 {
-  g_autoptr(Result) r = NULL;
+  g_autoptr(TestRun) r = NULL;
   g_autoptr(JsonParser) parser = json_parser_new ();
   g_autoptr(GError) error = NULL;
   g_auto(GStrv) lines = NULL;
@@ -260,11 +130,13 @@ static void
 test_persists (Fixture       *f,
                gconstpointer  data)
 {
-  g_autoptr(Result) first = NULL;
-  g_autoptr(Result) second = NULL;
+  g_autoptr(TestRun) first = NULL;
+  g_autoptr(TestRun) second = NULL;
   const char * const args[] = { "sql", "SELECT name FROM t ORDER BY id LIMIT 1", NULL };
+  g_autofree char *store_env = g_strconcat ("QSTORE_STORE=", f->uri, NULL);
+  const char * const env[] = { store_env, NULL };
 
-  if (!provider_persistent ())
+  if (!test_provider_persistent ())
     {
       g_test_skip ("The provider keeps nothing across runs");
       return;
@@ -273,7 +145,7 @@ test_persists (Fixture       *f,
   first = run (f->uri, "sql", setup_sql, NULL);
   assert_ok (first, "");
   /* The store may also come from QSTORE_STORE. */
-  second = run_argv (NULL, f->uri, args);
+  second = test_run_programv (qstore_path, env, NULL, args);
   assert_ok (second, "ann\n");
 }
 
@@ -281,7 +153,7 @@ static void
 test_statements_split (Fixture       *f,
                        gconstpointer  data)
 {
-  g_autoptr(Result) r = NULL;
+  g_autoptr(TestRun) r = NULL;
 
   /* A trigger body holds semicolons of its own. */
   r = run (f->uri, "sql",
@@ -297,10 +169,10 @@ static void
 test_errors (Fixture       *f,
              gconstpointer  data)
 {
-  g_autoptr(Result) r = NULL;
-  g_autoptr(Result) no_sql = NULL;
-  g_autoptr(Result) no_store = NULL;
-  g_autoptr(Result) after = NULL;
+  g_autoptr(TestRun) r = NULL;
+  g_autoptr(TestRun) no_sql = NULL;
+  g_autoptr(TestRun) no_store = NULL;
+  g_autoptr(TestRun) after = NULL;
 
   r = run (f->uri, "sql", "CREATE TABLE t (a PRIMARY KEY); INSERT INTO t VALUES (1)",
            "SELECT 'before'", "INSERT INTO t VALUES (1)", "SELECT 'never'", NULL);
@@ -308,13 +180,13 @@ test_errors (Fixture       *f,
   g_assert_cmpstr (r->out, ==, "before\n");
   g_assert_cmpstr (r->err, ==, "qstore: UNIQUE constraint failed: t.a\n");
 
-  if (provider_persistent ())
+  if (test_provider_persistent ())
     {
       after = run (f->uri, "sql", "SELECT count(*) FROM t", NULL);
       assert_ok (after, "1\n");
     }
 
-  g_clear_pointer (&r, result_free);
+  g_clear_pointer (&r, test_run_free);
   r = run (f->uri, "sql", "SELECT * FROM missing", NULL);
   g_assert_cmpint (r->status, ==, 1);
   g_assert_cmpstr (r->err, ==, "qstore: no such table: missing\n");
@@ -333,13 +205,7 @@ main (int    argc,
       char **argv)
 {
   g_test_init (&argc, &argv, NULL);
-
-  if (argc < 2)
-    {
-      g_printerr ("Usage: %s [--tap] PATH-TO-QSTORE\n", argv[0]);
-      return 2;
-    }
-  qstore_path = argv[1];
+  qstore_path = test_program_argument (argc, argv, "PATH-TO-QSTORE");
 
   g_test_add ("/sql-tool/list-mode", Fixture, NULL, fixture_setup, test_list_mode,
               fixture_teardown);

@@ -9,11 +9,12 @@
  */
 #include "config.h"
 
-#include <glib/gstdio.h>
 #include <sqlite3.h>
 #include <string.h>
 
 #include <qstore.h>
+
+#include "qstore-test-util.h"
 
 typedef struct
 {
@@ -23,110 +24,23 @@ typedef struct
   sqlite3        *ref;   /* the same statements, in plain SQLite */
 } Fixture;
 
-static const char *
-provider_spec (void)
-{
-  const char *spec = g_getenv ("QSTORE_TEST_PROVIDER");
-
-  return spec != NULL ? spec : "memory";
-}
-
-static char *
-provider_name (void)
-{
-  const char *spec = provider_spec ();
-
-  return g_strndup (spec, strcspn (spec, "?"));
-}
-
-static gboolean
-provider_persistent (void)
-{
-  g_autofree char *name = provider_name ();
-
-  return !g_str_equal (name, "memory");
-}
-
-static char *
-make_uri (const char *dir)
-{
-  g_autofree char *name = provider_name ();
-  const char *query = strchr (provider_spec (), '?');
-  g_autofree char *location = NULL;
-
-  if (g_str_equal (name, "memory"))
-    location = g_strdup ("");
-  else if (g_str_equal (name, "sqlite"))
-    location = g_strdup_printf ("%s/store.db", dir);
-  else
-    location = g_strdup_printf ("%s/store", dir);
-  return g_strdup_printf ("%s:%s%s", name, location, query ? query : "");
-}
-
-static QStoreDatabase *
-open_database (const char      *uri,
-               QStoreOpenFlags  flags)
-{
-  g_autoptr(GError) error = NULL;
-  QStoreDatabase *db = qstore_database_open (uri, flags, &error);
-
-  g_assert_no_error (error);
-  g_assert_nonnull (db);
-  return db;
-}
-
 static void
 fixture_setup (Fixture       *f,
                gconstpointer  data)
 {
-  g_autoptr(GError) error = NULL;
-
-  f->dir = g_dir_make_tmp ("qstore-sql-XXXXXX", &error);
-  g_assert_no_error (error);
-  f->uri = make_uri (f->dir);
-  f->db = open_database (f->uri, QSTORE_OPEN_NONE);
+  f->dir = test_make_tmp_dir ("qstore-sql-XXXXXX");
+  f->uri = test_provider_uri (f->dir, "store");
+  f->db = test_open_database (f->uri, QSTORE_OPEN_NONE);
   g_assert_cmpint (sqlite3_open (":memory:", &f->ref), ==, SQLITE_OK);
-}
-
-static void
-remove_tree (const char *path)
-{
-  GDir *dir = g_dir_open (path, 0, NULL);
-
-  if (dir != NULL)
-    {
-      const char *name;
-
-      while ((name = g_dir_read_name (dir)) != NULL)
-        {
-          g_autofree char *child = g_build_filename (path, name, NULL);
-
-          remove_tree (child);
-        }
-      g_dir_close (dir);
-    }
-  g_remove (path);
-}
-
-static void
-close_database (Fixture *f)
-{
-  g_autoptr(GError) error = NULL;
-
-  if (f->db == NULL)
-    return;
-  qstore_database_close (f->db, &error);
-  g_assert_no_error (error);
-  g_clear_object (&f->db);
 }
 
 static void
 fixture_teardown (Fixture       *f,
                   gconstpointer  data)
 {
-  close_database (f);
+  test_close_database (&f->db);
   sqlite3_close (f->ref);
-  remove_tree (f->dir);
+  test_remove_tree (f->dir);
   g_free (f->dir);
   g_free (f->uri);
   qstore_fault_disarm_all ();
@@ -136,21 +50,14 @@ static void
 reopen (Fixture         *f,
         QStoreOpenFlags  flags)
 {
-  close_database (f);
-  f->db = open_database (f->uri, flags);
+  test_close_database (&f->db);
+  f->db = test_open_database (f->uri, flags);
 }
 
 /* Running statements */
 
-static void
-exec_ok (Fixture    *f,
-         const char *sql)
-{
-  g_autoptr(GError) error = NULL;
-
-  if (!qstore_database_exec (f->db, sql, &error))
-    g_error ("“%s” failed: %s", sql, error->message);
-}
+#define exec_ok(f, sql) test_exec ((f)->db, (sql))
+#define exec_fails(f, sql, code, part) test_exec_fails ((f)->db, (sql), (code), (part))
 
 static void
 ref_exec (Fixture    *f,
@@ -193,24 +100,6 @@ both_maybe (Fixture    *f,
   sqlite3_free (message);
 }
 
-static void
-exec_fails (Fixture    *f,
-            const char *sql,
-            QStoreError code,
-            const char *message_part)
-{
-  g_autoptr(GError) error = NULL;
-
-  if (qstore_database_exec (f->db, sql, &error))
-    g_error ("“%s” succeeded where it should fail", sql);
-  if (!g_error_matches (error, QSTORE_ERROR, code))
-    g_error ("“%s” failed with code %d (“%s”), not %d",
-             sql, error->code, error->message, code);
-  if (message_part != NULL && strstr (error->message, message_part) == NULL)
-    g_error ("“%s” failed with “%s”, which does not say “%s”",
-             sql, error->message, message_part);
-}
-
 static QStoreResult *
 query (Fixture    *f,
        const char *sql)
@@ -249,44 +138,31 @@ append_bytes (GString      *out,
     }
 }
 
-/* Rows as text, "type:value" joined by `|`, one row a line. */
-static char *
-result_text (QStoreResult *result)
+/* Rows are compared as text, "type:value" joined by `|`, one row a line. */
+static void
+append_value (GString  *out,
+              GVariant *value)
 {
-  GString *out = g_string_new (NULL);
-
-  for (guint row = 0; row < qstore_result_get_n_rows (result); row++)
+  if (qstore_value_is_null (value))
+    g_string_append (out, "n");
+  else if (g_variant_is_of_type (value, G_VARIANT_TYPE_INT64))
+    g_string_append_printf (out, "i:%" G_GINT64_FORMAT, g_variant_get_int64 (value));
+  else if (g_variant_is_of_type (value, G_VARIANT_TYPE_DOUBLE))
+    append_real (out, g_variant_get_double (value));
+  else if (g_variant_is_of_type (value, G_VARIANT_TYPE_STRING))
     {
-      for (guint column = 0; column < qstore_result_get_n_columns (result); column++)
-        {
-          g_autoptr(GVariant) value = qstore_result_get_value (result, row, column);
+      gsize len;
+      const char *text = g_variant_get_string (value, &len);
 
-          if (column > 0)
-            g_string_append_c (out, '|');
-          if (qstore_value_is_null (value))
-            g_string_append (out, "n");
-          else if (g_variant_is_of_type (value, G_VARIANT_TYPE_INT64))
-            g_string_append_printf (out, "i:%" G_GINT64_FORMAT, g_variant_get_int64 (value));
-          else if (g_variant_is_of_type (value, G_VARIANT_TYPE_DOUBLE))
-            append_real (out, g_variant_get_double (value));
-          else if (g_variant_is_of_type (value, G_VARIANT_TYPE_STRING))
-            {
-              gsize len;
-              const char *text = g_variant_get_string (value, &len);
-
-              append_bytes (out, 't', (const guint8 *) text, len);
-            }
-          else
-            {
-              gsize len;
-              const guint8 *data = g_variant_get_fixed_array (value, &len, 1);
-
-              append_bytes (out, 'b', data, len);
-            }
-        }
-      g_string_append_c (out, '\n');
+      append_bytes (out, 't', (const guint8 *) text, len);
     }
-  return g_string_free (out, FALSE);
+  else
+    {
+      gsize len;
+      const guint8 *data = g_variant_get_fixed_array (value, &len, 1);
+
+      append_bytes (out, 'b', data, len);
+    }
 }
 
 static char *
@@ -295,7 +171,7 @@ query_text (Fixture    *f,
 {
   g_autoptr(QStoreResult) result = query (f, sql);
 
-  return result_text (result);
+  return test_result_text (result, append_value);
 }
 
 static char *
@@ -509,7 +385,7 @@ test_temp_tables (Fixture       *f,
   assert_rows (f, "SELECT * FROM scratchpad", "i:1|i:2\n");
   exec_ok (f, "CREATE INDEX scratch_b ON scratchpad(b); DROP INDEX scratch_b; DROP TABLE other");
 
-  if (provider_persistent ())
+  if (test_provider_persistent ())
     {
       g_autoptr(GError) error = NULL;
 
@@ -556,7 +432,7 @@ test_create_index (Fixture       *f,
   exec_fails (f, "INSERT INTO t (name, score) VALUES ('d', 4)",
               QSTORE_ERROR_CONSTRAINT, "UNIQUE constraint failed: t.score");
 
-  if (provider_persistent ())
+  if (test_provider_persistent ())
     {
       reopen (f, QSTORE_OPEN_NONE);
       assert_plan (f, "SELECT id FROM t WHERE score = 4", "index-eq:t_score_u");
@@ -601,7 +477,7 @@ test_drop (Fixture       *f,
   exec_ok (f, "INSERT INTO t VALUES (1, 2, 3)");
   g_assert_cmpint (qstore_table_get_row_count (table), ==, 1);
 
-  if (provider_persistent ())
+  if (test_provider_persistent ())
     {
       reopen (f, QSTORE_OPEN_NONE);
       assert_rows (f, "SELECT a, b, c FROM t", "i:1|i:2|i:3\n");
@@ -643,7 +519,7 @@ test_rename (Fixture       *f,
   g_assert_cmpstr (names[0], ==, "child");
   g_assert_cmpstr (names[1], ==, "renamed");
 
-  if (provider_persistent ())
+  if (test_provider_persistent ())
     {
       reopen (f, QSTORE_OPEN_NONE);
       assert_rows (f, "SELECT id, code, v FROM renamed ORDER BY id",
@@ -717,7 +593,7 @@ test_alter_columns (Fixture       *f,
   both (f, "INSERT INTO empty VALUES (1, 2)");
   assert_same (f, "SELECT * FROM empty");
 
-  if (provider_persistent ())
+  if (test_provider_persistent ())
     {
       g_autofree char *t = query_text (f, "SELECT * FROM t ORDER BY id");
       g_autofree char *r = query_text (f, "SELECT rowid, * FROM r ORDER BY rowid");
@@ -1096,7 +972,7 @@ test_affinity (Fixture       *f,
     result = qstore_database_query (f->db, "SELECT v FROM kv WHERE k = ? ORDER BY v",
                                     g_variant_new ("(x)", (gint64) 5), &error);
     g_assert_no_error (error);
-    text = result_text (result);
+    text = test_result_text (result, append_value);
     g_assert_cmpstr (text, ==, "t:int\n");
   }
 }
@@ -1210,7 +1086,7 @@ test_null_primary_key (Fixture       *f,
   both_maybe (f, "UPDATE w SET j = NULL");
   assert_same (f, "SELECT k, j, v FROM w");
 
-  if (provider_persistent ())
+  if (test_provider_persistent ())
     {
       g_autofree char *rows = query_text (f, all);
 
@@ -1248,7 +1124,7 @@ test_partial_unique (Fixture       *f,
   assert_same (f, "SELECT id FROM p WHERE code = 'AB' COLLATE NOCASE");
   assert_same (f, "SELECT id FROM p WHERE email = 'a@x' ORDER BY id");
 
-  if (provider_persistent ())
+  if (test_provider_persistent ())
     {
       reopen (f, QSTORE_OPEN_NONE);
       exec_fails (f, "INSERT INTO p (email, active) VALUES ('a@x', 1)",
@@ -1359,7 +1235,7 @@ test_transactions (Fixture       *f,
   both_maybe (f, "COMMIT");
   both_maybe (f, "RELEASE nothing");
 
-  if (provider_persistent ())
+  if (test_provider_persistent ())
     {
       g_autofree char *t = query_text (f, "SELECT * FROM t ORDER BY a");
       g_autofree char *u = query_text (f, "SELECT * FROM u ORDER BY a");
@@ -1624,7 +1500,7 @@ test_reopen (Fixture       *f,
   g_auto(GStrv) names = NULL;
   QStoreTable *table;
 
-  if (!provider_persistent ())
+  if (!test_provider_persistent ())
     {
       g_test_skip ("The provider keeps nothing across opens");
       return;
@@ -1681,7 +1557,7 @@ test_rehydrate_bad_entry (Fixture       *f,
   static const char broken[] = "CREATE TABLE broken (a,;\n";
   static const char bad_index[] = "CREATE TABLE half (a);\nCREATE INDEX half_b ON half (b);\n";
 
-  if (!provider_persistent ())
+  if (!test_provider_persistent ())
     {
       g_test_skip ("The provider keeps nothing across opens");
       return;
@@ -1738,14 +1614,14 @@ test_clean_shutdown (Fixture       *f,
   g_autofree char *tx = NULL;
   g_autofree char *after_open = NULL;
 
-  if (!provider_persistent ())
+  if (!test_provider_persistent ())
     {
       g_test_skip ("The provider keeps nothing across opens");
       return;
     }
 
   exec_ok (f, "CREATE TABLE t (a); INSERT INTO t VALUES (1); INSERT INTO t VALUES (2)");
-  close_database (f);
+  test_close_database (&f->db);
 
   /* Close leaves the marker; every commit advanced the transaction id. */
   marker = read_catalog_meta (f, "clean_shutdown");
@@ -1754,11 +1630,11 @@ test_clean_shutdown (Fixture       *f,
   g_assert_cmpstr (tx, ==, "3");
 
   /* Opening consumes it: a crash from now on leaves none. */
-  f->db = open_database (f->uri, QSTORE_OPEN_NONE);
+  f->db = test_open_database (f->uri, QSTORE_OPEN_NONE);
   g_clear_object (&f->db);
   after_open = read_catalog_meta (f, "clean_shutdown");
   g_assert_null (after_open);
-  f->db = open_database (f->uri, QSTORE_OPEN_NONE);
+  f->db = test_open_database (f->uri, QSTORE_OPEN_NONE);
   assert_rows (f, "SELECT a FROM t ORDER BY a", "i:1\ni:2\n");
 }
 
@@ -1806,7 +1682,7 @@ test_atomic_commit (Fixture       *f,
       assert_rows (f, "SELECT id FROM a WHERE v = 10", "");
     }
 
-  if (provider_persistent ())
+  if (test_provider_persistent ())
     {
       reopen (f, QSTORE_OPEN_NONE);
       assert_rows (f, "SELECT * FROM a ORDER BY id", before_a);
@@ -1863,17 +1739,17 @@ test_interrupted_commit (Fixture       *f,
   g_autofree char *uri = NULL;
   QStoreCoordinator *coordinator;
 
-  if (!provider_persistent () || strchr (f->uri, '?') != NULL)
+  if (!test_provider_persistent () || strchr (f->uri, '?') != NULL)
     {
       g_test_skip ("Needs a persistent provider without URI options");
       return;
     }
 
-  close_database (f);
+  test_close_database (&f->db);
   uri = g_strconcat (f->uri, "?atomic=0", NULL);
   g_free (f->uri);
   f->uri = g_steal_pointer (&uri);
-  f->db = open_database (f->uri, QSTORE_OPEN_NONE);
+  f->db = test_open_database (f->uri, QSTORE_OPEN_NONE);
 
   exec_ok (f, "CREATE TABLE t (id INTEGER PRIMARY KEY, b TEXT UNIQUE, c INTEGER)");
   exec_ok (f, "CREATE INDEX t_c ON t (c)");
@@ -1908,7 +1784,7 @@ static void
 test_read_only (Fixture       *f,
                 gconstpointer  data)
 {
-  if (!provider_persistent ())
+  if (!test_provider_persistent ())
     {
       g_test_skip ("A read-only memory store has nothing in it");
       return;

@@ -11,11 +11,12 @@
  */
 #include "config.h"
 
-#include <glib/gstdio.h>
 #include <json-glib/json-glib.h>
 #include <string.h>
 
 #include <qstore.h>
+
+#include "qstore-test-util.h"
 
 static const char *qstore_path;
 
@@ -36,8 +37,7 @@ fixture_set_up (Fixture       *f,
   g_autoptr(GError) error = NULL;
 
   f->name = g_strdup (spec ? spec : "lmdb");
-  f->dir = g_dir_make_tmp ("qstore-stale-XXXXXX", &error);
-  g_assert_no_error (error);
+  f->dir = test_make_tmp_dir ("qstore-stale-XXXXXX");
   f->location = g_str_equal (f->name, "sqlite")
     ? g_build_filename (f->dir, "store.db", NULL)
     : g_build_filename (f->dir, "store", NULL);
@@ -57,60 +57,14 @@ fixture_set_up (Fixture       *f,
 }
 
 static void
-remove_tree (const char *path)
-{
-  g_autoptr(GDir) dir = g_dir_open (path, 0, NULL);
-  const char *name;
-
-  if (dir != NULL)
-    {
-      while ((name = g_dir_read_name (dir)) != NULL)
-        {
-          g_autofree char *child = g_build_filename (path, name, NULL);
-
-          remove_tree (child);
-        }
-    }
-  g_remove (path);
-}
-
-static void
 fixture_tear_down (Fixture       *f,
                    gconstpointer  data)
 {
-  remove_tree (f->dir);
+  test_remove_tree (f->dir);
   g_free (f->dir);
   g_free (f->location);
   g_free (f->name);
   g_free (f->uri);
-}
-
-/* Writes (or, with @value NULL, deletes) catalog entries through a
- * provider opened for writing, then closes it. */
-static void
-plant (Fixture    *f,
-       const char *uri_suffix,
-       GBytes     *key,
-       const char *value)
-{
-  g_autofree char *uri = g_strconcat (f->uri, uri_suffix, NULL);
-  g_autoptr(QStoreProvider) provider = NULL;
-  g_autoptr(QStoreKV) catalog = NULL;
-  g_autoptr(GError) error = NULL;
-  gsize key_len;
-  const guint8 *key_data = g_bytes_get_data (key, &key_len);
-
-  provider = qstore_provider_new_for_uri (uri, QSTORE_OPEN_NONE, &error);
-  g_assert_no_error (error);
-  catalog = qstore_provider_get_catalog_store (provider, &error);
-  g_assert_no_error (error);
-  if (value != NULL)
-    qstore_kv_put (catalog, key_data, key_len, (const guint8 *) value, strlen (value),
-                   QSTORE_WRITE_SYNC, &error);
-  else
-    qstore_kv_delete (catalog, key_data, key_len, QSTORE_WRITE_SYNC, &error);
-  g_assert_no_error (error);
-  qstore_provider_close_all (provider);
 }
 
 static void
@@ -120,7 +74,7 @@ plant_meta (Fixture    *f,
 {
   g_autoptr(GBytes) key = qstore_catalog_key_for_meta (name);
 
-  plant (f, "", key, value);
+  test_plant (f->uri, key, value);
 }
 
 static void
@@ -130,7 +84,7 @@ plant_view (Fixture    *f,
 {
   g_autoptr(GBytes) key = qstore_catalog_key_for_materialized_view ("main", name);
 
-  plant (f, "", key, ddl);
+  test_plant (f->uri, key, ddl);
 }
 
 /* Four materialized views: one over a table, one over it, one reading a
@@ -486,13 +440,7 @@ main (int    argc,
       char **argv)
 {
   g_test_init (&argc, &argv, NULL);
-
-  if (argc < 2)
-    {
-      g_printerr ("Usage: %s [--tap] PATH-TO-QSTORE\n", argv[0]);
-      return 2;
-    }
-  qstore_path = argv[1];
+  qstore_path = test_program_argument (argc, argv, "PATH-TO-QSTORE");
 
 #define ADD(name, func) \
   g_test_add ("/stale/" name, Fixture, NULL, fixture_set_up, func, fixture_tear_down)

@@ -7,11 +7,12 @@
  */
 #include "config.h"
 
-#include <glib/gstdio.h>
 #include <json-glib/json-glib.h>
 #include <string.h>
 
 #include <qstore.h>
+
+#include "qstore-test-util.h"
 
 typedef struct
 {
@@ -24,39 +25,6 @@ typedef struct
   QStoreKV           *ai;    /* main.a_idx_i: its index */
   QStoreKV           *b;     /* main.b: another table */
 } Fixture;
-
-static const char *
-provider_spec (void)
-{
-  const char *spec = g_getenv ("QSTORE_TEST_PROVIDER");
-
-  return spec ? spec : "memory";
-}
-
-static char *
-provider_name (void)
-{
-  const char *spec = provider_spec ();
-
-  return g_strndup (spec, strcspn (spec, "?"));
-}
-
-static char *
-make_uri (const char *dir,
-          const char *leaf)
-{
-  g_autofree char *name = provider_name ();
-  const char *query = strchr (provider_spec (), '?');
-  g_autofree char *location = NULL;
-
-  if (g_str_equal (name, "memory"))
-    location = g_strdup ("");
-  else if (g_str_equal (name, "sqlite"))
-    location = g_strdup_printf ("%s/%s.db", dir, leaf);
-  else
-    location = g_strdup_printf ("%s/%s", dir, leaf);
-  return g_strdup_printf ("%s:%s%s", name, location, query ? query : "");
-}
 
 static QStoreKV *
 open_store (QStoreProvider *provider,
@@ -110,30 +78,9 @@ static void
 fixture_setup (Fixture       *f,
                gconstpointer  data)
 {
-  g_autoptr(GError) error = NULL;
-
-  f->dir = g_dir_make_tmp ("qstore-coordinator-XXXXXX", &error);
-  g_assert_no_error (error);
-  f->uri = make_uri (f->dir, "store");
+  f->dir = test_make_tmp_dir ("qstore-coordinator-XXXXXX");
+  f->uri = test_provider_uri (f->dir, "store");
   open_all (f);
-}
-
-static void
-remove_tree (const char *path)
-{
-  g_autoptr(GDir) dir = g_dir_open (path, 0, NULL);
-  const char *name;
-
-  if (dir != NULL)
-    {
-      while ((name = g_dir_read_name (dir)) != NULL)
-        {
-          g_autofree char *child = g_build_filename (path, name, NULL);
-
-          remove_tree (child);
-        }
-    }
-  g_remove (path);
 }
 
 static void
@@ -142,7 +89,7 @@ fixture_teardown (Fixture       *f,
 {
   qstore_fault_disarm_all ();
   close_all (f);
-  remove_tree (f->dir);
+  test_remove_tree (f->dir);
   g_free (f->dir);
   g_free (f->uri);
 }
@@ -1181,7 +1128,7 @@ scratch_open (Scratch    *s,
   g_autoptr(GError) error = NULL;
   g_autofree char *leaf = g_strdup_printf ("store-%u", n);
 
-  s->uri = make_uri (parent, leaf);
+  s->uri = test_provider_uri (parent, leaf);
   s->provider = qstore_provider_new_for_uri (s->uri, QSTORE_OPEN_NONE, &error);
   g_assert_no_error (error);
   s->coord = new_coordinator (s->provider);
@@ -1826,7 +1773,7 @@ main (int   argc,
 
   g_test_init (&argc, &argv, NULL);
 
-  prefix = g_strdup_printf ("/coordinator/%s", provider_spec ());
+  prefix = g_strdup_printf ("/coordinator/%s", test_provider_spec ());
 #define ADD(name, func) G_STMT_START { \
     g_autofree char *path_ = g_strconcat (prefix, "/", name, NULL); \
     g_test_add (path_, Fixture, NULL, fixture_setup, func, fixture_teardown); \

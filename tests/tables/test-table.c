@@ -9,7 +9,6 @@
  */
 #include "config.h"
 
-#include <glib/gstdio.h>
 #include <math.h>
 #include <string.h>
 
@@ -17,6 +16,8 @@
 
 #include "qstore-coordinator.h"
 #include "qstore-table-private.h"
+
+#include "qstore-test-util.h"
 
 typedef struct
 {
@@ -26,33 +27,6 @@ typedef struct
   sqlite3           *scratch;
   GPtrArray         *change_sets;
 } Fixture;
-
-/* Provider set-up */
-
-static const char *
-provider_spec (void)
-{
-  const char *spec = g_getenv ("QSTORE_TEST_PROVIDER");
-
-  return spec ? spec : "memory";
-}
-
-static char *
-make_uri (const char *dir)
-{
-  const char *spec = provider_spec ();
-  g_autofree char *name = g_strndup (spec, strcspn (spec, "?"));
-  const char *query = strchr (spec, '?');
-  g_autofree char *location = NULL;
-
-  if (g_str_equal (name, "memory"))
-    location = g_strdup ("");
-  else if (g_str_equal (name, "sqlite"))
-    location = g_strdup_printf ("%s/store.db", dir);
-  else
-    location = g_strdup_printf ("%s/store", dir);
-  return g_strdup_printf ("%s:%s%s", name, location, query ? query : "");
-}
 
 static void
 on_committed (QStoreCoordinator *coordinator,
@@ -69,9 +43,8 @@ fixture_setup (Fixture       *f,
   g_autoptr(GError) error = NULL;
   g_autofree char *uri = NULL;
 
-  f->dir = g_dir_make_tmp ("qstore-tables-XXXXXX", &error);
-  g_assert_no_error (error);
-  uri = make_uri (f->dir);
+  f->dir = test_make_tmp_dir ("qstore-tables-XXXXXX");
+  uri = test_provider_uri (f->dir, "store");
   f->provider = qstore_provider_new_for_uri (uri, QSTORE_OPEN_NONE, &error);
   g_assert_no_error (error);
   f->coordinator = qstore_coordinator_new (f->provider, &error);
@@ -79,24 +52,6 @@ fixture_setup (Fixture       *f,
   g_assert_cmpint (sqlite3_open (":memory:", &f->scratch), ==, SQLITE_OK);
   f->change_sets = g_ptr_array_new_with_free_func (g_object_unref);
   g_signal_connect (f->coordinator, "committed", G_CALLBACK (on_committed), f);
-}
-
-static void
-remove_tree (const char *path)
-{
-  g_autoptr(GDir) dir = g_dir_open (path, 0, NULL);
-  const char *name;
-
-  if (dir != NULL)
-    {
-      while ((name = g_dir_read_name (dir)) != NULL)
-        {
-          g_autofree char *child = g_build_filename (path, name, NULL);
-
-          remove_tree (child);
-        }
-    }
-  g_remove (path);
 }
 
 static void
@@ -109,7 +64,7 @@ fixture_teardown (Fixture       *f,
   g_clear_object (&f->provider);
   g_clear_pointer (&f->change_sets, g_ptr_array_unref);
   sqlite3_close (f->scratch);
-  remove_tree (f->dir);
+  test_remove_tree (f->dir);
   g_free (f->dir);
 }
 

@@ -13,8 +13,9 @@
 #include <string.h>
 
 #include <gio/gio.h>
-#include <glib/gstdio.h>
 #include <json-glib/json-glib.h>
+
+#include "qstore-test-util.h"
 
 #define ROWS 2000
 
@@ -33,81 +34,14 @@ typedef struct
   const char *layer;
 } Case;
 
-typedef struct
-{
-  int   status;
-  char *out;
-  char *err;
-} Result;
-
-static void
-result_free (Result *r)
-{
-  g_free (r->out);
-  g_free (r->err);
-  g_free (r);
-}
-
-G_DEFINE_AUTOPTR_CLEANUP_FUNC (Result, result_free)
-
-/* Empty output may come back as bytes without data. */
-static char *
-bytes_to_string (GBytes *bytes)
-{
-  gsize len;
-  const char *data = g_bytes_get_data (bytes, &len);
-
-  return len > 0 ? g_strndup (data, len) : g_strdup ("");
-}
-
-static Result *
+static TestRun *
 run_bench (const char * const *args)
 {
-  g_autoptr(GSubprocessLauncher) launcher = NULL;
-  g_autoptr(GSubprocess) process = NULL;
-  g_autoptr(GPtrArray) argv = g_ptr_array_new ();
-  g_autoptr(GBytes) out = NULL;
-  g_autoptr(GBytes) err = NULL;
-  g_autoptr(GError) error = NULL;
-  Result *r = g_new0 (Result, 1);
+  TestRun *r = test_run_programv (bench_path, NULL, NULL, args);
 
-  launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE |
-                                        G_SUBPROCESS_FLAGS_STDERR_PIPE);
-  g_subprocess_launcher_setenv (launcher, "LC_ALL", "C.UTF-8", TRUE);
-  g_ptr_array_add (argv, (gpointer) bench_path);
-  for (guint i = 0; args[i] != NULL; i++)
-    g_ptr_array_add (argv, (gpointer) args[i]);
-  g_ptr_array_add (argv, NULL);
-
-  process = g_subprocess_launcher_spawnv (launcher, (const char * const *) argv->pdata, &error);
-  g_assert_no_error (error);
-  g_subprocess_communicate (process, NULL, NULL, &out, &err, &error);
-  g_assert_no_error (error);
-  g_assert_true (g_subprocess_get_if_exited (process));
-  r->status = g_subprocess_get_exit_status (process);
-  r->out = bytes_to_string (out);
-  r->err = bytes_to_string (err);
   if (r->err[0] != '\0')
     g_test_message ("stderr: %s", r->err);
   return r;
-}
-
-static void
-remove_tree (const char *path)
-{
-  g_autoptr(GDir) dir = g_dir_open (path, 0, NULL);
-  const char *name;
-
-  while (dir != NULL && (name = g_dir_read_name (dir)) != NULL)
-    {
-      g_autofree char *child = g_build_filename (path, name, NULL);
-
-      if (g_file_test (child, G_FILE_TEST_IS_DIR))
-        remove_tree (child);
-      else
-        g_remove (child);
-    }
-  g_rmdir (path);
 }
 
 static guint
@@ -191,7 +125,7 @@ test_workload (gconstpointer data)
   const char *expected_order[] = { "load", "get", "scan", "small_txn", "size" };
   g_autoptr(GPtrArray) order = g_ptr_array_new_with_free_func (g_free);
   g_autoptr(GHashTable) phases = NULL;
-  g_autoptr(Result) r = NULL;
+  g_autoptr(TestRun) r = NULL;
   JsonObject *p;
 
   g_assert_no_error (error);
@@ -239,7 +173,7 @@ test_workload (gconstpointer data)
 
   /* The store is gone after the run. */
   g_assert_cmpuint (count_entries (dir), ==, 0);
-  remove_tree (dir);
+  test_remove_tree (dir);
 }
 
 /* Phases left out still draw their numbers: scan without get sees the
@@ -254,7 +188,7 @@ test_phases_subset (gconstpointer data)
                          "--phases", "scan", "--run", "7", "--keep", NULL };
   g_autoptr(GPtrArray) order = g_ptr_array_new_with_free_func (g_free);
   g_autoptr(GHashTable) phases = NULL;
-  g_autoptr(Result) r = NULL;
+  g_autoptr(TestRun) r = NULL;
   JsonObject *p;
 
   g_assert_no_error (error);
@@ -273,7 +207,7 @@ test_phases_subset (gconstpointer data)
     g_assert_cmpuint (count_entries (dir), ==, 0);
   else
     g_assert_cmpuint (count_entries (dir), >, 0);
-  remove_tree (dir);
+  test_remove_tree (dir);
 }
 
 /* Without the atomic batch, rows and index entries are written store by
@@ -290,7 +224,7 @@ test_no_atomic (gconstpointer data)
                          "--phases", "load,get,scan", "--no-atomic", NULL };
   g_autoptr(GPtrArray) order = g_ptr_array_new_with_free_func (g_free);
   g_autoptr(GHashTable) phases = NULL;
-  g_autoptr(Result) r = NULL;
+  g_autoptr(TestRun) r = NULL;
   JsonObject *p;
 
   g_assert_no_error (error);
@@ -308,7 +242,7 @@ test_no_atomic (gconstpointer data)
   g_assert_cmpuint (json_object_get_int_member (p, "row_sum"), ==, BASELINE_SCAN_ROW_SUM);
 
   g_assert_cmpuint (count_entries (dir), ==, 0);
-  remove_tree (dir);
+  test_remove_tree (dir);
 }
 
 static void
@@ -329,7 +263,7 @@ test_usage (void)
 
   for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
     {
-      g_autoptr(Result) r = run_bench (cases[i].args);
+      g_autoptr(TestRun) r = run_bench (cases[i].args);
 
       g_assert_cmpint (r->status, ==, cases[i].status);
       g_assert_cmpstr (r->out, ==, "");
@@ -346,13 +280,7 @@ main (int    argc,
   static Case cases[G_N_ELEMENTS (providers) * G_N_ELEMENTS (layers)];
 
   g_test_init (&argc, &argv, NULL);
-
-  if (argc < 2)
-    {
-      g_printerr ("usage: %s [--tap] PATH-TO-QSTORE-BENCH\n", argv[0]);
-      return 2;
-    }
-  bench_path = argv[1];
+  bench_path = test_program_argument (argc, argv, "PATH-TO-QSTORE-BENCH");
 
   g_test_add_func ("/tools/bench/usage", test_usage);
   for (guint i = 0; i < G_N_ELEMENTS (providers); i++)

@@ -10,38 +10,12 @@
 #include <string.h>
 
 #include <gio/gio.h>
-#include <glib/gstdio.h>
 #include <json-glib/json-glib.h>
 #include <qstore.h>
 
+#include "qstore-test-util.h"
+
 static const char *qstore_path;
-
-typedef struct
-{
-  int   status;
-  char *out;
-  char *err;
-} Result;
-
-static void
-result_free (Result *r)
-{
-  g_free (r->out);
-  g_free (r->err);
-  g_free (r);
-}
-
-G_DEFINE_AUTOPTR_CLEANUP_FUNC (Result, result_free)
-
-/* Empty output may come back as bytes without data. */
-static char *
-bytes_to_string (GBytes *bytes)
-{
-  gsize len;
-  const char *data = g_bytes_get_data (bytes, &len);
-
-  return len > 0 ? g_strndup (data, len) : g_strdup ("");
-}
 
 typedef struct
 {
@@ -50,98 +24,11 @@ typedef struct
   char *provider;
 } Fixture;
 
-/* Runs qstore with @env (NULL-terminated `NAME=value`, or NULL) added to a
- * clean environment; a NULL @store runs it without --store. */
-static Result *
-run_env (const char * const  *env,
-         const char          *store,
-         const char * const  *args)
-{
-  g_autoptr(GSubprocessLauncher) launcher = NULL;
-  g_autoptr(GSubprocess) process = NULL;
-  g_autoptr(GPtrArray) argv = g_ptr_array_new ();
-  g_autoptr(GBytes) out = NULL;
-  g_autoptr(GBytes) err = NULL;
-  g_autoptr(GError) error = NULL;
-  Result *r = g_new0 (Result, 1);
-
-  launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE |
-                                        G_SUBPROCESS_FLAGS_STDERR_PIPE);
-  /* Messages are compared exactly: pin the language and the charset. */
-  g_subprocess_launcher_setenv (launcher, "LC_ALL", "C.UTF-8", TRUE);
-  g_subprocess_launcher_unsetenv (launcher, "QSTORE_STORE");
-  for (guint i = 0; env != NULL && env[i] != NULL; i++)
-    {
-      g_auto(GStrv) pair = g_strsplit (env[i], "=", 2);
-
-      g_subprocess_launcher_setenv (launcher, pair[0], pair[1], TRUE);
-    }
-
-  g_ptr_array_add (argv, (gpointer) qstore_path);
-  if (store != NULL)
-    {
-      g_ptr_array_add (argv, (gpointer) "--store");
-      g_ptr_array_add (argv, (gpointer) store);
-    }
-  for (guint i = 0; args[i] != NULL; i++)
-    g_ptr_array_add (argv, (gpointer) args[i]);
-  g_ptr_array_add (argv, NULL);
-
-  process = g_subprocess_launcher_spawnv (launcher, (const char * const *) argv->pdata, &error);
-  g_assert_no_error (error);
-  g_subprocess_communicate (process, NULL, NULL, &out, &err, &error);
-  g_assert_no_error (error);
-  g_assert_true (g_subprocess_get_if_exited (process));
-
-  r->status = g_subprocess_get_exit_status (process);
-  r->out = bytes_to_string (out);
-  r->err = bytes_to_string (err);
-  return r;
-}
-
-static Result *
-run_va (const char * const *env,
-        const char         *store,
-        const char         *first,
-        va_list             ap)
-{
-  g_autoptr(GPtrArray) args = g_ptr_array_new ();
-
-  for (const char *a = first; a != NULL; a = va_arg (ap, const char *))
-    g_ptr_array_add (args, (gpointer) a);
-  g_ptr_array_add (args, NULL);
-  return run_env (env, store, (const char * const *) args->pdata);
-}
-
-/* Runs `qstore --store STORE ARGS…` (NULL-terminated). */
-static G_GNUC_NULL_TERMINATED Result *
-run (const char *store,
-     const char *first,
-     ...)
-{
-  Result *r;
-  va_list ap;
-
-  va_start (ap, first);
-  r = run_va (NULL, store, first, ap);
-  va_end (ap);
-  return r;
-}
-
-static G_GNUC_NULL_TERMINATED Result *
-run_with_env (const char * const *env,
-              const char         *store,
-              const char         *first,
-              ...)
-{
-  Result *r;
-  va_list ap;
-
-  va_start (ap, first);
-  r = run_va (env, store, first, ap);
-  va_end (ap);
-  return r;
-}
+/* Runs `qstore --store STORE ARGS…` (NULL-terminated); with @env
+ * (NULL-terminated `NAME=value`) added to its environment. */
+#define run(store, ...) test_run_program (qstore_path, NULL, (store), __VA_ARGS__)
+#define run_with_env(env, store, ...) \
+  test_run_program (qstore_path, (env), (store), __VA_ARGS__)
 
 /* Runs a command that must succeed silently on stderr; returns stdout. */
 static G_GNUC_NULL_TERMINATED char *
@@ -149,11 +36,11 @@ ok (const char *store,
     const char *first,
     ...)
 {
-  g_autoptr(Result) r = NULL;
+  g_autoptr(TestRun) r = NULL;
   va_list ap;
 
   va_start (ap, first);
-  r = run_va (NULL, store, first, ap);
+  r = test_run_program_va (qstore_path, NULL, store, first, ap);
   va_end (ap);
   if (r->status != 0)
     g_test_message ("stderr: %s", r->err);
@@ -170,7 +57,7 @@ ok (const char *store,
 
 #define assert_usage_error(store, ...) \
   G_STMT_START { \
-    g_autoptr(Result) _r = run (store, __VA_ARGS__, NULL); \
+    g_autoptr(TestRun) _r = run (store, __VA_ARGS__, NULL); \
     g_assert_cmpint (_r->status, ==, 2); \
     g_assert_cmpstr (_r->out, ==, ""); \
     g_assert_true (g_str_has_prefix (_r->err, "qstore: ")); \
@@ -178,52 +65,19 @@ ok (const char *store,
   } G_STMT_END
 
 static void
-remove_tree (const char *path)
-{
-  g_autoptr(GDir) dir = g_dir_open (path, 0, NULL);
-  const char *name;
-
-  while (dir != NULL && (name = g_dir_read_name (dir)) != NULL)
-    {
-      g_autofree char *child = g_build_filename (path, name, NULL);
-
-      if (g_file_test (child, G_FILE_TEST_IS_DIR))
-        remove_tree (child);
-      else
-        g_remove (child);
-    }
-  g_rmdir (path);
-}
-
-static char *
-uri_for (const char *provider,
-         const char *dir,
-         const char *leaf)
-{
-  if (g_str_equal (provider, "memory"))
-    return g_strdup ("memory:");
-  if (g_str_equal (provider, "sqlite"))
-    return g_strdup_printf ("sqlite:%s/%s.db", dir, leaf);
-  return g_strdup_printf ("%s:%s/%s", provider, dir, leaf);
-}
-
-static void
 fixture_setup (Fixture       *f,
                gconstpointer  data)
 {
-  g_autoptr(GError) error = NULL;
-
   f->provider = g_strdup (data);
-  f->dir = g_dir_make_tmp ("qstore-tool-XXXXXX", &error);
-  g_assert_no_error (error);
-  f->uri = uri_for (f->provider, f->dir, "store");
+  f->dir = test_make_tmp_dir ("qstore-tool-XXXXXX");
+  f->uri = test_spec_uri (f->provider, f->dir, "store");
 }
 
 static void
 fixture_teardown (Fixture       *f,
                   gconstpointer  data)
 {
-  remove_tree (f->dir);
+  test_remove_tree (f->dir);
   g_free (f->dir);
   g_free (f->uri);
   g_free (f->provider);
@@ -313,8 +167,8 @@ static void
 test_put_get_del (Fixture       *f,
                   gconstpointer  data)
 {
-  g_autoptr(Result) missing = NULL;
-  g_autoptr(Result) elsewhere = NULL;
+  g_autoptr(TestRun) missing = NULL;
+  g_autoptr(TestRun) elsewhere = NULL;
   g_autofree char *message = NULL;
 
   assert_output ("", f->uri, "kv", "put", "main.t", "k1", "v1");
@@ -517,36 +371,21 @@ test_stores (Fixture       *f,
 static GHashTable *
 snapshot_files (const char *dir)
 {
-  GHashTable *files = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
-  g_autoptr(GDir) d = g_dir_open (dir, 0, NULL);
-  const char *name;
+  GHashTable *files = test_checksum_tree (dir);
+  g_autofree char *empty = g_compute_checksum_for_data (G_CHECKSUM_SHA256,
+                                                        (const guchar *) "", 0);
+  GHashTableIter iter;
+  const char *path;
+  const char *sum;
 
-  g_assert_nonnull (d);
-  while ((name = g_dir_read_name (d)) != NULL)
+  g_hash_table_iter_init (&iter, files);
+  while (g_hash_table_iter_next (&iter, (gpointer *) &path, (gpointer *) &sum))
     {
-      g_autofree char *path = g_build_filename (dir, name, NULL);
-      g_autofree char *contents = NULL;
-      gsize len;
+      g_autofree char *name = g_path_get_basename (path);
 
-      if (g_str_equal (name, "lock.mdb") || g_str_has_suffix (name, "-shm"))
-        continue;
-      if (g_file_test (path, G_FILE_TEST_IS_DIR))
-        {
-          g_autoptr(GHashTable) inner = snapshot_files (path);
-          GHashTableIter iter;
-          gpointer key, value;
-
-          g_hash_table_iter_init (&iter, inner);
-          while (g_hash_table_iter_next (&iter, &key, &value))
-            g_hash_table_insert (files, g_build_filename (name, key, NULL), g_strdup (value));
-          continue;
-        }
-      g_assert_true (g_file_get_contents (path, &contents, &len, NULL));
-      if (len == 0)
-        continue;
-      g_hash_table_insert (files, g_strdup (name),
-                           g_compute_checksum_for_data (G_CHECKSUM_SHA256,
-                                                        (const guchar *) contents, len));
+      if (g_str_equal (name, "lock.mdb") || g_str_has_suffix (name, "-shm") ||
+          g_str_equal (sum, empty))
+        g_hash_table_iter_remove (&iter);
     }
   return files;
 }
@@ -573,9 +412,9 @@ test_reads_change_nothing (Fixture       *f,
 {
   g_autoptr(GHashTable) before = NULL;
   g_autoptr(GHashTable) after = NULL;
-  g_autoptr(Result) absent = NULL;
-  g_autoptr(Result) nowhere = NULL;
-  g_autofree char *missing_uri = uri_for (f->provider, f->dir, "missing");
+  g_autoptr(TestRun) absent = NULL;
+  g_autoptr(TestRun) nowhere = NULL;
+  g_autofree char *missing_uri = test_spec_uri (f->provider, f->dir, "missing");
   g_autofree char *missing_path = NULL;
 
   for (guint i = 0; i < 50; i++)
@@ -611,7 +450,7 @@ test_reads_change_nothing (Fixture       *f,
 static void
 test_memory (void)
 {
-  g_autoptr(Result) get = NULL;
+  g_autoptr(TestRun) get = NULL;
   g_autofree char *scan = NULL;
   g_autofree char *stores = NULL;
 
@@ -631,13 +470,13 @@ static void
 test_store_from_environment (Fixture       *f,
                              gconstpointer  data)
 {
-  g_autofree char *other = uri_for (f->provider, f->dir, "other");
+  g_autofree char *other = test_spec_uri (f->provider, f->dir, "other");
   g_autofree char *env_store = g_strconcat ("QSTORE_STORE=", f->uri, NULL);
   g_autofree char *env_other = g_strconcat ("QSTORE_STORE=", other, NULL);
   const char *env[] = { env_store, NULL };
   const char *env_wrong[] = { env_other, NULL };
-  g_autoptr(Result) from_env = NULL;
-  g_autoptr(Result) overridden = NULL;
+  g_autoptr(TestRun) from_env = NULL;
+  g_autoptr(TestRun) overridden = NULL;
 
   assert_output ("", f->uri, "kv", "put", "main.t", "k", "here");
   assert_output ("", other, "kv", "put", "main.t", "k", "there");
@@ -660,12 +499,12 @@ test_errors (Fixture       *f,
   g_autoptr(QStoreProvider) none = NULL;
   g_autoptr(GError) limit_error = NULL;
   g_autoptr(GError) provider_error = NULL;
-  g_autoptr(Result) unknown = NULL;
-  g_autoptr(Result) no_store = NULL;
-  g_autoptr(Result) no_store_write = NULL;
-  g_autoptr(Result) limit = NULL;
-  g_autoptr(Result) limit_eq = NULL;
-  g_autoptr(Result) empty_key = NULL;
+  g_autoptr(TestRun) unknown = NULL;
+  g_autoptr(TestRun) no_store = NULL;
+  g_autoptr(TestRun) no_store_write = NULL;
+  g_autoptr(TestRun) limit = NULL;
+  g_autoptr(TestRun) limit_eq = NULL;
+  g_autoptr(TestRun) empty_key = NULL;
   g_autofree char *expected = NULL;
 
   assert_output ("", f->uri, "kv", "put", "main.t", "k", "v");
@@ -730,7 +569,7 @@ test_errors (Fixture       *f,
   assert_usage_error (f->uri, "kv", "scan", "main.t", "--lte", "a", "--lt", "b");
   assert_usage_error (NULL, "providers", "extra");
   {
-    g_autoptr(Result) nothing = run (NULL, NULL, NULL);
+    g_autoptr(TestRun) nothing = run (NULL, NULL, NULL);
 
     g_assert_cmpint (nothing->status, ==, 2);
     g_assert_nonnull (strstr (nothing->err, "No command"));
@@ -785,13 +624,7 @@ main (int    argc,
       char **argv)
 {
   g_test_init (&argc, &argv, NULL);
-
-  if (argc < 2)
-    {
-      g_printerr ("usage: %s [--tap] PATH-TO-QSTORE\n", argv[0]);
-      return 2;
-    }
-  qstore_path = argv[1];
+  qstore_path = test_program_argument (argc, argv, "PATH-TO-QSTORE");
 
   g_test_add_func ("/tools/qstore/providers/text", test_providers_text);
   g_test_add_func ("/tools/qstore/providers/json", test_providers_json);
