@@ -87,6 +87,10 @@ struct _QStoreDatabase
                                    const char *, const char *);
   gpointer            authorizer_data;
 
+  /* Inside BEGIN … COMMIT until a statement writes: the state every
+   * statement reads, as in SQLite's read transactions. */
+  QStoreSnapshot     *read_snapshot;
+
   QStoreRehydrationResult *rehydration;  /* what open read back from the catalog */
   struct _QStoreMViews *mviews;          /* the materialized views (qstore-mview.c) */
   char               *clean_shutdown;      /* the marker found at open, or NULL */

@@ -78,8 +78,16 @@ G_DEFINE_FINAL_TYPE (QStoreDatabase, qstore_database, G_TYPE_OBJECT)
 #define CLEAN_SHUTDOWN_META "clean_shutdown"
 
 static void
+release_read_snapshot (QStoreDatabase *self)
+{
+  if (self->read_snapshot != NULL)
+    qstore_coordinator_release_snapshot (self->coordinator, g_steal_pointer (&self->read_snapshot));
+}
+
+static void
 teardown (QStoreDatabase *self)
 {
+  release_read_snapshot (self);
   /* Views hold statements of the main connection. */
   g_clear_pointer (&self->mviews, qstore_mviews_free);
   if (self->db != NULL)
@@ -917,6 +925,28 @@ bind_params (sqlite3_stmt  *stmt,
   return TRUE;
 }
 
+/* Statements between BEGIN and COMMIT that only read see one state of
+ * the store, taken when the transaction begins, as SQLite's own read
+ * transactions do: without it, each would see what was committed when it
+ * started. A statement that writes makes it a write transaction, whose
+ * reads go through the coordinator. */
+static void
+update_read_snapshot (QStoreDatabase *self)
+{
+  guint64 serial;
+
+  if (!sqlite3_get_autocommit (self->db) &&
+      !qstore_coordinator_in_transaction (self->coordinator))
+    {
+      /* A provider without snapshots reads what is committed. */
+      if (self->read_snapshot == NULL)
+        self->read_snapshot = qstore_coordinator_hold_snapshot (self->coordinator, TRUE,
+                                                                &serial, NULL);
+    }
+  else
+    release_read_snapshot (self);
+}
+
 /* Steps @stmt to the end, into @result when given. */
 static gboolean
 step_statement (QStoreDatabase  *self,
@@ -1236,9 +1266,11 @@ run_statement (QStoreDatabase  *self,
 
   if (result != NULL)
     rows = qstore_result_new_for_statement (stmt);
+  update_read_snapshot (self);
   ok = step_statement (self, stmt, c.is_dml, rows, error);
   sqlite3_finalize (stmt);
   g_clear_pointer (&self->insert_shape, qstore_insert_shape_free);
+  update_read_snapshot (self);
 
   /* Ephemeral rowids last one transaction. */
   if (sqlite3_get_autocommit (self->db))

@@ -1246,6 +1246,57 @@ test_transactions (Fixture       *f,
     }
 }
 
+/* Between BEGIN and COMMIT, statements that only read see the store as
+ * it was when the transaction began, whatever another handle commits
+ * meanwhile; once the transaction writes, or ends, they see the latest. */
+static void
+test_read_transaction (Fixture       *f,
+                       gconstpointer  data)
+{
+  g_autoptr(QStoreDatabase) other = NULL;
+  g_autofree char *count = NULL;
+
+  if (!test_provider_persistent ())
+    {
+      g_test_skip ("a memory store has one handle");
+      return;
+    }
+
+  exec_ok (f, "CREATE TABLE t (a INTEGER PRIMARY KEY, b); INSERT INTO t VALUES (1, 'one')");
+  other = test_open_database (f->uri, QSTORE_OPEN_NONE);
+
+  exec_ok (f, "BEGIN");
+  assert_rows (f, "SELECT count(*) FROM t", "i:1\n");
+  test_exec (other, "INSERT INTO t VALUES (2, 'two')");
+  assert_rows (f, "SELECT count(*) FROM t", "i:1\n");
+  assert_rows (f, "SELECT b FROM t WHERE a = 2", "");
+  assert_rows (f, "SELECT max(a) FROM t", "i:1\n");
+  exec_ok (f, "COMMIT");
+  assert_rows (f, "SELECT count(*) FROM t", "i:2\n");
+
+  /* A write makes it a write transaction: it reads what is committed,
+   * and its own writes. */
+  exec_ok (f, "BEGIN");
+  assert_rows (f, "SELECT count(*) FROM t", "i:2\n");
+  test_exec (other, "INSERT INTO t VALUES (3, 'three')");
+  exec_ok (f, "INSERT INTO t VALUES (4, 'four')");
+  assert_rows (f, "SELECT a FROM t ORDER BY a", "i:1\ni:2\ni:3\ni:4\n");
+  exec_ok (f, "COMMIT");
+
+  /* ROLLBACK ends a read transaction too. */
+  exec_ok (f, "BEGIN");
+  assert_rows (f, "SELECT count(*) FROM t", "i:4\n");
+  test_exec (other, "DELETE FROM t WHERE a = 1");
+  assert_rows (f, "SELECT count(*) FROM t", "i:4\n");
+  exec_ok (f, "ROLLBACK");
+  assert_rows (f, "SELECT count(*) FROM t", "i:3\n");
+
+  /* Outside a transaction each statement sees the latest. */
+  test_exec (other, "DELETE FROM t WHERE a = 2");
+  assert_rows (f, "SELECT count(*) FROM t", "i:2\n");
+  test_close_database (&other);
+}
+
 static void
 on_committed (QStoreCoordinator *coordinator,
               QStoreChangeSet   *changes,
@@ -1862,6 +1913,7 @@ main (int    argc,
   ADD ("/sql/collated-equality", test_collated_equality);
   ADD ("/sql/query-plans", test_query_plans);
   ADD ("/sql/transactions", test_transactions);
+  ADD ("/sql/read-transaction", test_read_transaction);
   ADD ("/sql/change-sets", test_change_sets);
   ADD ("/sql/refused", test_refused);
   ADD ("/sql/params-and-results", test_params);
