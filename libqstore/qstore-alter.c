@@ -2345,6 +2345,8 @@ qstore_alter_table (QStoreDatabase  *self,
        !drop_column_on_scratch (self, old_schema, &alter, &edit, &local_error)) ||
       !(new_schema = qstore_table_schema_from_sqlite (self->scratch, "main", old_schema->name,
                                                       &local_error)) ||
+      !qstore_ddl_check_conflict_clauses (old_schema->name, old_schema->sql, new_schema->sql,
+                                          &local_error) ||
       !(new_table = qstore_table_new (self->coordinator, new_schema, self->scratch,
                                       &local_error)))
     goto fail;

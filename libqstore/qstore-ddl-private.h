@@ -48,6 +48,10 @@ QStoreSqlAlter     qstore_sql_alter_kind        (const char          *sql);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (QStoreInsertShape, qstore_insert_shape_free)
 
 /* Handlers. @sql is one statement. */
+gboolean  qstore_ddl_check_conflict_clauses (const char  *table,
+                                             const char  *old_sql,
+                                             const char  *new_sql,
+                                             GError     **error);
 gboolean  qstore_ddl_create_table   (QStoreDatabase     *self,
                                      const char         *sql,
                                      const char         *name,

@@ -432,6 +432,63 @@ check_ddl_allowed (QStoreDatabase  *self,
 
 /* CREATE TABLE */
 
+/* The first `ON CONFLICT x` of a constraint in @create_sql, other than the
+ * default ABORT, or NULL. SQLite keeps such a clause to itself: a virtual
+ * table learns only the statement's own (INSERT OR …), so the clause
+ * would be ignored without a word. */
+static char *
+find_conflict_clause (const char *create_sql)
+{
+  QStoreSqlToken previous = { QSTORE_SQL_TOKEN_END, NULL, 0 };
+  QStoreSqlToken token;
+  const char *p = create_sql;
+
+  for (p = qstore_sql_next_token (p, &token); token.kind != QSTORE_SQL_TOKEN_END;
+       previous = token, p = qstore_sql_next_token (p, &token))
+    {
+      QStoreSqlToken resolution;
+
+      if (!qstore_sql_token_is (&previous, "ON") || !qstore_sql_token_is (&token, "CONFLICT"))
+        continue;
+      qstore_sql_next_token (p, &resolution);
+      if (!qstore_sql_token_is (&resolution, "ABORT"))
+        return g_strdup_printf ("ON CONFLICT %.*s", (int) resolution.len, resolution.start);
+    }
+  return NULL;
+}
+
+/**
+ * qstore_ddl_check_conflict_clauses:
+ * @table: the table's name
+ * @old_sql: (nullable): its CREATE TABLE before the change, or %NULL for
+ *   a new table
+ * @new_sql: its CREATE TABLE after the change
+ * @error: return location for a #GError
+ *
+ * Refuses a constraint's own ON CONFLICT clause, unless the table had one
+ * before (so that tables made before the rule can still be altered).
+ *
+ * Returns: %TRUE when @new_sql brings none
+ */
+gboolean
+qstore_ddl_check_conflict_clauses (const char  *table,
+                                   const char  *old_sql,
+                                   const char  *new_sql,
+                                   GError     **error)
+{
+  g_autofree char *clause = find_conflict_clause (new_sql);
+  g_autofree char *old_clause = old_sql != NULL ? find_conflict_clause (old_sql) : NULL;
+
+  if (clause == NULL || old_clause != NULL)
+    return TRUE;
+  g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_UNSUPPORTED,
+               "“%s” on a constraint of table “%s” is not supported (only the statement's "
+               "conflict clause reaches qstore): leave it out, and write INSERT OR REPLACE "
+               "or INSERT OR IGNORE where a statement should resolve conflicts",
+               clause, table);
+  return FALSE;
+}
+
 static gboolean
 check_supported_table (QStoreDatabase  *self,
                        const char      *name,
@@ -499,6 +556,7 @@ qstore_ddl_create_table (QStoreDatabase  *self,
   if (!qstore_database_run (self, self->scratch, sql, error) ||
       !check_supported_table (self, name, error) ||
       !(schema = qstore_table_schema_from_sqlite (self->scratch, "main", name, error)) ||
+      !qstore_ddl_check_conflict_clauses (name, NULL, schema->sql, error) ||
       !check_table_stores (self, schema, NULL, error))
     {
       scratch_undo (self);
@@ -1351,6 +1409,7 @@ qstore_ddl_alter_columns (QStoreDatabase  *self,
   if (!ok ||
       !(schema = qstore_table_schema_from_sqlite (self->scratch, "main", old_schema->name,
                                                   error)) ||
+      !qstore_ddl_check_conflict_clauses (old_schema->name, old_schema->sql, schema->sql, error) ||
       !(table = qstore_table_new (self->coordinator, schema, self->scratch, error)))
     goto fail;
 

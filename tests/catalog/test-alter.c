@@ -650,7 +650,7 @@ test_drop_rename_constraint (Fixture       *f,
 
   exec_ok (f, "CREATE TABLE t (id INTEGER CONSTRAINT pk PRIMARY KEY,"
               " a TEXT CONSTRAINT ua UNIQUE, b TEXT, c INTEGER CONSTRAINT small CHECK (c < 10),"
-              " CONSTRAINT ub UNIQUE (b) ON CONFLICT REPLACE);"
+              " CONSTRAINT ub UNIQUE (b) ON CONFLICT ABORT);"
               "INSERT INTO t VALUES (1, 'a1', 'b1', 1), (2, 'a2', 'b2', 2)");
   g_assert_true (store_has_entries (f, "main.t_idx_sqlite_autoindex_t_2"));
 
@@ -676,7 +676,7 @@ test_drop_rename_constraint (Fixture       *f,
   g_assert_false (store_has_entries (f, "main.t_idx_sqlite_autoindex_t_2"));
   assert_index (f, "t", "sqlite_autoindex_t_1", 1, b, binary, -1);
   /* Clauses the arm does not touch keep their words. */
-  g_assert_nonnull (strstr (table_sql (f, "t"), "CONSTRAINT ub UNIQUE (b) ON CONFLICT REPLACE"));
+  g_assert_nonnull (strstr (table_sql (f, "t"), "CONSTRAINT ub UNIQUE (b) ON CONFLICT ABORT"));
   g_assert_nonnull (strstr (table_sql (f, "t"), "id INTEGER CONSTRAINT pk PRIMARY KEY"));
   exec_fails (f, "INSERT INTO t VALUES (4, 'a4', 'b2', 4)", QSTORE_ERROR_CONSTRAINT,
               "UNIQUE constraint failed: t.b");

@@ -1363,11 +1363,25 @@ test_refused (Fixture       *f,
   exec_fails (f, "CREATE TABLE s (a INTEGER) STRICT", QSTORE_ERROR_UNSUPPORTED, "STRICT");
   exec_fails (f, "CREATE TABLE g (a, b AS (a + 1))", QSTORE_ERROR_UNSUPPORTED, "Generated");
   exec_fails (f, "CREATE VIRTUAL TABLE f USING fts5(x)", QSTORE_ERROR_UNSUPPORTED, "TEMP");
+  /* A constraint's own conflict clause never reaches a virtual table:
+   * refused rather than ignored. ABORT is what happens anyway. */
+  exec_fails (f, "CREATE TABLE oc (a INTEGER PRIMARY KEY, b UNIQUE ON CONFLICT REPLACE)",
+              QSTORE_ERROR_UNSUPPORTED, "“ON CONFLICT REPLACE” on a constraint of table “oc”");
+  exec_fails (f, "CREATE TABLE oc (a PRIMARY KEY ON CONFLICT IGNORE, b)",
+              QSTORE_ERROR_UNSUPPORTED, "INSERT OR IGNORE");
+  exec_fails (f, "ALTER TABLE t ADD COLUMN c NOT NULL ON CONFLICT FAIL DEFAULT 1",
+              QSTORE_ERROR_UNSUPPORTED, "“ON CONFLICT FAIL”");
+  exec_fails (f, "ALTER TABLE t ADD CONSTRAINT uc UNIQUE (a, b) ON CONFLICT ROLLBACK",
+              QSTORE_ERROR_UNSUPPORTED, "“ON CONFLICT ROLLBACK”");
+  exec_ok (f, "CREATE TABLE abort_ok (a INTEGER PRIMARY KEY, b UNIQUE ON CONFLICT ABORT, "
+              "c DEFAULT 'on conflict replace')");
 
   /* Nothing of them was kept; TEMP objects work as in SQLite. */
   assert_rows (f, "SELECT count(*) FROM t", "i:0\n");
   g_assert_null (qstore_database_get_table (f->db, NULL, "copy"));
   g_assert_null (qstore_database_get_table (f->db, NULL, "s"));
+  g_assert_null (qstore_database_get_table (f->db, NULL, "oc"));
+  g_assert_cmpuint (qstore_table_get_n_columns (qstore_database_get_table (f->db, NULL, "t")), ==, 2);
   exec_ok (f, "INSERT INTO tmp VALUES (1, 2) ON CONFLICT (a) DO UPDATE SET b = 3");
   exec_ok (f, "INSERT INTO tmp VALUES (1, 2) ON CONFLICT (a) DO UPDATE SET b = 3");
   assert_rows (f, "SELECT * FROM tmp", "i:1|i:3\n");
