@@ -11,7 +11,7 @@ import gi
 
 gi.require_version("Gio", "2.0")
 gi.require_version("QStore", "1.0")
-from gi.repository import Gio, QStore  # noqa: E402
+from gi.repository import Gio, GLib, QStore  # noqa: E402
 
 Strategy = QStore.MaterializedViewStrategy
 
@@ -69,7 +69,28 @@ class MaterializedViewTests(unittest.TestCase):
         self.assertEqual(sorted(result.get_adopted_materialized_views()),
                          ["main.big", "main.sums"])
         self.assertEqual(result.get_refilled_materialized_views(), [])
+
+        # The table holding a view's rows reads, and only the view writes it.
+        contents = db.get_table(None, "big")
+        self.assertEqual(contents.get_row_count(), 1)
+        with self.assertRaises(GLib.Error) as raised:
+            contents.insert(GLib.Variant("(xx)", (9, 9)), QStore.Conflict.ABORT)
+        self.assertTrue(raised.exception.matches(QStore.error_quark(), QStore.Error.READ_ONLY))
         self.assertTrue(db.close())
+
+        # The read-only catalog listing: the view's query, and its contents
+        # table marked as such, with the view's columns.
+        provider = QStore.Provider.new_for_uri(self.uri, QStore.OpenFlags.READ_ONLY)
+        entries = items_of(QStore.catalog_list_entries(provider))
+        kinds = {(e.get_kind(), e.get_name()): e for e in entries}
+        view = kinds[(QStore.CatalogKeyKind.MATERIALIZED_VIEW, "big")]
+        table = kinds[(QStore.CatalogKeyKind.TABLE, "big")]
+        self.assertEqual(view.get_body(), "SELECT id, x FROM t WHERE x > 8")
+        self.assertTrue(table.is_materialized_view_contents())
+        self.assertTrue(table.props.materialized_view_contents)
+        self.assertFalse(kinds[(QStore.CatalogKeyKind.TABLE, "t")].is_materialized_view_contents())
+        self.assertEqual([c.get_name() for c in items_of(view.get_columns())], ["id", "x"])
+        provider.close_all()
 
 
 if __name__ == "__main__":
