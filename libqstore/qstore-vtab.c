@@ -630,12 +630,95 @@ plan_candidate (QStoreTableSchema  *schema,
   return TRUE;
 }
 
+/* An index walked from end to end, for its order: worth it when the
+ * statement wants that order (ORDER BY, GROUP BY, DISTINCT) and would
+ * otherwise sort every row, above all under a LIMIT, which stops the walk
+ * early. Each step reads the index entry and then its row. */
 static gboolean
-candidate_better (const Candidate *a,
-                  const Candidate *b)
+plan_ordered_walk (QStoreTableSchema  *schema,
+                   sqlite3_index_info *info,
+                   int                 index,
+                   double              n_rows,
+                   double              wanted,
+                   Candidate          *out)
 {
-  if (a->cost != b->cost)
-    return a->cost < b->cost;
+  gboolean no_fixed[PLAN_MAX_PARTS] = { FALSE };
+  g_autoptr(GArray) parts = NULL;
+  guint n_searchable;
+
+  memset (out, 0, sizeof *out);
+  out->kind = PLAN_INDEX;
+  out->index = index;
+  out->lower = out->upper = -1;
+  parts = plan_parts (schema, index, &n_searchable);
+  if (!order_matches (schema, info, parts, no_fixed, 0, &out->reverse))
+    return FALSE;
+  out->ordered = TRUE;
+  out->rows = n_rows;
+  out->cost = seek_cost (n_rows) + MIN (n_rows, wanted) * 2.0;
+  return TRUE;
+}
+
+/* How many rows the statement reads at most: LIMIT plus OFFSET, more
+ * when other terms filter the rows, or all of them. A LIMIT given as a
+ * parameter has no value yet at planning: paging asks for few rows, so
+ * a thousand is assumed. */
+static double
+rows_wanted (sqlite3_index_info *info,
+             double              n_rows)
+{
+  double limit = -1;
+  double offset = 0;
+  double filters = 1;
+
+  for (int i = 0; i < info->nConstraint; i++)
+    {
+      unsigned char op = info->aConstraint[i].op;
+      sqlite3_value *value = NULL;
+      double n = 1000;
+
+      if (op != SQLITE_INDEX_CONSTRAINT_LIMIT && op != SQLITE_INDEX_CONSTRAINT_OFFSET)
+        {
+          if (info->aConstraint[i].usable)
+            filters *= 4;
+          continue;
+        }
+      if (sqlite3_vtab_rhs_value (info, i, &value) == SQLITE_OK &&
+          sqlite3_value_numeric_type (value) == SQLITE_INTEGER)
+        n = MAX (0, sqlite3_value_int64 (value));
+      if (op == SQLITE_INDEX_CONSTRAINT_LIMIT)
+        limit = n;
+      else
+        offset = n;
+    }
+  if (limit < 0)
+    return n_rows;
+  return MIN (n_rows, (limit + offset) * filters);
+}
+
+/* SQLite sorts what an unordered plan gives when the statement wants an
+ * order: the choice weighs that in. */
+#define SORT_COST_PER_ROW_AND_LEVEL 0.04
+
+static double
+choice_cost (const Candidate    *c,
+             sqlite3_index_info *info)
+{
+  if (c->ordered || info->nOrderBy == 0)
+    return c->cost;
+  return c->cost + c->rows * seek_cost (c->rows) * SORT_COST_PER_ROW_AND_LEVEL;
+}
+
+static gboolean
+candidate_better (const Candidate    *a,
+                  const Candidate    *b,
+                  sqlite3_index_info *info)
+{
+  double a_cost = choice_cost (a, info);
+  double b_cost = choice_cost (b, info);
+
+  if (a_cost != b_cost)
+    return a_cost < b_cost;
   return a->ordered && !b->ordered;
 }
 
@@ -667,7 +750,7 @@ vtab_best_index (sqlite3_vtab       *vtab,
   pk_parts = plan_parts (schema, -1, &n_searchable);
   best.ordered = order_matches (schema, info, pk_parts, no_fixed, 0, &best.reverse);
 
-  if (plan_candidate (schema, info, -1, n_rows, &candidate) && candidate_better (&candidate, &best))
+  if (plan_candidate (schema, info, -1, n_rows, &candidate) && candidate_better (&candidate, &best, info))
     best = candidate;
 
   for (guint i = 0; i < schema->indexes->len && i < PLAN_MAX_INDEXES; i++)
@@ -678,7 +761,11 @@ vtab_best_index (sqlite3_vtab       *vtab,
       if (index->where_sql != NULL)
         continue;
       if (plan_candidate (schema, info, i, n_rows, &candidate) &&
-          candidate_better (&candidate, &best))
+          candidate_better (&candidate, &best, info))
+        best = candidate;
+      if (info->nOrderBy > 0 && !best.ordered &&
+          plan_ordered_walk (schema, info, i, n_rows, rows_wanted (info, n_rows), &candidate) &&
+          candidate_better (&candidate, &best, info))
         best = candidate;
     }
 
@@ -710,7 +797,12 @@ vtab_best_index (sqlite3_vtab       *vtab,
       {
         QStoreIndexSchema *index = g_ptr_array_index (schema->indexes, best.index);
 
-        name = best.n_eq == index->parts->len ? "index-eq" : "index-range";
+        if (best.n_eq == index->parts->len)
+          name = "index-eq";
+        else if (best.n_eq == 0 && best.lower < 0 && best.upper < 0)
+          name = "index-walk";
+        else
+          name = "index-range";
         info->idxStr = sqlite3_mprintf ("%s:%s", name, index->name);
       }
       break;

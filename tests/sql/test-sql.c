@@ -1427,6 +1427,26 @@ test_query_plans (Fixture       *f,
   assert_rows (f, "SELECT b FROM e WHERE b < 'b' ORDER BY b", "t:a\n");
   assert_rows (f, "SELECT a FROM e WHERE d = 'q'", "i:2\n");
   assert_rows (f, "SELECT a FROM e WHERE a IN (4, 1, 9) ORDER BY a", "i:1\ni:4\n");
+
+  /* ORDER BY … LIMIT walks an index in order and stops early; reading
+   * every row in order still scans and sorts, which costs less than a
+   * row lookup per index entry. The rows are SQLite's either way. */
+  both (f, "CREATE TABLE o (id INTEGER PRIMARY KEY, g INTEGER, n TEXT COLLATE NOCASE)");
+  both (f, "CREATE INDEX o_g ON o (g)");
+  both (f, "CREATE INDEX o_n ON o (n DESC)");
+  both (f, "INSERT INTO o WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c "
+           "WHERE i < 500) SELECT i, CASE WHEN i % 50 = 0 THEN NULL ELSE (i * 37) % 101 END, "
+           "CASE WHEN i % 3 = 0 THEN 'N' ELSE 'n' END || (i % 17) FROM c");
+  assert_plan (f, "SELECT * FROM o ORDER BY g LIMIT 10", "index-walk:o_g");
+  assert_plan (f, "SELECT * FROM o ORDER BY g DESC LIMIT 10 OFFSET 20", "index-walk:o_g");
+  assert_plan (f, "SELECT * FROM o WHERE id > 3 ORDER BY n DESC LIMIT 3", "index-walk:o_n");
+  assert_plan (f, "SELECT * FROM o ORDER BY g", "scan");
+  assert_plan (f, "SELECT * FROM o ORDER BY g LIMIT 400", "scan");
+  assert_same (f, "SELECT id, g FROM o ORDER BY g, id LIMIT 12");
+  assert_same (f, "SELECT id, g FROM o ORDER BY g DESC, id DESC LIMIT 9 OFFSET 15");
+  assert_same (f, "SELECT id, n FROM o WHERE id % 7 = 1 ORDER BY n DESC, id LIMIT 11");
+  assert_same (f, "SELECT g FROM o WHERE g IS NOT NULL ORDER BY g LIMIT 5");
+  assert_same (f, "SELECT DISTINCT g FROM o ORDER BY g LIMIT 6");
 }
 
 static void
