@@ -909,6 +909,10 @@ env_open (const char  *path,
           GError     **error)
 {
   Env *env = g_new0 (Env, 1);
+  g_autofree char *lock_path = g_build_filename (path, "lock.mdb", NULL);
+  /* LMDB makes its lock file even for a read-only open: an open that
+   * fails must not leave one behind in a directory that is no store. */
+  gboolean had_lock = g_file_test (lock_path, G_FILE_TEST_EXISTS);
   int rc;
 
   g_atomic_ref_count_init (&env->ref_count);
@@ -957,6 +961,8 @@ env_open (const char  *path,
         mdb_env_close (env->env);
       env->env = NULL;
       env_unref (env);
+      if (!had_lock)
+        g_unlink (lock_path);
       return NULL;
     }
 
@@ -972,6 +978,8 @@ env_open (const char  *path,
       mdb_env_close (env->env);
       env->env = NULL;
       env_unref (env);
+      if (!had_lock)
+        g_unlink (lock_path);
       return NULL;
     }
 

@@ -12,6 +12,8 @@
  *                      inspect them (every page, a refresh), checksum again
  *   concurrent-writer  a child process commits in a loop while the window
  *                      refreshes; the new rows appear, with no error
+ *   bad-stores         a file and a folder of garbage, a missing path: the
+ *                      window says what is wrong and changes nothing
  *   german             the pages in German (LC_ALL=de_DE.UTF-8, the locale
  *                      compiled into LOCPATH by the build): translated
  *                      text and German number formats, one PNG per page
@@ -437,6 +439,68 @@ test_concurrent_writer (void)
     }
 }
 
+/* Bad stores */
+
+static void
+assert_refused (const char *uri,
+                const char *needle)
+{
+  QStoreInspectorWindow *window = qstore_inspector_window_new (NULL);
+  const char *message;
+
+  gtk_window_present (GTK_WINDOW (window));
+  qstore_inspector_window_open_uri (window, uri);
+  test_wait (window_ready, window, 30);
+  g_assert_cmpstr (qstore_inspector_window_get_state (window), ==, "error");
+  message = qstore_inspector_window_get_error (window);
+  g_test_message ("%s: %s", uri, message);
+  g_assert_nonnull (message);
+  g_assert_nonnull (strstr (message, needle));
+  /* Past the page's cross-fade. */
+  test_run_for (600);
+  test_screenshot (GTK_WIDGET (window), "error");
+  gtk_window_destroy (GTK_WINDOW (window));
+  test_run_for (100);
+}
+
+static void
+test_bad_stores (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autofree char *dir = g_dir_make_tmp ("qstore-inspector-XXXXXX", &error);
+  g_autofree char *junk_file = g_build_filename (dir, "junk.db", NULL);
+  g_autofree char *junk_dir = g_build_filename (dir, "junk-dir", NULL);
+  g_autofree char *junk_mdb = g_build_filename (junk_dir, "data.mdb", NULL);
+  g_autofree char *missing = g_build_filename (dir, "missing", NULL);
+  g_autofree char *file_uri = g_strconcat ("sqlite:", junk_file, NULL);
+  g_autofree char *dir_uri = g_strconcat ("lmdb:", junk_dir, NULL);
+  g_autoptr(GHashTable) before = NULL;
+  g_autoptr(GHashTable) after = NULL;
+  g_autofree char *missing_uri = NULL;
+  guint8 garbage[8192];
+
+  for (gsize i = 0; i < sizeof garbage; i++)
+    garbage[i] = (guint8) (i * 131 + 7);
+  g_assert_true (g_file_set_contents (junk_file, (const char *) garbage, sizeof garbage, NULL));
+  g_assert_cmpint (g_mkdir (junk_dir, 0755), ==, 0);
+  g_assert_true (g_file_set_contents (junk_mdb, (const char *) garbage, sizeof garbage, NULL));
+  before = test_checksum_tree (dir);
+
+  assert_refused (file_uri, "junk.db");
+  assert_refused (dir_uri, "junk-dir");
+  g_assert_null (qstore_inspector_uri_for_argument (missing, &error));
+  g_assert_error (error, QSTORE_ERROR, QSTORE_ERROR_NOT_FOUND);
+  g_clear_error (&error);
+  missing_uri = g_strconcat ("lmdb:", missing, NULL);
+  assert_refused (missing_uri, "missing");
+
+  /* Nothing was written, created or repaired. */
+  after = test_checksum_tree (dir);
+  test_assert_same_sums (before, after);
+  g_assert_false (g_file_test (missing, G_FILE_TEST_EXISTS));
+  test_remove_tree (dir);
+}
+
 /* German */
 
 static void
@@ -511,6 +575,7 @@ main (int    argc,
   g_test_add_func ("/inspector-app/screenshots", test_screenshots);
   g_test_add_func ("/inspector-app/read-only", test_read_only);
   g_test_add_func ("/inspector-app/concurrent-writer", test_concurrent_writer);
+  g_test_add_func ("/inspector-app/bad-stores", test_bad_stores);
   g_test_add_func ("/inspector-app/german", test_german);
   return g_test_run ();
 }

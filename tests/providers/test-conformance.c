@@ -1228,6 +1228,23 @@ test_bad_input (Fixture       *f,
 
     g_assert_true (g_file_get_contents (garbage, &after, &after_len, NULL));
     g_assert_cmpmem (after, after_len, junk, sizeof junk);
+    /* Nothing is left beside it: no lock file, no journal. */
+    {
+      g_autofree char *where = g_str_equal (name, "lmdb") ? g_strdup (location)
+                                                          : g_path_get_dirname (location);
+      g_autoptr(GHashTable) files = test_checksum_tree (where);
+      guint expected = g_str_equal (name, "lmdb") ? 1 : g_hash_table_size (files);
+
+      if (!g_str_equal (name, "lmdb"))
+        {
+          g_autofree char *wal = g_strconcat (location, "-wal", NULL);
+          g_autofree char *shm = g_strconcat (location, "-shm", NULL);
+
+          g_assert_false (g_file_test (wal, G_FILE_TEST_EXISTS));
+          g_assert_false (g_file_test (shm, G_FILE_TEST_EXISTS));
+        }
+      g_assert_cmpuint (g_hash_table_size (files), ==, expected);
+    }
   }
 
   /* A store of the other persistent kind is not ours. */
