@@ -235,9 +235,10 @@ make_store (const char *uri)
 }
 
 static QStoreInspectorWindow *
-open_window (const char *uri)
+open_window (AdwApplication *application,
+             const char     *uri)
 {
-  QStoreInspectorWindow *window = qstore_inspector_window_new (NULL);
+  QStoreInspectorWindow *window = qstore_inspector_window_new (application);
 
   gtk_window_set_default_size (GTK_WINDOW (window), 1100, 720);
   gtk_window_present (GTK_WINDOW (window));
@@ -260,7 +261,7 @@ inspect_read_only (const char *dir,
   make_store (uri);
   before = test_checksum_store (dir);
 
-  window = open_window (uri);
+  window = open_window (NULL, uri);
   show_page (window, "catalog");
   show_page (window, "stale");
   show_page (window, "data");
@@ -377,7 +378,7 @@ inspect_beside_writer (const char *uri)
   guint n;
 
   make_store (uri);
-  window = open_window (uri);
+  window = open_window (NULL, uri);
   show_page (window, "data");
   g_assert_cmpint (qstore_inspector_contents_get_row_count (qstore_inspector_window_get_contents (window),
                                                             "main", "t"), ==, 1000);
@@ -510,9 +511,14 @@ test_german (void)
   g_autofree char *dir = g_dir_make_tmp ("qstore-inspector-XXXXXX", &error);
   g_autofree char *uri = make_demo (dir);
   g_autofree char *summary = NULL;
+  g_autoptr(QStoreInspectorApplication) application = qstore_inspector_application_new ();
   QStoreInspectorCatalogPage *catalog;
   QStoreInspectorWindow *window;
   const char *messages;
+
+  /* The application loads the style sheet; it need not run. */
+  g_application_register (G_APPLICATION (application), NULL, &error);
+  g_assert_no_error (error);
 
   qstore_inspector_init_i18n ();
   messages = setlocale (LC_MESSAGES, NULL);
@@ -520,7 +526,7 @@ test_german (void)
     g_error ("The de_DE.UTF-8 locale is not available (LOCPATH=%s): got “%s”",
              g_getenv ("LOCPATH"), messages);
 
-  window = open_window (uri);
+  window = open_window (ADW_APPLICATION (application), uri);
   catalog = qstore_inspector_window_get_catalog_page (window);
   show_page (window, "catalog");
   g_assert_true (qstore_inspector_catalog_page_select_name (catalog, "main.orders"));
