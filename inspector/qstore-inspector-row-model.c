@@ -10,9 +10,11 @@
 
 /* A table can hold millions of rows, so the model never reads them all:
  * it hands out placeholder rows at once and fills them from a worker
- * thread, one page at a time, from a snapshot taken when the model was
- * made (so every page comes from the same committed state while another
- * process writes). Keys have no offsets, so the model remembers where
+ * thread, one page at a time, from a snapshot (so the pages read together
+ * come from one committed state while another process writes). An idle
+ * model lets its snapshot go: an old LMDB read transaction keeps a writer
+ * from reusing pages, so an inspector left open would make the file grow.
+ * The next page then comes from a newer state. Keys have no offsets, so the model remembers where
  * each page it has passed starts: a jump far ahead walks keys from the
  * nearest known page start, once. Only the most recently used pages are
  * kept in memory.
@@ -24,6 +26,7 @@
 
 #define PAGE_SIZE QSTORE_INSPECTOR_ROW_PAGE_SIZE
 #define MAX_PAGES 64
+#define SNAPSHOT_IDLE_MS 10000
 
 /* QStoreInspectorRow */
 
@@ -281,10 +284,12 @@ struct _QStoreInspectorRowModel
   char            *schema;
   char            *table;         /* the table's or the view's name */
 
-  /* A table: its store, read through one snapshot. */
+  /* A table: its store, read through a snapshot while pages load. */
   QStoreProvider  *provider;
-  QStoreSnapshot  *snapshot;      /* NULL when the provider has none */
+  QStoreSnapshot  *snapshot;      /* NULL when the provider has none, or idle */
   QStoreKV        *store;
+  guint            snapshot_idle_ms;
+  guint            release_source;
 
   /* A view: SQL on the store opened as a read-only database. */
   char            *relation;      /* "schema"."view", quoted for SQL */
@@ -653,6 +658,31 @@ evict_pages (QStoreInspectorRowModel *self)
     }
 }
 
+static gboolean
+release_snapshot_cb (gpointer data)
+{
+  QStoreInspectorRowModel *self = data;
+
+  self->release_source = 0;
+  g_clear_object (&self->snapshot);
+  return G_SOURCE_REMOVE;
+}
+
+/* A table model reads through a snapshot when its provider has them. */
+static gboolean
+take_snapshot (QStoreInspectorRowModel *self)
+{
+  GError *error = NULL;
+
+  if (self->store == NULL || self->snapshot != NULL ||
+      !(qstore_provider_get_capabilities (self->provider) & QSTORE_CAPABILITY_SNAPSHOTS))
+    return TRUE;
+  if ((self->snapshot = qstore_provider_begin_snapshot (self->provider, &error)))
+    return TRUE;
+  set_error (self, error);
+  return FALSE;
+}
+
 static void
 start_next_fetch (QStoreInspectorRowModel *self)
 {
@@ -675,9 +705,14 @@ start_next_fetch (QStoreInspectorRowModel *self)
   if (page == NULL)
     {
       set_busy (self, FALSE);
+      if (self->snapshot != NULL && self->release_source == 0)
+        self->release_source = g_timeout_add (self->snapshot_idle_ms, release_snapshot_cb, self);
       return;
     }
   g_assert (self->store != NULL || self->database != NULL);
+  g_clear_handle_id (&self->release_source, g_source_remove);
+  if (!take_snapshot (self))
+    return;
 
   /* One fetch at a time: this runs only when none is under way (busy is
    * FALSE) or when the last one is done, so the view's database is used by
@@ -906,6 +941,7 @@ qstore_inspector_row_model_dispose (GObject *object)
   QStoreInspectorRowModel *self = QSTORE_INSPECTOR_ROW_MODEL (object);
 
   g_cancellable_cancel (self->cancellable);
+  g_clear_handle_id (&self->release_source, g_source_remove);
 
   G_OBJECT_CLASS (qstore_inspector_row_model_parent_class)->dispose (object);
 }
@@ -996,6 +1032,7 @@ qstore_inspector_row_model_init (QStoreInspectorRowModel *self)
   g_ptr_array_add (self->starts, NULL);
   self->queue = g_array_new (FALSE, FALSE, sizeof (guint));
   self->cancellable = g_cancellable_new ();
+  self->snapshot_idle_ms = SNAPSHOT_IDLE_MS;
 }
 
 /**
@@ -1006,8 +1043,8 @@ qstore_inspector_row_model_init (QStoreInspectorRowModel *self)
  * @row_count_hint: the row count statistics give, or -1 when unknown
  * @error: return location for a #GError
  *
- * Makes a model of the rows of a table, in key order, as of now. Rows are
- * read when a view asks for them.
+ * Makes a model of the rows of a table, in key order. Rows are read when
+ * a view asks for them.
  *
  * Returns: (transfer full): the model, or %NULL when the table's store
  *   cannot be opened
@@ -1031,9 +1068,6 @@ qstore_inspector_row_model_new (QStoreProvider  *provider,
   self->table = g_strdup (table);
 
   if (!(self->store = qstore_provider_get_store (provider, schema, table, error)))
-    return NULL;
-  if ((qstore_provider_get_capabilities (provider) & QSTORE_CAPABILITY_SNAPSHOTS) &&
-      !(self->snapshot = qstore_provider_begin_snapshot (provider, error)))
     return NULL;
 
   /* Without a count, show one row: asking for it reads the first page,
@@ -1177,4 +1211,21 @@ qstore_inspector_row_model_get_column_names (QStoreInspectorRowModel *self)
 {
   g_return_val_if_fail (QSTORE_INSPECTOR_IS_ROW_MODEL (self), NULL);
   return (const char * const *) self->column_names;
+}
+
+/* Whether the model holds a read snapshot of its store now. */
+gboolean
+qstore_inspector_row_model_holds_snapshot (QStoreInspectorRowModel *self)
+{
+  g_return_val_if_fail (QSTORE_INSPECTOR_IS_ROW_MODEL (self), FALSE);
+  return self->snapshot != NULL;
+}
+
+/* How long the model keeps its snapshot once no page is loading. */
+void
+qstore_inspector_row_model_set_snapshot_idle (QStoreInspectorRowModel *self,
+                                              guint                    ms)
+{
+  g_return_if_fail (QSTORE_INSPECTOR_IS_ROW_MODEL (self));
+  self->snapshot_idle_ms = ms;
 }

@@ -41,6 +41,9 @@ const char              *qstore_inspector_row_model_get_schema  (QStoreInspector
 const char              *qstore_inspector_row_model_get_table   (QStoreInspectorRowModel *self);
 gboolean                 qstore_inspector_row_model_is_busy     (QStoreInspectorRowModel *self);
 guint                    qstore_inspector_row_model_get_n_loaded_pages (QStoreInspectorRowModel *self);
+gboolean                 qstore_inspector_row_model_holds_snapshot (QStoreInspectorRowModel *self);
+void                     qstore_inspector_row_model_set_snapshot_idle (QStoreInspectorRowModel *self,
+                                                                       guint                    ms);
 const GError            *qstore_inspector_row_model_get_error   (QStoreInspectorRowModel *self);
 const char * const      *qstore_inspector_row_model_get_column_names (QStoreInspectorRowModel *self);
 

@@ -412,10 +412,65 @@ test_count_corrects (Fixture       *f,
   g_assert_cmpuint (g_list_model_get_n_items (G_LIST_MODEL (model)), ==, QSTORE_INSPECTOR_ROW_PAGE_SIZE + 1);
 }
 
+static const char *self_path;
+
+static gboolean
+snapshot_released (gpointer data)
+{
+  return !qstore_inspector_row_model_holds_snapshot (data);
+}
+
+/* An idle model lets its snapshot go, so that a writer's LMDB file can
+ * reuse its pages; the next page it reads comes from the newer state. */
+static void
+test_snapshot_idle (Fixture       *f,
+                    gconstpointer  data)
+{
+  g_autoptr(QStoreInspectorRowModel) model = NULL;
+  g_autoptr(QStoreInspectorRow) first = NULL;
+  g_autoptr(QStoreInspectorRow) late = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *name = NULL;
+  const char *argv[] = { self_path, "--exec", f->uri,
+                         "INSERT INTO people (id, name) VALUES (451, 'late')", NULL };
+  int status = 0;
+
+  f->contents = test_load (f->uri);
+  model = qstore_inspector_row_model_new (qstore_inspector_contents_get_provider (f->contents),
+                                          "main", "people", 450, &error);
+  g_assert_no_error (error);
+  qstore_inspector_row_model_set_snapshot_idle (model, 50);
+
+  first = test_get_loaded_row (model, 0);
+  g_assert_true (qstore_inspector_row_model_holds_snapshot (model));
+  test_wait (snapshot_released, model, 10);
+
+  /* Another process commits a row meanwhile. */
+  g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, NULL, NULL, &status, &error);
+  g_assert_no_error (error);
+  g_assert_true (g_spawn_check_wait_status (status, NULL));
+
+  late = test_get_loaded_row (model, 449);
+  g_assert_cmpuint (g_list_model_get_n_items (G_LIST_MODEL (model)), ==, 451);
+  g_clear_object (&late);
+  late = test_get_loaded_row (model, 450);
+  g_assert_cmpint (row_int (late, 0), ==, 451);
+  name = row_text (late, 1);
+  g_assert_cmpstr (name, ==, "late");
+}
+
 int
 main (int    argc,
       char **argv)
 {
+  /* The writer of test_snapshot_idle, in a process of its own. */
+  if (argc == 4 && g_str_equal (argv[1], "--exec"))
+    {
+      test_exec_at (argv[2], argv[3]);
+      return 0;
+    }
+
+  self_path = argv[0];
   gtk_test_init (&argc, &argv, NULL);
   adw_init ();
 
@@ -426,6 +481,7 @@ main (int    argc,
   ADD ("data-page", test_data_page);
   ADD ("paging", test_paging);
   ADD ("count-corrects", test_count_corrects);
+  ADD ("snapshot-idle", test_snapshot_idle);
 #undef ADD
 
   return g_test_run ();
