@@ -503,7 +503,7 @@ fetch_table_page (Fetch         *fetch,
 
       value = qstore_iter_get_value (iter);
       row = qstore_codec_decode_row (value, &decode_error);
-      g_ptr_array_add (fetch->values, row ? g_variant_ref_sink (row) : NULL);
+      g_ptr_array_add (fetch->values, row);
       g_ptr_array_add (fetch->errors, decode_error ? g_strdup (decode_error->message) : NULL);
     }
 

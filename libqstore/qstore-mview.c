@@ -1030,8 +1030,14 @@ plan_authorizer (void       *data,
           char *read = g_strdup_printf ("%s\t%s\t%s", db_name != NULL ? db_name : "main", arg1,
                                         arg2 != NULL ? arg2 : "");
 
-          if (g_hash_table_add (auth->seen, read))
-            g_ptr_array_add (auth->reads, read);
+          /* A column read twice is listed once; the list owns the text. */
+          if (g_hash_table_contains (auth->seen, read))
+            g_free (read);
+          else
+            {
+              g_hash_table_add (auth->seen, read);
+              g_ptr_array_add (auth->reads, read);
+            }
         }
       return SQLITE_OK;
 

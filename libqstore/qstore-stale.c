@@ -576,6 +576,7 @@ resolve_sources (GListModel *entries,
 
       sorted = (GStrv) g_hash_table_get_keys_as_array (reads.reads, NULL);
       qsort (sorted, g_strv_length (sorted), sizeof (char *), compare_strings);
+      g_strfreev (pending->view->sources);
       pending->view->sources = g_strdupv (sorted);
       g_hash_table_unref (reads.reads);
     }
