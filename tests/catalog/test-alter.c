@@ -210,9 +210,9 @@ typedef struct
 static void
 snapshot_clear (Snapshot *snapshot)
 {
-  g_free (snapshot->catalog);
-  g_free (snapshot->sql);
-  g_free (snapshot->data);
+  g_clear_pointer (&snapshot->catalog, g_free);
+  g_clear_pointer (&snapshot->sql, g_free);
+  g_clear_pointer (&snapshot->data, g_free);
   g_clear_pointer (&snapshot->indexes, g_ptr_array_unref);
 }
 
@@ -227,6 +227,7 @@ take_snapshot (Fixture    *f,
   g_auto(GStrv) indexes = qstore_table_list_indexes (t);
   g_autofree char *data_store = qstore_store_name_for_table ("main", table);
 
+  snapshot_clear (snapshot);
   snapshot->catalog = dump_catalog (f);
   snapshot->sql = g_strdup (qstore_table_get_sql (t));
   snapshot->data = dump_store (f, data_store);
@@ -298,7 +299,11 @@ assert_index (Fixture               *f,
 
       g_assert_no_error (error);
       for (guint i = 0; i < n_columns; i++)
-        g_variant_builder_add_value (&builder, g_variant_get_child_value (row, columns[i]));
+        {
+          g_autoptr(GVariant) column = g_variant_get_child_value (row, columns[i]);
+
+          g_variant_builder_add_value (&builder, column);
+        }
       prefix = qstore_codec_encode_key (g_variant_builder_end (&builder), collations, NULL,
                                         n_columns, &error);
       g_assert_no_error (error);
@@ -1260,8 +1265,11 @@ check_data_keys (QStoreKV           *data,
       else
         {
           for (guint i = 0; i < pk->len; i++)
-            g_variant_builder_add_value (&builder,
-                                         g_variant_get_child_value (row, g_array_index (pk, guint, i)));
+            {
+              g_autoptr(GVariant) column = g_variant_get_child_value (row, g_array_index (pk, guint, i));
+
+              g_variant_builder_add_value (&builder, column);
+            }
           expected = qstore_codec_encode_key (g_variant_builder_end (&builder),
                                               (const QStoreCollation *) collations->data, NULL,
                                               pk->len, &error);
