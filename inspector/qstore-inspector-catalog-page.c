@@ -512,7 +512,7 @@ show_materialized_view (QStoreInspectorCatalogPage *self,
   if (view != NULL)
     add_row (self, group, _("Kept up to date"),
              strategy_description (qstore_materialized_view_get_strategy (view)), FALSE);
-  else if (load_error != NULL)
+  else if (load_error != NULL && qstore_catalog_entry_get_error (entry) == NULL)
     {
       row = add_row (self, group, _("Does not load"), load_error, FALSE);
       gtk_widget_add_css_class (row, "error-row");

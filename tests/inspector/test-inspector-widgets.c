@@ -22,6 +22,7 @@ fixture_set_up (Fixture       *f,
 {
   g_autoptr(GError) error = NULL;
   g_autoptr(GBytes) mv_bad = qstore_catalog_key_for_materialized_view ("main", "mv_bad");
+  g_autoptr(GBytes) mv_planted = qstore_catalog_key_for_materialized_view ("main", "mv_planted");
   g_autoptr(GBytes) stale_set = qstore_catalog_key_for_meta ("stale_mvs");
   g_autoptr(GBytes) broken = qstore_catalog_key_for_table ("main", "broken");
 
@@ -53,6 +54,8 @@ fixture_set_up (Fixture       *f,
    * after a session whose commits went store by store. */
   test_plant (f->uri, stale_set, NULL);
   test_plant (f->uri, mv_bad, "CREATE MATERIALIZED VIEW mv_bad");
+  /* A view whose rows were never stored: only a writer can compute them. */
+  test_plant (f->uri, mv_planted, "CREATE MATERIALIZED VIEW mv_planted AS SELECT id FROM people");
   test_plant (f->uri, broken, "this is not SQL");
 }
 
@@ -89,13 +92,13 @@ test_catalog_page (Fixture       *f,
   model = qstore_inspector_catalog_page_get_model (page);
 
   /* broken, pairs, people, high_scores, mv_a, mv_b, mv_bad, mv_groups,
-   * clean_shutdown, tx: tables first, meta entries last. The tables
-   * holding the materialized views' rows are shown with the views. */
-  g_assert_cmpuint (g_list_model_get_n_items (model), ==, 10);
+   * mv_planted, clean_shutdown, tx: tables first, meta entries last. The
+   * tables holding the materialized views' rows are shown with the views. */
+  g_assert_cmpuint (g_list_model_get_n_items (model), ==, 11);
   first = g_list_model_get_item (model, 0);
   g_assert_cmpint (qstore_catalog_entry_get_kind (first), ==, QSTORE_CATALOG_KEY_TABLE);
   g_assert_cmpstr (qstore_catalog_entry_get_name (first), ==, "broken");
-  last = g_list_model_get_item (model, 9);
+  last = g_list_model_get_item (model, 10);
   g_assert_cmpint (qstore_catalog_entry_get_kind (last), ==, QSTORE_CATALOG_KEY_META);
   for (guint i = 0; i < g_list_model_get_n_items (model); i++)
     {
@@ -164,7 +167,19 @@ test_catalog_page (Fixture       *f,
   g_assert_true (g_str_has_prefix (lines[1], "Cannot Be Read: The catalog entry of materialized "
                                              "view “main.mv_bad” is not a CREATE MATERIALIZED VIEW"));
   for (guint i = 0; lines[i] != NULL; i++)
-    g_assert_false (g_str_has_prefix (lines[i], "Columns: "));
+    {
+      g_assert_false (g_str_has_prefix (lines[i], "Columns: "));
+      /* The error is told once. */
+      g_assert_false (g_str_has_prefix (lines[i], "Materialized View: Does not load"));
+    }
+
+  /* One that parses but cannot load read-only: why, and its query. */
+  g_assert_true (qstore_inspector_catalog_page_select_name (page, "main.mv_planted"));
+  lines = qstore_inspector_catalog_page_get_detail_lines (page);
+  g_assert_true (strv_has (lines, "Materialized View: Query — SELECT id FROM people"));
+  g_assert_true (strv_has (lines, "Materialized View: Does not load — Its contents are not "
+                                  "stored and the database was opened read-only: open it for "
+                                  "writing to compute them"));
 
   g_assert_true (qstore_inspector_catalog_page_select_name (page, "clean_shutdown"));
   lines = qstore_inspector_catalog_page_get_detail_lines (page);
@@ -209,8 +224,8 @@ test_stale_page (Fixture       *f,
       g_assert_cmpstr (qstore_inspector_stale_page_get_set_summary (page), ==,
                        "Absent: the next open relies on the clean-shutdown marker");
       model = qstore_inspector_stale_page_get_model (page);
-      /* mv_a, mv_b, mv_bad, mv_groups */
-      g_assert_cmpuint (g_list_model_get_n_items (model), ==, 4);
+      /* mv_a, mv_b, mv_bad, mv_groups, mv_planted */
+      g_assert_cmpuint (g_list_model_get_n_items (model), ==, 5);
       a = g_list_model_get_item (model, 0);
       b = g_list_model_get_item (model, 1);
       g_assert_cmpstr (qstore_stale_view_get_name (a), ==, "main.mv_a");
