@@ -1175,111 +1175,6 @@ replace_mirror (QStoreDatabase     *self,
 
 /* Moving the rows */
 
-/* Validates rows on the (empty) mirror of the new definition: SQLite
- * applies its NOT NULL and CHECK constraints, with its own messages, and
- * says which partial indexes hold the row. */
-typedef struct
-{
-  sqlite3_stmt *insert;
-  sqlite3_stmt *predicates;   /* NULL when no index to build is partial */
-  sqlite3_stmt *clear;
-  guint         n_columns;
-} Mirror;
-
-static void
-mirror_clear (Mirror *mirror)
-{
-  g_clear_pointer (&mirror->insert, sqlite3_finalize);
-  g_clear_pointer (&mirror->predicates, sqlite3_finalize);
-  g_clear_pointer (&mirror->clear, sqlite3_finalize);
-}
-
-static gboolean
-mirror_prepare (QStoreDatabase     *self,
-                QStoreTableSchema  *schema,
-                GPtrArray          *partial,
-                Mirror             *mirror,
-                GError            **error)
-{
-  g_autofree char *quoted = qstore_sql_quote (schema->name);
-  g_autoptr(GString) insert = g_string_new (NULL);
-  g_autofree char *clear = g_strdup_printf ("DELETE FROM main.%s", quoted);
-
-  mirror->n_columns = schema->columns->len;
-  g_string_printf (insert, "INSERT INTO main.%s VALUES (", quoted);
-  for (guint i = 0; i < schema->columns->len; i++)
-    g_string_append_printf (insert, "%s?%u", i > 0 ? ", " : "", i + 1);
-  g_string_append_c (insert, ')');
-
-  if (sqlite3_prepare_v2 (self->scratch, insert->str, -1, &mirror->insert, NULL) != SQLITE_OK ||
-      sqlite3_prepare_v2 (self->scratch, clear, -1, &mirror->clear, NULL) != SQLITE_OK)
-    goto failed;
-
-  if (partial != NULL && partial->len > 0)
-    {
-      g_autoptr(GString) select = g_string_new ("SELECT ");
-
-      for (guint i = 0; i < partial->len; i++)
-        {
-          QStoreIndexSchema *index = g_ptr_array_index (partial, i);
-
-          g_string_append_printf (select, "%s(%s) IS TRUE", i > 0 ? ", " : "", index->where_sql);
-        }
-      g_string_append_printf (select, " FROM main.%s", quoted);
-      if (sqlite3_prepare_v2 (self->scratch, select->str, -1, &mirror->predicates,
-                              NULL) != SQLITE_OK)
-        goto failed;
-    }
-  return TRUE;
-
-failed:
-  qstore_database_set_sqlite_error (self, self->scratch, sqlite3_errcode (self->scratch), error);
-  return FALSE;
-}
-
-/* Puts @values in the mirror (which must take them) and, when @holds is
- * given, reads which partial indexes hold the row. */
-static gboolean
-mirror_check (QStoreDatabase     *self,
-              Mirror             *mirror,
-              const QStoreValue  *values,
-              gboolean           *holds,
-              GError            **error)
-{
-  int rc;
-
-  for (guint i = 0; i < mirror->n_columns; i++)
-    qstore_value_bind (mirror->insert, i + 1, &values[i]);
-  rc = sqlite3_step (mirror->insert);
-  sqlite3_reset (mirror->insert);
-  sqlite3_clear_bindings (mirror->insert);
-  if (rc != SQLITE_DONE)
-    {
-      qstore_database_set_sqlite_error (self, self->scratch, rc, error);
-      return FALSE;
-    }
-
-  if (holds != NULL && mirror->predicates != NULL)
-    {
-      rc = sqlite3_step (mirror->predicates);
-      if (rc == SQLITE_ROW)
-        for (int i = 0; i < sqlite3_column_count (mirror->predicates); i++)
-          holds[i] = sqlite3_column_int (mirror->predicates, i) != 0;
-      sqlite3_reset (mirror->predicates);
-      if (rc != SQLITE_ROW)
-        {
-          qstore_database_set_sqlite_error (self, self->scratch, rc, error);
-          sqlite3_step (mirror->clear);
-          sqlite3_reset (mirror->clear);
-          return FALSE;
-        }
-    }
-
-  sqlite3_step (mirror->clear);
-  sqlite3_reset (mirror->clear);
-  return TRUE;
-}
-
 typedef struct
 {
   QStoreDatabase     *db;
@@ -1518,7 +1413,7 @@ move_rows (Migration  *m,
   g_autoptr(GHashTable) null_suffixes = g_hash_table_new_full (g_bytes_hash, g_bytes_equal,
                                                                (GDestroyNotify) g_bytes_unref,
                                                                NULL);
-  Mirror mirror = { NULL };
+  QStoreMirror mirror = { NULL };
   GError *local_error = NULL;
   gboolean ok = TRUE;
 
@@ -1530,9 +1425,9 @@ move_rows (Migration  *m,
   if (rekey && !empty_store (self, old_store, error))
     return FALSE;
 
-  if (m->validate && !mirror_prepare (self, m->new_schema, NULL, &mirror, error))
+  if (m->validate && !qstore_mirror_prepare (self, m->new_schema, NULL, &mirror, error))
     {
-      mirror_clear (&mirror);
+      qstore_mirror_clear (&mirror);
       return FALSE;
     }
 
@@ -1540,7 +1435,7 @@ move_rows (Migration  *m,
    * what this loop writes. */
   if (!(rows = qstore_kv_iterate (old_store, all, error)))
     {
-      mirror_clear (&mirror);
+      qstore_mirror_clear (&mirror);
       return FALSE;
     }
 
@@ -1559,7 +1454,7 @@ move_rows (Migration  *m,
       for (guint i = 0; i < n_new; i++)
         new_values[i] = old_values[m->old_column[i]];
 
-      if (m->validate && !mirror_check (self, &mirror, new_values, NULL, error))
+      if (m->validate && !qstore_mirror_put (self, &mirror, new_values, NULL, error))
         {
           ok = FALSE;
           break;
@@ -1593,7 +1488,7 @@ move_rows (Migration  *m,
                               row->data, row->len);
     }
 
-  mirror_clear (&mirror);
+  qstore_mirror_clear (&mirror);
   if (!propagate_iter_error (local_error, error))
     return FALSE;
   return ok;
@@ -1649,7 +1544,7 @@ build_indexes (Migration  *m,
   g_autoptr(QStoreBounds) all = qstore_bounds_new ();
   g_autoptr(QStoreIter) rows = NULL;
   g_autoptr(GByteArray) key = g_byte_array_new ();
-  Mirror mirror = { NULL };
+  QStoreMirror mirror = { NULL };
   GError *local_error = NULL;
   gboolean ok = TRUE;
 
@@ -1668,16 +1563,16 @@ build_indexes (Migration  *m,
           g_ptr_array_add (partial, index);
         }
     }
-  if (partial->len > 0 && !mirror_prepare (self, schema, partial, &mirror, error))
+  if (partial->len > 0 && !qstore_mirror_prepare (self, schema, partial, &mirror, error))
     {
-      mirror_clear (&mirror);
+      qstore_mirror_clear (&mirror);
       return FALSE;
     }
 
   /* The rows as this transaction has them: moved, or as they were. */
   if (!(rows = qstore_table_scan (m->new_table, all, error)))
     {
-      mirror_clear (&mirror);
+      qstore_mirror_clear (&mirror);
       return FALSE;
     }
 
@@ -1688,7 +1583,7 @@ build_indexes (Migration  *m,
       const guint8 *row = qstore_iter_peek_value (rows, &row_len);
 
       if (!qstore_table_decode_row (m->new_table, row, row_len, values, NULL, error) ||
-          (partial->len > 0 && !mirror_check (self, &mirror, values, holds, error)))
+          (partial->len > 0 && !qstore_mirror_put (self, &mirror, values, holds, error)))
         {
           ok = FALSE;
           break;
@@ -1752,7 +1647,7 @@ build_indexes (Migration  *m,
         }
     }
 
-  mirror_clear (&mirror);
+  qstore_mirror_clear (&mirror);
   if (!propagate_iter_error (local_error, error))
     return FALSE;
   return ok;

@@ -47,6 +47,33 @@ QStoreSqlAlter     qstore_sql_alter_kind        (const char          *sql);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (QStoreInsertShape, qstore_insert_shape_free)
 
+/* A row put for a moment in the (empty) scratch mirror of a table:
+ * SQLite applies its NOT NULL and CHECK constraints, with its own
+ * messages, and says which partial indexes hold the row. */
+typedef struct
+{
+  sqlite3_stmt *insert;
+  sqlite3_stmt *predicates;   /* NULL without partial indexes to test */
+  sqlite3_stmt *clear;
+  guint         n_columns;
+} QStoreMirror;
+
+/* @partial: (nullable): the partial indexes whose predicates
+ * qstore_mirror_put() reports, in order. */
+gboolean  qstore_mirror_prepare     (QStoreDatabase     *self,
+                                     QStoreTableSchema  *schema,
+                                     GPtrArray          *partial,
+                                     QStoreMirror       *mirror,
+                                     GError            **error);
+/* Puts @values in the mirror, which must take them, and with @holds
+ * reads which partial indexes hold the row. */
+gboolean  qstore_mirror_put         (QStoreDatabase     *self,
+                                     QStoreMirror       *mirror,
+                                     const QStoreValue  *values,
+                                     gboolean           *holds,
+                                     GError            **error);
+void      qstore_mirror_clear       (QStoreMirror       *mirror);
+
 /* Handlers. @sql is one statement. */
 gboolean  qstore_ddl_check_conflict_clauses (const char  *table,
                                              const char  *old_sql,

@@ -678,86 +678,98 @@ unique_message (QStoreTableSchema *schema,
   return g_string_free (message, FALSE);
 }
 
-/* Evaluates a partial index's predicate on one row with SQLite's own
- * semantics: the row sits in the (otherwise empty) mirror for a moment. */
-typedef struct
-{
-  sqlite3_stmt *insert;
-  sqlite3_stmt *test;
-  sqlite3_stmt *clear;
-} Predicate;
+/* Rows on the scratch mirror (see QStoreMirror): CREATE INDEX, ADD
+ * COLUMN and the ALTER arms check rows with SQLite's own semantics. */
 
-static void
-predicate_clear (Predicate *predicate)
+void
+qstore_mirror_clear (QStoreMirror *mirror)
 {
-  g_clear_pointer (&predicate->insert, sqlite3_finalize);
-  g_clear_pointer (&predicate->test, sqlite3_finalize);
-  g_clear_pointer (&predicate->clear, sqlite3_finalize);
+  g_clear_pointer (&mirror->insert, sqlite3_finalize);
+  g_clear_pointer (&mirror->predicates, sqlite3_finalize);
+  g_clear_pointer (&mirror->clear, sqlite3_finalize);
 }
 
-static gboolean
-predicate_prepare (QStoreDatabase     *self,
-                   QStoreTableSchema  *schema,
-                   QStoreIndexSchema  *index,
-                   Predicate          *predicate,
-                   GError            **error)
+gboolean
+qstore_mirror_prepare (QStoreDatabase     *self,
+                       QStoreTableSchema  *schema,
+                       GPtrArray          *partial,
+                       QStoreMirror       *mirror,
+                       GError            **error)
 {
-  g_autoptr(GString) insert = g_string_new (NULL);
-  g_autofree char *test = NULL;
-  g_autofree char *clear = NULL;
   g_autofree char *quoted = qstore_sql_quote (schema->name);
-  g_autofree char *table = g_strdup_printf ("main.%s", quoted);
+  g_autoptr(GString) insert = g_string_new (NULL);
+  g_autofree char *clear = g_strdup_printf ("DELETE FROM main.%s", quoted);
 
-  g_string_append_printf (insert, "INSERT INTO %s VALUES (", table);
+  mirror->n_columns = schema->columns->len;
+  g_string_printf (insert, "INSERT INTO main.%s VALUES (", quoted);
   for (guint i = 0; i < schema->columns->len; i++)
     g_string_append_printf (insert, "%s?%u", i > 0 ? ", " : "", i + 1);
   g_string_append_c (insert, ')');
-  test = g_strdup_printf ("SELECT CASE WHEN (%s) THEN 1 ELSE 0 END FROM %s",
-                          index->where_sql, table);
-  clear = g_strdup_printf ("DELETE FROM %s", table);
 
-  if (sqlite3_prepare_v2 (self->scratch, insert->str, -1, &predicate->insert, NULL) != SQLITE_OK ||
-      sqlite3_prepare_v2 (self->scratch, test, -1, &predicate->test, NULL) != SQLITE_OK ||
-      sqlite3_prepare_v2 (self->scratch, clear, -1, &predicate->clear, NULL) != SQLITE_OK)
+  if (sqlite3_prepare_v2 (self->scratch, insert->str, -1, &mirror->insert, NULL) != SQLITE_OK ||
+      sqlite3_prepare_v2 (self->scratch, clear, -1, &mirror->clear, NULL) != SQLITE_OK)
+    goto failed;
+
+  if (partial != NULL && partial->len > 0)
     {
-      qstore_database_set_sqlite_error (self, self->scratch, sqlite3_errcode (self->scratch),
-                                        error);
-      return FALSE;
+      g_autoptr(GString) select = g_string_new ("SELECT ");
+
+      for (guint i = 0; i < partial->len; i++)
+        {
+          QStoreIndexSchema *index = g_ptr_array_index (partial, i);
+
+          g_string_append_printf (select, "%s(%s) IS TRUE", i > 0 ? ", " : "", index->where_sql);
+        }
+      g_string_append_printf (select, " FROM main.%s", quoted);
+      if (sqlite3_prepare_v2 (self->scratch, select->str, -1, &mirror->predicates,
+                              NULL) != SQLITE_OK)
+        goto failed;
     }
   return TRUE;
+
+failed:
+  qstore_database_set_sqlite_error (self, self->scratch, sqlite3_errcode (self->scratch), error);
+  return FALSE;
 }
 
-static gboolean
-predicate_holds (QStoreDatabase     *self,
-                 Predicate          *predicate,
-                 const QStoreValue  *values,
-                 guint               n_values,
-                 gboolean           *holds,
-                 GError            **error)
+gboolean
+qstore_mirror_put (QStoreDatabase     *self,
+                   QStoreMirror       *mirror,
+                   const QStoreValue  *values,
+                   gboolean           *holds,
+                   GError            **error)
 {
   int rc;
 
-  for (guint i = 0; i < n_values; i++)
-    qstore_value_bind (predicate->insert, i + 1, &values[i]);
-  rc = sqlite3_step (predicate->insert);
-  sqlite3_reset (predicate->insert);
-  sqlite3_clear_bindings (predicate->insert);
+  for (guint i = 0; i < mirror->n_columns; i++)
+    qstore_value_bind (mirror->insert, i + 1, &values[i]);
+  rc = sqlite3_step (mirror->insert);
+  sqlite3_reset (mirror->insert);
+  sqlite3_clear_bindings (mirror->insert);
   if (rc != SQLITE_DONE)
     {
       qstore_database_set_sqlite_error (self, self->scratch, rc, error);
       return FALSE;
     }
 
-  rc = sqlite3_step (predicate->test);
-  *holds = rc == SQLITE_ROW && sqlite3_column_int (predicate->test, 0) != 0;
-  sqlite3_reset (predicate->test);
-  sqlite3_step (predicate->clear);
-  sqlite3_reset (predicate->clear);
-  if (rc != SQLITE_ROW)
+  if (holds != NULL && mirror->predicates != NULL)
     {
-      qstore_database_set_sqlite_error (self, self->scratch, rc, error);
-      return FALSE;
+      rc = sqlite3_step (mirror->predicates);
+      if (rc == SQLITE_ROW)
+        for (int i = 0; i < sqlite3_column_count (mirror->predicates); i++)
+          holds[i] = sqlite3_column_int (mirror->predicates, i) != 0;
+      sqlite3_reset (mirror->predicates);
+      if (rc != SQLITE_ROW)
+        {
+          qstore_database_set_sqlite_error (self, self->scratch, rc, error);
+          sqlite3_step (mirror->clear);
+          sqlite3_reset (mirror->clear);
+          return FALSE;
+        }
     }
+
+  sqlite3_step (mirror->clear);
+  sqlite3_reset (mirror->clear);
   return TRUE;
 }
 
@@ -778,19 +790,24 @@ build_index (QStoreDatabase  *self,
   g_autoptr(QStoreIter) rows = NULL;
   g_autoptr(GByteArray) key = g_byte_array_new ();
   g_autofree QStoreValue *values = g_new0 (QStoreValue, MAX (schema->columns->len, 1));
-  Predicate predicate = { NULL };
+  g_autoptr(GPtrArray) partial = g_ptr_array_new ();
+  QStoreMirror mirror = { NULL };
   GError *local_error = NULL;
   gboolean ok = TRUE;
 
-  if (index->where_sql != NULL && !predicate_prepare (self, schema, index, &predicate, error))
+  if (index->where_sql != NULL)
     {
-      predicate_clear (&predicate);
-      return FALSE;
+      g_ptr_array_add (partial, index);
+      if (!qstore_mirror_prepare (self, schema, partial, &mirror, error))
+        {
+          qstore_mirror_clear (&mirror);
+          return FALSE;
+        }
     }
 
   if (!(rows = qstore_table_scan (table, all, error)))
     {
-      predicate_clear (&predicate);
+      qstore_mirror_clear (&mirror);
       return FALSE;
     }
 
@@ -812,7 +829,7 @@ build_index (QStoreDatabase  *self,
         {
           gboolean holds;
 
-          if (!predicate_holds (self, &predicate, values, schema->columns->len, &holds, error))
+          if (!qstore_mirror_put (self, &mirror, values, &holds, error))
             {
               ok = FALSE;
               break;
@@ -877,7 +894,7 @@ build_index (QStoreDatabase  *self,
                               data_key, data_key_len);
     }
 
-  predicate_clear (&predicate);
+  qstore_mirror_clear (&mirror);
   if (local_error != NULL)
     {
       g_propagate_error (error, local_error);
@@ -1266,25 +1283,19 @@ rewrite_rows (QStoreDatabase     *self,
   g_autoptr(QStoreBounds) all = qstore_bounds_new ();
   g_autoptr(QStoreIter) rows = NULL;
   g_autoptr(GByteArray) row = g_byte_array_new ();
-  Predicate checker = { NULL };
+  QStoreMirror checker = { NULL };
   GError *local_error = NULL;
   gboolean ok = TRUE;
 
-  if (check)
+  if (check && !qstore_mirror_prepare (self, new_schema, NULL, &checker, error))
     {
-      QStoreIndexSchema always = { 0 };
-
-      always.where_sql = (char *) "1";
-      if (!predicate_prepare (self, new_schema, &always, &checker, error))
-        {
-          predicate_clear (&checker);
-          return FALSE;
-        }
+      qstore_mirror_clear (&checker);
+      return FALSE;
     }
 
   if (!(rows = qstore_table_scan (old_table, all, error)))
     {
-      predicate_clear (&checker);
+      qstore_mirror_clear (&checker);
       return FALSE;
     }
 
@@ -1311,9 +1322,7 @@ rewrite_rows (QStoreDatabase     *self,
 
       if (check)
         {
-          gboolean holds;
-
-          if (!predicate_holds (self, &checker, new_values, n_new, &holds, &local_error))
+          if (!qstore_mirror_put (self, &checker, new_values, NULL, &local_error))
             {
               /* SQLite's own words for an ALTER that existing rows fail. */
               if (g_error_matches (local_error, QSTORE_ERROR, QSTORE_ERROR_CONSTRAINT))
@@ -1340,7 +1349,7 @@ rewrite_rows (QStoreDatabase     *self,
                               key, key_len, row->data, row->len);
     }
 
-  predicate_clear (&checker);
+  qstore_mirror_clear (&checker);
   if (local_error != NULL)
     {
       g_propagate_error (error, local_error);
