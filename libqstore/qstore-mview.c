@@ -2101,6 +2101,31 @@ recompute_key (QStoreMView        *view,
   return !found || backing_insert (backing, view->values, NULL, error);
 }
 
+/* Deletes the backing's rows under @keys, then inserts @rows (encoded
+ * values, decoded through @values, @n of them). */
+static gboolean
+replace_rows (QStoreTable   *backing,
+              GPtrArray     *keys,
+              GPtrArray     *rows,
+              QStoreValue   *values,
+              guint          n,
+              GError       **error)
+{
+  for (guint i = 0; i < keys->len; i++)
+    {
+      gsize len;
+      const guint8 *data = g_bytes_get_data (keys->pdata[i], &len);
+
+      if (!qstore_table_delete_key (backing, data, len, error))
+        return FALSE;
+    }
+  for (guint i = 0; i < rows->len; i++)
+    if (!decode_values (rows->pdata[i], values, n, error) ||
+        !backing_insert (backing, values, NULL, error))
+      return FALSE;
+  return TRUE;
+}
+
 /* Computes again the rows of the view whose key is @key_values (a source
  * row's key, or a group) and makes the backing hold exactly those. */
 static gboolean
@@ -2187,19 +2212,7 @@ recompute_partition (QStoreMView        *view,
                                          QSTORE_CONFLICT_ABORT, &ignored, error);
     }
 
-  for (guint i = 0; i < old_keys->len; i++)
-    {
-      gsize len;
-      const guint8 *data = g_bytes_get_data (old_keys->pdata[i], &len);
-
-      if (!qstore_table_delete_key (backing, data, len, error))
-        return FALSE;
-    }
-  for (guint i = 0; i < fresh->len; i++)
-    if (!decode_values (fresh->pdata[i], values, n, error) ||
-        !backing_insert (backing, values, NULL, error))
-      return FALSE;
-  return TRUE;
+  return replace_rows (backing, old_keys, fresh, values, n, error);
 }
 
 /* Computes the whole view again and writes what differs. */
@@ -2328,19 +2341,7 @@ rebuild_into (QStoreMView  *view,
       g_propagate_error (error, local_error);
       return FALSE;
     }
-  for (guint i = 0; i < extra->len; i++)
-    {
-      gsize len;
-      const guint8 *data = g_bytes_get_data (extra->pdata[i], &len);
-
-      if (!qstore_table_delete_key (backing, data, len, error))
-        return FALSE;
-    }
-  for (guint i = 0; i < null_rows->len; i++)
-    if (!decode_values (null_rows->pdata[i], values, n, error) ||
-        !backing_insert (backing, values, NULL, error))
-      return FALSE;
-  return TRUE;
+  return replace_rows (backing, extra, null_rows, values, n, error);
 }
 
 static gboolean
