@@ -25,6 +25,7 @@ typedef struct
   QStoreSqlTokenKind  kind;
   const char         *start;
   gsize               len;
+  guint               depth;   /* parentheses around it: set by qstore_sql_tokenize() */
 } QStoreSqlToken;
 
 /* Skips white space and comments. */
@@ -37,6 +38,9 @@ gboolean    qstore_sql_token_is       (const QStoreSqlToken *token,
                                        const char           *word);
 gboolean    qstore_sql_token_is_punct (const QStoreSqlToken *token,
                                        char                  c);
+/* Every token of @sql (an array of QStoreSqlToken), each with its
+ * parenthesis depth; a closing parenthesis sits at its opening one's. */
+GArray     *qstore_sql_tokenize       (const char           *sql);
 /* The identifier a word, quoted or string token spells, unquoted. */
 char       *qstore_sql_token_name     (const QStoreSqlToken *token);
 

@@ -127,3 +127,23 @@ qstore_sql_token_name (const QStoreSqlToken *token)
     }
   return g_string_free (name, FALSE);
 }
+
+GArray *
+qstore_sql_tokenize (const char *sql)
+{
+  GArray *tokens = g_array_new (FALSE, FALSE, sizeof (QStoreSqlToken));
+  QStoreSqlToken token = { 0 };
+  guint depth = 0;
+
+  for (const char *p = qstore_sql_next_token (sql, &token); token.kind != QSTORE_SQL_TOKEN_END;
+       p = qstore_sql_next_token (p, &token))
+    {
+      if (qstore_sql_token_is_punct (&token, ')') && depth > 0)
+        depth--;
+      token.depth = depth;
+      if (qstore_sql_token_is_punct (&token, '('))
+        depth++;
+      g_array_append_val (tokens, token);
+    }
+  return tokens;
+}

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "qstore-error.h"
+#include "qstore-sql-token-private.h"
 #include "qstore-table-schema-private.h"
 
 /* SQLite does the parsing: the table exists on an ordinary connection, and
@@ -181,163 +182,6 @@ qstore_affinity_from_decl_type (const char *decl_type)
   return QSTORE_AFFINITY_NUMERIC;
 }
 
-/* The scanner */
-
-typedef enum
-{
-  TOKEN_WORD,        /* a bare word: keyword or identifier */
-  TOKEN_QUOTED,      /* "x", [x], `x` or 'x' */
-  TOKEN_OPEN,
-  TOKEN_CLOSE,
-  TOKEN_OTHER,
-} TokenKind;
-
-typedef struct
-{
-  TokenKind  kind;
-  gsize      start;
-  gsize      end;
-  guint      depth;   /* parenthesis depth the token sits at */
-} Token;
-
-static gboolean
-is_word_byte (guchar c)
-{
-  return g_ascii_isalnum (c) || c == '_' || c == '$' || c >= 0x80;
-}
-
-/* Splits @sql into tokens, skipping blanks and comments. Quoted strings and
- * identifiers are single tokens, so keywords inside them are never seen. */
-static GArray *
-tokenize (const char *sql)
-{
-  GArray *tokens = g_array_new (FALSE, FALSE, sizeof (Token));
-  gsize len = strlen (sql);
-  guint depth = 0;
-  gsize i = 0;
-
-  while (i < len)
-    {
-      guchar c = sql[i];
-      Token token = { TOKEN_OTHER, i, i + 1, depth };
-
-      if (g_ascii_isspace (c))
-        {
-          i++;
-          continue;
-        }
-      if (c == '-' && sql[i + 1] == '-')
-        {
-          while (i < len && sql[i] != '\n')
-            i++;
-          continue;
-        }
-      if (c == '/' && sql[i + 1] == '*')
-        {
-          const char *end = strstr (sql + i + 2, "*/");
-
-          i = end ? (gsize) (end - sql) + 2 : len;
-          continue;
-        }
-
-      if (c == '\'' || c == '"' || c == '`' || c == '[')
-        {
-          char close = c == '[' ? ']' : (char) c;
-          gsize j = i + 1;
-
-          for (;;)
-            {
-              if (j >= len)
-                break;
-              if (sql[j] == close)
-                {
-                  /* A doubled quote is an escaped one, except in [..]. */
-                  if (close != ']' && sql[j + 1] == close)
-                    {
-                      j += 2;
-                      continue;
-                    }
-                  j++;
-                  break;
-                }
-              j++;
-            }
-          token.kind = TOKEN_QUOTED;
-          token.end = j;
-        }
-      else if (is_word_byte (c))
-        {
-          gsize j = i;
-
-          while (j < len && is_word_byte (sql[j]))
-            j++;
-          token.kind = TOKEN_WORD;
-          token.end = j;
-        }
-      else if (c == '(')
-        {
-          token.kind = TOKEN_OPEN;
-          depth++;
-        }
-      else if (c == ')')
-        {
-          token.kind = TOKEN_CLOSE;
-          if (depth > 0)
-            depth--;
-          token.depth = depth;
-        }
-
-      g_array_append_val (tokens, token);
-      i = token.end;
-    }
-
-  return tokens;
-}
-
-static gboolean
-token_is (const char  *sql,
-          const Token *token,
-          const char  *keyword)
-{
-  gsize len = strlen (keyword);
-
-  return token->kind == TOKEN_WORD &&
-         token->end - token->start == len &&
-         g_ascii_strncasecmp (sql + token->start, keyword, len) == 0;
-}
-
-/* The name a token spells, quotes removed. */
-static char *
-token_name (const char  *sql,
-            const Token *token)
-{
-  const char *p = sql + token->start;
-  gsize len = token->end - token->start;
-  GString *out;
-  char close;
-
-  if (token->kind != TOKEN_QUOTED)
-    return g_strndup (p, len);
-
-  close = p[0] == '[' ? ']' : p[0];
-  out = g_string_new (NULL);
-  for (gsize i = 1; i < len; i++)
-    {
-      if (p[i] == close)
-        {
-          if (close != ']' && i + 1 < len && p[i + 1] == close)
-            {
-              g_string_append_c (out, close);
-              i++;
-              continue;
-            }
-          break;
-        }
-      g_string_append_c (out, p[i]);
-    }
-  return g_string_free (out, FALSE);
-}
-
 static char *
 trim_sql (const char *start,
           gsize       len)
@@ -357,26 +201,28 @@ trim_sql (const char *start,
 static char *
 index_where_sql (const char *sql)
 {
-  g_autoptr(GArray) tokens = tokenize (sql);
-  const Token *where = NULL;
-  const Token *last;
+  g_autoptr(GArray) tokens = qstore_sql_tokenize (sql);
+  const QStoreSqlToken *where = NULL;
+  const QStoreSqlToken *last;
+  const char *after;
 
   for (guint i = 0; i < tokens->len; i++)
     {
-      const Token *token = &g_array_index (tokens, Token, i);
+      const QStoreSqlToken *token = &g_array_index (tokens, QStoreSqlToken, i);
 
-      if (token->depth == 0 && token_is (sql, token, "WHERE"))
+      if (token->depth == 0 && qstore_sql_token_is (token, "WHERE"))
         where = token;
     }
 
   if (where == NULL)
     return NULL;
-  last = &g_array_index (tokens, Token, tokens->len - 1);
-  while (last > where && last->kind == TOKEN_OTHER && sql[last->start] == ';')
+  last = &g_array_index (tokens, QStoreSqlToken, tokens->len - 1);
+  while (last > where && qstore_sql_token_is_punct (last, ';'))
     last--;
   if (last == where)
     return NULL;
-  return trim_sql (sql + where->end, last->end - where->end);
+  after = where->start + where->len;
+  return trim_sql (after, last->start + last->len - after);
 }
 
 /* Every `[CONSTRAINT name] CHECK (expr)` among the column and table
@@ -385,39 +231,39 @@ static void
 collect_checks (const char *sql,
                 GPtrArray  *checks)
 {
-  g_autoptr(GArray) tokens = tokenize (sql);
+  g_autoptr(GArray) tokens = qstore_sql_tokenize (sql);
 
   for (guint i = 0; i + 1 < tokens->len; i++)
     {
-      const Token *token = &g_array_index (tokens, Token, i);
-      const Token *open = &g_array_index (tokens, Token, i + 1);
+      const QStoreSqlToken *token = &g_array_index (tokens, QStoreSqlToken, i);
+      const QStoreSqlToken *open = &g_array_index (tokens, QStoreSqlToken, i + 1);
+      const QStoreSqlToken *name = i >= 1 ? &g_array_index (tokens, QStoreSqlToken, i - 1) : NULL;
+      const QStoreSqlToken *close = NULL;
       QStoreCheck *check;
       guint j;
 
-      if (token->depth != 1 || !token_is (sql, token, "CHECK") ||
-          open->kind != TOKEN_OPEN)
+      if (token->depth != 1 || !qstore_sql_token_is (token, "CHECK") ||
+          !qstore_sql_token_is_punct (open, '('))
         continue;
 
-      for (j = i + 2; j < tokens->len; j++)
+      for (j = i + 2; j < tokens->len && close == NULL; j++)
         {
-          const Token *close = &g_array_index (tokens, Token, j);
+          const QStoreSqlToken *candidate = &g_array_index (tokens, QStoreSqlToken, j);
 
-          if (close->kind == TOKEN_CLOSE && close->depth == open->depth)
-            break;
+          if (qstore_sql_token_is_punct (candidate, ')') && candidate->depth == open->depth)
+            close = candidate;
         }
-      if (j >= tokens->len)
+      if (close == NULL)
         break;
 
       check = g_new0 (QStoreCheck, 1);
-      check->expr_sql = trim_sql (sql + open->end,
-                                  g_array_index (tokens, Token, j).start - open->end);
+      check->expr_sql = trim_sql (open->start + 1, close->start - (open->start + 1));
       if (i >= 2 &&
-          token_is (sql, &g_array_index (tokens, Token, i - 2), "CONSTRAINT") &&
-          (g_array_index (tokens, Token, i - 1).kind == TOKEN_WORD ||
-           g_array_index (tokens, Token, i - 1).kind == TOKEN_QUOTED))
-        check->name = token_name (sql, &g_array_index (tokens, Token, i - 1));
+          qstore_sql_token_is (&g_array_index (tokens, QStoreSqlToken, i - 2), "CONSTRAINT") &&
+          name->kind != QSTORE_SQL_TOKEN_PUNCT)
+        check->name = qstore_sql_token_name (name);
       g_ptr_array_add (checks, check);
-      i = j;
+      i = j - 1;
     }
 }
 
