@@ -36,146 +36,9 @@
 #include "qstore-coordinator-private.h"
 #include "qstore-ddl-private.h"
 #include "qstore-error.h"
+#include "qstore-sql-token-private.h"
 
-/* Tokens */
-
-typedef enum
-{
-  TOK_WORD,
-  TOK_QUOTED,    /* "id", `id`, [id] */
-  TOK_STRING,    /* 'text', x'0102' */
-  TOK_NUMBER,
-  TOK_OPEN,
-  TOK_CLOSE,
-  TOK_COMMA,
-  TOK_SEMICOLON,
-  TOK_OTHER,
-} TokKind;
-
-typedef struct
-{
-  TokKind kind;
-  gsize   start;
-  gsize   end;
-  guint   depth;   /* parentheses around it; a pair shares its depth */
-} Tok;
-
-static gboolean
-is_word_byte (char c)
-{
-  return g_ascii_isalnum (c) || c == '_' || c == '$' || (guchar) c >= 0x80;
-}
-
-static gsize
-skip_quoted (const char *sql,
-             gsize       i)
-{
-  char close = sql[i] == '[' ? ']' : sql[i];
-
-  for (i++; sql[i] != '\0'; i++)
-    {
-      if (sql[i] != close)
-        continue;
-      /* A doubled quote is an escaped one, except in [..]. */
-      if (close != ']' && sql[i + 1] == close)
-        {
-          i++;
-          continue;
-        }
-      return i + 1;
-    }
-  return i;
-}
-
-/* Splits @sql into tokens, skipping blanks and comments. */
-static GArray *
-tokenize (const char *sql)
-{
-  GArray *toks = g_array_new (FALSE, FALSE, sizeof (Tok));
-  guint depth = 0;
-  gsize i = 0;
-
-  while (sql[i] != '\0')
-    {
-      char c = sql[i];
-      Tok tok = { TOK_OTHER, i, i + 1, depth };
-
-      if (g_ascii_isspace (c))
-        {
-          i++;
-          continue;
-        }
-      if (c == '-' && sql[i + 1] == '-')
-        {
-          while (sql[i] != '\0' && sql[i] != '\n')
-            i++;
-          continue;
-        }
-      if (c == '/' && sql[i + 1] == '*')
-        {
-          const char *end = strstr (sql + i + 2, "*/");
-
-          i = end != NULL ? (gsize) (end - sql) + 2 : strlen (sql);
-          continue;
-        }
-
-      if (c == '\'')
-        {
-          tok.kind = TOK_STRING;
-          tok.end = skip_quoted (sql, i);
-        }
-      else if ((c == 'x' || c == 'X') && sql[i + 1] == '\'')
-        {
-          tok.kind = TOK_STRING;
-          tok.end = skip_quoted (sql, i + 1);
-        }
-      else if (c == '"' || c == '`' || c == '[')
-        {
-          tok.kind = TOK_QUOTED;
-          tok.end = skip_quoted (sql, i);
-        }
-      else if (g_ascii_isdigit (c) || (c == '.' && g_ascii_isdigit (sql[i + 1])))
-        {
-          gsize j = i + 1;
-
-          while (is_word_byte (sql[j]) || sql[j] == '.' ||
-                 ((sql[j] == '+' || sql[j] == '-') && (sql[j - 1] == 'e' || sql[j - 1] == 'E')))
-            j++;
-          tok.kind = TOK_NUMBER;
-          tok.end = j;
-        }
-      else if (is_word_byte (c))
-        {
-          gsize j = i;
-
-          while (is_word_byte (sql[j]))
-            j++;
-          tok.kind = TOK_WORD;
-          tok.end = j;
-        }
-      else if (c == '(')
-        {
-          tok.kind = TOK_OPEN;
-          depth++;
-        }
-      else if (c == ')')
-        {
-          tok.kind = TOK_CLOSE;
-          if (depth > 0)
-            depth--;
-          tok.depth = depth;
-        }
-      else if (c == ',')
-        tok.kind = TOK_COMMA;
-      else if (c == ';')
-        tok.kind = TOK_SEMICOLON;
-
-      g_array_append_val (toks, tok);
-      i = tok.end;
-    }
-
-  return toks;
-}
+/* Tokens, from the shared tokeniser (qstore_sql_tokenize()) */
 
 /* A run of tokens of one text, [0, end). */
 typedef struct
@@ -185,11 +48,11 @@ typedef struct
   guint       end;
 } Tokens;
 
-static const Tok *
+static const QStoreSqlToken *
 tok_at (const Tokens *t,
         guint         i)
 {
-  return i < t->end ? &g_array_index (t->toks, Tok, i) : NULL;
+  return i < t->end ? &g_array_index (t->toks, QStoreSqlToken, i) : NULL;
 }
 
 static gboolean
@@ -197,28 +60,37 @@ is_word (const Tokens *t,
          guint         i,
          const char   *word)
 {
-  const Tok *tok = tok_at (t, i);
+  const QStoreSqlToken *tok = tok_at (t, i);
 
-  return tok != NULL && tok->kind == TOK_WORD && strlen (word) == tok->end - tok->start &&
-         g_ascii_strncasecmp (t->sql + tok->start, word, tok->end - tok->start) == 0;
+  return tok != NULL && qstore_sql_token_is (tok, word);
 }
 
 static gboolean
-is_kind (const Tokens *t,
-         guint         i,
-         TokKind       kind)
+is_kind (const Tokens       *t,
+         guint               i,
+         QStoreSqlTokenKind  kind)
 {
-  const Tok *tok = tok_at (t, i);
+  const QStoreSqlToken *tok = tok_at (t, i);
 
   return tok != NULL && tok->kind == kind;
+}
+
+static gboolean
+is_punct (const Tokens *t,
+          guint         i,
+          char          c)
+{
+  const QStoreSqlToken *tok = tok_at (t, i);
+
+  return tok != NULL && qstore_sql_token_is_punct (tok, c);
 }
 
 static gboolean
 is_name (const Tokens *t,
          guint         i)
 {
-  return is_kind (t, i, TOK_WORD) || is_kind (t, i, TOK_QUOTED) ||
-         (is_kind (t, i, TOK_STRING) && t->sql[tok_at (t, i)->start] == '\'');
+  return is_kind (t, i, QSTORE_SQL_TOKEN_WORD) || is_kind (t, i, QSTORE_SQL_TOKEN_QUOTED) ||
+         (is_kind (t, i, QSTORE_SQL_TOKEN_STRING) && tok_at (t, i)->start[0] == '\'');
 }
 
 /* The text from token @first to token @last, both included. */
@@ -227,10 +99,10 @@ slice (const Tokens *t,
        guint         first,
        guint         last)
 {
-  const Tok *a = tok_at (t, first);
-  const Tok *b = tok_at (t, last);
+  const QStoreSqlToken *a = tok_at (t, first);
+  const QStoreSqlToken *b = tok_at (t, last);
 
-  return g_strndup (t->sql + a->start, b->end - a->start);
+  return g_strndup (a->start, b->start + b->len - a->start);
 }
 
 /* The identifier token @i spells, quotes removed. */
@@ -238,32 +110,7 @@ static char *
 name_at (const Tokens *t,
          guint         i)
 {
-  const Tok *tok = tok_at (t, i);
-  const char *p = t->sql + tok->start;
-  gsize len = tok->end - tok->start;
-  GString *out;
-  char close;
-
-  if (tok->kind == TOK_WORD)
-    return g_strndup (p, len);
-
-  close = p[0] == '[' ? ']' : p[0];
-  out = g_string_new (NULL);
-  for (gsize i = 1; i < len; i++)
-    {
-      if (p[i] == close)
-        {
-          if (close != ']' && i + 1 < len && p[i + 1] == close)
-            {
-              g_string_append_c (out, close);
-              i++;
-              continue;
-            }
-          break;
-        }
-      g_string_append_c (out, p[i]);
-    }
-  return g_string_free (out, FALSE);
+  return qstore_sql_token_name (tok_at (t, i));
 }
 
 /* Moves *i past the parenthesized group that starts there. */
@@ -271,15 +118,15 @@ static gboolean
 skip_group (const Tokens *t,
             guint        *i)
 {
-  const Tok *open = tok_at (t, *i);
+  const QStoreSqlToken *open = tok_at (t, *i);
 
-  if (open == NULL || open->kind != TOK_OPEN)
+  if (open == NULL || !qstore_sql_token_is_punct (open, '('))
     return FALSE;
   for (guint j = *i + 1; j < t->end; j++)
     {
-      const Tok *tok = tok_at (t, j);
+      const QStoreSqlToken *tok = tok_at (t, j);
 
-      if (tok->kind == TOK_CLOSE && tok->depth == open->depth)
+      if (qstore_sql_token_is_punct (tok, ')') && tok->depth == open->depth)
         {
           *i = j + 1;
           return TRUE;
@@ -300,13 +147,13 @@ group_names (const Tokens *t,
 
   for (guint j = open + 1; j < t->end; j++)
     {
-      const Tok *tok = tok_at (t, j);
+      const QStoreSqlToken *tok = tok_at (t, j);
 
-      if (tok->kind == TOK_CLOSE && tok->depth == depth - 1)
+      if (qstore_sql_token_is_punct (tok, ')') && tok->depth == depth - 1)
         break;
       if (at_start && is_name (t, j))
         g_ptr_array_add (names, name_at (t, j));
-      at_start = tok->depth == depth && tok->kind == TOK_COMMA;
+      at_start = tok->depth == depth && qstore_sql_token_is_punct (tok, ',');
     }
   return names;
 }
@@ -423,7 +270,7 @@ static void
 skip_conflict_clause (const Tokens *t,
                       guint        *i)
 {
-  if (is_word (t, *i, "ON") && is_word (t, *i + 1, "CONFLICT") && is_kind (t, *i + 2, TOK_WORD))
+  if (is_word (t, *i, "ON") && is_word (t, *i + 1, "CONFLICT") && is_kind (t, *i + 2, QSTORE_SQL_TOKEN_WORD))
     *i += 3;
 }
 
@@ -438,7 +285,7 @@ parse_references (const Tokens *t,
     return FALSE;
   item->parent = name_at (t, *i);
   (*i)++;
-  if (is_kind (t, *i, TOK_OPEN))
+  if (is_punct (t, *i, '('))
     {
       item->parent_columns = group_names (t, *i);
       if (!skip_group (t, i))
@@ -465,7 +312,7 @@ parse_references (const Tokens *t,
         *i += 2;
       else if (is_word (t, *i, "DEFERRABLE"))
         *i += 1;
-      else if (is_word (t, *i, "INITIALLY") && is_kind (t, *i + 1, TOK_WORD))
+      else if (is_word (t, *i, "INITIALLY") && is_kind (t, *i + 1, QSTORE_SQL_TOKEN_WORD))
         *i += 2;
       else
         return TRUE;
@@ -549,21 +396,21 @@ parse_item (const Tokens *t,
     }
   else if (is_word (t, *i, "DEFAULT") && column)
     {
-      const Tok *sign;
+      const QStoreSqlToken *sign;
 
       item->kind = ITEM_DEFAULT;
       *i += 1;
       sign = tok_at (t, *i);
-      if (sign != NULL && sign->kind == TOK_OTHER &&
-          (t->sql[sign->start] == '+' || t->sql[sign->start] == '-'))
+      if (sign != NULL &&
+          (qstore_sql_token_is_punct (sign, '+') || qstore_sql_token_is_punct (sign, '-')))
         (*i)++;
-      if (is_kind (t, *i, TOK_OPEN))
+      if (is_punct (t, *i, '('))
         {
           if (!skip_group (t, i))
             return NULL;
         }
-      else if (is_kind (t, *i, TOK_NUMBER) || is_kind (t, *i, TOK_STRING) ||
-               is_kind (t, *i, TOK_WORD) || is_kind (t, *i, TOK_QUOTED))
+      else if (is_kind (t, *i, QSTORE_SQL_TOKEN_NUMBER) || is_kind (t, *i, QSTORE_SQL_TOKEN_STRING) ||
+               is_kind (t, *i, QSTORE_SQL_TOKEN_WORD) || is_kind (t, *i, QSTORE_SQL_TOKEN_QUOTED))
         (*i)++;
       else
         return NULL;
@@ -623,7 +470,7 @@ parse_column (const Tokens *t,
 
   while (i < t->end && !is_column_constraint_start (t, i))
     {
-      if (is_kind (t, i, TOK_OPEN))
+      if (is_punct (t, i, '('))
         {
           if (!skip_group (t, &i))
             return FALSE;
@@ -660,22 +507,22 @@ table_def_parse (const char  *sql,
                  GError     **error)
 {
   g_autoptr(TableDef) def = g_new0 (TableDef, 1);
-  g_autoptr(GArray) toks = tokenize (sql);
+  g_autoptr(GArray) toks = qstore_sql_tokenize (sql);
   Tokens t = { sql, toks, toks->len };
   guint open = 0, close, segment;
 
   def->columns = g_ptr_array_new_with_free_func (column_def_free);
   def->constraints = g_ptr_array_new_with_free_func (item_free);
 
-  while (open < t.end && !is_kind (&t, open, TOK_OPEN))
+  while (open < t.end && !is_punct (&t, open, '('))
     open++;
   close = open;
   if (open >= t.end || !skip_group (&t, &close))
     goto unreadable;
   close--;
 
-  def->head = g_strndup (sql, tok_at (&t, open)->end);
-  def->tail = g_strdup (sql + tok_at (&t, close)->start);
+  def->head = g_strndup (sql, tok_at (&t, open)->start + 1 - sql);
+  def->tail = g_strdup (tok_at (&t, close)->start);
 
   segment = open + 1;
   while (segment < close)
@@ -684,7 +531,7 @@ table_def_parse (const char  *sql,
       Tokens part;
 
       /* A definition ends at the next comma between the parentheses. */
-      while (end < close && !(is_kind (&t, end, TOK_COMMA) && tok_at (&t, end)->depth == 1))
+      while (end < close && !(is_punct (&t, end, ',') && tok_at (&t, end)->depth == 1))
         end++;
       if (end == segment)
         goto unreadable;
@@ -912,7 +759,7 @@ syntax_error (const Tokens  *t,
               const char    *expected,
               GError       **error)
 {
-  const Tok *tok = tok_at (t, i);
+  const QStoreSqlToken *tok = tok_at (t, i);
 
   if (tok == NULL)
     g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
@@ -920,7 +767,7 @@ syntax_error (const Tokens  *t,
   else
     g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
                  "near \"%.*s\": syntax error: ALTER TABLE expects %s there",
-                 (int) (tok->end - tok->start), t->sql + tok->start, expected);
+                 (int) tok->len, tok->start, expected);
   return FALSE;
 }
 
@@ -941,14 +788,14 @@ default_text (const Tokens *t,
 {
   g_autofree char *text = slice (t, first, t->end - 1);
   guint i = first;
-  const Tok *sign = tok_at (t, i);
+  const QStoreSqlToken *sign = tok_at (t, i);
 
-  if (sign->kind == TOK_OTHER && (t->sql[sign->start] == '+' || t->sql[sign->start] == '-'))
+  if (qstore_sql_token_is_punct (sign, '+') || qstore_sql_token_is_punct (sign, '-'))
     i++;
-  if (i + 1 == t->end && (is_kind (t, i, TOK_NUMBER) || is_kind (t, i, TOK_STRING) ||
-                          (i == first && (is_kind (t, i, TOK_WORD) || is_kind (t, i, TOK_QUOTED)))))
+  if (i + 1 == t->end && (is_kind (t, i, QSTORE_SQL_TOKEN_NUMBER) || is_kind (t, i, QSTORE_SQL_TOKEN_STRING) ||
+                          (i == first && (is_kind (t, i, QSTORE_SQL_TOKEN_WORD) || is_kind (t, i, QSTORE_SQL_TOKEN_QUOTED)))))
     return g_steal_pointer (&text);
-  if (i == first && is_kind (t, i, TOK_OPEN))
+  if (i == first && is_punct (t, i, '('))
     {
       guint j = i;
 
@@ -1007,15 +854,15 @@ parse_alter (const char   *sql,
              const char  **tail,
              GError      **error)
 {
-  g_autoptr(GArray) toks = tokenize (sql);
+  g_autoptr(GArray) toks = qstore_sql_tokenize (sql);
   Tokens t = { sql, toks, toks->len };
   guint i;
 
   /* The statement ends at the first semicolon outside parentheses. */
   for (i = 0; i < t.end; i++)
-    if (is_kind (&t, i, TOK_SEMICOLON) && tok_at (&t, i)->depth == 0)
+    if (is_punct (&t, i, ';') && tok_at (&t, i)->depth == 0)
       break;
-  *tail = i < t.end ? sql + tok_at (&t, i)->end : sql + strlen (sql);
+  *tail = i < t.end ? tok_at (&t, i)->start + 1 : sql + strlen (sql);
   t.end = i;
 
   if (!is_word (&t, 0, "ALTER") || !is_word (&t, 1, "TABLE"))
@@ -1023,7 +870,7 @@ parse_alter (const char   *sql,
   if (!is_name (&t, 2))
     return syntax_error (&t, 2, "a table name", error);
   i = 3;
-  if (is_kind (&t, 3, TOK_OTHER) && sql[tok_at (&t, 3)->start] == '.')
+  if (is_punct (&t, 3, '.'))
     {
       if (!is_name (&t, 4))
         return syntax_error (&t, 4, "a table name", error);
@@ -1039,7 +886,7 @@ parse_alter (const char   *sql,
       guint end = i + 3;
 
       alter->arm = ARM_ALTER_PRIMARY_KEY;
-      if (!is_kind (&t, end, TOK_OPEN) || !skip_group (&t, &end))
+      if (!is_punct (&t, end, '(') || !skip_group (&t, &end))
         return syntax_error (&t, i + 3, "the key's columns in parentheses", error);
       alter->text = slice (&t, i + 3, end - 1);
       return expect_end (&t, end, error);
@@ -2053,13 +1900,13 @@ mentions_column (const char *sql,
 
   if (sql == NULL)
     return FALSE;
-  toks = tokenize (sql);
+  toks = qstore_sql_tokenize (sql);
   t = (Tokens) { sql, toks, toks->len };
   for (guint i = 0; i < t.end; i++)
     {
       g_autofree char *word = NULL;
 
-      if (!is_kind (&t, i, TOK_WORD) && !is_kind (&t, i, TOK_QUOTED))
+      if (!is_kind (&t, i, QSTORE_SQL_TOKEN_WORD) && !is_kind (&t, i, QSTORE_SQL_TOKEN_QUOTED))
         continue;
       word = name_at (&t, i);
       if (g_ascii_strcasecmp (word, name) == 0)

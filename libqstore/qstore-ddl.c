@@ -37,7 +37,7 @@ static gboolean
 token_is_name (const QStoreSqlToken *token)
 {
   return token->kind == QSTORE_SQL_TOKEN_WORD || token->kind == QSTORE_SQL_TOKEN_QUOTED ||
-         token->kind == QSTORE_SQL_TOKEN_STRING;
+         (token->kind == QSTORE_SQL_TOKEN_STRING && token->start[0] == '\'');
 }
 
 char *

@@ -16,7 +16,8 @@ typedef enum
   QSTORE_SQL_TOKEN_END,
   QSTORE_SQL_TOKEN_WORD,
   QSTORE_SQL_TOKEN_QUOTED,    /* "id", `id`, [id] */
-  QSTORE_SQL_TOKEN_STRING,    /* 'text' */
+  QSTORE_SQL_TOKEN_STRING,    /* 'text', x'0102' */
+  QSTORE_SQL_TOKEN_NUMBER,    /* 12, 1.5e3 */
   QSTORE_SQL_TOKEN_PUNCT,
 } QStoreSqlTokenKind;
 

@@ -48,9 +48,15 @@ qstore_sql_next_token (const char     *p,
 
   if (*p == '\0')
     token->kind = QSTORE_SQL_TOKEN_END;
-  else if (*p == '\'' || *p == '"' || *p == '`')
+  else if (*p == '\'' || *p == '"' || *p == '`' ||
+           ((*p == 'x' || *p == 'X') && p[1] == '\''))
     {
-      char quote = *p++;
+      char quote;
+
+      /* A blob literal, x'0102', is one string token. */
+      if (*p == 'x' || *p == 'X')
+        p++;
+      quote = *p++;
 
       token->kind = quote == '\'' ? QSTORE_SQL_TOKEN_STRING : QSTORE_SQL_TOKEN_QUOTED;
       while (*p != '\0')
@@ -73,6 +79,14 @@ qstore_sql_next_token (const char     *p,
         p++;
       if (*p == ']')
         p++;
+    }
+  else if (g_ascii_isdigit (*p) || (*p == '.' && g_ascii_isdigit (p[1])))
+    {
+      /* 12, 1.5, .5, 1e-3, 0x1F */
+      token->kind = QSTORE_SQL_TOKEN_NUMBER;
+      for (p++; is_word_char (*p) || *p == '.' ||
+                ((*p == '+' || *p == '-') && (p[-1] == 'e' || p[-1] == 'E')); p++)
+        ;
     }
   else if (is_word_char (*p))
     {
