@@ -1088,22 +1088,6 @@ values_change (Migration *m)
   return FALSE;
 }
 
-static char *
-unique_message (QStoreTableSchema *schema,
-                GArray            *parts)
-{
-  GString *message = g_string_new ("UNIQUE constraint failed: ");
-
-  for (guint i = 0; i < parts->len; i++)
-    {
-      QStoreKeyPart *part = &g_array_index (parts, QStoreKeyPart, i);
-      QStoreColumn *column = g_ptr_array_index (schema->columns, part->column);
-
-      g_string_append_printf (message, "%s%s.%s", i > 0 ? ", " : "", schema->name, column->name);
-    }
-  return g_string_free (message, FALSE);
-}
-
 static gboolean
 propagate_iter_error (GError  *local_error,
                       GError **error)
@@ -1179,7 +1163,7 @@ place_key (Migration   *m,
         message = g_strdup_printf ("UNIQUE constraint failed: %s.%s", schema->name,
                                    ((QStoreColumn *) schema->columns->pdata[schema->rowid_column])->name);
       else
-        message = unique_message (schema, schema->pk);
+        message = qstore_ddl_unique_message (schema, schema->pk);
 
       g_set_error_literal (error, QSTORE_ERROR, QSTORE_ERROR_CONSTRAINT, message);
       return FALSE;
@@ -1374,131 +1358,6 @@ find_index (QStoreTableSchema *schema,
   return -1;
 }
 
-/* Builds the new indexes listed in @build (positions in the new schema)
- * from the rows the transaction now holds; a UNIQUE index refuses
- * duplicates (NULLs are distinct). */
-static gboolean
-build_indexes (Migration  *m,
-               GArray     *build,
-               GError    **error)
-{
-  QStoreDatabase *self = m->db;
-  QStoreTableSchema *schema = m->new_schema;
-  g_autoptr(GPtrArray) partial = g_ptr_array_new ();
-  g_autofree int *predicate = g_new0 (int, MAX (build->len, 1));
-  g_autofree gboolean *holds = g_new0 (gboolean, MAX (build->len, 1));
-  g_autofree QStoreValue *values = g_new0 (QStoreValue, schema->columns->len + 1);
-  g_autoptr(QStoreBounds) all = qstore_bounds_new ();
-  g_autoptr(QStoreIter) rows = NULL;
-  g_autoptr(GByteArray) key = g_byte_array_new ();
-  QStoreMirror mirror = { NULL };
-  GError *local_error = NULL;
-  gboolean ok = TRUE;
-
-  if (build->len == 0)
-    return TRUE;
-
-  for (guint b = 0; b < build->len; b++)
-    {
-      QStoreIndexSchema *index = g_ptr_array_index (schema->indexes,
-                                                    g_array_index (build, guint, b));
-
-      predicate[b] = -1;
-      if (index->where_sql != NULL)
-        {
-          predicate[b] = partial->len;
-          g_ptr_array_add (partial, index);
-        }
-    }
-  if (partial->len > 0 && !qstore_mirror_prepare (self, schema, partial, &mirror, error))
-    {
-      qstore_mirror_clear (&mirror);
-      return FALSE;
-    }
-
-  /* The rows as this transaction has them: moved, or as they were. */
-  if (!(rows = qstore_table_scan (m->new_table, all, error)))
-    {
-      qstore_mirror_clear (&mirror);
-      return FALSE;
-    }
-
-  while (ok && qstore_iter_next (rows, &local_error))
-    {
-      gsize data_key_len, row_len;
-      const guint8 *data_key = qstore_iter_peek_key (rows, &data_key_len);
-      const guint8 *row = qstore_iter_peek_value (rows, &row_len);
-
-      if (!qstore_table_decode_row (m->new_table, row, row_len, values, NULL, error) ||
-          (partial->len > 0 && !qstore_mirror_put (self, &mirror, values, holds, error)))
-        {
-          ok = FALSE;
-          break;
-        }
-
-      for (guint b = 0; ok && b < build->len; b++)
-        {
-          guint position = g_array_index (build, guint, b);
-          QStoreIndexSchema *index = g_ptr_array_index (schema->indexes, position);
-          QStoreKV *store = qstore_table_get_index_store (m->new_table, position);
-          gboolean has_null = FALSE;
-
-          if (predicate[b] >= 0 && !holds[predicate[b]])
-            continue;
-
-          g_byte_array_set_size (key, 0);
-          for (guint i = 0; ok && i < index->parts->len; i++)
-            {
-              QStoreKeyPart *part = &g_array_index (index->parts, QStoreKeyPart, i);
-
-              if (values[part->column].type == QSTORE_VALUE_NULL)
-                has_null = TRUE;
-              ok = qstore_codec_append_key_value (key, &values[part->column], part->collation,
-                                                  part->descending, error);
-            }
-          if (!ok)
-            break;
-
-          if (index->unique && !has_null)
-            {
-              g_autoptr(QStoreBounds) same = qstore_bounds_new ();
-              g_autoptr(QStoreIter) found = NULL;
-              gsize found_len;
-              const guint8 *found_key;
-
-              /* An entry of another row under the same column values. */
-              qstore_bounds_set_gte (same, key->data, key->len);
-              qstore_bounds_set_limit (same, 1);
-              if (!(found = qstore_coordinator_iterate (self->coordinator, store, same, error)))
-                {
-                  ok = FALSE;
-                  break;
-                }
-              if (qstore_iter_next (found, &local_error) &&
-                  (found_key = qstore_iter_peek_key (found, &found_len)) != NULL &&
-                  found_len >= key->len && memcmp (found_key, key->data, key->len) == 0)
-                {
-                  g_autofree char *message = unique_message (schema, index->parts);
-
-                  g_set_error_literal (error, QSTORE_ERROR, QSTORE_ERROR_CONSTRAINT, message);
-                  ok = FALSE;
-                  break;
-                }
-              if (local_error != NULL)
-                break;
-            }
-
-          g_byte_array_append (key, data_key, data_key_len);
-          qstore_coordinator_put (self->coordinator, store, key->data, key->len,
-                                  data_key, data_key_len);
-        }
-    }
-
-  qstore_mirror_clear (&mirror);
-  if (!propagate_iter_error (local_error, error))
-    return FALSE;
-  return ok;
-}
 
 /* Moves the rows and rebuilds what must be, writes the new catalog entry
  * and commits it all in one unit that also erases the index stores that
@@ -1544,7 +1403,7 @@ migrate (Migration  *m,
     }
   g_ptr_array_add (drop, NULL);
 
-  if (!build_indexes (m, build, error))
+  if (!qstore_ddl_build_indexes (m->db, m->new_table, build, TRUE, error))
     goto fail;
 
   bundle = qstore_table_schema_to_bundle (new);

@@ -74,6 +74,15 @@ gboolean  qstore_mirror_put         (QStoreDatabase     *self,
                                      GError            **error);
 void      qstore_mirror_clear       (QStoreMirror       *mirror);
 
+/* SQLite's message for a UNIQUE violation over @parts of @schema. */
+char     *qstore_ddl_unique_message  (QStoreTableSchema  *schema,
+                                      GArray             *parts);
+gboolean  qstore_ddl_build_indexes   (QStoreDatabase     *self,
+                                      QStoreTable        *table,
+                                      GArray             *build,
+                                      gboolean            check_unique,
+                                      GError            **error);
+
 /* Handlers. @sql is one statement. */
 gboolean  qstore_ddl_check_conflict_clauses (const char  *table,
                                              const char  *old_sql,

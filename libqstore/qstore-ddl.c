@@ -662,15 +662,15 @@ find_index (QStoreTableSchema *schema,
   return -1;
 }
 
-static char *
-unique_message (QStoreTableSchema *schema,
-                QStoreIndexSchema *index)
+char *
+qstore_ddl_unique_message (QStoreTableSchema *schema,
+                           GArray            *parts)
 {
   GString *message = g_string_new ("UNIQUE constraint failed: ");
 
-  for (guint i = 0; i < index->parts->len; i++)
+  for (guint i = 0; i < parts->len; i++)
     {
-      QStoreKeyPart *part = &g_array_index (index->parts, QStoreKeyPart, i);
+      QStoreKeyPart *part = &g_array_index (parts, QStoreKeyPart, i);
       QStoreColumn *column = g_ptr_array_index (schema->columns, part->column);
 
       g_string_append_printf (message, "%s%s.%s", i > 0 ? ", " : "", schema->name, column->name);
@@ -773,38 +773,62 @@ qstore_mirror_put (QStoreDatabase     *self,
   return TRUE;
 }
 
-/* Writes the entries of index @position of @table for every row, through
- * the coordinator's open transaction; with @check_unique, a UNIQUE index
- * refuses duplicates (NULLs are distinct) with SQLite's message. */
-static gboolean
-build_index (QStoreDatabase  *self,
-             QStoreTable     *table,
-             guint            position,
-             gboolean         check_unique,
-             GError         **error)
+/**
+ * qstore_ddl_build_indexes:
+ * @self: the database, in a transaction
+ * @table: the table
+ * @build: (element-type guint): positions of the indexes to fill
+ * @check_unique: whether a UNIQUE index refuses duplicates (NULLs are
+ *   distinct), with SQLite's message
+ * @error: return location for a #GError
+ *
+ * Writes the entries of the indexes listed in @build for every row the
+ * transaction holds, in one pass over the rows; a partial index takes the
+ * rows its predicate holds for, as SQLite evaluates it.
+ *
+ * Returns: %TRUE on success
+ */
+gboolean
+qstore_ddl_build_indexes (QStoreDatabase  *self,
+                          QStoreTable     *table,
+                          GArray          *build,
+                          gboolean         check_unique,
+                          GError         **error)
 {
   QStoreTableSchema *schema = qstore_table_get_table_schema (table);
-  QStoreIndexSchema *index = g_ptr_array_index (schema->indexes, position);
-  QStoreKV *index_store = qstore_table_get_index_store (table, position);
+  g_autoptr(GPtrArray) partial = g_ptr_array_new ();
+  g_autofree int *predicate = g_new0 (int, MAX (build->len, 1));
+  g_autofree gboolean *holds = g_new0 (gboolean, MAX (build->len, 1));
+  g_autofree QStoreValue *values = g_new0 (QStoreValue, schema->columns->len + 1);
   g_autoptr(QStoreBounds) all = qstore_bounds_new ();
   g_autoptr(QStoreIter) rows = NULL;
   g_autoptr(GByteArray) key = g_byte_array_new ();
-  g_autofree QStoreValue *values = g_new0 (QStoreValue, MAX (schema->columns->len, 1));
-  g_autoptr(GPtrArray) partial = g_ptr_array_new ();
   QStoreMirror mirror = { NULL };
   GError *local_error = NULL;
   gboolean ok = TRUE;
 
-  if (index->where_sql != NULL)
+  if (build->len == 0)
+    return TRUE;
+
+  for (guint b = 0; b < build->len; b++)
     {
-      g_ptr_array_add (partial, index);
-      if (!qstore_mirror_prepare (self, schema, partial, &mirror, error))
+      QStoreIndexSchema *index = g_ptr_array_index (schema->indexes,
+                                                    g_array_index (build, guint, b));
+
+      predicate[b] = -1;
+      if (index->where_sql != NULL)
         {
-          qstore_mirror_clear (&mirror);
-          return FALSE;
+          predicate[b] = partial->len;
+          g_ptr_array_add (partial, index);
         }
     }
+  if (partial->len > 0 && !qstore_mirror_prepare (self, schema, partial, &mirror, error))
+    {
+      qstore_mirror_clear (&mirror);
+      return FALSE;
+    }
 
+  /* The rows as this transaction has them: moved, or as they were. */
   if (!(rows = qstore_table_scan (table, all, error)))
     {
       qstore_mirror_clear (&mirror);
@@ -816,82 +840,73 @@ build_index (QStoreDatabase  *self,
       gsize data_key_len, row_len;
       const guint8 *data_key = qstore_iter_peek_key (rows, &data_key_len);
       const guint8 *row = qstore_iter_peek_value (rows, &row_len);
-      gboolean has_null = FALSE;
-      gint64 rowid;
 
-      if (!qstore_table_decode_row (table, row, row_len, values, &rowid, error))
+      if (!qstore_table_decode_row (table, row, row_len, values, NULL, error) ||
+          (partial->len > 0 && !qstore_mirror_put (self, &mirror, values, holds, error)))
         {
           ok = FALSE;
           break;
         }
 
-      if (index->where_sql != NULL)
+      for (guint b = 0; ok && b < build->len; b++)
         {
-          gboolean holds;
+          guint position = g_array_index (build, guint, b);
+          QStoreIndexSchema *index = g_ptr_array_index (schema->indexes, position);
+          QStoreKV *store = qstore_table_get_index_store (table, position);
+          gboolean has_null = FALSE;
 
-          if (!qstore_mirror_put (self, &mirror, values, &holds, error))
-            {
-              ok = FALSE;
-              break;
-            }
-          if (!holds)
+          if (predicate[b] >= 0 && !holds[predicate[b]])
             continue;
-        }
 
-      g_byte_array_set_size (key, 0);
-      for (guint i = 0; ok && i < index->parts->len; i++)
-        {
-          QStoreKeyPart *part = &g_array_index (index->parts, QStoreKeyPart, i);
-
-          if (values[part->column].type == QSTORE_VALUE_NULL)
-            has_null = TRUE;
-          ok = qstore_codec_append_key_value (key, &values[part->column], part->collation,
-                                              part->descending, error);
-        }
-      if (!ok)
-        break;
-
-      if (check_unique && index->unique && !has_null)
-        {
-          g_autoptr(QStoreBounds) same = qstore_bounds_new ();
-          g_autoptr(QStoreIter) found = NULL;
-          gboolean duplicate;
-
-          /* Entries with these column values, whatever their row: the
-           * first entry at or after the prefix, if it starts with it. (No
-           * byte can bound the range from above: a data key may start with
-           * 0xff, a DESC NULL.) */
-          qstore_bounds_set_gte (same, key->data, key->len);
-          qstore_bounds_set_limit (same, 1);
-
-          if (!(found = qstore_coordinator_iterate (self->coordinator, index_store, same, error)))
+          g_byte_array_set_size (key, 0);
+          for (guint i = 0; ok && i < index->parts->len; i++)
             {
-              ok = FALSE;
-              break;
+              QStoreKeyPart *part = &g_array_index (index->parts, QStoreKeyPart, i);
+
+              if (values[part->column].type == QSTORE_VALUE_NULL)
+                has_null = TRUE;
+              ok = qstore_codec_append_key_value (key, &values[part->column], part->collation,
+                                                  part->descending, error);
             }
-          duplicate = qstore_iter_next (found, &local_error);
-          if (local_error != NULL)
+          if (!ok)
             break;
-          if (duplicate)
+
+          if (check_unique && index->unique && !has_null)
             {
+              g_autoptr(QStoreBounds) same = qstore_bounds_new ();
+              g_autoptr(QStoreIter) found = NULL;
               gsize found_len;
-              const guint8 *found_key = qstore_iter_peek_key (found, &found_len);
+              const guint8 *found_key;
 
-              duplicate = found_len >= key->len && memcmp (found_key, key->data, key->len) == 0;
-            }
-          if (duplicate)
-            {
-              g_autofree char *message = unique_message (schema, index);
+              /* An entry of another row under the same column values: the
+               * first entry at or after the prefix, if it starts with it.
+               * (No byte can bound the range from above: a data key may
+               * start with 0xff, a DESC NULL.) */
+              qstore_bounds_set_gte (same, key->data, key->len);
+              qstore_bounds_set_limit (same, 1);
+              if (!(found = qstore_coordinator_iterate (self->coordinator, store, same, error)))
+                {
+                  ok = FALSE;
+                  break;
+                }
+              if (qstore_iter_next (found, &local_error) &&
+                  (found_key = qstore_iter_peek_key (found, &found_len)) != NULL &&
+                  found_len >= key->len && memcmp (found_key, key->data, key->len) == 0)
+                {
+                  g_autofree char *message = qstore_ddl_unique_message (schema, index->parts);
 
-              g_set_error_literal (error, QSTORE_ERROR, QSTORE_ERROR_CONSTRAINT, message);
-              ok = FALSE;
-              break;
+                  g_set_error_literal (error, QSTORE_ERROR, QSTORE_ERROR_CONSTRAINT, message);
+                  ok = FALSE;
+                  break;
+                }
+              if (local_error != NULL)
+                break;
             }
+
+          g_byte_array_append (key, data_key, data_key_len);
+          qstore_coordinator_put (self->coordinator, store, key->data, key->len,
+                                  data_key, data_key_len);
         }
-
-      g_byte_array_append (key, data_key, data_key_len);
-      qstore_coordinator_put (self->coordinator, index_store, key->data, key->len,
-                              data_key, data_key_len);
     }
 
   qstore_mirror_clear (&mirror);
@@ -901,6 +916,19 @@ build_index (QStoreDatabase  *self,
       return FALSE;
     }
   return ok;
+}
+
+static gboolean
+build_one_index (QStoreDatabase  *self,
+                 QStoreTable     *table,
+                 guint            position,
+                 gboolean         check_unique,
+                 GError         **error)
+{
+  g_autoptr(GArray) build = g_array_new (FALSE, FALSE, sizeof (guint));
+
+  g_array_append_val (build, position);
+  return qstore_ddl_build_indexes (self, table, build, check_unique, error);
 }
 
 gboolean
@@ -974,7 +1002,7 @@ qstore_ddl_create_index (QStoreDatabase  *self,
 
   /* The entries and the new catalog bundle commit together. */
   qstore_coordinator_begin (self->coordinator);
-  if (!build_index (self, table, position, TRUE, error))
+  if (!build_one_index (self, table, position, TRUE, error))
     {
       qstore_coordinator_rollback (self->coordinator);
       scratch_undo (self);
@@ -1750,7 +1778,7 @@ repair_table (QStoreDatabase  *self,
         }
       /* The rows are what they are: a torn commit may have left two with
        * one UNIQUE value, and the index must list both. */
-      if (!build_index (self, table, i, FALSE, error))
+      if (!build_one_index (self, table, i, FALSE, error))
         return FALSE;
     }
 
