@@ -12,6 +12,7 @@
 #include "qstore-ddl-private.h"
 #include "qstore-error.h"
 #include "qstore-mview-private.h"
+#include "qstore-params-private.h"
 #include "qstore-result-private.h"
 #include "qstore-vtab-private.h"
 
@@ -871,60 +872,6 @@ ddl_end (QStoreDatabase  *self,
   return ok;
 }
 
-static gboolean
-bind_params (sqlite3_stmt  *stmt,
-             GVariant      *params,
-             GError       **error)
-{
-  int n_expected = sqlite3_bind_parameter_count (stmt);
-  int n_given = params != NULL ? (int) g_variant_n_children (params) : 0;
-
-  /* Without a tuple, parameters are NULL, as SQLite leaves them. */
-  if (params == NULL)
-    return TRUE;
-
-  if (n_given != n_expected)
-    {
-      g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
-                   "The statement takes %d parameter%s but %d %s given: pass a tuple "
-                   "with one value per parameter", n_expected, n_expected == 1 ? "" : "s",
-                   n_given, n_given == 1 ? "was" : "were");
-      return FALSE;
-    }
-
-  for (int i = 0; i < n_given; i++)
-    {
-      g_autoptr(GVariant) child = g_variant_get_child_value (params, i);
-      g_autoptr(GVariant) inner = g_variant_ref (child);
-      g_autoptr(GVariant) holder = NULL;
-      g_autoptr(GError) local_error = NULL;
-      QStoreValue value;
-
-      while (g_variant_is_of_type (inner, G_VARIANT_TYPE_VARIANT))
-        {
-          GVariant *next = g_variant_get_variant (inner);
-
-          g_variant_unref (inner);
-          inner = next;
-        }
-
-      if (g_variant_is_of_type (inner, G_VARIANT_TYPE_BOOLEAN))
-        {
-          sqlite3_bind_int (stmt, i + 1, g_variant_get_boolean (inner));
-          continue;
-        }
-
-      if (!(holder = qstore_value_from_variant (inner, &value, &local_error)))
-        {
-          g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
-                       "Parameter %d: %s", i + 1, local_error->message);
-          return FALSE;
-        }
-      qstore_value_bind (stmt, i + 1, &value);
-    }
-  return TRUE;
-}
-
 /* Statements between BEGIN and COMMIT that only read see one state of
  * the store, taken when the transaction begins, as SQLite's own read
  * transactions do: without it, each would see what was committed when it
@@ -1254,7 +1201,7 @@ run_statement (QStoreDatabase  *self,
       return FALSE;
     }
 
-  if (!bind_params (stmt, params, error))
+  if (!qstore_params_bind (stmt, params, error))
     {
       sqlite3_finalize (stmt);
       return FALSE;
