@@ -17,6 +17,7 @@
 # include "qstore-provider.h"
 # include "qstore-codec.h"
 # include "qstore-catalog.h"
+# include "qstore-rehydration-result.h"
 # include "qstore-stale.h"
 # include "qstore-fault.h"
 # include "qstore-change-set.h"

@@ -31,7 +31,7 @@
  * VIEW brings it back. Views over a stale view go stale too.
  *
  * On open, a view's stored contents are kept ("adopted") only when they
- * are provably current: see qstore_mview_rehydrate().
+ * are provably current: see rehydrate().
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -43,11 +43,11 @@
 
 #include "qstore-affinity-private.h"
 #include "qstore-coordinator-private.h"
-#include "qstore-ddl-private.h"
 #include "qstore-enums.h"
 #include "qstore-error.h"
 #include "qstore-sql-token-private.h"
 #include "qstore-mview-private.h"
+#include "qstore-rehydration-result-private.h"
 #include "qstore-provider-private.h"
 #include "qstore-result-private.h"
 #include "qstore-table-schema-private.h"
@@ -56,10 +56,8 @@
 #define CLEAN_SHUTDOWN_META "clean_shutdown"
 #define STALE_SET_META      "stale_mvs"
 #define DEFAULT_REBUILD_ROW_THRESHOLD 10000
-#define THRESHOLD_SETTING   "materialized_view_rebuild_row_threshold"
+#define THRESHOLD_SETTING   QSTORE_MVIEW_THRESHOLD_SETTING
 #define SCRATCH_SAVEPOINT   "qstore_mview"
-
-G_DEFINE_AUTOPTR_CLEANUP_FUNC (sqlite3_stmt, sqlite3_finalize)
 
 static gboolean
 token_is_name (const QStoreSqlToken *token)
@@ -102,273 +100,45 @@ name_equal (gconstpointer a,
 
 /* Statements */
 
-typedef enum
-{
-  STATEMENT_NONE,
-  STATEMENT_CREATE,
-  STATEMENT_DROP,
-  STATEMENT_REFRESH,
-  STATEMENT_SETTING,
-} StatementKind;
-
-typedef struct
-{
-  StatementKind  kind;
-  gboolean       if_exists;      /* DROP … IF EXISTS, CREATE … IF NOT EXISTS */
-  char          *schema;         /* as written, or NULL */
-  char          *name;
-  char          *name_text;      /* the name's token as written */
-  GPtrArray     *columns;        /* char *: CREATE's column list, or NULL */
-  const char    *body;           /* CREATE: where the SELECT starts */
-  const char    *end;            /* DROP, REFRESH, PRAGMA: where the statement ends */
-  gboolean       assign;         /* PRAGMA: a value is given */
-  const char    *value_start;
-  gsize          value_len;
-  gboolean       value_negative;
-} Statement;
-
-static void
-statement_clear (Statement *statement)
-{
-  g_clear_pointer (&statement->schema, g_free);
-  g_clear_pointer (&statement->name, g_free);
-  g_clear_pointer (&statement->name_text, g_free);
-  g_clear_pointer (&statement->columns, g_ptr_array_unref);
-}
-
-G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (Statement, statement_clear)
-
-/* Reads `[schema.]name` at @p. */
 static const char *
-parse_name (const char *p,
-            Statement  *statement)
+statement_form (const QStoreStatement *statement)
 {
-  QStoreSqlToken first, dot, second;
-  const char *after_first, *after_dot;
-
-  after_first = qstore_sql_next_token (p, &first);
-  if (!token_is_name (&first))
-    return NULL;
-  after_dot = qstore_sql_next_token (after_first, &dot);
-  if (qstore_sql_token_is_punct (&dot, '.'))
+  switch (statement->kind)
     {
-      const char *after_second = qstore_sql_next_token (after_dot, &second);
-
-      if (!token_is_name (&second))
-        return NULL;
-      statement->schema = qstore_sql_token_name (&first);
-      statement->name = qstore_sql_token_name (&second);
-      statement->name_text = g_strndup (second.start, second.len);
-      return after_second;
-    }
-  statement->name = qstore_sql_token_name (&first);
-  statement->name_text = g_strndup (first.start, first.len);
-  return after_first;
-}
-
-/* The end of a statement that has no body: `;` or the end. */
-static const char *
-statement_end (const char *p,
-               gboolean   *ok)
-{
-  QStoreSqlToken token;
-  const char *after = qstore_sql_next_token (p, &token);
-
-  *ok = token.kind == QSTORE_SQL_TOKEN_END || qstore_sql_token_is_punct (&token, ';');
-  return token.kind == QSTORE_SQL_TOKEN_END ? token.start : after;
-}
-
-/* Recognises the statements SQLite has no syntax for. A statement that
- * starts like one but is malformed is still ours (kind set, name NULL)
- * so that the caller reports it rather than SQLite's generic message. */
-static void
-parse_statement (const char *sql,
-                 Statement  *statement)
-{
-  QStoreSqlToken first, second, third, token;
-  const char *p;
-  gboolean ok;
-
-  p = qstore_sql_next_token (sql, &first);
-  if (qstore_sql_token_is (&first, "PRAGMA"))
-    {
-      const char *after;
-      QStoreSqlToken a, b, c;
-
-      after = qstore_sql_next_token (p, &a);
-      if (!token_is_name (&a))
-        return;
-      after = qstore_sql_next_token (after, &b);
-      if (qstore_sql_token_is_punct (&b, '.'))
-        {
-          after = qstore_sql_next_token (after, &c);
-          if (!qstore_sql_token_is (&c, THRESHOLD_SETTING))
-            return;
-          statement->schema = qstore_sql_token_name (&a);
-        }
-      else
-        {
-          if (!qstore_sql_token_is (&a, THRESHOLD_SETTING))
-            return;
-          after = a.start + a.len;
-        }
-      statement->kind = STATEMENT_SETTING;
-      statement->name = g_strdup (THRESHOLD_SETTING);
-
-      p = qstore_sql_next_token (after, &token);
-      if (qstore_sql_token_is_punct (&token, '=') || qstore_sql_token_is_punct (&token, '('))
-        {
-          gboolean paren = qstore_sql_token_is_punct (&token, '(');
-
-          statement->assign = TRUE;
-          p = qstore_sql_next_token (p, &token);
-          if (qstore_sql_token_is_punct (&token, '-') || qstore_sql_token_is_punct (&token, '+'))
-            {
-              statement->value_negative = qstore_sql_token_is_punct (&token, '-');
-              p = qstore_sql_next_token (p, &token);
-            }
-          statement->value_start = token.start;
-          statement->value_len = token.kind == QSTORE_SQL_TOKEN_END ? 0 : token.len;
-          if (paren)
-            {
-              p = qstore_sql_next_token (p, &token);
-              if (!qstore_sql_token_is_punct (&token, ')'))
-                statement->value_len = 0;
-            }
-          statement->end = statement_end (p, &ok);
-          if (!ok)
-            statement->value_len = 0;
-        }
-      else
-        {
-          statement->end = statement_end (after, &ok);
-          if (!ok)
-            g_clear_pointer (&statement->name, g_free);
-        }
-      return;
-    }
-
-  p = qstore_sql_next_token (p, &second);
-  p = qstore_sql_next_token (p, &third);
-  if (!qstore_sql_token_is (&second, "MATERIALIZED") || !qstore_sql_token_is (&third, "VIEW"))
-    return;
-
-  if (qstore_sql_token_is (&first, "CREATE"))
-    {
-      const char *after;
-
-      statement->kind = STATEMENT_CREATE;
-      after = qstore_sql_next_token (p, &token);
-      if (qstore_sql_token_is (&token, "IF"))
-        {
-          QStoreSqlToken not_token, exists;
-
-          after = qstore_sql_next_token (after, &not_token);
-          after = qstore_sql_next_token (after, &exists);
-          if (!qstore_sql_token_is (&not_token, "NOT") || !qstore_sql_token_is (&exists, "EXISTS"))
-            return;
-          statement->if_exists = TRUE;
-          p = after;
-        }
-      if (!(p = parse_name (p, statement)))
-        return;
-
-      after = qstore_sql_next_token (p, &token);
-      if (qstore_sql_token_is_punct (&token, '('))
-        {
-          statement->columns = g_ptr_array_new_with_free_func (g_free);
-          for (;;)
-            {
-              after = qstore_sql_next_token (after, &token);
-              if (!token_is_name (&token))
-                goto malformed;
-              g_ptr_array_add (statement->columns, qstore_sql_token_name (&token));
-              after = qstore_sql_next_token (after, &token);
-              if (qstore_sql_token_is_punct (&token, ')'))
-                break;
-              if (!qstore_sql_token_is_punct (&token, ','))
-                goto malformed;
-            }
-          after = qstore_sql_next_token (after, &token);
-        }
-      if (!qstore_sql_token_is (&token, "AS"))
-        goto malformed;
-      statement->body = qstore_sql_skip_blank (after);
-      return;
-    }
-
-  if (qstore_sql_token_is (&first, "DROP"))
-    {
-      const char *after;
-
-      statement->kind = STATEMENT_DROP;
-      after = qstore_sql_next_token (p, &token);
-      if (qstore_sql_token_is (&token, "IF"))
-        {
-          after = qstore_sql_next_token (after, &token);
-          if (!qstore_sql_token_is (&token, "EXISTS"))
-            return;
-          statement->if_exists = TRUE;
-          p = after;
-        }
-    }
-  else if (qstore_sql_token_is (&first, "REFRESH"))
-    statement->kind = STATEMENT_REFRESH;
-  else
-    return;
-
-  if (!(p = parse_name (p, statement)))
-    return;
-  statement->end = statement_end (p, &ok);
-  if (!ok)
-    goto malformed;
-  return;
-
-malformed:
-  g_clear_pointer (&statement->name, g_free);
-}
-
-static const char *
-statement_verb (StatementKind kind)
-{
-  switch (kind)
-    {
-    case STATEMENT_CREATE:
-      return "CREATE MATERIALIZED VIEW";
-    case STATEMENT_DROP:
-      return "DROP MATERIALIZED VIEW";
-    case STATEMENT_REFRESH:
-      return "REFRESH MATERIALIZED VIEW";
-    case STATEMENT_SETTING:
-      return "PRAGMA " THRESHOLD_SETTING;
-    case STATEMENT_NONE:
+    case QSTORE_STATEMENT_CREATE_MATERIALIZED_VIEW:
+      return "CREATE MATERIALIZED VIEW [IF NOT EXISTS] name [(columns)] AS SELECT …";
+    case QSTORE_STATEMENT_DROP_MATERIALIZED_VIEW:
+      return "DROP MATERIALIZED VIEW [IF EXISTS] name";
+    case QSTORE_STATEMENT_REFRESH_MATERIALIZED_VIEW:
+      return "REFRESH MATERIALIZED VIEW name";
+    case QSTORE_STATEMENT_SETTING:
     default:
-      return "";
+      return "PRAGMA " THRESHOLD_SETTING " [= rows]";
     }
+}
+
+static const char *
+statement_verb (const QStoreStatement *statement)
+{
+  return statement->kind == QSTORE_STATEMENT_SETTING ? "PRAGMA " THRESHOLD_SETTING
+                                                      : qstore_statement_verb (statement->kind);
 }
 
 static gboolean
-check_syntax (const Statement  *statement,
-              GError          **error)
+check_syntax (const QStoreStatement  *statement,
+              GError                **error)
 {
-  static const char * const forms[] = {
-    [STATEMENT_CREATE] = "CREATE MATERIALIZED VIEW [IF NOT EXISTS] name [(columns)] AS SELECT …",
-    [STATEMENT_DROP] = "DROP MATERIALIZED VIEW [IF EXISTS] name",
-    [STATEMENT_REFRESH] = "REFRESH MATERIALIZED VIEW name",
-    [STATEMENT_SETTING] = "PRAGMA " THRESHOLD_SETTING " [= rows]",
-  };
-
-  if (statement->name != NULL &&
+  if (!statement->malformed && statement->name != NULL &&
       (statement->schema == NULL || g_ascii_strcasecmp (statement->schema, "main") == 0))
     return TRUE;
-  if (statement->name != NULL)
+  if (!statement->malformed && statement->name != NULL)
     g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_UNSUPPORTED,
                  "%s: schema “%s” is not supported: materialized views live in “main”",
-                 statement_verb (statement->kind), statement->schema);
+                 statement_verb (statement), statement->schema);
   else
     g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
                  "Malformed %s statement: write it as %s",
-                 statement_verb (statement->kind), forms[statement->kind]);
+                 statement_verb (statement), statement_form (statement));
   return FALSE;
 }
 
@@ -834,6 +604,7 @@ plan_find_source (const Plan *plan,
 /* The views */
 
 typedef struct _QStoreMView QStoreMView;
+typedef struct _QStoreMViews QStoreMViews;
 
 struct _QStoreMView
 {
@@ -889,8 +660,14 @@ struct _QStoreMViews
   gboolean                  rehydrating;    /* views are still being read back */
   gboolean                  durable_known;  /* durable_text is what the store holds */
   char                     *durable_text;   /* NULL: absent */
-  GPtrArray                *queued;         /* char *: schema, name, definition, … */
+  char                     *clean_shutdown; /* the marker found at open, or NULL */
 };
+
+static QStoreMViews *
+mviews_of (QStoreDatabase *db)
+{
+  return qstore_database_get_extension_state (db, &qstore_mview_extension);
+}
 
 static void
 dependents_free (Dependents *dependents)
@@ -907,13 +684,17 @@ view_finalize_statements (QStoreMView *view)
   g_clear_pointer (&view->all_stmt, sqlite3_finalize);
 }
 
+static gboolean before_read (gpointer   mview,
+                             GError   **error);
+
 /* Makes @entry the contents of @view (or of no view): its reads then
  * wait for the view's deferred work, and only the view writes it. */
 static void
 entry_set_view (QStoreSqlTable *entry,
                 QStoreMView    *view)
 {
-  entry->mview = view;
+  entry->owner = view;
+  entry->before_read = view != NULL ? before_read : NULL;
   qstore_table_set_contents_of (entry->table, view != NULL ? view->name : NULL);
 }
 
@@ -922,7 +703,7 @@ view_free (QStoreMView *view)
 {
   QStoreSqlTable *entry = qstore_database_lookup (view->owner->db, view->name);
 
-  if (entry != NULL && entry->mview == view)
+  if (entry != NULL && entry->owner == view)
     entry_set_view (entry, NULL);
   view_finalize_statements (view);
   g_free (view->name);
@@ -2674,8 +2455,8 @@ flush_all (QStoreMViews *self)
   self->maybe_work = again;
 }
 
-gboolean
-qstore_mview_before_read (gpointer   mview,
+static gboolean
+before_read (gpointer   mview,
                           GError   **error)
 {
   QStoreMView *view = mview;
@@ -3157,8 +2938,8 @@ materialize (QStoreMViews  *self,
       goto undo;
     }
   bundle = qstore_table_schema_to_bundle (qstore_table_get_table_schema (target));
-  qstore_catalog_put_if_changed (db, table_key, bundle);
-  qstore_catalog_put_if_changed (db, view_key, view->definition);
+  qstore_database_put_catalog (db, table_key, bundle);
+  qstore_database_put_catalog (db, view_key, view->definition);
   if (!qstore_coordinator_commit (db->coordinator, error))
     goto undo;
 
@@ -3301,7 +3082,7 @@ name_taken (QStoreDatabase  *db,
 }
 
 static char *
-definition_text (const Statement *statement,
+definition_text (const QStoreStatement *statement,
                  const char      *body)
 {
   GString *text = g_string_new ("CREATE MATERIALIZED VIEW ");
@@ -3324,10 +3105,9 @@ definition_text (const Statement *statement,
 
 /* The SELECT of a CREATE statement, where SQLite says it ends. */
 static char *
-body_text (QStoreDatabase  *db,
-           const Statement *statement,
-           const char     **tail,
-           GError         **error)
+body_text (QStoreDatabase         *db,
+           const QStoreStatement  *statement,
+           GError                **error)
 {
   g_autoptr(sqlite3_stmt) stmt = NULL;
   const char *end = NULL;
@@ -3344,8 +3124,6 @@ body_text (QStoreDatabase  *db,
                    "SELECT …", statement->name, statement->name);
       return NULL;
     }
-  if (tail != NULL)
-    *tail = end;
   len = end - statement->body;
   while (len > 0 && (statement->body[len - 1] == ';' || g_ascii_isspace (statement->body[len - 1])))
     len--;
@@ -3401,10 +3179,9 @@ check_threshold (QStoreMViews  *self,
 }
 
 static gboolean
-create_view (QStoreMViews     *self,
-             const Statement  *statement,
-             const char      **tail,
-             GError          **error)
+create_view (QStoreMViews           *self,
+             const QStoreStatement  *statement,
+             GError                **error)
 {
   QStoreDatabase *db = self->db;
   g_autofree char *body = NULL;
@@ -3413,7 +3190,7 @@ create_view (QStoreMViews     *self,
   Plan *plan;
   QStoreMView *view;
 
-  if (!(body = body_text (db, statement, tail, error)))
+  if (!(body = body_text (db, statement, error)))
     return FALSE;
 
   if (lookup_view (self, statement->name) != NULL)
@@ -3472,7 +3249,7 @@ create_view (QStoreMViews     *self,
 
 static gboolean
 drop_view (QStoreMViews     *self,
-           const Statement  *statement,
+           const QStoreStatement  *statement,
            GError          **error)
 {
   QStoreMView *view = lookup_view (self, statement->name);
@@ -3503,100 +3280,26 @@ drop_view (QStoreMViews     *self,
 
 static gboolean
 refresh_view (QStoreMViews     *self,
-              const Statement  *statement,
+              const QStoreStatement  *statement,
               GError          **error);
 
-static Statement *
-statement_from_definition (const char *definition)
-{
-  Statement *statement = g_new0 (Statement, 1);
-
-  parse_statement (definition, statement);
-  return statement;
-}
-
-static void
-statement_free (Statement *statement)
-{
-  statement_clear (statement);
-  g_free (statement);
-}
-
-G_DEFINE_AUTOPTR_CLEANUP_FUNC (Statement, statement_free)
-
-/* The query of a view's catalog definition, trimmed, checked to name
- * the view @name of `main`; @parsed_out gets the parsed statement. */
-static char *
-definition_body (const char  *name,
-                 const char  *definition,
-                 Statement  **parsed_out,
-                 GError     **error)
-{
-  g_autoptr(Statement) parsed = statement_from_definition (definition);
-  char *body;
-  gsize len;
-
-  if (parsed->kind != STATEMENT_CREATE || parsed->name == NULL || parsed->body == NULL ||
-      g_ascii_strcasecmp (parsed->name, name) != 0)
-    {
-      g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_CORRUPT,
-                   "The catalog entry of materialized view “main.%s” is not a CREATE "
-                   "MATERIALIZED VIEW %s AS SELECT … statement: it was changed outside qstore; "
-                   "drop the view with DROP MATERIALIZED VIEW and create it again", name, name);
-      return NULL;
-    }
-  if (parsed->schema != NULL && g_ascii_strcasecmp (parsed->schema, "main") != 0)
-    {
-      g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_UNSUPPORTED,
-                   "Materialized view “%s.%s” is in schema “%s”, which is not supported: only "
-                   "“main” is", parsed->schema, name, parsed->schema);
-      return NULL;
-    }
-  body = g_strstrip (g_strdup (parsed->body));
-  len = strlen (body);
-  while (len > 0 && (body[len - 1] == ';' || g_ascii_isspace (body[len - 1])))
-    body[--len] = '\0';
-  if (parsed_out != NULL)
-    *parsed_out = g_steal_pointer (&parsed);
-  return body;
-}
-
-/**
- * qstore_mview_definition_body:
- * @name: the view's name, as its catalog key spells it
- * @definition: its catalog entry: `CREATE MATERIALIZED VIEW name AS …`
- * @error: return location for a #GError
- *
- * Returns: (transfer full): the query the view's contents follow, or
- *   %NULL with @error set when @definition is not one qstore wrote for
- *   @name
- */
-char *
-qstore_mview_definition_body (const char  *name,
-                              const char  *definition,
-                              GError     **error)
-{
-  return definition_body (name, definition, NULL, error);
-}
-
-/* A view of the catalog that did not load at open, as a QStoreMView. */
 static QStoreMView *
 view_from_definition (QStoreMViews  *self,
                       const char    *name,
                       const char    *definition,
                       GError       **error)
 {
-  g_autoptr(Statement) parsed = NULL;
-  g_autofree char *body = definition_body (name, definition, &parsed, error);
+  g_auto(QStoreStatement) parsed = { 0 };
+  g_autofree char *body = qstore_statement_definition_body (name, definition, &parsed, error);
 
   if (body == NULL)
     return NULL;
-  return view_new (self, parsed->name, definition, body, parsed->columns);
+  return view_new (self, parsed.name, definition, body, parsed.columns);
 }
 
 static gboolean
 refresh_view (QStoreMViews     *self,
-              const Statement  *statement,
+              const QStoreStatement  *statement,
               GError          **error)
 {
   QStoreMView *view = lookup_view (self, statement->name);
@@ -3663,187 +3366,15 @@ refresh_view (QStoreMViews     *self,
   return TRUE;
 }
 
-QStoreMViewStatement
-qstore_mview_classify_statement (QStoreDatabase  *db,
-                                 const char      *sql,
-                                 GError         **error)
+static gboolean
+check_target (QStoreMViews  *self,
+              const char    *ddl_table,
+              const char    *dml_table,
+              GError       **error)
 {
-  QStoreMViews *self = db->mviews;
-  g_auto(Statement) statement = { 0 };
-  QStoreSqlToken first, second, token;
-  const char *p;
-
-  if (self == NULL)
-    return QSTORE_MVIEW_STATEMENT_NONE;
-
-  p = qstore_sql_next_token (sql, &first);
-  if (qstore_sql_token_is (&first, "ROLLBACK"))
-    {
-      /* ROLLBACK TO reaches no hook: TEMP tables may have changed back. */
-      if (self->hooks)
-        mark_temp_views (self, NULL);
-      return QSTORE_MVIEW_STATEMENT_NONE;
-    }
-  if (!qstore_sql_token_is (&first, "CREATE") && !qstore_sql_token_is (&first, "DROP") &&
-      !qstore_sql_token_is (&first, "REFRESH") && !qstore_sql_token_is (&first, "PRAGMA") &&
-      !qstore_sql_token_is (&first, "ALTER"))
-    return QSTORE_MVIEW_STATEMENT_NONE;
-
-  parse_statement (sql, &statement);
-  if (statement.kind == STATEMENT_SETTING)
-    return QSTORE_MVIEW_STATEMENT_SETTING;
-  if (statement.kind != STATEMENT_NONE)
-    return QSTORE_MVIEW_STATEMENT_DDL;
-  if (self->order->len == 0)
-    return QSTORE_MVIEW_STATEMENT_NONE;
-
-  /* DDL SQLite refuses on virtual tables names its table in a fixed place:
-   * ALTER TABLE [schema.]t …, CREATE [UNIQUE] INDEX [IF NOT EXISTS] [s.]i ON [s.]t */
-  p = qstore_sql_next_token (p, &second);
-  if (qstore_sql_token_is (&first, "ALTER") && qstore_sql_token_is (&second, "TABLE"))
-    {
-      Statement target = { 0 };
-      const char *after = parse_name (p, &target);
-      QStoreMView *view = after != NULL ? lookup_view (self, target.name) : NULL;
-
-      statement_clear (&target);
-      if (view != NULL)
-        {
-          g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_UNSUPPORTED,
-                       "“%s” is a materialized view: its columns follow its definition; to "
-                       "change them, drop it with DROP MATERIALIZED VIEW and create it again",
-                       view->name);
-          return QSTORE_MVIEW_STATEMENT_REFUSED;
-        }
-    }
-  else if (qstore_sql_token_is (&first, "CREATE") &&
-           (qstore_sql_token_is (&second, "INDEX") || qstore_sql_token_is (&second, "UNIQUE")))
-    {
-      for (int i = 0; i < 16; i++)
-        {
-          p = qstore_sql_next_token (p, &token);
-          if (token.kind == QSTORE_SQL_TOKEN_END)
-            break;
-          if (qstore_sql_token_is (&token, "ON"))
-            {
-              Statement target = { 0 };
-              const char *after = parse_name (p, &target);
-              QStoreMView *view = after != NULL ? lookup_view (self, target.name) : NULL;
-
-              statement_clear (&target);
-              if (view != NULL)
-                {
-                  g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_UNSUPPORTED,
-                               "Materialized view “%s” cannot be indexed: its contents are "
-                               "rewritten as it is kept up to date; index the tables it "
-                               "reads, or copy it into a table", view->name);
-                  return QSTORE_MVIEW_STATEMENT_REFUSED;
-                }
-              break;
-            }
-        }
-    }
-  return QSTORE_MVIEW_STATEMENT_NONE;
-}
-
-gboolean
-qstore_mview_run_ddl (QStoreDatabase  *db,
-                      const char      *sql,
-                      const char     **tail,
-                      GError         **error)
-{
-  QStoreMViews *self = db->mviews;
-  g_auto(Statement) statement = { 0 };
-
-  *tail = sql + strlen (sql);
-  parse_statement (sql, &statement);
-  if (!check_syntax (&statement, error))
-    return FALSE;
-  if (!qstore_database_check_writable (db, error))
-    return FALSE;
-
-  switch (statement.kind)
-    {
-    case STATEMENT_CREATE:
-      return create_view (self, &statement, tail, error);
-
-    case STATEMENT_DROP:
-      *tail = statement.end;
-      return drop_view (self, &statement, error);
-
-    case STATEMENT_REFRESH:
-      *tail = statement.end;
-      return refresh_view (self, &statement, error);
-
-    case STATEMENT_SETTING:
-    case STATEMENT_NONE:
-    default:
-      g_assert_not_reached ();
-    }
-}
-
-gboolean
-qstore_mview_run_setting (QStoreDatabase  *db,
-                          const char      *sql,
-                          const char     **tail,
-                          QStoreResult   **result,
-                          GError         **error)
-{
-  QStoreMViews *self = db->mviews;
-  g_auto(Statement) statement = { 0 };
-  g_autoptr(sqlite3_stmt) stmt = NULL;
-  g_autoptr(QStoreResult) rows = NULL;
-
-  *tail = sql + strlen (sql);
-  parse_statement (sql, &statement);
-  if (!check_syntax (&statement, error))
-    return FALSE;
-  *tail = statement.end;
-
-  if (statement.assign)
-    {
-      g_autofree char *text = g_strndup (statement.value_start, statement.value_len);
-      guint64 value = 0;
-
-      if (statement.value_len == 0 || statement.value_negative ||
-          !g_ascii_string_to_unsigned (text, 10, 0, G_MAXINT64, &value, NULL))
-        {
-          g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
-                       "PRAGMA " THRESHOLD_SETTING " takes a number of rows, 0 or more "
-                       "(such as PRAGMA " THRESHOLD_SETTING " = 100000)");
-          return FALSE;
-        }
-      self->threshold = (gint64) value;
-      if (result != NULL)
-        {
-          *result = qstore_result_new_for_statement (NULL);
-          qstore_result_set_counts (*result, 0, sqlite3_last_insert_rowid (db->db));
-        }
-      return TRUE;
-    }
-
-  if (sqlite3_prepare_v2 (db->db, "SELECT ?1 AS " THRESHOLD_SETTING, -1, &stmt, NULL) != SQLITE_OK)
-    return set_sqlite_error (db, db->db, sqlite3_errcode (db->db), THRESHOLD_SETTING, error);
-  sqlite3_bind_int64 (stmt, 1, self->threshold);
-  rows = qstore_result_new_for_statement (stmt);
-  if (sqlite3_step (stmt) == SQLITE_ROW)
-    qstore_result_add_row (rows, stmt);
-  qstore_result_set_counts (rows, 0, sqlite3_last_insert_rowid (db->db));
-  if (result != NULL)
-    *result = g_steal_pointer (&rows);
-  return TRUE;
-}
-
-gboolean
-qstore_mview_check_target (QStoreDatabase  *db,
-                           const char      *ddl_table,
-                           const char      *dml_table,
-                           GError         **error)
-{
-  QStoreMViews *self = db->mviews;
   QStoreMView *view;
 
-  if (self == NULL || (self->order->len == 0 && g_hash_table_size (self->unloaded) == 0))
+  if ((self->order->len == 0 && g_hash_table_size (self->unloaded) == 0))
     return TRUE;
   if (ddl_table != NULL)
     {
@@ -3877,6 +3408,140 @@ qstore_mview_check_target (QStoreDatabase  *db,
   return TRUE;
 }
 
+/* Refuses what would change a view's contents behind its back, and marks
+ * views over TEMP tables for work when SQLite may roll those back. */
+static gboolean
+check_statement (QStoreDatabase   *db,
+                 QStoreStatement  *statement,
+                 GError          **error)
+{
+  QStoreMViews *self = mviews_of (db);
+  QStoreMView *view;
+
+  /* ROLLBACK TO reaches no hook: TEMP tables may have changed back. */
+  if (statement->rolls_back && self->hooks)
+    mark_temp_views (self, NULL);
+
+  switch (statement->kind)
+    {
+    case QSTORE_STATEMENT_RENAME_TABLE:
+    case QSTORE_STATEMENT_ALTER_TABLE:
+    case QSTORE_STATEMENT_ALTER_TABLE_ARM:
+      if ((view = lookup_view (self, statement->table)) != NULL)
+        {
+          g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_UNSUPPORTED,
+                       "“%s” is a materialized view: its columns follow its definition; to "
+                       "change them, drop it with DROP MATERIALIZED VIEW and create it again",
+                       view->name);
+          return FALSE;
+        }
+      break;
+
+    case QSTORE_STATEMENT_CREATE_INDEX:
+      if ((view = lookup_view (self, statement->table)) != NULL)
+        {
+          g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_UNSUPPORTED,
+                       "Materialized view “%s” cannot be indexed: its contents are "
+                       "rewritten as it is kept up to date; index the tables it "
+                       "reads, or copy it into a table", view->name);
+          return FALSE;
+        }
+      break;
+
+    case QSTORE_STATEMENT_CREATE_TABLE:
+    case QSTORE_STATEMENT_DROP_TABLE:
+    case QSTORE_STATEMENT_CREATE_VIEW:
+      return check_target (self, statement->name, NULL, error);
+
+    default:
+      break;
+    }
+  return check_target (self, NULL, statement->dml_table, error);
+}
+
+static gboolean
+check_writable_statement (QStoreDatabase         *db,
+                          const QStoreStatement  *statement,
+                          GError                **error)
+{
+  return check_syntax (statement, error) && qstore_database_check_writable (db, error);
+}
+
+gboolean
+qstore_mview_create (QStoreDatabase   *db,
+                     QStoreStatement  *statement,
+                     QStoreResult    **result,
+                     GError          **error)
+{
+  return check_writable_statement (db, statement, error) &&
+         create_view (mviews_of (db), statement, error);
+}
+
+gboolean
+qstore_mview_drop (QStoreDatabase   *db,
+                   QStoreStatement  *statement,
+                   QStoreResult    **result,
+                   GError          **error)
+{
+  return check_writable_statement (db, statement, error) &&
+         drop_view (mviews_of (db), statement, error);
+}
+
+gboolean
+qstore_mview_refresh (QStoreDatabase   *db,
+                      QStoreStatement  *statement,
+                      QStoreResult    **result,
+                      GError          **error)
+{
+  return check_writable_statement (db, statement, error) &&
+         refresh_view (mviews_of (db), statement, error);
+}
+
+gboolean
+qstore_mview_threshold_setting (QStoreDatabase   *db,
+                                QStoreStatement  *statement,
+                                QStoreResult    **result,
+                                GError          **error)
+{
+  QStoreMViews *self = mviews_of (db);
+  g_autoptr(sqlite3_stmt) stmt = NULL;
+  g_autoptr(QStoreResult) rows = NULL;
+
+  if (!check_syntax (statement, error))
+    return FALSE;
+
+  if (statement->value != NULL)
+    {
+      guint64 value = 0;
+
+      if (!g_ascii_string_to_unsigned (statement->value, 10, 0, G_MAXINT64, &value, NULL))
+        {
+          g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
+                       "PRAGMA " THRESHOLD_SETTING " takes a number of rows, 0 or more "
+                       "(such as PRAGMA " THRESHOLD_SETTING " = 100000)");
+          return FALSE;
+        }
+      self->threshold = (gint64) value;
+      if (result != NULL)
+        {
+          *result = qstore_result_new_for_statement (NULL);
+          qstore_result_set_counts (*result, 0, sqlite3_last_insert_rowid (db->db));
+        }
+      return TRUE;
+    }
+
+  if (sqlite3_prepare_v2 (db->db, "SELECT ?1 AS " THRESHOLD_SETTING, -1, &stmt, NULL) != SQLITE_OK)
+    return set_sqlite_error (db, db->db, sqlite3_errcode (db->db), THRESHOLD_SETTING, error);
+  sqlite3_bind_int64 (stmt, 1, self->threshold);
+  rows = qstore_result_new_for_statement (stmt);
+  if (sqlite3_step (stmt) == SQLITE_ROW)
+    qstore_result_add_row (rows, stmt);
+  qstore_result_set_counts (rows, 0, sqlite3_last_insert_rowid (db->db));
+  if (result != NULL)
+    *result = g_steal_pointer (&rows);
+  return TRUE;
+}
+
 /* Drops "Materialized view “name”: " from a message about @view. */
 static const char *
 unprefixed (const char  *message,
@@ -3892,16 +3557,16 @@ unprefixed (const char  *message,
  * them. A crash in between would leave a view that reads differently (a
  * column re-collated under max(), say) trusted with contents computed
  * the old way, its shape unchanged. So every view is named before the
- * DDL; after it, qstore_mview_after_ddl() writes the true set. A set that
+ * DDL; after it, after_ddl() writes the true set. A set that
  * names too many only makes the next open refill more. */
-void
-qstore_mview_before_ddl (QStoreDatabase *db)
+static void
+before_ddl (QStoreDatabase *db)
 {
-  QStoreMViews *self = db->mviews;
+  QStoreMViews *self = mviews_of (db);
   g_autoptr(GError) error = NULL;
   g_autofree char *json = NULL;
 
-  if (self == NULL || !self->atomic || (db->flags & QSTORE_OPEN_READ_ONLY) ||
+  if (!self->atomic || (db->flags & QSTORE_OPEN_READ_ONLY) ||
       self->order->len == 0)
     return;
 
@@ -3920,12 +3585,12 @@ qstore_mview_before_ddl (QStoreDatabase *db)
   self->durable_known = TRUE;
 }
 
-void
-qstore_mview_after_ddl (QStoreDatabase *db)
+static void
+after_ddl (QStoreDatabase *db)
 {
-  QStoreMViews *self = db->mviews;
+  QStoreMViews *self = mviews_of (db);
 
-  if (self == NULL || self->order->len == 0)
+  if (self->order->len == 0)
     return;
 
   for (guint i = 0; i < self->order->len; i++)
@@ -3961,19 +3626,6 @@ qstore_mview_after_ddl (QStoreDatabase *db)
 }
 
 /* Rehydration */
-
-void
-qstore_mview_queue_rehydrate (QStoreDatabase *db,
-                              const char     *schema,
-                              const char     *name,
-                              const char     *definition)
-{
-  QStoreMViews *self = db->mviews;
-
-  g_ptr_array_add (self->queued, g_strdup (schema));
-  g_ptr_array_add (self->queued, g_strdup (name));
-  g_ptr_array_add (self->queued, g_strdup (definition));
-}
 
 /* A JSON array of strings, else NULL: malformed means "trust nothing". */
 static GHashTable *
@@ -4093,10 +3745,11 @@ rehydrate_failed (QStoreMViews *self,
  * clean-shutdown marker that does not list it. Anything else is computed
  * again ("refilled"). Views over views wait for the views they read, in
  * rounds; a round without progress leaves errors. */
-void
-qstore_mview_rehydrate (QStoreDatabase *db)
+static void
+rehydrate (QStoreDatabase *db,
+           GArray         *items)
 {
-  QStoreMViews *self = db->mviews;
+  QStoreMViews *self = mviews_of (db);
   QStoreRehydrationResult *result = db->rehydration;
   gboolean read_only = (db->flags & QSTORE_OPEN_READ_ONLY) != 0;
   g_autoptr(GPtrArray) pendings = g_ptr_array_new_with_free_func ((GDestroyNotify) pending_free);
@@ -4134,13 +3787,14 @@ qstore_mview_rehydrate (QStoreDatabase *db)
           g_clear_error (&error);
         }
     }
-  trust.marker = parse_name_set (db->clean_shutdown);
+  trust.marker = parse_name_set (self->clean_shutdown);
 
-  for (guint i = 0; i + 2 < self->queued->len; i += 3)
+  for (guint i = 0; i < items->len; i++)
     {
-      const char *schema = self->queued->pdata[i];
-      const char *name = self->queued->pdata[i + 1];
-      const char *definition = self->queued->pdata[i + 2];
+      QStoreCatalogItem *item = &g_array_index (items, QStoreCatalogItem, i);
+      const char *schema = item->schema;
+      const char *name = item->name;
+      const char *definition = item->text;
       g_autofree char *label = g_strdup_printf ("%s.%s", schema, name);
       QStoreMView *view;
 
@@ -4168,7 +3822,6 @@ qstore_mview_rehydrate (QStoreDatabase *db)
         g_ptr_array_add (pendings, pending);
       }
     }
-  g_ptr_array_set_size (self->queued, 0);
 
   while (progressed)
     {
@@ -4282,50 +3935,44 @@ qstore_mview_rehydrate (QStoreDatabase *db)
   persist_stale_set_or_warn (self);
 }
 
-/* Closing */
+/* Opening and closing */
 
-char *
-qstore_mview_stale_json (QStoreDatabase *db)
+/* The clean-shutdown marker is single use: reading it at open consumes it,
+ * so a crash before the next close leaves none. */
+static gboolean
+consume_clean_shutdown (QStoreMViews  *self,
+                        GError       **error)
 {
-  return stale_json (db->mviews);
+  QStoreDatabase *db = self->db;
+  g_autoptr(GBytes) key = qstore_catalog_key_for_meta (CLEAN_SHUTDOWN_META);
+  g_autoptr(GBytes) value = NULL;
+  GError *local_error = NULL;
+  QStoreWriteOp op = { 0 };
+  gsize key_len;
+
+  op.key = g_bytes_get_data (key, &key_len);
+  op.key_len = key_len;
+  value = qstore_kv_get (db->catalog, op.key, op.key_len, &local_error);
+  if (local_error != NULL)
+    {
+      g_propagate_error (error, local_error);
+      return FALSE;
+    }
+  if (value == NULL)
+    return TRUE;
+
+  self->clean_shutdown = g_strndup (g_bytes_get_data (value, NULL), g_bytes_get_size (value));
+  if (db->flags & QSTORE_OPEN_READ_ONLY)
+    return TRUE;
+
+  op.store = db->catalog;
+  op.kind = QSTORE_WRITE_OP_DELETE;
+  return qstore_provider_write (db->provider, &op, 1, QSTORE_WRITE_SYNC, error);
 }
 
-gboolean
-qstore_mview_write_durable_set (QStoreDatabase  *db,
-                                GError         **error)
+static void
+mviews_free (QStoreMViews *self)
 {
-  return persist_stale_set (db->mviews, TRUE, error);
-}
-
-/* The registry */
-
-QStoreMViews *
-qstore_mviews_new (QStoreDatabase *db)
-{
-  QStoreMViews *self = g_new0 (QStoreMViews, 1);
-
-  self->db = db;
-  self->views = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, (GDestroyNotify) view_free);
-  self->order = g_ptr_array_new ();
-  self->dependents = g_hash_table_new_full (name_hash, name_equal, g_free,
-                                            (GDestroyNotify) dependents_free);
-  self->unloaded = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
-  self->queued = g_ptr_array_new_with_free_func (g_free);
-  self->threshold = DEFAULT_REBUILD_ROW_THRESHOLD;
-  self->atomic = (qstore_provider_get_capabilities (db->provider) &
-                  QSTORE_CAPABILITY_ATOMIC_BATCH) != 0;
-  self->observer.changed = on_changed;
-  self->observer.before_commit = on_before_commit;
-  self->observer.undone = on_undone;
-  self->observer.ended = on_ended;
-  return self;
-}
-
-void
-qstore_mviews_free (QStoreMViews *self)
-{
-  if (self == NULL)
-    return;
   if (self->observing && self->db->coordinator != NULL)
     qstore_coordinator_set_observer (self->db->coordinator, NULL, NULL);
   if (self->hooks && self->db->db != NULL)
@@ -4337,10 +3984,69 @@ qstore_mviews_free (QStoreMViews *self)
   g_ptr_array_unref (self->order);
   g_hash_table_unref (self->views);
   g_hash_table_unref (self->unloaded);
-  g_ptr_array_unref (self->queued);
+  g_free (self->clean_shutdown);
   g_free (self->durable_text);
   g_free (self);
 }
+
+static gboolean
+attach (QStoreDatabase  *db,
+        GError         **error)
+{
+  QStoreMViews *self = g_new0 (QStoreMViews, 1);
+
+  self->db = db;
+  self->views = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, (GDestroyNotify) view_free);
+  self->order = g_ptr_array_new ();
+  self->dependents = g_hash_table_new_full (name_hash, name_equal, g_free,
+                                            (GDestroyNotify) dependents_free);
+  self->unloaded = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
+  self->threshold = DEFAULT_REBUILD_ROW_THRESHOLD;
+  self->atomic = (qstore_provider_get_capabilities (db->provider) &
+                  QSTORE_CAPABILITY_ATOMIC_BATCH) != 0;
+  self->observer.changed = on_changed;
+  self->observer.before_commit = on_before_commit;
+  self->observer.undone = on_undone;
+  self->observer.ended = on_ended;
+  qstore_database_add_extension_state (db, &qstore_mview_extension, self,
+                                       (GDestroyNotify) mviews_free);
+  return consume_clean_shutdown (self, error);
+}
+
+/* A clean close: the durable set, then the marker, written last, that
+ * names the views stale at close (they refill at the next open). */
+static gboolean
+close_cleanly (QStoreDatabase  *db,
+               GError         **error)
+{
+  QStoreMViews *self = mviews_of (db);
+  g_autoptr(GBytes) key = qstore_catalog_key_for_meta (CLEAN_SHUTDOWN_META);
+  g_autofree char *stale = NULL;
+  QStoreWriteOp op = { 0 };
+  gsize key_len;
+
+  if (!persist_stale_set (self, TRUE, error))
+    return FALSE;
+
+  stale = stale_json (self);
+  op.store = db->catalog;
+  op.kind = QSTORE_WRITE_OP_PUT;
+  op.key = g_bytes_get_data (key, &key_len);
+  op.key_len = key_len;
+  op.value = (const guint8 *) stale;
+  op.value_len = strlen (stale);
+  return qstore_provider_write (db->provider, &op, 1, QSTORE_WRITE_SYNC, error);
+}
+
+const QStoreDatabaseExtension qstore_mview_extension = {
+  .attach = attach,
+  .catalog_kind = QSTORE_CATALOG_KEY_MATERIALIZED_VIEW,
+  .rehydrate = rehydrate,
+  .check_statement = check_statement,
+  .before_ddl = before_ddl,
+  .after_ddl = after_ddl,
+  .close = close_cleanly,
+};
 
 /* Public API */
 
@@ -4368,17 +4074,18 @@ compare_view_names (gconstpointer a,
 GListModel *
 qstore_database_list_materialized_views (QStoreDatabase *self)
 {
+  QStoreMViews *mviews;
   GListStore *store;
 
   g_return_val_if_fail (QSTORE_IS_DATABASE (self), NULL);
 
   store = g_list_store_new (QSTORE_TYPE_MATERIALIZED_VIEW);
-  if (self->mviews == NULL)
+  if ((mviews = mviews_of (self)) == NULL)
     return G_LIST_MODEL (store);
 
-  for (guint i = 0; i < self->mviews->order->len; i++)
+  for (guint i = 0; i < mviews->order->len; i++)
     {
-      QStoreMView *view = g_ptr_array_index (self->mviews->order, i);
+      QStoreMView *view = g_ptr_array_index (mviews->order, i);
       g_autoptr(QStoreMaterializedView) item = g_object_new (QSTORE_TYPE_MATERIALIZED_VIEW, NULL);
       g_autoptr(GStrvBuilder) sources = g_strv_builder_new ();
 
@@ -4416,9 +4123,12 @@ qstore_database_list_materialized_views (QStoreDatabase *self)
 gint64
 qstore_database_get_materialized_view_rebuild_row_threshold (QStoreDatabase *self)
 {
+  QStoreMViews *mviews;
+
   g_return_val_if_fail (QSTORE_IS_DATABASE (self), DEFAULT_REBUILD_ROW_THRESHOLD);
 
-  return self->mviews != NULL ? self->mviews->threshold : DEFAULT_REBUILD_ROW_THRESHOLD;
+  mviews = mviews_of (self);
+  return mviews != NULL ? mviews->threshold : DEFAULT_REBUILD_ROW_THRESHOLD;
 }
 
 /**
@@ -4437,9 +4147,11 @@ void
 qstore_database_set_materialized_view_rebuild_row_threshold (QStoreDatabase *self,
                                                              gint64          threshold)
 {
+  QStoreMViews *mviews;
+
   g_return_if_fail (QSTORE_IS_DATABASE (self));
   g_return_if_fail (threshold >= 0);
 
-  if (self->mviews != NULL)
-    self->mviews->threshold = threshold;
+  if ((mviews = mviews_of (self)) != NULL)
+    mviews->threshold = threshold;
 }

@@ -1,32 +1,20 @@
 /* qstore-alter-private.h: the ALTER TABLE arms SQLite lacks, and DROP
- * COLUMN with its indexes
+ * COLUMN
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
 #pragma once
 
 #include "qstore-database-private.h"
+#include "qstore-result.h"
 
 G_BEGIN_DECLS
 
-/* Runs the first statement of @sql, an ALTER TABLE on a qstore table that
- * SQLite cannot run itself:
- *
- *   ALTER TABLE t ALTER [COLUMN] c SET NOT NULL | DROP NOT NULL
- *                                | SET DEFAULT expr | DROP DEFAULT
- *                                | SET COLLATE name
- *   ALTER TABLE t ADD CONSTRAINT name UNIQUE (…) | CHECK (…) | FOREIGN KEY …
- *   ALTER TABLE t DROP CONSTRAINT name
- *   ALTER TABLE t RENAME CONSTRAINT a TO b
- *   ALTER TABLE t ALTER PRIMARY KEY (columns)
- *   ALTER TABLE t DROP [COLUMN] c
- *
- * Every arm either happens completely (rows, indexes, catalog entry, in
- * one all-or-nothing unit) or leaves the table, its stores and the catalog
- * as they were. *tail gets where the next statement starts. */
-gboolean  qstore_alter_table  (QStoreDatabase  *self,
-                               const char      *sql,
-                               const char     **tail,
-                               GError         **error);
+/* Runs an ALTER TABLE of a qstore table that SQLite cannot: DROP COLUMN
+ * and the arms it has no words for. */
+gboolean  qstore_alter_table  (QStoreDatabase   *self,
+                               QStoreStatement  *statement,
+                               QStoreResult    **result,
+                               GError          **error);
 
 G_END_DECLS

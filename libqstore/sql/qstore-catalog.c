@@ -1,11 +1,10 @@
-/* qstore-catalog.c: reading the catalog, rehydrating it, and keeping its
- * view entries and its bytes stable
+/* qstore-catalog.c: reading the catalog
  *
  * The catalog store maps a key per object (see qstore_catalog_key_classify())
  * to its DDL: a table's bundle (its CREATE TABLE and one CREATE INDEX per
  * explicit index), a view's CREATE VIEW, and bookkeeping under the meta
- * prefix. Two readers use it: the database at open (rehydration, in
- * phases), and the read-only listing that tools and viewers use without
+ * prefix. Two readers use it: the database at open (qstore-rehydrate.c),
+ * and the read-only listing here, which tools and viewers use without
  * opening a database.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
@@ -17,19 +16,17 @@
 #include <json-glib/json-glib.h>
 
 #include "qstore-catalog-private.h"
-#include "qstore-ddl-private.h"
 #include "qstore-enums.h"
-#include "qstore-mview-private.h"
 #include "qstore-error.h"
+#include "qstore-sql-token-private.h"
 #include "qstore-provider-private.h"
+#include "qstore-statement-private.h"
 #include "qstore-table-schema-private.h"
-
-G_DEFINE_AUTOPTR_CLEANUP_FUNC (sqlite3_stmt, sqlite3_finalize)
 
 /* Catalog text is SQL, but a damaged entry may hold any bytes: keep what
  * can be shown. */
-static char *
-text_from_bytes (GBytes *bytes)
+char *
+qstore_catalog_text (GBytes *bytes)
 {
   gsize len;
   const char *data = g_bytes_get_data (bytes, &len);
@@ -39,8 +36,8 @@ text_from_bytes (GBytes *bytes)
 
 /* A key that is not a catalog key, printable: bytes other than printable
  * ASCII as \xHH. */
-static char *
-describe_key (GBytes *key)
+char *
+qstore_catalog_describe_key (GBytes *key)
 {
   GString *text = g_string_new (NULL);
   gsize len;
@@ -771,30 +768,21 @@ qstore_catalog_entry_get_error (QStoreCatalogEntry *self)
 /* What a table bundle may do: create that table and its indexes. A
  * catalog changed by anything else is not run beyond its first other
  * statement, so it cannot drop or change what other entries made. */
-typedef struct
-{
-  const char *object;   /* the table or view the entry is about */
-  gboolean    is_view;
-  char       *refused;  /* the first thing refused */
-} Guard;
-
-static void
-guard_clear (Guard *guard)
+void
+qstore_catalog_guard_clear (QStoreCatalogGuard *guard)
 {
   g_clear_pointer (&guard->refused, g_free);
 }
 
-G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (Guard, guard_clear)
-
-static int
-guard_authorizer (void       *data,
+int
+qstore_catalog_guard_authorizer (void       *data,
                   int         action,
                   const char *arg1,
                   const char *arg2,
                   const char *db_name,
                   const char *inner)
 {
-  Guard *guard = data;
+  QStoreCatalogGuard *guard = data;
   gboolean in_main = g_strcmp0 (db_name, "main") == 0;
   gboolean bookkeeping = arg1 != NULL && g_ascii_strncasecmp (arg1, "sqlite_", 7) == 0;
 
@@ -847,8 +835,8 @@ guard_authorizer (void       *data,
   return SQLITE_DENY;
 }
 
-static void
-set_guard_error (Guard       *guard,
+void
+qstore_catalog_guard_error (QStoreCatalogGuard       *guard,
                  const char  *schema,
                  const char  *message,
                  GError     **error)
@@ -865,31 +853,31 @@ set_guard_error (Guard       *guard,
 }
 
 /* Runs the statements of table @table's bundle on @conn. */
-static gboolean
-run_bundle (sqlite3     *conn,
+gboolean
+qstore_catalog_run_bundle (sqlite3     *conn,
             const char  *schema,
             const char  *table,
             const char  *bundle,
             GError     **error)
 {
-  g_auto(Guard) guard = { table, FALSE, NULL };
+  g_auto(QStoreCatalogGuard) guard = { table, FALSE, NULL };
   char *message = NULL;
   int rc;
 
-  sqlite3_set_authorizer (conn, guard_authorizer, &guard);
+  sqlite3_set_authorizer (conn, qstore_catalog_guard_authorizer, &guard);
   rc = sqlite3_exec (conn, bundle, NULL, NULL, &message);
   sqlite3_set_authorizer (conn, NULL, NULL);
   if (rc != SQLITE_OK)
     {
-      set_guard_error (&guard, schema, message != NULL ? message : sqlite3_errstr (rc), error);
+      qstore_catalog_guard_error (&guard, schema, message != NULL ? message : sqlite3_errstr (rc), error);
       sqlite3_free (message);
       return FALSE;
     }
   return TRUE;
 }
 
-static gboolean
-savepoint (sqlite3     *conn,
+gboolean
+qstore_catalog_savepoint (sqlite3     *conn,
            const char  *sql,
            GError     **error)
 {
@@ -906,8 +894,8 @@ savepoint (sqlite3     *conn,
 
 /* Reading the catalog without a database */
 
-static gboolean
-read_all (QStoreKV   *catalog,
+gboolean
+qstore_catalog_read_all (QStoreKV   *catalog,
           GPtrArray  *keys,
           GPtrArray  *values,
           GError    **error)
@@ -980,13 +968,13 @@ entry_parse_table (QStoreCatalogEntry *self,
   g_autoptr(QStoreTableSchema) schema = NULL;
   g_autoptr(GError) error = NULL;
 
-  if (!savepoint (conn, "SAVEPOINT qstore_catalog", &error))
+  if (!qstore_catalog_savepoint (conn, "SAVEPOINT qstore_catalog", &error))
     {
       self->error = g_strdup (error->message);
       return;
     }
 
-  if (run_bundle (conn, self->schema, self->name, self->ddl, &error) &&
+  if (qstore_catalog_run_bundle (conn, self->schema, self->name, self->ddl, &error) &&
       (schema = qstore_table_schema_from_sqlite (conn, "main", self->name, &error)))
     entry_take_schema (self, schema);
   else
@@ -1010,17 +998,17 @@ entry_new (GBytes *key,
     case QSTORE_CATALOG_KEY_TABLE:
     case QSTORE_CATALOG_KEY_VIEW:
     case QSTORE_CATALOG_KEY_MATERIALIZED_VIEW:
-      self->ddl = text_from_bytes (value);
+      self->ddl = qstore_catalog_text (value);
       break;
 
     case QSTORE_CATALOG_KEY_META:
-      self->value = text_from_bytes (value);
+      self->value = qstore_catalog_text (value);
       break;
 
     case QSTORE_CATALOG_KEY_INVALID:
     default:
-      self->name = describe_key (key);
-      self->value = text_from_bytes (value);
+      self->name = qstore_catalog_describe_key (key);
+      self->value = qstore_catalog_text (value);
       self->error = g_strdup_printf ("“%s” is not a catalog key: the entry was written by "
                                      "something other than qstore", self->name);
       break;
@@ -1071,7 +1059,7 @@ pair_materialized_views (GListModel *entries)
 
       if (entry->kind != QSTORE_CATALOG_KEY_MATERIALIZED_VIEW)
         continue;
-      if (!(entry->body = qstore_mview_definition_body (entry->name, entry->ddl, &error)))
+      if (!(entry->body = qstore_statement_definition_body (entry->name, entry->ddl, NULL, &error)))
         entry->error = g_strdup (error->message);
       label = g_strconcat (entry->schema, ".", entry->name, NULL);
       if ((contents = g_hash_table_lookup (tables, label)) != NULL)
@@ -1118,7 +1106,7 @@ qstore_catalog_list_entries (QStoreProvider  *provider,
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
 
   if (!(catalog = qstore_provider_get_catalog_store (provider, error)) ||
-      !read_all (catalog, keys, values, error))
+      !qstore_catalog_read_all (catalog, keys, values, error))
     return NULL;
 
   entries = g_list_store_new (QSTORE_TYPE_CATALOG_ENTRY);
@@ -1208,889 +1196,4 @@ qstore_catalog_get_row_count (QStoreProvider  *provider,
       return -1;
     }
   return json_node_get_int (count);
-}
-
-/* QStoreRehydrationResult */
-
-/**
- * QStoreRehydrationResult:
- *
- * What opening a database read back from its catalog (see
- * qstore_database_get_rehydration_result()): the tables, indexes, views
- * and materialized views now available, each as `schema.name`, and the
- * entries that failed, each with its DDL and why.
- *
- * One entry that fails never stops the others from loading.
- */
-struct _QStoreRehydrationResult
-{
-  GObject    parent_instance;
-
-  GPtrArray *tables;
-  GPtrArray *indexes;
-  GPtrArray *views;
-  GPtrArray *materialized_views;
-  GPtrArray *adopted_materialized_views;
-  GPtrArray *refilled_materialized_views;
-  GPtrArray *error_names;
-  GPtrArray *error_ddl;
-  GPtrArray *error_messages;
-};
-
-G_DEFINE_FINAL_TYPE (QStoreRehydrationResult, qstore_rehydration_result, G_TYPE_OBJECT)
-
-static void
-qstore_rehydration_result_finalize (GObject *object)
-{
-  QStoreRehydrationResult *self = QSTORE_REHYDRATION_RESULT (object);
-
-  g_ptr_array_unref (self->tables);
-  g_ptr_array_unref (self->indexes);
-  g_ptr_array_unref (self->views);
-  g_ptr_array_unref (self->materialized_views);
-  g_ptr_array_unref (self->adopted_materialized_views);
-  g_ptr_array_unref (self->refilled_materialized_views);
-  g_ptr_array_unref (self->error_names);
-  g_ptr_array_unref (self->error_ddl);
-  g_ptr_array_unref (self->error_messages);
-
-  G_OBJECT_CLASS (qstore_rehydration_result_parent_class)->finalize (object);
-}
-
-static void
-qstore_rehydration_result_class_init (QStoreRehydrationResultClass *klass)
-{
-  GObjectClass *object_class = G_OBJECT_CLASS (klass);
-
-  object_class->finalize = qstore_rehydration_result_finalize;
-}
-
-/* NULL-terminated, so each list is a strv as it is. */
-static GPtrArray *
-strv_array_new (void)
-{
-  return g_ptr_array_new_null_terminated (0, g_free, TRUE);
-}
-
-/* An array that never held anything may have no storage yet. */
-static const char * const *
-strv_of (GPtrArray *array)
-{
-  static const char * const empty[] = { NULL };
-
-  return array->pdata != NULL ? (const char * const *) array->pdata : empty;
-}
-
-static void
-qstore_rehydration_result_init (QStoreRehydrationResult *self)
-{
-  self->tables = strv_array_new ();
-  self->indexes = strv_array_new ();
-  self->views = strv_array_new ();
-  self->materialized_views = strv_array_new ();
-  self->adopted_materialized_views = strv_array_new ();
-  self->refilled_materialized_views = strv_array_new ();
-  self->error_names = g_ptr_array_new_with_free_func (g_free);
-  self->error_ddl = g_ptr_array_new_with_free_func (g_free);
-  self->error_messages = g_ptr_array_new_with_free_func (g_free);
-}
-
-static void
-add_name (GPtrArray  *list,
-          const char *schema,
-          const char *name)
-{
-  g_ptr_array_add (list, g_strdup_printf ("%s.%s", schema, name));
-}
-
-static void
-add_error (QStoreRehydrationResult *self,
-           const char              *name,
-           const char              *ddl,
-           const char              *message)
-{
-  g_debug ("Catalog entry “%s” not loaded: %s", name, message);
-  g_ptr_array_add (self->error_names, g_strdup (name));
-  g_ptr_array_add (self->error_ddl, g_strdup (ddl));
-  g_ptr_array_add (self->error_messages, g_strdup (message));
-}
-
-/**
- * qstore_rehydration_result_get_tables:
- * @self: a #QStoreRehydrationResult
- *
- * Gets the tables that loaded, as `schema.name` (the name as declared), in
- * catalog order.
- *
- * Returns: (transfer none) (array zero-terminated=1): the tables
- */
-const char * const *
-qstore_rehydration_result_get_tables (QStoreRehydrationResult *self)
-{
-  g_return_val_if_fail (QSTORE_IS_REHYDRATION_RESULT (self), NULL);
-
-  return strv_of (self->tables);
-}
-
-/**
- * qstore_rehydration_result_get_indexes:
- * @self: a #QStoreRehydrationResult
- *
- * Gets the indexes of the tables that loaded, as `schema.name`: those of
- * CREATE INDEX statements and those SQLite makes for UNIQUE constraints
- * (`sqlite_autoindex_<table>_<n>`).
- *
- * Returns: (transfer none) (array zero-terminated=1): the indexes
- */
-const char * const *
-qstore_rehydration_result_get_indexes (QStoreRehydrationResult *self)
-{
-  g_return_val_if_fail (QSTORE_IS_REHYDRATION_RESULT (self), NULL);
-
-  return strv_of (self->indexes);
-}
-
-/**
- * qstore_rehydration_result_get_views:
- * @self: a #QStoreRehydrationResult
- *
- * Gets the views that loaded and can be queried, as `schema.name`.
- *
- * Returns: (transfer none) (array zero-terminated=1): the views
- */
-const char * const *
-qstore_rehydration_result_get_views (QStoreRehydrationResult *self)
-{
-  g_return_val_if_fail (QSTORE_IS_REHYDRATION_RESULT (self), NULL);
-
-  return strv_of (self->views);
-}
-
-/**
- * qstore_rehydration_result_get_materialized_views:
- * @self: a #QStoreRehydrationResult
- *
- * Gets the materialized views that loaded, as `schema.name`.
- *
- * Returns: (transfer none) (array zero-terminated=1): the materialized
- *   views
- */
-const char * const *
-qstore_rehydration_result_get_materialized_views (QStoreRehydrationResult *self)
-{
-  g_return_val_if_fail (QSTORE_IS_REHYDRATION_RESULT (self), NULL);
-
-  return strv_of (self->materialized_views);
-}
-
-/**
- * qstore_rehydration_result_get_adopted_materialized_views:
- * @self: a #QStoreRehydrationResult
- *
- * Gets the materialized views whose stored contents were kept as they
- * were ("adopted"): the store proved them current (a clean shutdown that
- * did not list them as stale, or, with an atomic provider, the durable
- * stale set not listing them) and every materialized view they read was
- * adopted too.
- *
- * Returns: (transfer none) (array zero-terminated=1): the views, as
- *   `schema.name` in lower case
- */
-const char * const *
-qstore_rehydration_result_get_adopted_materialized_views (QStoreRehydrationResult *self)
-{
-  g_return_val_if_fail (QSTORE_IS_REHYDRATION_RESULT (self), NULL);
-
-  return strv_of (self->adopted_materialized_views);
-}
-
-/**
- * qstore_rehydration_result_get_refilled_materialized_views:
- * @self: a #QStoreRehydrationResult
- *
- * Gets the materialized views whose contents were computed again from
- * what they read ("refilled"), because nothing proved the stored
- * contents current.
- *
- * Returns: (transfer none) (array zero-terminated=1): the views, as
- *   `schema.name` in lower case
- */
-const char * const *
-qstore_rehydration_result_get_refilled_materialized_views (QStoreRehydrationResult *self)
-{
-  g_return_val_if_fail (QSTORE_IS_REHYDRATION_RESULT (self), NULL);
-
-  return strv_of (self->refilled_materialized_views);
-}
-
-/**
- * qstore_rehydration_result_get_n_errors:
- * @self: a #QStoreRehydrationResult
- *
- * Gets how many catalog entries failed to load.
- *
- * Returns: the number of errors
- */
-guint
-qstore_rehydration_result_get_n_errors (QStoreRehydrationResult *self)
-{
-  g_return_val_if_fail (QSTORE_IS_REHYDRATION_RESULT (self), 0);
-
-  return self->error_messages->len;
-}
-
-/**
- * qstore_rehydration_result_get_error_name:
- * @self: a #QStoreRehydrationResult
- * @i: the error's position, below qstore_rehydration_result_get_n_errors()
- *
- * Gets which entry error @i is about: `schema.name` of its table or view,
- * as its catalog key spells it, or the key itself when it is not a catalog
- * key.
- *
- * Returns: (transfer none): the entry's name
- */
-const char *
-qstore_rehydration_result_get_error_name (QStoreRehydrationResult *self,
-                                          guint                    i)
-{
-  g_return_val_if_fail (QSTORE_IS_REHYDRATION_RESULT (self), NULL);
-  g_return_val_if_fail (i < self->error_names->len, NULL);
-
-  return self->error_names->pdata[i];
-}
-
-/**
- * qstore_rehydration_result_get_error_ddl:
- * @self: a #QStoreRehydrationResult
- * @i: the error's position, below qstore_rehydration_result_get_n_errors()
- *
- * Gets the DDL of the entry error @i is about, as the catalog holds it.
- *
- * Returns: (transfer none): the DDL
- */
-const char *
-qstore_rehydration_result_get_error_ddl (QStoreRehydrationResult *self,
-                                         guint                    i)
-{
-  g_return_val_if_fail (QSTORE_IS_REHYDRATION_RESULT (self), NULL);
-  g_return_val_if_fail (i < self->error_ddl->len, NULL);
-
-  return self->error_ddl->pdata[i];
-}
-
-/**
- * qstore_rehydration_result_get_error_message:
- * @self: a #QStoreRehydrationResult
- * @i: the error's position, below qstore_rehydration_result_get_n_errors()
- *
- * Gets why the entry of error @i did not load.
- *
- * Returns: (transfer none): the message
- */
-const char *
-qstore_rehydration_result_get_error_message (QStoreRehydrationResult *self,
-                                             guint                    i)
-{
-  g_return_val_if_fail (QSTORE_IS_REHYDRATION_RESULT (self), NULL);
-  g_return_val_if_fail (i < self->error_messages->len, NULL);
-
-  return self->error_messages->pdata[i];
-}
-
-void
-qstore_rehydration_result_add_materialized_view (QStoreRehydrationResult *self,
-                                                 const char              *name,
-                                                 gboolean                 adopted)
-{
-  g_ptr_array_add (self->materialized_views, g_strdup (name));
-  g_ptr_array_add (adopted ? self->adopted_materialized_views
-                           : self->refilled_materialized_views, g_strdup (name));
-}
-
-void
-qstore_rehydration_result_add_error_entry (QStoreRehydrationResult *self,
-                                           const char              *name,
-                                           const char              *ddl,
-                                           const char              *message)
-{
-  add_error (self, name, ddl, message);
-}
-
-void
-qstore_rehydration_result_forget_table (QStoreRehydrationResult *self,
-                                        const char              *name)
-{
-  for (guint i = 0; i < self->tables->len; i++)
-    if (g_ascii_strcasecmp (self->tables->pdata[i], name) == 0)
-      {
-        g_ptr_array_remove_index (self->tables, i);
-        return;
-      }
-}
-
-/* Compare-write */
-
-static gboolean
-same_bytes (GBytes     *current,
-            const char *value)
-{
-  gsize len;
-  const char *data;
-
-  if (current == NULL)
-    return FALSE;
-  data = g_bytes_get_data (current, &len);
-  return len == strlen (value) && (len == 0 || memcmp (data, value, len) == 0);
-}
-
-void
-qstore_catalog_put_if_changed (QStoreDatabase *self,
-                               GBytes         *key,
-                               const char     *value)
-{
-  g_autoptr(GBytes) current = NULL;
-  gsize key_len;
-  const guint8 *key_data = g_bytes_get_data (key, &key_len);
-
-  current = qstore_coordinator_get (self->coordinator, self->catalog, key_data, key_len, NULL);
-  if (same_bytes (current, value))
-    return;
-  qstore_coordinator_put (self->coordinator, self->catalog, key_data, key_len,
-                          (const guint8 *) value, strlen (value));
-}
-
-gboolean
-qstore_catalog_differs (QStoreDatabase *self,
-                        GBytes         *key,
-                        const char     *value)
-{
-  g_autoptr(GBytes) current = NULL;
-  gsize key_len;
-  const guint8 *key_data = g_bytes_get_data (key, &key_len);
-
-  current = qstore_kv_get (self->catalog, key_data, key_len, NULL);
-  return !same_bytes (current, value);
-}
-
-/* Rehydration */
-
-typedef struct
-{
-  GBytes *key;
-  char   *schema;
-  char   *name;
-  char   *text;
-} Item;
-
-static void
-item_clear (Item *item)
-{
-  g_clear_pointer (&item->key, g_bytes_unref);
-  g_free (item->schema);
-  g_free (item->name);
-  g_free (item->text);
-}
-
-static GArray *
-items_new (void)
-{
-  GArray *items = g_array_new (FALSE, TRUE, sizeof (Item));
-
-  g_array_set_clear_func (items, (GDestroyNotify) item_clear);
-  return items;
-}
-
-static char *
-item_label (const Item *item)
-{
-  return g_strdup_printf ("%s.%s", item->schema, item->name);
-}
-
-static gboolean
-check_main (const Item  *item,
-            const char  *what,
-            GError     **error)
-{
-  if (g_str_equal (item->schema, "main"))
-    return TRUE;
-  g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_UNSUPPORTED,
-               "%s “%s.%s” is in schema “%s”, which is not supported: only “main” is",
-               what, item->schema, item->name, item->schema);
-  return FALSE;
-}
-
-/* Phase 1: the bundle runs on scratch (the table's mirror), then the table
- * connects to its stores as they are. */
-static gboolean
-rehydrate_table (QStoreDatabase           *self,
-                 const Item               *item,
-                 QStoreRehydrationResult  *result,
-                 GError                  **error)
-{
-  g_autoptr(QStoreTableSchema) schema = NULL;
-
-  if (!check_main (item, "Table", error) ||
-      !savepoint (self->scratch, "SAVEPOINT qstore_rehydrate", error))
-    return FALSE;
-
-  if (!run_bundle (self->scratch, item->schema, item->name, item->text, error) ||
-      !(schema = qstore_table_schema_from_sqlite (self->scratch, "main", item->name, error)) ||
-      !qstore_database_attach_table (self, schema, error))
-    {
-      sqlite3_exec (self->scratch, "ROLLBACK TO qstore_rehydrate; RELEASE qstore_rehydrate",
-                    NULL, NULL, NULL);
-      return FALSE;
-    }
-  if (!savepoint (self->scratch, "RELEASE qstore_rehydrate", error))
-    return FALSE;
-
-  add_name (result->tables, schema->schema, schema->name);
-  for (guint i = 0; i < schema->indexes->len; i++)
-    add_name (result->indexes, schema->schema,
-              ((QStoreIndexSchema *) g_ptr_array_index (schema->indexes, i))->name);
-  return TRUE;
-}
-
-/* Phase 2, first half: the CREATE VIEW runs on the main connection. SQLite
- * reads a view's body only when it is used, so views may come in any
- * order. */
-static gboolean
-create_view (QStoreDatabase  *self,
-             const Item      *item,
-             GError         **error)
-{
-  g_auto(Guard) guard = { item->name, TRUE, NULL };
-  g_autoptr(sqlite3_stmt) stmt = NULL;
-  const char *tail = NULL;
-  int rc;
-
-  if (!check_main (item, "View", error))
-    return FALSE;
-
-  qstore_database_set_authorizer (self, guard_authorizer, &guard);
-  rc = sqlite3_prepare_v2 (self->db, item->text, -1, &stmt, &tail);
-  qstore_database_set_authorizer (self, NULL, NULL);
-  if (rc == SQLITE_OK && stmt == NULL)
-    guard.refused = g_strdup ("nothing");
-  if (rc != SQLITE_OK || stmt == NULL)
-    {
-      set_guard_error (&guard, item->schema, sqlite3_errmsg (self->db), error);
-      return FALSE;
-    }
-  if (*qstore_sql_skip_space (tail) != '\0')
-    {
-      guard.refused = g_strdup ("a second statement");
-      set_guard_error (&guard, item->schema, NULL, error);
-      return FALSE;
-    }
-  /* A prepared CREATE VIEW that passed the guard creates this view only. */
-  rc = sqlite3_step (stmt);
-  if (rc != SQLITE_DONE)
-    {
-      set_guard_error (&guard, item->schema, sqlite3_errmsg (self->db), error);
-      return FALSE;
-    }
-  return TRUE;
-}
-
-/* Phase 2, second half: a view over what no longer exists stays defined,
- * as SQLite keeps it, but is reported. */
-static gboolean
-check_view (QStoreDatabase  *self,
-            const Item      *item,
-            GError         **error)
-{
-  g_autofree char *quoted = qstore_sql_quote (item->name);
-  g_autofree char *sql = g_strdup_printf ("SELECT * FROM main.%s", quoted);
-  sqlite3_stmt *stmt = NULL;
-
-  if (sqlite3_prepare_v2 (self->db, sql, -1, &stmt, NULL) != SQLITE_OK)
-    {
-      g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_NOT_FOUND,
-                   "View “%s.%s” cannot be used: %s. It stays defined: create what it "
-                   "reads, or drop it with DROP VIEW", item->schema, item->name,
-                   sqlite3_errmsg (self->db));
-      sqlite3_finalize (stmt);
-      return FALSE;
-    }
-  sqlite3_finalize (stmt);
-  return TRUE;
-}
-
-/* Phase 3: materialized views are read back once the tables and views
- * they read are loaded, and after a commit interrupted in the last
- * session is repaired (their sources must be whole): the database runs
- * qstore_mview_rehydrate() then. */
-static void
-rehydrate_materialized_views (QStoreDatabase           *self,
-                              GArray                   *items,
-                              QStoreRehydrationResult  *result)
-{
-  for (guint i = 0; i < items->len; i++)
-    {
-      Item *item = &g_array_index (items, Item, i);
-
-      qstore_mview_queue_rehydrate (self, item->schema, item->name, item->text);
-    }
-}
-
-void
-qstore_catalog_rehydrate (QStoreDatabase *self)
-{
-  g_autoptr(QStoreRehydrationResult) result = g_object_new (QSTORE_TYPE_REHYDRATION_RESULT, NULL);
-  g_autoptr(GPtrArray) keys = g_ptr_array_new_with_free_func ((GDestroyNotify) g_bytes_unref);
-  g_autoptr(GPtrArray) values = g_ptr_array_new_with_free_func ((GDestroyNotify) g_bytes_unref);
-  g_autoptr(GArray) tables = items_new ();
-  g_autoptr(GArray) views = items_new ();
-  g_autoptr(GArray) materialized_views = items_new ();
-  g_autoptr(GArray) created = items_new ();
-  g_autoptr(GError) error = NULL;
-
-  g_clear_object (&self->rehydration);
-  self->rehydration = g_object_ref (result);
-
-  /* Everything is read first: loading tables reads other stores. */
-  if (!read_all (self->catalog, keys, values, &error))
-    {
-      add_error (result, QSTORE_CATALOG_STORE_NAME, "", error->message);
-      return;
-    }
-
-  for (guint i = 0; i < keys->len; i++)
-    {
-      Item item = { 0 };
-      QStoreCatalogKeyKind kind;
-
-      kind = qstore_catalog_key_classify (keys->pdata[i], &item.schema, &item.name);
-      item.key = g_bytes_ref (keys->pdata[i]);
-      item.text = text_from_bytes (values->pdata[i]);
-
-      switch (kind)
-        {
-        case QSTORE_CATALOG_KEY_TABLE:
-          g_array_append_val (tables, item);
-          break;
-
-        case QSTORE_CATALOG_KEY_VIEW:
-          g_array_append_val (views, item);
-          break;
-
-        case QSTORE_CATALOG_KEY_MATERIALIZED_VIEW:
-          g_array_append_val (materialized_views, item);
-          break;
-
-        case QSTORE_CATALOG_KEY_META:
-          item_clear (&item);
-          break;
-
-        case QSTORE_CATALOG_KEY_INVALID:
-        default:
-          {
-            g_autofree char *described = describe_key (item.key);
-
-            add_error (result, described, item.text,
-                       "Not a catalog key: the entry was written by something other than "
-                       "qstore, and is left as it is");
-            item_clear (&item);
-          }
-          break;
-        }
-    }
-
-  for (guint i = 0; i < tables->len; i++)
-    {
-      Item *item = &g_array_index (tables, Item, i);
-      g_autoptr(GError) local_error = NULL;
-
-      if (!rehydrate_table (self, item, result, &local_error))
-        {
-          g_autofree char *label = item_label (item);
-
-          add_error (result, label, item->text, local_error->message);
-        }
-    }
-
-  for (guint i = 0; i < views->len; i++)
-    {
-      Item *item = &g_array_index (views, Item, i);
-      g_autoptr(GError) local_error = NULL;
-
-      if (!create_view (self, item, &local_error))
-        {
-          g_autofree char *label = item_label (item);
-
-          add_error (result, label, item->text, local_error->message);
-        }
-      else
-        {
-          Item copy = { g_bytes_ref (item->key), g_strdup (item->schema),
-                        g_strdup (item->name), g_strdup (item->text) };
-
-          g_array_append_val (created, copy);
-        }
-    }
-  for (guint i = 0; i < created->len; i++)
-    {
-      Item *item = &g_array_index (created, Item, i);
-      g_autoptr(GError) local_error = NULL;
-
-      if (!check_view (self, item, &local_error))
-        {
-          g_autofree char *label = item_label (item);
-
-          add_error (result, label, item->text, local_error->message);
-        }
-      else
-        add_name (result->views, item->schema, item->name);
-    }
-
-  rehydrate_materialized_views (self, materialized_views, result);
-}
-
-/* Views */
-
-static char *
-view_sql (QStoreDatabase *self,
-          const char     *name)
-{
-  g_autoptr(sqlite3_stmt) stmt = NULL;
-  char *sql = NULL;
-
-  if (sqlite3_prepare_v2 (self->db,
-                          "SELECT sql FROM main.sqlite_master "
-                          "WHERE type = 'view' AND name = ?1 COLLATE NOCASE",
-                          -1, &stmt, NULL) != SQLITE_OK)
-    return NULL;
-  sqlite3_bind_text (stmt, 1, name, -1, SQLITE_TRANSIENT);
-  if (sqlite3_step (stmt) == SQLITE_ROW && sqlite3_column_text (stmt, 0) != NULL)
-    sql = g_strdup ((const char *) sqlite3_column_text (stmt, 0));
-  return sql;
-}
-
-static void
-drop_view_quietly (QStoreDatabase *self,
-                   const char     *name)
-{
-  g_autofree char *quoted = qstore_sql_quote (name);
-  g_autofree char *sql = g_strdup_printf ("DROP VIEW IF EXISTS main.%s", quoted);
-
-  sqlite3_exec (self->db, sql, NULL, NULL, NULL);
-}
-
-gboolean
-qstore_catalog_create_view (QStoreDatabase  *self,
-                            sqlite3_stmt    *stmt,
-                            const char      *name,
-                            GError         **error)
-{
-  g_autofree char *before = view_sql (self, name);
-  g_autofree char *sql = NULL;
-  g_autoptr(GBytes) key = NULL;
-  int rc;
-
-  rc = sqlite3_step (stmt);
-  if (rc != SQLITE_DONE)
-    {
-      qstore_database_set_sqlite_error (self, self->db, rc, error);
-      return FALSE;
-    }
-
-  /* IF NOT EXISTS, and it does: its entry was written when it was made. */
-  if (before != NULL)
-    return TRUE;
-
-  if (!(sql = view_sql (self, name)))
-    {
-      g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_FAILED,
-                   "View “%s” was created but cannot be found", name);
-      return FALSE;
-    }
-
-  key = qstore_catalog_key_for_view ("main", name);
-  qstore_coordinator_begin (self->coordinator);
-  qstore_catalog_put_if_changed (self, key, sql);
-  if (!qstore_coordinator_commit (self->coordinator, error))
-    {
-      drop_view_quietly (self, name);
-      return FALSE;
-    }
-  return TRUE;
-}
-
-gboolean
-qstore_catalog_drop_view (QStoreDatabase  *self,
-                          sqlite3_stmt    *stmt,
-                          const char      *name,
-                          GError         **error)
-{
-  g_autofree char *before = view_sql (self, name);
-  g_autoptr(GBytes) key = qstore_catalog_key_for_view ("main", name);
-  g_autoptr(GBytes) current = NULL;
-  gsize key_len;
-  const guint8 *key_data = g_bytes_get_data (key, &key_len);
-  int rc;
-
-  rc = sqlite3_step (stmt);
-  if (rc != SQLITE_DONE)
-    {
-      qstore_database_set_sqlite_error (self, self->db, rc, error);
-      return FALSE;
-    }
-
-  qstore_coordinator_begin (self->coordinator);
-  current = qstore_coordinator_get (self->coordinator, self->catalog, key_data, key_len, NULL);
-  if (current != NULL)
-    qstore_coordinator_delete (self->coordinator, self->catalog, key_data, key_len);
-  if (!qstore_coordinator_commit (self->coordinator, error))
-    {
-      /* The catalog still has it: so does the session. */
-      if (before != NULL)
-        sqlite3_exec (self->db, before, NULL, NULL, NULL);
-      return FALSE;
-    }
-  return TRUE;
-}
-
-gboolean
-qstore_catalog_sync_views (QStoreDatabase  *self,
-                           GError         **error)
-{
-  g_autoptr(sqlite3_stmt) stmt = NULL;
-
-  if (sqlite3_prepare_v2 (self->db,
-                          "SELECT name, sql FROM main.sqlite_master WHERE type = 'view'",
-                          -1, &stmt, NULL) != SQLITE_OK)
-    {
-      qstore_database_set_sqlite_error (self, self->db, sqlite3_errcode (self->db), error);
-      return FALSE;
-    }
-
-  qstore_coordinator_begin (self->coordinator);
-  while (sqlite3_step (stmt) == SQLITE_ROW)
-    {
-      const char *name = (const char *) sqlite3_column_text (stmt, 0);
-      const char *sql = (const char *) sqlite3_column_text (stmt, 1);
-      g_autoptr(GBytes) key = NULL;
-
-      if (name == NULL || sql == NULL)
-        continue;
-      key = qstore_catalog_key_for_view ("main", name);
-      qstore_catalog_put_if_changed (self, key, sql);
-    }
-  return qstore_coordinator_commit (self->coordinator, error);
-}
-
-/* Reclaiming a detached table */
-
-/**
- * qstore_database_reclaim_detached_table:
- * @self: a #QStoreDatabase
- * @schema: (nullable): the table's schema, %NULL for `main`
- * @table: the table's name, in any case
- * @index_names: (nullable) (array zero-terminated=1): the exact names of
- *   the table's indexes, as it had them (including the
- *   `sqlite_autoindex_<table>_<n>` ones of its UNIQUE constraints)
- * @error: return location for a #GError
- *
- * Removes what is left of a table that is not in the database's catalog
- * (any longer): its data store, exactly the index stores named in
- * @index_names (never every store whose name starts like them: a table
- * may be called `t_idx_x`), its statistics and its catalog entry, in one
- * all-or-nothing unit. Use it for a table whose catalog entry does not
- * load (see qstore_database_get_rehydration_result()) or whose storage
- * outlived its entry.
- *
- * Reclaiming what is already gone succeeds, so the call can be repeated.
- * A table that is loaded is refused with %QSTORE_ERROR_EXISTS (drop it
- * with DROP TABLE), and a store name another table uses with
- * %QSTORE_ERROR_COLLISION, before anything is removed.
- *
- * Returns: %TRUE on success
- */
-gboolean
-qstore_database_reclaim_detached_table (QStoreDatabase      *self,
-                                        const char          *schema,
-                                        const char          *table,
-                                        const char * const  *index_names,
-                                        GError             **error)
-{
-  g_autoptr(GPtrArray) drop = g_ptr_array_new_null_terminated (0, g_free, TRUE);
-  g_autoptr(GHashTable) used = NULL;
-  g_autoptr(QStoreKV) stats = NULL;
-  g_autoptr(GBytes) stats_key = NULL;
-  g_autoptr(GBytes) catalog_key = NULL;
-  g_autofree char *stats_name = NULL;
-  const char *empty[] = { NULL };
-  QStoreWriteOp ops[2] = { { 0 } };
-  gsize len;
-
-  g_return_val_if_fail (QSTORE_IS_DATABASE (self), FALSE);
-  g_return_val_if_fail (table != NULL, FALSE);
-  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
-
-  if (self->closed)
-    {
-      g_set_error_literal (error, QSTORE_ERROR, QSTORE_ERROR_CLOSED,
-                           "The database was closed: open it again to use it");
-      return FALSE;
-    }
-  if (!qstore_database_check_writable (self, error))
-    return FALSE;
-
-  if (schema == NULL)
-    schema = "main";
-
-  if (g_ascii_strcasecmp (schema, "main") == 0 && qstore_database_lookup (self, table) != NULL)
-    {
-      g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_EXISTS,
-                   "Table “%s.%s” is in the catalog: drop it with DROP TABLE instead of "
-                   "reclaiming its storage", schema, table);
-      return FALSE;
-    }
-
-  g_ptr_array_add (drop, qstore_store_name_for_table (schema, table));
-  for (guint i = 0; index_names != NULL && index_names[i] != NULL; i++)
-    g_ptr_array_add (drop, qstore_store_name_for_index (schema, table, index_names[i]));
-
-  /* `_idx_` may be part of any name: a store of a loaded table is never
-   * the detached table's, whatever its name looks like. */
-  used = qstore_database_store_names (self, NULL);
-  for (guint i = 0; i < drop->len; i++)
-    {
-      const char *owner = g_hash_table_lookup (used, drop->pdata[i]);
-
-      if (owner != NULL)
-        {
-          g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_COLLISION,
-                       "Reclaiming table “%s.%s” would erase store “%s”, which %s uses: "
-                       "pass only the detached table's own index names",
-                       schema, table, (const char *) drop->pdata[i], owner);
-          return FALSE;
-        }
-    }
-
-  if (!(stats = qstore_provider_get_stats_store (self->provider, error)))
-    return FALSE;
-  stats_name = qstore_stats_key_for_table (schema, table);
-  stats_key = g_bytes_new (stats_name, strlen (stats_name));
-  catalog_key = qstore_catalog_key_for_table (schema, table);
-
-  ops[0].store = stats;
-  ops[0].kind = QSTORE_WRITE_OP_DELETE;
-  ops[0].key = g_bytes_get_data (stats_key, &len);
-  ops[0].key_len = len;
-  ops[1].store = self->catalog;
-  ops[1].kind = QSTORE_WRITE_OP_DELETE;
-  ops[1].key = g_bytes_get_data (catalog_key, &len);
-  ops[1].key_len = len;
-
-  if (!qstore_provider_restructure (self->provider, (const char * const *) drop->pdata,
-                                    empty, empty, ops, G_N_ELEMENTS (ops), error))
-    {
-      g_prefix_error (error, "Table “%s.%s” cannot be reclaimed: ", schema, table);
-      return FALSE;
-    }
-  qstore_database_forget_table_stats (self, schema, table);
-  return TRUE;
 }

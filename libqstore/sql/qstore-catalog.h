@@ -75,33 +75,4 @@ gint64              qstore_catalog_get_row_count                (QStoreProvider 
                                                                  const char          *table,
                                                                  GError             **error);
 
-#define QSTORE_TYPE_REHYDRATION_RESULT (qstore_rehydration_result_get_type ())
-
-QSTORE_AVAILABLE_IN_ALL
-G_DECLARE_FINAL_TYPE (QStoreRehydrationResult, qstore_rehydration_result, QSTORE, REHYDRATION_RESULT, GObject)
-
-QSTORE_AVAILABLE_IN_ALL
-const char * const *qstore_rehydration_result_get_tables        (QStoreRehydrationResult *self);
-QSTORE_AVAILABLE_IN_ALL
-const char * const *qstore_rehydration_result_get_indexes       (QStoreRehydrationResult *self);
-QSTORE_AVAILABLE_IN_ALL
-const char * const *qstore_rehydration_result_get_views         (QStoreRehydrationResult *self);
-QSTORE_AVAILABLE_IN_ALL
-const char * const *qstore_rehydration_result_get_materialized_views (QStoreRehydrationResult *self);
-QSTORE_AVAILABLE_IN_ALL
-const char * const *qstore_rehydration_result_get_adopted_materialized_views (QStoreRehydrationResult *self);
-QSTORE_AVAILABLE_IN_ALL
-const char * const *qstore_rehydration_result_get_refilled_materialized_views (QStoreRehydrationResult *self);
-QSTORE_AVAILABLE_IN_ALL
-guint               qstore_rehydration_result_get_n_errors      (QStoreRehydrationResult *self);
-QSTORE_AVAILABLE_IN_ALL
-const char         *qstore_rehydration_result_get_error_name    (QStoreRehydrationResult *self,
-                                                                 guint                    i);
-QSTORE_AVAILABLE_IN_ALL
-const char         *qstore_rehydration_result_get_error_ddl     (QStoreRehydrationResult *self,
-                                                                 guint                    i);
-QSTORE_AVAILABLE_IN_ALL
-const char         *qstore_rehydration_result_get_error_message (QStoreRehydrationResult *self,
-                                                                 guint                    i);
-
 G_END_DECLS

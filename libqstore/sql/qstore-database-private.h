@@ -1,4 +1,4 @@
-/* qstore-database-private.h: what the SQL front's pieces share
+/* qstore-database-private.h: the database as its layers see it
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -7,9 +7,12 @@
 #include <sqlite3.h>
 
 #include "qstore-database.h"
+#include "qstore-statement-private.h"
 #include "qstore-table-private.h"
 
 G_BEGIN_DECLS
+
+#define QSTORE_VTAB_MODULE_NAME "qstore"
 
 /* One qstore table as the SQL layer sees it: the QStoreTable, plus what the
  * virtual table needs between calls. The virtual table on the main
@@ -32,9 +35,12 @@ typedef struct
    * the column has no DEFAULT or it was not needed yet. */
   GPtrArray         *default_stmts;
 
-  /* The materialized view whose contents the table holds, or NULL (not
-   * owned; see qstore-mview-private.h). */
-  gpointer           mview;
+  /* A table whose contents another object keeps (a materialized view
+   * keeps its rows in one): @before_read brings them up to date before a
+   * cursor reads them. NULL for the user's own tables. */
+  gpointer           owner;
+  gboolean         (*before_read) (gpointer   owner,
+                                   GError   **error);
 } QStoreSqlTable;
 
 QStoreSqlTable *qstore_sql_table_new            (QStoreDatabase     *database,
@@ -47,13 +53,9 @@ void            qstore_sql_table_forget_rowids  (QStoreSqlTable     *self);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (QStoreSqlTable, qstore_sql_table_unref)
 
-/* What the INSERT being run leaves to the columns' DEFAULT. */
-typedef struct
-{
-  char     *table;                  /* as written */
-  gboolean  default_values;         /* INSERT … DEFAULT VALUES */
-  GPtrArray *columns;               /* char *: the column list; NULL when none is given */
-} QStoreInsertShape;
+/* What the database is put together from (qstore-router-private.h),
+ * opaque here. */
+typedef struct _QStoreDatabaseSetup QStoreDatabaseSetup;
 
 struct _QStoreDatabase
 {
@@ -63,6 +65,7 @@ struct _QStoreDatabase
   QStoreProvider     *provider;
   QStoreCoordinator  *coordinator;
   QStoreKV           *catalog;
+  const QStoreDatabaseSetup *setup;
 
   /* Where users' SQL runs: qstore tables are virtual tables here, TEMP
    * tables are ordinary ones. */
@@ -73,6 +76,10 @@ struct _QStoreDatabase
   sqlite3            *scratch;
 
   GHashTable         *tables;       /* lower-cased name → QStoreSqlTable */
+
+  /* What the layers above keep per database (see
+   * qstore_database_get_extension_state()). */
+  GArray             *extension_states;
 
   /* The last error a virtual-table callback raised during the statement
    * being run: it keeps its own code, which SQLite's would lose. */
@@ -87,24 +94,50 @@ struct _QStoreDatabase
                                    const char *, const char *);
   gpointer            authorizer_data;
 
+  /* What ALTER TABLE … RENAME TO does to a qstore table's stores and
+   * catalog, called from the virtual table's xRename. */
+  gboolean          (*rename_table) (QStoreDatabase  *self,
+                                     QStoreSqlTable  *entry,
+                                     const char      *new_name,
+                                     GError         **error);
+
   /* Inside BEGIN … COMMIT until a statement writes: the state every
    * statement reads, as in SQLite's read transactions. */
   QStoreSnapshot     *read_snapshot;
 
   QStoreRehydrationResult *rehydration;  /* what open read back from the catalog */
-  struct _QStoreMViews *mviews;          /* the materialized views (qstore-mview.c) */
-  char               *clean_shutdown;      /* the marker found at open, or NULL */
   gboolean            closed;
 };
 
+/* Lifetime */
+
+/* Releases everything: what the layers above keep first, then the
+ * connections, the coordinator and the provider. Closing without a
+ * marker, as a crash would. */
+void            qstore_database_teardown            (QStoreDatabase  *self);
+
+/* What a layer above keeps for this database: @state, freed with @free
+ * at teardown (before the connections close), found again by @key. */
+void            qstore_database_add_extension_state (QStoreDatabase  *self,
+                                                     gconstpointer    key,
+                                                     gpointer         state,
+                                                     GDestroyNotify   free);
+gpointer        qstore_database_get_extension_state (QStoreDatabase  *self,
+                                                     gconstpointer    key);
+
+/* Ends what BEGIN … COMMIT read while it only read (the router's). */
+void            qstore_database_release_read_snapshot (QStoreDatabase *self);
+
 /* Errors */
+gboolean        qstore_database_check_open          (QStoreDatabase  *self,
+                                                     GError         **error);
+gboolean        qstore_database_check_writable      (QStoreDatabase  *self,
+                                                     GError         **error);
 void            qstore_database_take_callback_error (QStoreDatabase  *self,
                                                      GError          *error);
 void            qstore_database_set_sqlite_error    (QStoreDatabase  *self,
                                                      sqlite3         *conn,
                                                      int              rc,
-                                                     GError         **error);
-gboolean        qstore_database_check_writable      (QStoreDatabase  *self,
                                                      GError         **error);
 
 /* Sets what authorizes statements prepared on the main connection, until
@@ -129,8 +162,6 @@ gboolean        qstore_database_run                 (QStoreDatabase  *self,
                                                      const char      *sql,
                                                      GError         **error);
 
-QStoreKV       *qstore_database_get_catalog         (QStoreDatabase  *self);
-
 /* The main connection, where users' SQL runs: for in-tree programs that
  * prepare their statements once and step them directly (qstore-bench).
  * Inline because the library exports no private symbol. Valid until the
@@ -141,15 +172,39 @@ qstore_database_get_sqlite (QStoreDatabase *self)
   return self->db;
 }
 
+/* The catalog */
+
+QStoreKV       *qstore_database_get_catalog         (QStoreDatabase  *self);
+/* Compare-write: stages @value under @key of the catalog in the
+ * coordinator's open transaction unless the catalog, as that transaction
+ * sees it, already holds exactly these bytes. Unchanged entries are never
+ * rewritten, so reopening a store leaves its catalog byte-identical. A
+ * read that fails counts as a difference: writing is always correct. */
+void            qstore_database_put_catalog         (QStoreDatabase  *self,
+                                                     GBytes          *key,
+                                                     const char      *value);
+/* The same decision for writes that bypass the coordinator
+ * (qstore_provider_restructure()): whether the committed catalog holds
+ * something other than @value under @key. */
+gboolean        qstore_database_catalog_differs     (QStoreDatabase  *self,
+                                                     GBytes          *key,
+                                                     const char      *value);
+/* Writes one catalog bundle in a transaction of its own. */
+gboolean        qstore_database_commit_catalog      (QStoreDatabase  *self,
+                                                     const char      *schema,
+                                                     const char      *table,
+                                                     const char      *bundle,
+                                                     GError         **error);
+
 /* Tables */
 QStoreSqlTable *qstore_database_lookup              (QStoreDatabase  *self,
                                                      const char      *name);
 /* Makes the QStoreTable for @schema (which exists on scratch) and its
  * virtual table on the main connection. Returns the entry (owned by the
  * database). */
-QStoreSqlTable *qstore_database_attach_table        (QStoreDatabase  *self,
-                                                     QStoreTableSchema *schema,
-                                                     GError         **error);
+QStoreSqlTable *qstore_database_attach_table        (QStoreDatabase     *self,
+                                                     QStoreTableSchema  *schema,
+                                                     GError            **error);
 /* Forgets a table; @drop_virtual_table also drops it from the main
  * connection (else SQLite already did). */
 void            qstore_database_detach_table        (QStoreDatabase  *self,
@@ -176,12 +231,7 @@ void            qstore_database_apply_tables        (QStoreDatabase  *self,
 void            qstore_database_forget_table_stats  (QStoreDatabase  *self,
                                                      const char      *schema,
                                                      const char      *table);
-
-/* Writes one catalog bundle in a transaction of its own. */
-gboolean        qstore_database_commit_catalog      (QStoreDatabase  *self,
-                                                     const char      *schema,
-                                                     const char      *table,
-                                                     const char      *bundle,
-                                                     GError         **error);
+/* Forgets every table's ephemeral rowids (they last one transaction). */
+void            qstore_database_forget_rowids       (QStoreDatabase  *self);
 
 G_END_DECLS

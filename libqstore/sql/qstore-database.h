@@ -9,6 +9,7 @@
 #endif
 
 #include "qstore-catalog.h"
+#include "qstore-rehydration-result.h"
 #include "qstore-coordinator.h"
 #include "qstore-result.h"
 #include "qstore-table.h"

@@ -1,51 +1,81 @@
-/* qstore-ddl-private.h: DDL on qstore tables, and the little SQL
- * recognition SQLite cannot do for virtual tables
+/* qstore-ddl-private.h: DDL on qstore tables
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
 #pragma once
 
 #include "qstore-database-private.h"
+#include "qstore-result.h"
 
 G_BEGIN_DECLS
 
-/* What a statement starts with, for the kinds SQLite refuses to prepare on
- * a virtual table (or cannot see, for indexes that live on scratch). */
-typedef enum
+/* What every DDL statement shares (qstore-ddl.c) */
+
+/* Scratch work is undone as a whole when anything later fails. */
+gboolean  qstore_ddl_scratch_begin      (QStoreDatabase     *self,
+                                         GError            **error);
+gboolean  qstore_ddl_scratch_commit     (QStoreDatabase     *self,
+                                         GError            **error);
+void      qstore_ddl_scratch_undo       (QStoreDatabase     *self);
+
+/* What the authorizer saw of a statement prepared on scratch: the first
+ * index created or dropped, or the table altered. */
+typedef struct
 {
-  QSTORE_SQL_LEAD_OTHER,
-  QSTORE_SQL_LEAD_CREATE_INDEX,
-  QSTORE_SQL_LEAD_DROP_INDEX,
-  QSTORE_SQL_LEAD_ALTER_TABLE,
-} QStoreSqlLead;
+  int   action;
+  char *name;
+  char *table;
+} QStoreScratchAction;
 
-/* @name as an SQL identifier, in double quotes. */
-char              *qstore_sql_quote             (const char          *name);
-/* Skips white space, comments and empty statements. */
-const char        *qstore_sql_skip_space        (const char          *sql);
-QStoreSqlLead      qstore_sql_lead              (const char          *sql);
-/* The target and column list of an INSERT (or REPLACE) statement; NULL
- * when @sql is not one this scan understands. */
-QStoreInsertShape *qstore_sql_insert_shape      (const char          *sql);
-void               qstore_insert_shape_free     (QStoreInsertShape   *shape);
-typedef enum
-{
-  QSTORE_SQL_ALTER_OTHER,
-  QSTORE_SQL_ALTER_ADD_COLUMN,
-  QSTORE_SQL_ALTER_RENAME_COLUMN,
-  QSTORE_SQL_ALTER_DROP_COLUMN,
-  /* The arms SQLite lacks (qstore-alter-private.h) */
-  QSTORE_SQL_ALTER_COLUMN,              /* ALTER [COLUMN] c SET|DROP … */
-  QSTORE_SQL_ALTER_ADD_CONSTRAINT,
-  QSTORE_SQL_ALTER_DROP_CONSTRAINT,
-  QSTORE_SQL_ALTER_RENAME_CONSTRAINT,
-  QSTORE_SQL_ALTER_PRIMARY_KEY,
-} QStoreSqlAlter;
+void      qstore_scratch_action_clear   (QStoreScratchAction *seen);
+/* Prepares @sql on scratch; *@tail (when given) gets the rest. */
+sqlite3_stmt *qstore_ddl_prepare_on_scratch (QStoreDatabase      *self,
+                                             const char          *sql,
+                                             const char         **tail,
+                                             QStoreScratchAction *seen,
+                                             GError             **error);
+gboolean  qstore_ddl_step_on_scratch    (QStoreDatabase     *self,
+                                         sqlite3_stmt       *stmt,
+                                         GError            **error);
 
-/* What @sql, ALTER TABLE …, does to columns. */
-QStoreSqlAlter     qstore_sql_alter_kind        (const char          *sql);
-
-G_DEFINE_AUTOPTR_CLEANUP_FUNC (QStoreInsertShape, qstore_insert_shape_free)
+/* For commits that drop no store but must be all or nothing. */
+extern const char * const qstore_ddl_no_stores[];
+/* The names of @schema's indexes, NULL-terminated (not owned). */
+GPtrArray *qstore_ddl_index_names       (QStoreTableSchema  *schema);
+gboolean  qstore_ddl_store_is_empty     (QStoreDatabase     *self,
+                                         const char         *store_name,
+                                         gboolean           *empty,
+                                         GError            **error);
+/* Refuses store names another table uses (COLLISION, naming both) or
+ * that still hold entries of a table no longer in the catalog. */
+gboolean  qstore_ddl_check_new_store    (QStoreDatabase     *self,
+                                         GHashTable         *used,
+                                         const char         *store_name,
+                                         const char         *what,
+                                         GError            **error);
+/* The same for every store of @schema, other tables but @except. */
+gboolean  qstore_ddl_check_table_stores (QStoreDatabase     *self,
+                                         QStoreTableSchema  *schema,
+                                         const char         *except,
+                                         GError            **error);
+void      qstore_ddl_add_op             (GArray             *ops,
+                                         QStoreKV           *store,
+                                         QStoreWriteOpKind   kind,
+                                         GBytes             *key,
+                                         const char         *value);
+/* Refuses a constraint's own ON CONFLICT clause, unless the table had one
+ * before (so that tables made before the rule can still be altered). */
+gboolean  qstore_ddl_check_conflict_clauses (const char  *table,
+                                             const char  *old_sql,
+                                             const char  *new_sql,
+                                             GError     **error);
+/* Refuses what qstore tables do not support (STRICT, generated columns). */
+gboolean  qstore_ddl_check_supported_table (QStoreDatabase  *self,
+                                            const char      *name,
+                                            GError         **error);
+/* The position of index @name in @schema, or -1. */
+int       qstore_ddl_find_index         (QStoreTableSchema  *schema,
+                                         const char         *name);
 
 /* A row put for a moment in the (empty) scratch mirror of a table:
  * SQLite applies its NOT NULL and CHECK constraints, with its own
@@ -83,39 +113,42 @@ gboolean  qstore_ddl_build_indexes   (QStoreDatabase     *self,
                                       gboolean            check_unique,
                                       GError            **error);
 
-/* Handlers. @sql is one statement. */
-gboolean  qstore_ddl_check_conflict_clauses (const char  *table,
-                                             const char  *old_sql,
-                                             const char  *new_sql,
-                                             GError     **error);
+gboolean  qstore_ddl_build_one_index    (QStoreDatabase     *self,
+                                         QStoreTable        *table,
+                                         guint               position,
+                                         gboolean            check_unique,
+                                         GError            **error);
+
+/* Statement handlers (qstore-ddl-table.c, qstore-ddl-index.c) */
+
 gboolean  qstore_ddl_create_table   (QStoreDatabase     *self,
-                                     const char         *sql,
-                                     const char         *name,
+                                     QStoreStatement    *statement,
+                                     QStoreResult      **result,
                                      GError            **error);
 gboolean  qstore_ddl_drop_table     (QStoreDatabase     *self,
-                                     sqlite3_stmt       *stmt,
-                                     const char         *name,
+                                     QStoreStatement    *statement,
+                                     QStoreResult      **result,
                                      GError            **error);
-/* Prepare @sql on scratch; *tail gets the rest. */
+/* ALTER TABLE … ADD COLUMN or RENAME COLUMN on a qstore table, which
+ * SQLite refuses to prepare on a virtual table: run on scratch. */
+gboolean  qstore_ddl_alter_columns  (QStoreDatabase     *self,
+                                     QStoreStatement    *statement,
+                                     QStoreResult      **result,
+                                     GError            **error);
+/* ALTER TABLE … RENAME TO. */
+gboolean  qstore_ddl_rename         (QStoreDatabase     *self,
+                                     QStoreStatement    *statement,
+                                     QStoreResult      **result,
+                                     GError            **error);
 gboolean  qstore_ddl_create_index   (QStoreDatabase     *self,
-                                     const char         *sql,
-                                     const char        **tail,
-                                     GError            **error);
-/* Whether @sql, DROP INDEX …, drops an index of a qstore table: 1 if so,
- * 0 if not, -1 with @error when SQLite refuses it on such a table. */
-int       qstore_ddl_is_index_drop  (QStoreDatabase     *self,
-                                     const char         *sql,
+                                     QStoreStatement    *statement,
+                                     QStoreResult      **result,
                                      GError            **error);
 gboolean  qstore_ddl_drop_index     (QStoreDatabase     *self,
-                                     const char         *sql,
-                                     const char        **tail,
+                                     QStoreStatement    *statement,
+                                     QStoreResult      **result,
                                      GError            **error);
-/* ALTER TABLE … ADD COLUMN, RENAME COLUMN or DROP COLUMN on a qstore
- * table, which SQLite refuses to prepare on a virtual table. */
-gboolean  qstore_ddl_alter_columns  (QStoreDatabase     *self,
-                                     const char         *sql,
-                                     const char        **tail,
-                                     GError            **error);
+
 /* Called by xRename: moves the stores and rewrites the catalog. */
 gboolean  qstore_ddl_rename_table   (QStoreDatabase     *self,
                                      QStoreSqlTable     *entry,

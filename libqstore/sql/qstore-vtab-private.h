@@ -8,8 +8,6 @@
 
 G_BEGIN_DECLS
 
-#define QSTORE_VTAB_MODULE_NAME "qstore"
-
 /* Registers the module on @self's main connection. */
 gboolean  qstore_vtab_register_module    (QStoreDatabase     *self,
                                           GError            **error);

@@ -29,9 +29,7 @@
 
 #include "qstore-affinity-private.h"
 #include "qstore-coordinator-private.h"
-#include "qstore-ddl-private.h"
 #include "qstore-error.h"
-#include "qstore-mview-private.h"
 #include "qstore-vtab-private.h"
 
 /* The plan, packed into idxNum. */
@@ -129,71 +127,6 @@ struct _QStoreCursor
   guint                n_values;
   gint64               rowid;
 };
-
-/* QStoreSqlTable */
-
-static void
-finalize_statement (gpointer stmt)
-{
-  sqlite3_finalize (stmt);
-}
-
-QStoreSqlTable *
-qstore_sql_table_new (QStoreDatabase *database,
-                      QStoreTable    *table)
-{
-  QStoreSqlTable *self = g_new0 (QStoreSqlTable, 1);
-
-  g_atomic_ref_count_init (&self->ref);
-  self->database = database;
-  self->rowid_by_key = g_hash_table_new_full (g_bytes_hash, g_bytes_equal,
-                                              (GDestroyNotify) g_bytes_unref, NULL);
-  self->key_by_rowid = g_ptr_array_new_with_free_func ((GDestroyNotify) g_bytes_unref);
-  self->default_stmts = g_ptr_array_new_with_free_func (finalize_statement);
-  qstore_sql_table_set_table (self, table);
-  return self;
-}
-
-QStoreSqlTable *
-qstore_sql_table_ref (QStoreSqlTable *self)
-{
-  g_atomic_ref_count_inc (&self->ref);
-  return self;
-}
-
-void
-qstore_sql_table_unref (QStoreSqlTable *self)
-{
-  if (!g_atomic_ref_count_dec (&self->ref))
-    return;
-
-  g_clear_pointer (&self->default_stmts, g_ptr_array_unref);
-  g_clear_pointer (&self->rowid_by_key, g_hash_table_unref);
-  g_clear_pointer (&self->key_by_rowid, g_ptr_array_unref);
-  g_clear_object (&self->table);
-  g_free (self);
-}
-
-void
-qstore_sql_table_set_table (QStoreSqlTable *self,
-                            QStoreTable    *table)
-{
-  g_set_object (&self->table, table);
-  self->schema = qstore_table_get_table_schema (table);
-  /* The DEFAULTs may have changed with the schema. */
-  g_ptr_array_set_size (self->default_stmts, 0);
-  g_ptr_array_set_size (self->default_stmts, self->schema->columns->len);
-  qstore_sql_table_forget_rowids (self);
-}
-
-void
-qstore_sql_table_forget_rowids (QStoreSqlTable *self)
-{
-  if (self->key_by_rowid->len == 0)
-    return;
-  g_hash_table_remove_all (self->rowid_by_key);
-  g_ptr_array_set_size (self->key_by_rowid, 0);
-}
 
 /* Helpers */
 
@@ -1390,7 +1323,7 @@ vtab_filter (sqlite3_vtab_cursor  *base,
   guint n_columns = entry->schema->columns->len;
 
   /* A materialized view's contents: work its transaction deferred first. */
-  if (G_UNLIKELY (entry->mview != NULL) && !qstore_mview_before_read (entry->mview, &error))
+  if (G_UNLIKELY (entry->before_read != NULL) && !entry->before_read (entry->owner, &error))
     return vtab_fail (base->pVtab, entry->database, g_steal_pointer (&error));
 
   cursor_reset (cursor);
@@ -1961,7 +1894,8 @@ vtab_rename (sqlite3_vtab *vtab,
   QStoreVtab *self = (QStoreVtab *) vtab;
   GError *error = NULL;
 
-  if (!qstore_ddl_rename_table (self->entry->database, self->entry, new_name, &error))
+  if (!self->entry->database->rename_table (self->entry->database, self->entry, new_name,
+                                                &error))
     return vtab_fail (vtab, self->entry->database, error);
   return SQLITE_OK;
 }

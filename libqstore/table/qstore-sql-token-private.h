@@ -8,8 +8,11 @@
 #pragma once
 
 #include <glib.h>
+#include <sqlite3.h>
 
 G_BEGIN_DECLS
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (sqlite3_stmt, sqlite3_finalize)
 
 typedef enum
 {
@@ -44,5 +47,17 @@ gboolean    qstore_sql_token_is_punct (const QStoreSqlToken *token,
 GArray     *qstore_sql_tokenize       (const char           *sql);
 /* The identifier a word, quoted or string token spells, unquoted. */
 char       *qstore_sql_token_name     (const QStoreSqlToken *token);
+/* Whether @token can be a name: SQLite also takes a string literal where
+ * a name goes. */
+gboolean    qstore_sql_token_is_name  (const QStoreSqlToken *token);
+
+/* @name as an SQL identifier, in double quotes. */
+char       *qstore_sql_quote          (const char           *name);
+/* Skips white space, comments and empty statements. */
+const char *qstore_sql_skip_space     (const char           *sql);
+/* Where the statement that starts at @sql ends: after its `;`, as
+ * sqlite3_complete() decides (a trigger's body holds `;` of its own), or
+ * at the end of the text. */
+const char *qstore_sql_statement_end  (const char           *sql);
 
 G_END_DECLS

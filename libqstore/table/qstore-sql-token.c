@@ -161,3 +161,58 @@ qstore_sql_tokenize (const char *sql)
     }
   return tokens;
 }
+
+gboolean
+qstore_sql_token_is_name (const QStoreSqlToken *token)
+{
+  return token->kind == QSTORE_SQL_TOKEN_WORD || token->kind == QSTORE_SQL_TOKEN_QUOTED ||
+         (token->kind == QSTORE_SQL_TOKEN_STRING && token->start[0] == '\'');
+}
+
+char *
+qstore_sql_quote (const char *name)
+{
+  GString *quoted = g_string_new ("\"");
+
+  for (const char *p = name; *p != '\0'; p++)
+    {
+      if (*p == '"')
+        g_string_append_c (quoted, '"');
+      g_string_append_c (quoted, *p);
+    }
+  g_string_append_c (quoted, '"');
+  return g_string_free (quoted, FALSE);
+}
+
+const char *
+qstore_sql_skip_space (const char *sql)
+{
+  for (;;)
+    {
+      sql = qstore_sql_skip_blank (sql);
+      if (*sql != ';')
+        return sql;
+      sql++;
+    }
+}
+
+const char *
+qstore_sql_statement_end (const char *sql)
+{
+  QStoreSqlToken token;
+  const char *p = sql;
+
+  for (;;)
+    {
+      p = qstore_sql_next_token (p, &token);
+      if (token.kind == QSTORE_SQL_TOKEN_END)
+        return token.start;
+      if (qstore_sql_token_is_punct (&token, ';'))
+        {
+          g_autofree char *text = g_strndup (sql, p - sql);
+
+          if (sqlite3_complete (text))
+            return p;
+        }
+    }
+}

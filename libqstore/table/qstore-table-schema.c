@@ -312,8 +312,6 @@ prepare (sqlite3     *db,
   return stmt;
 }
 
-G_DEFINE_AUTOPTR_CLEANUP_FUNC (sqlite3_stmt, sqlite3_finalize)
-
 static const char *
 column_text (sqlite3_stmt *stmt,
              int           i)

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "qstore-error.h"
+#include "qstore-sql-token-private.h"
 #include "qstore-table-private.h"
 
 /**
@@ -144,8 +145,6 @@ enum {
 };
 
 static GParamSpec *properties[N_PROPS];
-
-G_DEFINE_AUTOPTR_CLEANUP_FUNC (sqlite3_stmt, sqlite3_finalize)
 
 static void
 qstore_table_finalize (GObject *object)

@@ -1,0 +1,102 @@
+/* qstore-router-private.h: every statement to its one handler
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#pragma once
+
+#include "qstore-database-private.h"
+#include "qstore-result.h"
+#include "qstore-statement-private.h"
+
+G_BEGIN_DECLS
+
+typedef enum
+{
+  QSTORE_HANDLER_NONE = 0,
+  /* DDL: runs outside any transaction (an open one commits first, and a
+   * new one begins afterwards), between the extensions' before_ddl and
+   * after_ddl, and returns no rows. */
+  QSTORE_HANDLER_DDL = 1 << 0,
+} QStoreHandlerFlags;
+
+/* Runs @statement; a handler without QSTORE_HANDLER_DDL sets *@result. */
+typedef gboolean (*QStoreStatementFunc) (QStoreDatabase   *db,
+                                         QStoreStatement  *statement,
+                                         QStoreResult    **result,
+                                         GError          **error);
+
+typedef struct
+{
+  QStoreStatementKind  kind;
+  const char          *setting;     /* QSTORE_STATEMENT_SETTING: the PRAGMA's name */
+  QStoreHandlerFlags   flags;
+  QStoreStatementFunc  run;
+} QStoreStatementHandler;
+
+/* A catalog entry handed to the extension that keeps its kind. */
+typedef struct
+{
+  QStoreCatalogKeyKind kind;
+  GBytes *key;
+  char   *schema;
+  char   *name;
+  char   *text;
+} QStoreCatalogItem;
+
+void qstore_catalog_item_clear (QStoreCatalogItem *item);
+
+/* What a layer above the SQL layer adds to every database: state of its
+ * own, and hooks the SQL layer calls at the moments it cannot know
+ * about otherwise. Every hook may be NULL. */
+typedef struct
+{
+  /* At open, before the catalog is read: the layer's state for this
+   * database (kept with qstore_database_add_extension_state(), under the
+   * extension's address). */
+  gboolean (*attach)          (QStoreDatabase     *db,
+                               GError            **error);
+  /* The catalog entries of @catalog_kind, after every table and view
+   * loaded and an interrupted commit was repaired. */
+  QStoreCatalogKeyKind catalog_kind;
+  void     (*rehydrate)       (QStoreDatabase     *db,
+                               GArray             *items);   /* QStoreCatalogItem */
+  /* Before any statement runs: may refuse it. */
+  gboolean (*check_statement) (QStoreDatabase     *db,
+                               QStoreStatement    *statement,
+                               GError            **error);
+  /* Around every DDL statement, failed or not, outside any transaction. */
+  void     (*before_ddl)      (QStoreDatabase     *db);
+  void     (*after_ddl)       (QStoreDatabase     *db);
+  /* A clean close, before the connections go. */
+  gboolean (*close)           (QStoreDatabase     *db,
+                               GError            **error);
+} QStoreDatabaseExtension;
+
+struct _QStoreDatabaseSetup
+{
+  const QStoreStatementHandler  *handlers;
+  guint                          n_handlers;
+  const QStoreDatabaseExtension * const *extensions;
+  guint                          n_extensions;
+};
+
+/* Runs the first statement of @sql; *@tail gets where the next starts.
+ * @params binds its parameters; @single refuses a second statement after
+ * it; *@result (when given) gets its rows. */
+gboolean  qstore_router_run  (QStoreDatabase   *db,
+                              const char       *sql,
+                              const char      **tail,
+                              GVariant         *params,
+                              gboolean          single,
+                              QStoreResult    **result,
+                              GError          **error);
+
+/* Reads the first statement of @sql into @statement: its kind, the
+ * objects it names, its span, and for what SQLite runs, the statement
+ * prepared on the main connection. */
+gboolean  qstore_router_read (QStoreDatabase   *db,
+                              const char       *sql,
+                              QStoreStatement  *statement,
+                              GError          **error);
+
+G_END_DECLS

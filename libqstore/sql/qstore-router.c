@@ -1,0 +1,671 @@
+/* qstore-router.c: every statement to its one handler
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include <string.h>
+
+#include "qstore-coordinator-private.h"
+#include "qstore-error.h"
+#include "qstore-params-private.h"
+#include "qstore-result-private.h"
+#include "qstore-router-private.h"
+#include "qstore-sql-token-private.h"
+
+/* A statement is read once, here: qstore-statement.c recognises the forms
+ * SQLite has no words for from their leading words, and SQLite prepares
+ * the rest while an authorizer watches what it does. The statement then
+ * goes to the one handler its kind has in the database's setup (see
+ * open/qstore-open.c); what SQLite runs as it is, runs here. */
+
+void
+qstore_catalog_item_clear (QStoreCatalogItem *item)
+{
+  g_clear_pointer (&item->key, g_bytes_unref);
+  g_clear_pointer (&item->schema, g_free);
+  g_clear_pointer (&item->name, g_free);
+  g_clear_pointer (&item->text, g_free);
+}
+
+static const QStoreStatementHandler *
+find_handler (QStoreDatabase        *db,
+              const QStoreStatement *statement)
+{
+  for (guint i = 0; i < db->setup->n_handlers; i++)
+    {
+      const QStoreStatementHandler *handler = &db->setup->handlers[i];
+
+      if (handler->kind != statement->kind)
+        continue;
+      if (statement->kind == QSTORE_STATEMENT_SETTING &&
+          (statement->name == NULL || g_ascii_strcasecmp (handler->setting, statement->name) != 0))
+        continue;
+      return handler;
+    }
+  return NULL;
+}
+
+/* Reading */
+
+/* What preparing a statement on the main connection shows. */
+typedef struct
+{
+  QStoreDatabase  *db;
+  QStoreStatement *statement;
+  QStoreStatementKind kind;       /* the DDL SQLite saw, or QSTORE_STATEMENT_SQL */
+  char            *object;        /* what that DDL is about */
+  char            *refusal;       /* why the statement is refused */
+  gboolean         drops_index;
+} Watch;
+
+static void
+watch_clear (Watch *w)
+{
+  g_clear_pointer (&w->object, g_free);
+  g_clear_pointer (&w->refusal, g_free);
+}
+
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (Watch, watch_clear)
+
+static void
+watch_ddl (Watch               *w,
+           QStoreStatementKind  kind,
+           const char          *object)
+{
+  if (w->kind != QSTORE_STATEMENT_SQL)
+    return;
+  w->kind = kind;
+  w->object = g_strdup (object);
+}
+
+static int
+watch_authorizer (void       *data,
+                  int         action,
+                  const char *arg1,
+                  const char *arg2,
+                  const char *db_name,
+                  const char *trigger)
+{
+  Watch *w = data;
+  QStoreStatement *statement = w->statement;
+  gboolean in_main = g_strcmp0 (db_name, "main") == 0;
+
+  switch (action)
+    {
+    case SQLITE_CREATE_TABLE:
+      if (in_main)
+        watch_ddl (w, QSTORE_STATEMENT_CREATE_TABLE, arg1);
+      break;
+
+    case SQLITE_DROP_VTABLE:
+      if (in_main && g_strcmp0 (arg2, QSTORE_VTAB_MODULE_NAME) == 0)
+        watch_ddl (w, QSTORE_STATEMENT_DROP_TABLE, arg1);
+      break;
+
+    case SQLITE_ALTER_TABLE:
+      if (g_strcmp0 (arg1, "main") == 0 && qstore_database_lookup (w->db, arg2) != NULL)
+        watch_ddl (w, QSTORE_STATEMENT_RENAME_TABLE, arg2);
+      break;
+
+    case SQLITE_CREATE_VTABLE:
+      if (in_main && w->refusal == NULL)
+        w->refusal = g_strdup_printf ("Virtual table “%s” (module “%s”) would not be kept "
+                                      "by qstore: create it as TEMP (CREATE VIRTUAL TABLE "
+                                      "temp.%s USING …)", arg1, arg2, arg1);
+      break;
+
+    case SQLITE_CREATE_VIEW:
+      if (in_main)
+        watch_ddl (w, QSTORE_STATEMENT_CREATE_VIEW, arg1);
+      break;
+
+    case SQLITE_DROP_VIEW:
+      if (in_main)
+        watch_ddl (w, QSTORE_STATEMENT_DROP_VIEW, arg1);
+      break;
+
+    case SQLITE_INSERT:
+    case SQLITE_UPDATE:
+    case SQLITE_DELETE:
+      if (trigger == NULL && arg1 != NULL && !g_str_has_prefix (arg1, "sqlite_"))
+        {
+          statement->writes = TRUE;
+          if (in_main && statement->dml_action == 0 &&
+              qstore_database_lookup (w->db, arg1) != NULL)
+            {
+              statement->dml_action = action;
+              statement->dml_table = g_strdup (arg1);
+            }
+        }
+      break;
+
+    case SQLITE_SELECT:
+      statement->reads = TRUE;
+      break;
+
+    case SQLITE_DROP_INDEX:
+    case SQLITE_DROP_TEMP_INDEX:
+      w->drops_index = TRUE;
+      break;
+
+    default:
+      break;
+    }
+
+  return SQLITE_OK;
+}
+
+/* SQLite's words for what a virtual table cannot do, and what to say. */
+static gboolean
+refused_form (const char  *message,
+              char       **refusal)
+{
+  if (g_str_has_prefix (message, "UPSERT not implemented for virtual table"))
+    *refusal = g_strdup_printf ("INSERT … ON CONFLICT … DO (UPSERT) is not supported on "
+                                "qstore tables (%s): use INSERT OR REPLACE or INSERT OR IGNORE",
+                                message);
+  else if (g_str_has_prefix (message, "UPDATE RETURNING is not available"))
+    *refusal = g_strdup ("UPDATE … RETURNING is not supported on qstore tables: run the "
+                         "UPDATE, then SELECT the rows");
+  else if (g_str_has_prefix (message, "DELETE RETURNING is not available"))
+    *refusal = g_strdup ("DELETE … RETURNING is not supported on qstore tables: SELECT the "
+                         "rows first, then DELETE them");
+  else if (g_str_has_prefix (message, "cannot create triggers on virtual tables"))
+    *refusal = g_strdup ("Triggers on qstore tables are not supported: make the follow-up "
+                         "changes in the same transaction, or subscribe to the "
+                         "coordinator's “committed” signal");
+  else
+    return FALSE;
+  return TRUE;
+}
+
+/* DROP INDEX of an index SQLite does not know on the main connection:
+ * whether scratch has it on a qstore table. */
+typedef struct
+{
+  char *index;
+  char *table;
+} DroppedIndex;
+
+static int
+dropped_index_authorizer (void       *data,
+                          int         action,
+                          const char *arg1,
+                          const char *arg2,
+                          const char *db_name,
+                          const char *trigger)
+{
+  DroppedIndex *seen = data;
+
+  if (action == SQLITE_DROP_INDEX && seen->index == NULL)
+    {
+      seen->index = g_strdup (arg1);
+      seen->table = g_strdup (arg2);
+    }
+  return SQLITE_OK;
+}
+
+static gboolean
+read_index_drop (QStoreDatabase   *db,
+                 QStoreStatement  *statement,
+                 GError          **error)
+{
+  DroppedIndex seen = { NULL, NULL };
+  sqlite3_stmt *stmt = NULL;
+  int rc;
+
+  sqlite3_set_authorizer (db->scratch, dropped_index_authorizer, &seen);
+  rc = sqlite3_prepare_v2 (db->scratch, statement->text, -1, &stmt, NULL);
+  sqlite3_set_authorizer (db->scratch, NULL, NULL);
+  sqlite3_finalize (stmt);
+
+  /* Scratch knows why a qstore table's index cannot go (an index of a
+   * UNIQUE constraint); an unknown index may be the main's. */
+  if (rc != SQLITE_OK && !g_str_has_prefix (sqlite3_errmsg (db->scratch), "no such index"))
+    {
+      qstore_database_set_sqlite_error (db, db->scratch, rc, error);
+      return FALSE;
+    }
+  if (rc == SQLITE_OK && seen.index != NULL && qstore_database_lookup (db, seen.table) != NULL)
+    {
+      statement->kind = QSTORE_STATEMENT_DROP_INDEX;
+      statement->name = g_steal_pointer (&seen.index);
+      statement->table = g_steal_pointer (&seen.table);
+    }
+  else
+    statement->kind = QSTORE_STATEMENT_SQL;
+  g_free (seen.index);
+  g_free (seen.table);
+  return TRUE;
+}
+
+/* SQLite refuses these on a virtual table before any callback: qstore
+ * runs them itself. */
+static gboolean
+refused_on_vtab (const QStoreStatement *statement,
+                 const char            *message)
+{
+  if (statement->kind == QSTORE_STATEMENT_CREATE_INDEX)
+    return strstr (message, "virtual tables may not be indexed") != NULL;
+  if (statement->kind == QSTORE_STATEMENT_ALTER_TABLE ||
+      statement->kind == QSTORE_STATEMENT_ALTER_TABLE_ARM)
+    return g_str_has_prefix (message, "virtual tables may not be altered") ||
+           g_str_has_prefix (message, "cannot rename columns of virtual table") ||
+           g_str_has_prefix (message, "cannot drop column from virtual table") ||
+           statement->alter >= QSTORE_ALTER_COLUMN;
+  return FALSE;
+}
+
+gboolean
+qstore_router_read (QStoreDatabase   *db,
+                    const char       *sql,
+                    QStoreStatement  *statement,
+                    GError          **error)
+{
+  g_auto(Watch) w = { db, statement, QSTORE_STATEMENT_SQL, NULL, NULL, FALSE };
+  const char *tail = NULL;
+  int rc;
+
+  qstore_statement_parse (sql, statement);
+  switch (statement->kind)
+    {
+    case QSTORE_STATEMENT_EMPTY:
+    case QSTORE_STATEMENT_CREATE_MATERIALIZED_VIEW:
+    case QSTORE_STATEMENT_DROP_MATERIALIZED_VIEW:
+    case QSTORE_STATEMENT_REFRESH_MATERIALIZED_VIEW:
+      return TRUE;
+
+    case QSTORE_STATEMENT_SETTING:
+      if (find_handler (db, statement) != NULL)
+        return TRUE;
+      statement->kind = QSTORE_STATEMENT_SQL;
+      break;
+
+    default:
+      break;
+    }
+
+  qstore_database_set_authorizer (db, watch_authorizer, &w);
+  rc = sqlite3_prepare_v2 (db->db, statement->start, -1, &statement->stmt, &tail);
+  qstore_database_set_authorizer (db, NULL, NULL);
+
+  if (rc != SQLITE_OK)
+    {
+      const char *message = sqlite3_errmsg (db->db);
+      g_autofree char *refusal = NULL;
+
+      if (refused_on_vtab (statement, message))
+        return TRUE;
+      /* An index of a qstore table lives on scratch only. */
+      if (statement->kind == QSTORE_STATEMENT_DROP_INDEX)
+        {
+          if (!read_index_drop (db, statement, error))
+            return FALSE;
+          if (statement->kind == QSTORE_STATEMENT_DROP_INDEX)
+            return TRUE;
+        }
+      if (refused_form (message, &refusal))
+        g_set_error_literal (error, QSTORE_ERROR, QSTORE_ERROR_UNSUPPORTED, refusal);
+      else
+        qstore_database_set_sqlite_error (db, db->db, rc, error);
+      return FALSE;
+    }
+
+  /* SQLite says where the statement ends. */
+  statement->end = tail;
+  g_free (statement->text);
+  statement->text = g_strndup (statement->start, tail - statement->start);
+
+  if (statement->stmt == NULL)
+    {
+      statement->kind = QSTORE_STATEMENT_EMPTY;     /* only a comment */
+      return TRUE;
+    }
+
+  if (w.refusal != NULL)
+    {
+      g_set_error_literal (error, QSTORE_ERROR, QSTORE_ERROR_UNSUPPORTED, w.refusal);
+      return FALSE;
+    }
+
+  if (statement->kind == QSTORE_STATEMENT_DROP_INDEX && !w.drops_index)
+    return read_index_drop (db, statement, error);
+
+  /* An index or ALTER of a TEMP table, or what the authorizer saw. */
+  statement->kind = w.kind;
+  if (w.kind != QSTORE_STATEMENT_SQL)
+    {
+      g_free (statement->name);
+      statement->name = g_steal_pointer (&w.object);
+      g_free (statement->table);
+      statement->table = g_strdup (statement->name);
+    }
+
+  if (statement->kind == QSTORE_STATEMENT_CREATE_TABLE && statement->reads)
+    {
+      g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_UNSUPPORTED,
+                   "CREATE TABLE … AS SELECT is not supported for qstore table “%s”: "
+                   "create the table, then INSERT INTO %s SELECT …",
+                   statement->name, statement->name);
+      return FALSE;
+    }
+
+  if (statement->dml_action == SQLITE_INSERT)
+    {
+      if (sqlite3_column_count (statement->stmt) > 0)
+        {
+          g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_UNSUPPORTED,
+                       "INSERT … RETURNING is not supported on qstore table “%s”: it would "
+                       "report the values before qstore applies column affinity and assigns "
+                       "ids; SELECT the row afterwards (last_insert_rowid() gives its rowid)",
+                       statement->dml_table);
+          return FALSE;
+        }
+      statement->insert_shape = qstore_statement_insert_shape (statement->text);
+    }
+  return TRUE;
+}
+
+/* Running */
+
+/* DDL-commit: DDL runs outside any transaction. One that is open commits
+ * first; afterwards a new one begins, so the caller's COMMIT or ROLLBACK
+ * still finds one. */
+static gboolean
+ddl_begin (QStoreDatabase  *db,
+           gboolean        *reopen,
+           GError         **error)
+{
+  *reopen = FALSE;
+  if (!qstore_database_check_writable (db, error))
+    return FALSE;
+  if (!sqlite3_get_autocommit (db->db))
+    {
+      if (!qstore_database_run (db, db->db, "COMMIT", error))
+        return FALSE;
+      *reopen = TRUE;
+    }
+  /* Writes made through the table API outside SQL's transaction. */
+  if (!qstore_coordinator_commit (db->coordinator, error))
+    return FALSE;
+  for (guint i = 0; i < db->setup->n_extensions; i++)
+    if (db->setup->extensions[i]->before_ddl != NULL)
+      db->setup->extensions[i]->before_ddl (db);
+  return TRUE;
+}
+
+static gboolean
+ddl_end (QStoreDatabase  *db,
+         gboolean         reopen,
+         gboolean         ok,
+         GError         **error)
+{
+  /* What the DDL changed may be what a layer above reads. */
+  for (guint i = 0; i < db->setup->n_extensions; i++)
+    if (db->setup->extensions[i]->after_ddl != NULL)
+      db->setup->extensions[i]->after_ddl (db);
+  if (reopen && !qstore_database_run (db, db->db, "BEGIN", ok ? error : NULL))
+    return FALSE;
+  return ok;
+}
+
+/* Statements between BEGIN and COMMIT that only read see one state of
+ * the store, taken when the transaction begins, as SQLite's own read
+ * transactions do: without it, each would see what was committed when it
+ * started. A statement that writes makes it a write transaction, whose
+ * reads go through the coordinator. */
+static void
+update_read_snapshot (QStoreDatabase *db)
+{
+  guint64 serial;
+
+  if (!sqlite3_get_autocommit (db->db) &&
+      !qstore_coordinator_in_transaction (db->coordinator))
+    {
+      /* A provider without snapshots reads what is committed. */
+      if (db->read_snapshot == NULL)
+        db->read_snapshot = qstore_coordinator_hold_snapshot (db->coordinator, TRUE,
+                                                                &serial, NULL);
+    }
+  else
+    qstore_database_release_read_snapshot (db);
+}
+
+/* Steps @stmt to the end, into @result when given. */
+static gboolean
+step_statement (QStoreDatabase  *db,
+                sqlite3_stmt    *stmt,
+                gboolean         is_dml,
+                QStoreResult    *result,
+                GError         **error)
+{
+  int rc;
+
+  while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
+    if (result != NULL)
+      qstore_result_add_row (result, stmt);
+
+  if (rc != SQLITE_DONE)
+    {
+      qstore_database_set_sqlite_error (db, db->db, rc, error);
+      return FALSE;
+    }
+
+  if (result != NULL)
+    qstore_result_set_counts (result, is_dml ? sqlite3_changes64 (db->db) : 0,
+                              sqlite3_last_insert_rowid (db->db));
+  return TRUE;
+}
+
+static gboolean
+check_single (const char  *tail,
+              gboolean     single,
+              GError     **error)
+{
+  if (single && *qstore_sql_skip_space (tail) != '\0')
+    {
+      g_set_error_literal (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
+                           "qstore_database_query() runs one statement, and more follow: "
+                           "run several with qstore_database_exec()");
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static QStoreResult *
+empty_result (QStoreDatabase *db)
+{
+  QStoreResult *result = qstore_result_new_for_statement (NULL);
+
+  qstore_result_set_counts (result, 0, sqlite3_last_insert_rowid (db->db));
+  return result;
+}
+
+/* What SQLite runs as it is. */
+static gboolean
+run_sql (QStoreDatabase   *db,
+         QStoreStatement  *statement,
+         GVariant         *params,
+         QStoreResult    **result,
+         GError          **error)
+{
+  g_autoptr(QStoreResult) rows = NULL;
+  gboolean ok;
+
+  if (!qstore_params_bind (statement->stmt, params, error))
+    return FALSE;
+
+  if (result != NULL)
+    rows = qstore_result_new_for_statement (statement->stmt);
+  db->insert_shape = g_steal_pointer (&statement->insert_shape);
+  update_read_snapshot (db);
+  ok = step_statement (db, statement->stmt, statement->writes, rows, error);
+  g_clear_pointer (&statement->stmt, sqlite3_finalize);
+  g_clear_pointer (&db->insert_shape, qstore_insert_shape_free);
+  update_read_snapshot (db);
+
+  /* Ephemeral rowids last one transaction. */
+  if (sqlite3_get_autocommit (db->db))
+    qstore_database_forget_rowids (db);
+
+  if (ok && result != NULL)
+    *result = g_steal_pointer (&rows);
+  return ok;
+}
+
+gboolean
+qstore_router_run (QStoreDatabase   *db,
+                   const char       *sql,
+                   const char      **tail,
+                   GVariant         *params,
+                   gboolean          single,
+                   QStoreResult    **result,
+                   GError          **error)
+{
+  g_auto(QStoreStatement) statement = { 0 };
+  const QStoreStatementHandler *handler;
+  gboolean reopen;
+  gboolean ok;
+
+  *tail = qstore_sql_skip_space (sql);
+  g_clear_error (&db->callback_error);
+  if (!qstore_router_read (db, sql, &statement, error))
+    return FALSE;
+  *tail = statement.end;
+
+  if (statement.kind == QSTORE_STATEMENT_EMPTY)
+    {
+      if (result != NULL)
+        *result = empty_result (db);
+      return TRUE;
+    }
+
+  if (!check_single (statement.end, single, error))
+    return FALSE;
+
+  for (guint i = 0; i < db->setup->n_extensions; i++)
+    {
+      const QStoreDatabaseExtension *extension = db->setup->extensions[i];
+
+      if (extension->check_statement != NULL &&
+          !extension->check_statement (db, &statement, error))
+        return FALSE;
+    }
+
+  if (statement.kind == QSTORE_STATEMENT_SQL)
+    return run_sql (db, &statement, params, result, error);
+
+  handler = find_handler (db, &statement);
+  if (handler == NULL)
+    {
+      g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_UNSUPPORTED,
+                   "%s is not supported by this database", qstore_statement_verb (statement.kind));
+      return FALSE;
+    }
+
+  if (!(handler->flags & QSTORE_HANDLER_DDL))
+    return handler->run (db, &statement, result, error);
+
+  if (!ddl_begin (db, &reopen, error))
+    return FALSE;
+  ok = handler->run (db, &statement, NULL, error);
+  if (!ddl_end (db, reopen, ok, error))
+    return FALSE;
+  if (result != NULL)
+    *result = empty_result (db);
+  return TRUE;
+}
+
+/**
+ * qstore_database_exec:
+ * @self: a #QStoreDatabase
+ * @sql: one or more SQL statements
+ * @error: return location for a #GError
+ *
+ * Runs SQL statements in order and discards the rows they return. It
+ * stops at the first that fails; those before it stay done (each one
+ * committed, unless a transaction is open).
+ *
+ * Errors are in the %QSTORE_ERROR domain: %QSTORE_ERROR_CONSTRAINT for a
+ * constraint, %QSTORE_ERROR_NOT_FOUND for a table, column or index that
+ * does not exist, %QSTORE_ERROR_INVALID_ARGUMENT for a syntax error,
+ * %QSTORE_ERROR_UNSUPPORTED for the refused forms, %QSTORE_ERROR_READ_ONLY
+ * for a write to a read-only database.
+ *
+ * Returns: %TRUE when every statement succeeded
+ */
+gboolean
+qstore_database_exec (QStoreDatabase  *self,
+                      const char      *sql,
+                      GError         **error)
+{
+  const char *p;
+
+  g_return_val_if_fail (QSTORE_IS_DATABASE (self), FALSE);
+  g_return_val_if_fail (sql != NULL, FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  if (!qstore_database_check_open (self, error))
+    return FALSE;
+
+  p = sql;
+  while (*qstore_sql_skip_space (p) != '\0')
+    {
+      const char *tail = NULL;
+
+      if (!qstore_router_run (self, p, &tail, NULL, FALSE, NULL, error))
+        return FALSE;
+      /* Never stand still, whatever SQLite consumed. */
+      p = tail > p ? tail : p + strlen (p);
+    }
+  return TRUE;
+}
+
+/**
+ * qstore_database_query:
+ * @self: a #QStoreDatabase
+ * @sql: one SQL statement
+ * @params: (nullable): a tuple with one value per parameter (`?`, `?NNN`,
+ *   `:name`… in order): `x`, `d`, `s`, `ay`, `b`, the NULL maybe (see
+ *   qstore_value_new_null()), or any of them boxed in `v`; %NULL leaves
+ *   every parameter NULL. A floating reference is consumed.
+ * @error: return location for a #GError
+ *
+ * Runs one statement and returns what it returned. Statements that return
+ * no rows (INSERT, CREATE TABLE…) give an empty result whose changes and
+ * last_insert_rowid() are set. Errors are as for
+ * qstore_database_exec().
+ *
+ * Returns: (transfer full): the result, or %NULL on error
+ */
+QStoreResult *
+qstore_database_query (QStoreDatabase  *self,
+                       const char      *sql,
+                       GVariant        *params,
+                       GError         **error)
+{
+  g_autoptr(GVariant) owned = NULL;
+  QStoreResult *result = NULL;
+  const char *tail = NULL;
+
+  g_return_val_if_fail (QSTORE_IS_DATABASE (self), NULL);
+  g_return_val_if_fail (sql != NULL, NULL);
+  g_return_val_if_fail (params == NULL || g_variant_is_of_type (params, G_VARIANT_TYPE_TUPLE),
+                        NULL);
+  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+
+  if (params != NULL)
+    owned = g_variant_ref_sink (params);
+
+  if (!qstore_database_check_open (self, error))
+    return NULL;
+
+  if (!qstore_router_run (self, sql, &tail, owned, TRUE, &result, error))
+    {
+      g_clear_object (&result);
+      return NULL;
+    }
+  return result;
+}
+
