@@ -1,37 +1,110 @@
-/* qstore-mview-private.h: materialized views in a database
+/* qstore-mview-private.h: the materialized views of a database
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
 #pragma once
 
-#include "qstore-materialized-view.h"
+#include "qstore-coordinator-private.h"
+#include "qstore-mview-plan-private.h"
 #include "qstore-router-private.h"
 
 G_BEGIN_DECLS
 
-/* What every database gets from this layer: the views' state, read back
- * at open, maintained around DDL, and the clean-shutdown marker. */
-extern const QStoreDatabaseExtension qstore_mview_extension;
+#define STALE_SET_META                "stale_mvs"
+#define DEFAULT_REBUILD_ROW_THRESHOLD 10000
 
-/* CREATE, DROP and REFRESH MATERIALIZED VIEW, and PRAGMA
- * materialized_view_rebuild_row_threshold. */
-gboolean  qstore_mview_create             (QStoreDatabase   *db,
-                                           QStoreStatement  *statement,
-                                           QStoreResult    **result,
-                                           GError          **error);
-gboolean  qstore_mview_drop               (QStoreDatabase   *db,
-                                           QStoreStatement  *statement,
-                                           QStoreResult    **result,
-                                           GError          **error);
-gboolean  qstore_mview_refresh            (QStoreDatabase   *db,
-                                           QStoreStatement  *statement,
-                                           QStoreResult    **result,
-                                           GError          **error);
-gboolean  qstore_mview_threshold_setting  (QStoreDatabase   *db,
-                                           QStoreStatement  *statement,
-                                           QStoreResult    **result,
-                                           GError          **error);
+typedef struct _QStoreMView QStoreMView;
+typedef struct _QStoreMViews QStoreMViews;
 
-#define QSTORE_MVIEW_THRESHOLD_SETTING "materialized_view_rebuild_row_threshold"
+struct _QStoreMView
+{
+  QStoreMViews   *owner;
+  char           *name;          /* as declared */
+  char           *lower;
+  char           *definition;    /* the catalog entry's text */
+  char           *body;
+  GPtrArray      *column_names;  /* char *: the declared column list, or NULL */
+  Plan           *plan;
+  gboolean        stale;
+  char           *stale_reason;
+
+  /* Work deferred to a read or the commit, and what this transaction
+   * touched (a rollback to a savepoint may undo work done). */
+  gboolean        dirty;
+  gboolean        touched;
+  GHashTable     *dirty_keys;    /* GBytes: encoded key values of a group */
+  GHashTable     *touched_keys;
+  gboolean        flushing;
+
+  sqlite3_stmt   *key_stmt;
+  sqlite3_stmt   *all_stmt;
+
+  /* Kept between row changes: one key's recomputation allocates little. */
+  gboolean        recomputing;
+  GByteArray     *row_buf;
+  GByteArray     *key_buf;
+  QStoreValue    *values;        /* plan->columns->len of each */
+  QStoreValue    *stored;
+  guint           n_values;
+};
+
+typedef struct
+{
+  QStoreSqlTable *entry;         /* the source, as the database has it */
+  GPtrArray      *views;         /* QStoreMView, live, reading it */
+} Dependents;
+
+struct _QStoreMViews
+{
+  QStoreDatabase           *db;             /* not owned: owns this */
+  GHashTable               *views;          /* lower name → QStoreMView */
+  GPtrArray                *order;          /* QStoreMView, oldest first (borrowed) */
+  GHashTable               *dependents;     /* source name (any case) → Dependents */
+  GHashTable               *unloaded;       /* lower name → its definition: entries that did not load */
+  QStoreCoordinatorObserver observer;
+  gboolean                  observing;
+  gboolean                  maybe_work;     /* some view may have deferred work */
+  gboolean                  hooks;          /* SQLite hooks installed for TEMP sources */
+  gint64                    threshold;
+  gboolean                  atomic;
+  gboolean                  rehydrating;    /* views are still being read back */
+  gboolean                  durable_known;  /* durable_text is what the store holds */
+  char                     *durable_text;   /* NULL: absent */
+  char                     *clean_shutdown; /* the marker found at open, or NULL */
+};
+
+
+QStoreMViews *qstore_mview_mviews_of (QStoreDatabase *db);
+/* Keeps @self as @db's views, freed with @free at teardown. */
+void qstore_mview_mviews_attach (QStoreDatabase *db,
+                                 QStoreMViews   *self,
+                                 GDestroyNotify  free);
+void qstore_mview_dependents_free (Dependents *dependents);
+void qstore_mview_view_finalize_statements (QStoreMView *view);
+void qstore_mview_view_free (QStoreMView *view);
+QStoreMView *qstore_mview_view_new (QStoreMViews *owner,
+                                    const char   *name,
+                                    const char   *definition,
+                                    const char   *body,
+                                    GPtrArray    *column_names);
+QStoreMView *qstore_mview_lookup_view (QStoreMViews *self,
+                                       const char   *name);
+QStoreSqlTable *qstore_mview_view_entry (QStoreMView *view);
+QStoreTable *qstore_mview_view_backing (QStoreMView *view);
+char *qstore_mview_names_json (QStoreMViews *self,
+                               gboolean      all);
+gboolean qstore_mview_write_meta (QStoreMViews  *self,
+                                  const char    *name,
+                                  const char    *value,
+                                  GError       **error);
+char *qstore_mview_stale_json (QStoreMViews *self);
+gboolean qstore_mview_persist_stale_set (QStoreMViews  *self,
+                                         gboolean       at_close,
+                                         GError       **error);
+void qstore_mview_persist_stale_set_or_warn (QStoreMViews *self);
+gboolean qstore_mview_read_meta_text (QStoreMViews  *self,
+                                      const char    *name,
+                                      char         **text,
+                                      GError       **error);
 
 G_END_DECLS

@@ -7,7 +7,8 @@
 #include "qstore-alter-private.h"
 #include "qstore-ddl-private.h"
 #include "qstore-lifecycle-private.h"
-#include "qstore-mview-private.h"
+#include "qstore-mview-ddl-private.h"
+#include "qstore-mview-extension-private.h"
 #include "qstore-views-private.h"
 
 /* Every statement kind qstore runs itself, with its one handler. The
