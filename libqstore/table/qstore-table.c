@@ -35,83 +35,15 @@
  * A table is used from one thread at a time, like its coordinator.
  */
 
-/* Physical layout (see DESIGN §3): the data key is the primary key, each
- * column encoded under its collation and direction, or the encoded rowid;
- * the value is every column in declaration order, followed by the rowid
- * when the table has no INTEGER PRIMARY KEY to hold it. An index entry's
- * key is its columns followed by the data key, and its value the data key.
- *
- * SQLite lets the PRIMARY KEY columns of a rowid table (every qstore table)
- * hold NULL, and NULLs are distinct there as in UNIQUE. A row with a NULL
- * in its primary key therefore gets a suffix after the encoded key: an
- * encoded integer, one more than the largest suffix already under the same
- * encoded key (1 for the first). Such rows never collide, sort by their key
- * columns (NULL first) as in SQLite, and are never found by a point read of
- * their key columns, as `= NULL` never holds. A row keeps its suffix while
- * its key columns stay the same; the suffix lives in the key only (index
- * entries end with the whole data key, suffix included).
- *
- * CHECK constraints and partial-index predicates are evaluated by SQLite
+/* CHECK constraints and partial-index predicates are evaluated by SQLite
  * on the mirror table of @eval_db: the row is inserted inside a savepoint,
  * the predicates are selected, and the savepoint is rolled back. The
  * mirror is empty otherwise, so its own keys never conflict. */
 
 #define EVAL_SAVEPOINT "qstore_table_eval"
 
-typedef struct
-{
-  GByteArray *key;
-  GByteArray *old_entry;
-  GByteArray *new_entry;
-  GByteArray *row;
-  GPtrArray  *conflicts;   /* GBytes */
-} WriteBuffers;
-
 /* SQLite gives up on random rowids after this many tries. */
 #define RANDOM_ROWID_TRIES 100
-
-struct _QStoreTable
-{
-  GObject             parent_instance;
-
-  QStoreCoordinator  *coordinator;
-  QStoreTableSchema  *schema;
-  sqlite3            *eval_db;
-
-  QStoreKV           *data_store;
-  GPtrArray          *index_stores;     /* QStoreKV, as schema->indexes */
-
-  guint               n_values;         /* values in a stored row */
-  gint                rowid_position;   /* where the row holds its rowid, or -1 */
-
-  /* Partial indexes, and their column in the predicate query. */
-  GArray             *predicate_column; /* int per index, -1 when not partial */
-  gboolean            needs_eval;
-
-  sqlite3_stmt       *eval_savepoint;
-  sqlite3_stmt       *eval_rollback;
-  sqlite3_stmt       *eval_release;
-  sqlite3_stmt       *eval_insert;
-  sqlite3_stmt       *eval_predicates;
-
-  /* The largest rowid, trusted while the coordinator's epoch stays the
-   * same (a rollback may bring back rows above it) and its row still
-   * exists: every write through this table keeps it at or above the true
-   * maximum, so a point read confirms it (a delete drops that row). */
-  gboolean            max_rowid_known;
-  gint64              max_rowid;
-  guint64             max_rowid_epoch;
-
-  /* The materialized view whose rows this table holds: the view writes
-   * them, nobody else. */
-  char               *contents_of;
-
-  /* The buffers of write_row(), kept from row to row; a write that
-   * starts while another is under way (from a change observer) gets its
-   * own. */
-  WriteBuffers        buffers;
-  gboolean            writing;
-};
 
 G_DEFINE_FINAL_TYPE (QStoreTable, qstore_table, G_TYPE_OBJECT)
 
@@ -573,20 +505,6 @@ qstore_table_get_row_count (QStoreTable *self)
 
 /* Values and keys */
 
-static const QStoreColumn *
-column_at (QStoreTable *self,
-           guint        position)
-{
-  return g_ptr_array_index (self->schema->columns, position);
-}
-
-static const QStoreIndexSchema *
-index_at (QStoreTable *self,
-          guint        position)
-{
-  return g_ptr_array_index (self->schema->indexes, position);
-}
-
 static gboolean
 bytes_equal (const guint8 *a,
              gsize         a_len,
@@ -594,289 +512,6 @@ bytes_equal (const guint8 *a,
              gsize         b_len)
 {
   return a_len == b_len && (a_len == 0 || memcmp (a, b, a_len) == 0);
-}
-
-/* The smallest key above every key that starts with @prefix, or FALSE when
- * there is none (the prefix is all 0xff). */
-static gboolean
-prefix_successor (const guint8 *prefix,
-                  gsize         len,
-                  GByteArray   *out)
-{
-  while (len > 0 && prefix[len - 1] == 0xff)
-    len--;
-  if (len == 0)
-    return FALSE;
-
-  g_byte_array_set_size (out, 0);
-  g_byte_array_append (out, prefix, len);
-  out->data[len - 1]++;
-  return TRUE;
-}
-
-/* Appends the data key of a stored row's values (n_values of them). */
-static gboolean
-append_data_key (QStoreTable        *self,
-                 const QStoreValue  *values,
-                 GByteArray         *out,
-                 GError            **error)
-{
-  QStoreTableSchema *schema = self->schema;
-
-  if (self->rowid_position >= 0)
-    {
-      g_assert (values[self->rowid_position].type == QSTORE_VALUE_INTEGER);
-      qstore_codec_append_integer (out, values[self->rowid_position].integer, FALSE);
-      return TRUE;
-    }
-
-  for (guint i = 0; i < schema->pk->len; i++)
-    {
-      const QStoreKeyPart *part = &g_array_index (schema->pk, QStoreKeyPart, i);
-
-      if (!qstore_codec_append_key_value (out, &values[part->column], part->collation,
-                                          part->descending, error))
-        {
-          g_prefix_error (error, "Table “%s”, column “%s”: ", schema->name,
-                          column_at (self, part->column)->name);
-          return FALSE;
-        }
-    }
-  return TRUE;
-}
-
-/* Appends the index columns of @values; *has_null says whether one of
- * them is NULL (NULLs never conflict in a UNIQUE index). */
-static gboolean
-append_index_columns (QStoreTable        *self,
-                      guint               index,
-                      const QStoreValue  *values,
-                      GByteArray         *out,
-                      gboolean           *has_null,
-                      GError            **error)
-{
-  const QStoreIndexSchema *schema = index_at (self, index);
-
-  if (has_null != NULL)
-    *has_null = FALSE;
-
-  for (guint i = 0; i < schema->parts->len; i++)
-    {
-      const QStoreKeyPart *part = &g_array_index (schema->parts, QStoreKeyPart, i);
-      const QStoreValue *value = &values[part->column];
-
-      if (value->type == QSTORE_VALUE_NULL && has_null != NULL)
-        *has_null = TRUE;
-      if (!qstore_codec_append_key_value (out, value, part->collation,
-                                          part->descending, error))
-        {
-          g_prefix_error (error, "Index “%s” of table “%s”, column “%s”: ",
-                          schema->name, self->schema->name,
-                          column_at (self, part->column)->name);
-          return FALSE;
-        }
-    }
-  return TRUE;
-}
-
-static gboolean
-index_entry_key (QStoreTable        *self,
-                 guint               index,
-                 const QStoreValue  *values,
-                 const guint8       *data_key,
-                 gsize               data_key_len,
-                 GByteArray         *out,
-                 GError            **error)
-{
-  g_byte_array_set_size (out, 0);
-  if (!append_index_columns (self, index, values, out, NULL, error))
-    return FALSE;
-  g_byte_array_append (out, data_key, data_key_len);
-  return TRUE;
-}
-
-/* Decodes a stored row into @values (n_values slots), borrowing from @row. */
-static gboolean
-read_stored_row (QStoreTable   *self,
-                 const guint8  *row,
-                 gsize          row_len,
-                 QStoreValue   *values,
-                 GError       **error)
-{
-  QStoreRowReader reader;
-  guint n;
-
-  if (!qstore_row_reader_init (&reader, row, row_len, &n, error))
-    goto corrupt;
-
-  if (n != self->n_values)
-    {
-      g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_CORRUPT,
-                   "A row of table “%s” holds %u values where %u are "
-                   "expected: the data store does not match the table's "
-                   "schema", self->schema->name, n, self->n_values);
-      return FALSE;
-    }
-
-  for (guint i = 0; i < n; i++)
-    {
-      if (!qstore_row_reader_next (&reader, &values[i], error))
-        goto corrupt;
-    }
-
-  if (self->rowid_position >= 0 &&
-      values[self->rowid_position].type != QSTORE_VALUE_INTEGER)
-    {
-      g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_CORRUPT,
-                   "A row of table “%s” has no integer rowid: the data store "
-                   "does not match the table's schema", self->schema->name);
-      return FALSE;
-    }
-  return TRUE;
-
-corrupt:
-  g_prefix_error (error, "Table “%s”: ", self->schema->name);
-  return FALSE;
-}
-
-gboolean
-qstore_table_decode_row (QStoreTable   *self,
-                         const guint8  *row,
-                         gsize          row_len,
-                         QStoreValue   *values,
-                         gint64        *rowid,
-                         GError       **error)
-{
-  guint n_columns;
-
-  g_return_val_if_fail (QSTORE_IS_TABLE (self), FALSE);
-  g_return_val_if_fail (row != NULL || row_len == 0, FALSE);
-  g_return_val_if_fail (values != NULL, FALSE);
-  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
-
-  n_columns = self->schema->columns->len;
-  if (rowid != NULL)
-    *rowid = 0;
-
-  if (self->n_values == n_columns)
-    {
-      if (!read_stored_row (self, row, row_len, values, error))
-        return FALSE;
-    }
-  else
-    {
-      g_autofree QStoreValue *all = g_new (QStoreValue, self->n_values);
-
-      if (!read_stored_row (self, row, row_len, all, error))
-        return FALSE;
-      memcpy (values, all, n_columns * sizeof (QStoreValue));
-      if (rowid != NULL)
-        *rowid = all[self->rowid_position].integer;
-      return TRUE;
-    }
-
-  if (rowid != NULL && self->rowid_position >= 0)
-    *rowid = values[self->rowid_position].integer;
-  return TRUE;
-}
-
-gboolean
-qstore_table_encode_key (QStoreTable        *self,
-                         const QStoreValue  *values,
-                         GByteArray         *out,
-                         GError            **error)
-{
-  QStoreTableSchema *schema;
-
-  g_return_val_if_fail (QSTORE_IS_TABLE (self), FALSE);
-  g_return_val_if_fail (values != NULL, FALSE);
-  g_return_val_if_fail (out != NULL, FALSE);
-  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
-
-  schema = self->schema;
-  g_byte_array_set_size (out, 0);
-
-  if (qstore_table_schema_is_rowid_table (schema))
-    {
-      if (schema->rowid_column < 0)
-        {
-          g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
-                       "Table “%s” has no PRIMARY KEY: its rows are keyed by "
-                       "their rowid, which the row values do not hold",
-                       schema->name);
-          return FALSE;
-        }
-      if (values[schema->rowid_column].type != QSTORE_VALUE_INTEGER)
-        {
-          g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
-                       "datatype mismatch: column “%s” of table “%s” is an "
-                       "INTEGER PRIMARY KEY and holds integers only",
-                       column_at (self, schema->rowid_column)->name, schema->name);
-          return FALSE;
-        }
-      qstore_codec_append_integer (out, values[schema->rowid_column].integer, FALSE);
-      return TRUE;
-    }
-
-  return append_data_key (self, values, out, error);
-}
-
-gboolean
-qstore_table_encode_key_prefix (QStoreTable        *self,
-                                int                 index,
-                                const QStoreValue  *values,
-                                guint               n_parts,
-                                GByteArray         *out,
-                                GError            **error)
-{
-  QStoreTableSchema *schema;
-  GArray *parts;
-
-  g_return_val_if_fail (QSTORE_IS_TABLE (self), FALSE);
-  g_return_val_if_fail (index >= -1 && index < (int) self->schema->indexes->len, FALSE);
-  g_return_val_if_fail (values != NULL || n_parts == 0, FALSE);
-  g_return_val_if_fail (out != NULL, FALSE);
-  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
-
-  schema = self->schema;
-  g_byte_array_set_size (out, 0);
-
-  if (index < 0 && qstore_table_schema_is_rowid_table (schema))
-    {
-      /* The key of a rowid table has one part, the rowid. */
-      if (n_parts > 1)
-        {
-          g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
-                       "Table “%s” is keyed by its rowid alone: give one value, "
-                       "not %u", schema->name, n_parts);
-          return FALSE;
-        }
-      if (n_parts == 1)
-        return qstore_codec_append_key_value (out, &values[0], QSTORE_COLLATION_BINARY,
-                                              FALSE, error);
-      return TRUE;
-    }
-
-  parts = index < 0 ? schema->pk : index_at (self, index)->parts;
-  if (n_parts > parts->len)
-    {
-      g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
-                   "%s “%s” has %u columns: give at most that many values, not %u",
-                   index < 0 ? "The primary key of table" : "Index",
-                   index < 0 ? schema->name : index_at (self, index)->name,
-                   parts->len, n_parts);
-      return FALSE;
-    }
-
-  for (guint i = 0; i < n_parts; i++)
-    {
-      const QStoreKeyPart *part = &g_array_index (parts, QStoreKeyPart, i);
-
-      if (!qstore_codec_append_key_value (out, &values[i], part->collation,
-                                          part->descending, error))
-        return FALSE;
-    }
-  return TRUE;
 }
 
 /* Reads */
@@ -1200,7 +835,7 @@ note_rowid (QStoreTable *self,
     self->max_rowid = rowid;
 }
 
-/* Primary keys holding NULL (see the layout above) */
+/* Primary keys holding NULL (see the layout in qstore-table-layout.c) */
 
 static gboolean
 primary_key_has_null (QStoreTable       *self,
@@ -1233,7 +868,7 @@ append_null_key_suffix (QStoreTable  *self,
   gint64 next = 1;
 
   qstore_bounds_set_gte (bounds, key->data, key->len);
-  if (prefix_successor (key->data, key->len, upper))
+  if (qstore_table_prefix_successor (key->data, key->len, upper))
     qstore_bounds_set_lt (bounds, upper->data, upper->len);
   qstore_bounds_set_reverse (bounds, TRUE);
   qstore_bounds_set_limit (bounds, 1);
@@ -1301,7 +936,8 @@ constraint_columns (QStoreTable *self,
       const QStoreKeyPart *part = &g_array_index (parts, QStoreKeyPart, i);
 
       g_string_append_printf (out, "%s%s.%s", i > 0 ? ", " : "",
-                              self->schema->name, column_at (self, part->column)->name);
+                              self->schema->name,
+                              qstore_table_column_at (self, part->column)->name);
     }
   return g_string_free (out, FALSE);
 }
@@ -1311,7 +947,7 @@ primary_key_message (QStoreTable *self)
 {
   if (self->schema->rowid_column >= 0)
     return g_strdup_printf ("UNIQUE constraint failed: %s.%s", self->schema->name,
-                            column_at (self, self->schema->rowid_column)->name);
+                            qstore_table_column_at (self, self->schema->rowid_column)->name);
   if (self->schema->pk->len == 0)
     return g_strdup_printf ("UNIQUE constraint failed: %s.rowid", self->schema->name);
   return constraint_columns (self, self->schema->pk);
@@ -1376,7 +1012,7 @@ find_conflicts (QStoreTable        *self,
 
   for (guint i = 0; i < self->index_stores->len; i++)
     {
-      const QStoreIndexSchema *index = index_at (self, i);
+      const QStoreIndexSchema *index = qstore_table_index_at (self, i);
       g_autoptr(QStoreBounds) bounds = NULL;
       g_autoptr(QStoreIter) iter = NULL;
       g_autoptr(GError) local_error = NULL;
@@ -1393,14 +1029,14 @@ find_conflicts (QStoreTable        *self,
           upper = g_byte_array_new ();
         }
       g_byte_array_set_size (prefix, 0);
-      if (!append_index_columns (self, i, values, prefix, &has_null, error))
+      if (!qstore_table_append_index_columns (self, i, values, prefix, &has_null, error))
         return FALSE;
       if (has_null)
         continue;
 
       bounds = qstore_bounds_new ();
       qstore_bounds_set_gte (bounds, prefix->data, prefix->len);
-      if (prefix_successor (prefix->data, prefix->len, upper))
+      if (qstore_table_prefix_successor (prefix->data, prefix->len, upper))
         qstore_bounds_set_lt (bounds, upper->data, upper->len);
 
       iter = qstore_coordinator_iterate (self->coordinator,
@@ -1449,7 +1085,7 @@ not_null_violation (QStoreTable        *self,
 {
   for (guint i = 0; i < self->schema->columns->len; i++)
     {
-      if (column_at (self, i)->not_null && values[i].type == QSTORE_VALUE_NULL)
+      if (qstore_table_column_at (self, i)->not_null && values[i].type == QSTORE_VALUE_NULL)
         {
           *column = i;
           return TRUE;
@@ -1470,7 +1106,7 @@ old_entry_exists (QStoreTable       *self,
   g_autoptr(GBytes) value = NULL;
   g_autoptr(GError) local_error = NULL;
 
-  if (index_at (self, index)->where_sql == NULL)
+  if (qstore_table_index_at (self, index)->where_sql == NULL)
     {
       *exists = TRUE;
       return TRUE;
@@ -1502,14 +1138,14 @@ remove_row (QStoreTable   *self,
   gsize row_len;
   const guint8 *row_data = g_bytes_get_data (row, &row_len);
 
-  if (!read_stored_row (self, row_data, row_len, values, error))
+  if (!qstore_table_read_stored_row (self, row_data, row_len, values, error))
     return FALSE;
 
   for (guint i = 0; i < self->index_stores->len; i++)
     {
       gboolean exists;
 
-      if (!index_entry_key (self, i, values, key, key_len, entry, error) ||
+      if (!qstore_table_index_entry_key (self, i, values, key, key_len, entry, error) ||
           !old_entry_exists (self, i, entry, &exists, error))
         return FALSE;
       if (exists)
@@ -1592,12 +1228,12 @@ write_row_with (QStoreTable        *self,
         }
       g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_CONSTRAINT,
                    "NOT NULL constraint failed: %s.%s",
-                   self->schema->name, column_at (self, column)->name);
+                   self->schema->name, qstore_table_column_at (self, column)->name);
       return FALSE;
     }
 
   g_byte_array_set_size (key, 0);
-  if (!append_data_key (self, values, key, error))
+  if (!qstore_table_append_data_key (self, values, key, error))
     return FALSE;
   null_key = primary_key_has_null (self, values);
 
@@ -1677,12 +1313,12 @@ write_row_with (QStoreTable        *self,
       gboolean old_in = FALSE;
       gboolean same;
 
-      if (!index_entry_key (self, i, values, key->data, key->len, new_entry, error))
+      if (!qstore_table_index_entry_key (self, i, values, key->data, key->len, new_entry, error))
         return FALSE;
       if (old_values != NULL)
         {
-          if (!index_entry_key (self, i, old_values, old_key->data, old_key->len,
-                                old_entry, error) ||
+          if (!qstore_table_index_entry_key (self, i, old_values, old_key->data, old_key->len,
+                                             old_entry, error) ||
               !old_entry_exists (self, i, old_entry, &old_in, error))
             return FALSE;
         }
@@ -1759,7 +1395,7 @@ datatype_mismatch (QStoreTable  *self,
   g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
                "datatype mismatch: column “%s” of table “%s” is an INTEGER "
                "PRIMARY KEY and holds integers only",
-               column_at (self, self->schema->rowid_column)->name, self->schema->name);
+               qstore_table_column_at (self, self->schema->rowid_column)->name, self->schema->name);
   return FALSE;
 }
 
@@ -1919,7 +1555,7 @@ qstore_table_update_values_with_rowid (QStoreTable     *self,
 
   old_values = g_new0 (QStoreValue, self->n_values);
   old_data = g_bytes_get_data (old_row, &old_len);
-  if (!read_stored_row (self, old_data, old_len, old_values, error))
+  if (!qstore_table_read_stored_row (self, old_data, old_len, old_values, error))
     return FALSE;
 
   row = g_new0 (QStoreValue, self->n_values);
@@ -2112,7 +1748,7 @@ row_to_variant (QStoreTable   *self,
   gsize len;
   const guint8 *data = g_bytes_get_data (row, &len);
 
-  if (!read_stored_row (self, data, len, values, error))
+  if (!qstore_table_read_stored_row (self, data, len, values, error))
     return NULL;
 
   for (guint i = 0; i < self->schema->columns->len; i++)
@@ -2408,7 +2044,8 @@ qstore_table_select_range (QStoreTable  *self,
       if (!key_from_variant (self, upper, 0, encoded, error))
         return NULL;
       /* Every key that starts with @upper is at or below it. */
-      if (encoded->len > 0 && prefix_successor (encoded->data, encoded->len, successor))
+      if (encoded->len > 0 &&
+          qstore_table_prefix_successor (encoded->data, encoded->len, successor))
         qstore_bounds_set_lt (bounds, successor->data, successor->len);
     }
   qstore_bounds_set_reverse (bounds, reverse);
