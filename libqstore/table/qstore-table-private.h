@@ -223,4 +223,13 @@ gboolean                 qstore_table_read_stored_row    (QStoreTable           
                                                           QStoreValue              *values,
                                                           GError                  **error);
 
+/* CHECK constraints and partial-index predicates, evaluated on the
+ * mirror (qstore-table-eval.c) */
+gboolean                 qstore_table_prepare_evaluation (QStoreTable              *self,
+                                                          GError                  **error);
+gboolean                 qstore_table_evaluate_row       (QStoreTable              *self,
+                                                          const QStoreValue        *values,
+                                                          gboolean                 *in_index,
+                                                          GError                  **error);
+
 G_END_DECLS
