@@ -127,8 +127,10 @@ gboolean                 qstore_table_decode_row         (QStoreTable           
                                                           gint64                   *rowid,
                                                           GError                  **error);
 
-/* Inside the table. Its files share the instance struct and the helpers
- * below; other layers use the functions above only. */
+/* Inside the table: qstore-table.c (the object, its reads and the GVariant
+ * API), qstore-table-layout.c, qstore-table-eval.c and qstore-table-write.c
+ * share the instance struct and the helpers below. Other layers use the
+ * functions above only. */
 
 typedef struct
 {
@@ -231,5 +233,9 @@ gboolean                 qstore_table_evaluate_row       (QStoreTable           
                                                           const QStoreValue        *values,
                                                           gboolean                 *in_index,
                                                           GError                  **error);
+
+/* The write path (qstore-table-write.c) */
+void                     qstore_table_write_buffers_init (WriteBuffers             *buffers);
+void                     qstore_table_write_buffers_clear (WriteBuffers            *buffers);
 
 G_END_DECLS
