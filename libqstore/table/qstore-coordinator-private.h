@@ -73,8 +73,12 @@ void qstore_coordinator_set_observer (QStoreCoordinator               *self,
                                       gpointer                         data);
 
 /* Inside the coordinator: qstore-coordinator.c (the object, transactions,
- * writes, point reads and bookkeeping) and qstore-coordinator-iter.c share
- * the instance struct. Other layers use the functions above only. */
+ * writes, point reads and bookkeeping), qstore-coordinator-iter.c and
+ * qstore-coordinator-commit.c share the instance struct and the helpers
+ * below. Other layers use the functions above only. */
+
+#define META_TX "tx"
+#define META_COMMIT "commit"
 
 typedef struct
 {
@@ -139,5 +143,17 @@ struct _QStoreCoordinator
   gpointer        observer_data;
   gboolean        committing;          /* the transaction ending now was stored */
 };
+
+/* Row counts, the commit marker and the commit's writes
+ * (qstore-coordinator-commit.c) */
+gboolean qstore_coordinator_load_row_count         (QStoreCoordinator   *self,
+                                                    TableEntry          *entry,
+                                                    GError             **error);
+void     qstore_coordinator_remember_marker_stores (QStoreCoordinator   *self,
+                                                    const char          *marker);
+gboolean qstore_coordinator_commit_pending         (QStoreCoordinator   *self,
+                                                    guint64              tx_id,
+                                                    const char * const  *drop,
+                                                    GError             **error);
 
 G_END_DECLS
