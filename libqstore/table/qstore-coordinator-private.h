@@ -73,9 +73,10 @@ void qstore_coordinator_set_observer (QStoreCoordinator               *self,
                                       gpointer                         data);
 
 /* Inside the coordinator: qstore-coordinator.c (the object, transactions,
- * writes, point reads and bookkeeping), qstore-coordinator-iter.c and
- * qstore-coordinator-commit.c share the instance struct and the helpers
- * below. Other layers use the functions above only. */
+ * writes, point reads and bookkeeping), qstore-coordinator-iter.c,
+ * qstore-coordinator-commit.c and qstore-coordinator-savepoint.c share the
+ * instance struct and the helpers below. Other layers use the functions
+ * above only. */
 
 #define META_TX "tx"
 #define META_COMMIT "commit"
@@ -155,5 +156,8 @@ gboolean qstore_coordinator_commit_pending         (QStoreCoordinator   *self,
                                                     guint64              tx_id,
                                                     const char * const  *drop,
                                                     GError             **error);
+
+/* Savepoint levels (qstore-coordinator-savepoint.c) */
+void     qstore_coordinator_level_clear            (gpointer             data);
 
 G_END_DECLS
