@@ -56,6 +56,19 @@
  * A coordinator is not thread-safe: one transaction at a time, used from
  * one thread at a time. It takes no locks; the provider protects its own
  * stores. Change sets it emits are immutable and may go to other threads.
+ *
+ * Every read a commit depends on — the rowid a new row gets, a table's
+ * row count, whether a PRIMARY KEY or UNIQUE value is still free — is made
+ * through the coordinator inside the open transaction
+ * ([method@Coordinator.get], [method@Coordinator.iterate],
+ * [method@Coordinator.get_row_count]), so it sees the committed data and
+ * the transaction's own writes: the view of the one writer. That is sound
+ * only because a location has one writer: one writable provider, which
+ * holds the location's writer lock, and one coordinator over it. Whatever
+ * else comes to write a location, such as a replica's writer, must be
+ * that writer and make those reads in its view; a second writer would
+ * decide from reads the other one makes stale (two rows given one rowid,
+ * a row count that loses an insert, a duplicate key).
  */
 
 static void qstore_coordinator_initable_iface_init (GInitableIface *iface);
