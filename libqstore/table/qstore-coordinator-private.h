@@ -4,7 +4,11 @@
  */
 #pragma once
 
+#include <json-glib/json-glib.h>
+
+#include "qstore-change-set-private.h"
 #include "qstore-coordinator.h"
+#include "qstore-pending-private.h"
 
 G_BEGIN_DECLS
 
@@ -67,5 +71,93 @@ typedef struct
 void qstore_coordinator_set_observer (QStoreCoordinator               *self,
                                       const QStoreCoordinatorObserver *observer,
                                       gpointer                         data);
+
+/* Inside the coordinator: qstore-coordinator.c (the object, transactions,
+ * writes, point reads and bookkeeping), qstore-coordinator-iter.c,
+ * qstore-coordinator-commit.c and qstore-coordinator-savepoint.c share the
+ * instance struct and the helpers below. Other layers use the functions
+ * above only. */
+
+#define META_TX "tx"
+#define META_COMMIT "commit"
+
+typedef struct
+{
+  char              *stats_key;   /* `schema.table`, lower-cased */
+  QStoreChangeTable *name;        /* as first spelled */
+  gint64             delta;       /* this transaction's adjustment */
+  gint64             committed;   /* the committed count, once loaded */
+  gboolean           loaded;
+  gboolean           in_tx;       /* listed in tx_tables */
+} TableEntry;
+
+typedef struct
+{
+  QStorePendingMark  mark;
+  guint              n_changes;
+  guint              n_tx_tables;
+  gint64            *deltas;      /* of the first n_tx_tables tables */
+} Level;
+
+struct _QStoreCoordinator
+{
+  GObject         parent_instance;
+
+  QStoreProvider *provider;
+  QStoreKV       *catalog;
+  QStoreKV       *stats;
+  guint64         last_tx_id;
+
+  /* Point reads skip the public wrappers' lookups: the provider's closed
+   * state and key limit are kept here, and the interface of the store
+   * read last. */
+  const gboolean *closed;
+  gsize           max_key;
+  QStoreKV       *read_kv;
+  QStoreKVInterface *read_iface;
+
+  JsonGenerator  *stats_generator;     /* see row_count_json() */
+  JsonObject     *stats_object;
+
+  /* The snapshot statements running side by side outside a transaction
+   * share, and how many of them hold it. */
+  QStoreSnapshot *shared_snapshot;
+  guint           shared_snapshot_users;
+  guint64         shared_snapshot_serial;  /* bumped for each new one */
+  char           *interrupted;         /* the commit marker left behind, or NULL */
+  GPtrArray      *interrupted_stores;  /* its store names */
+
+  gboolean        in_tx;
+  gboolean        recording;           /* keeps changes: someone listens to `committed` */
+  gboolean        dropped_changes;     /* changes went unrecorded in this transaction */
+  guint64         generation;          /* bumped when a transaction ends */
+  guint64         epoch;               /* bumped when writes are undone or a transaction ends */
+  QStorePending  *pending;
+  GArray         *changes;             /* QStoreChange */
+  GHashTable     *tables;              /* stats key → TableEntry */
+  GPtrArray      *tx_tables;           /* TableEntry touched by this transaction */
+  TableEntry     *last_table;
+  GArray         *levels;              /* Level */
+
+  /* Materialized-view maintenance (qstore_coordinator_set_observer()) */
+  const QStoreCoordinatorObserver *observer;
+  gpointer        observer_data;
+  gboolean        committing;          /* the transaction ending now was stored */
+};
+
+/* Row counts, the commit marker and the commit's writes
+ * (qstore-coordinator-commit.c) */
+gboolean qstore_coordinator_load_row_count         (QStoreCoordinator   *self,
+                                                    TableEntry          *entry,
+                                                    GError             **error);
+void     qstore_coordinator_remember_marker_stores (QStoreCoordinator   *self,
+                                                    const char          *marker);
+gboolean qstore_coordinator_commit_pending         (QStoreCoordinator   *self,
+                                                    guint64              tx_id,
+                                                    const char * const  *drop,
+                                                    GError             **error);
+
+/* Savepoint levels (qstore-coordinator-savepoint.c) */
+void     qstore_coordinator_level_clear            (gpointer             data);
 
 G_END_DECLS

@@ -127,4 +127,115 @@ gboolean                 qstore_table_decode_row         (QStoreTable           
                                                           gint64                   *rowid,
                                                           GError                  **error);
 
+/* Inside the table: qstore-table.c (the object, its reads and the GVariant
+ * API), qstore-table-layout.c, qstore-table-eval.c and qstore-table-write.c
+ * share the instance struct and the helpers below. Other layers use the
+ * functions above only. */
+
+typedef struct
+{
+  GByteArray *key;
+  GByteArray *old_entry;
+  GByteArray *new_entry;
+  GByteArray *row;
+  GPtrArray  *conflicts;   /* GBytes */
+} WriteBuffers;
+
+struct _QStoreTable
+{
+  GObject             parent_instance;
+
+  QStoreCoordinator  *coordinator;
+  QStoreTableSchema  *schema;
+  sqlite3            *eval_db;
+
+  QStoreKV           *data_store;
+  GPtrArray          *index_stores;     /* QStoreKV, as schema->indexes */
+
+  guint               n_values;         /* values in a stored row */
+  gint                rowid_position;   /* where the row holds its rowid, or -1 */
+
+  /* Partial indexes, and their column in the predicate query. */
+  GArray             *predicate_column; /* int per index, -1 when not partial */
+  gboolean            needs_eval;
+
+  sqlite3_stmt       *eval_savepoint;
+  sqlite3_stmt       *eval_rollback;
+  sqlite3_stmt       *eval_release;
+  sqlite3_stmt       *eval_insert;
+  sqlite3_stmt       *eval_predicates;
+
+  /* The largest rowid, trusted while the coordinator's epoch stays the
+   * same (a rollback may bring back rows above it) and its row still
+   * exists: every write through this table keeps it at or above the true
+   * maximum, so a point read confirms it (a delete drops that row). */
+  gboolean            max_rowid_known;
+  gint64              max_rowid;
+  guint64             max_rowid_epoch;
+
+  /* The materialized view whose rows this table holds: the view writes
+   * them, nobody else. */
+  char               *contents_of;
+
+  /* The buffers of write_row(), kept from row to row; a write that
+   * starts while another is under way (from a change observer) gets its
+   * own. */
+  WriteBuffers        buffers;
+  gboolean            writing;
+};
+
+static inline const QStoreColumn *
+qstore_table_column_at (QStoreTable *self,
+                        guint        position)
+{
+  return g_ptr_array_index (self->schema->columns, position);
+}
+
+static inline const QStoreIndexSchema *
+qstore_table_index_at (QStoreTable *self,
+                       guint        position)
+{
+  return g_ptr_array_index (self->schema->indexes, position);
+}
+
+/* Keys, index entries and stored rows (qstore-table-layout.c) */
+gboolean                 qstore_table_prefix_successor   (const guint8             *prefix,
+                                                          gsize                     len,
+                                                          GByteArray               *out);
+gboolean                 qstore_table_append_data_key    (QStoreTable              *self,
+                                                          const QStoreValue        *values,
+                                                          GByteArray               *out,
+                                                          GError                  **error);
+gboolean                 qstore_table_append_index_columns (QStoreTable            *self,
+                                                          guint                     index,
+                                                          const QStoreValue        *values,
+                                                          GByteArray               *out,
+                                                          gboolean                 *has_null,
+                                                          GError                  **error);
+gboolean                 qstore_table_index_entry_key    (QStoreTable              *self,
+                                                          guint                     index,
+                                                          const QStoreValue        *values,
+                                                          const guint8             *data_key,
+                                                          gsize                     data_key_len,
+                                                          GByteArray               *out,
+                                                          GError                  **error);
+gboolean                 qstore_table_read_stored_row    (QStoreTable              *self,
+                                                          const guint8             *row,
+                                                          gsize                     row_len,
+                                                          QStoreValue              *values,
+                                                          GError                  **error);
+
+/* CHECK constraints and partial-index predicates, evaluated on the
+ * mirror (qstore-table-eval.c) */
+gboolean                 qstore_table_prepare_evaluation (QStoreTable              *self,
+                                                          GError                  **error);
+gboolean                 qstore_table_evaluate_row       (QStoreTable              *self,
+                                                          const QStoreValue        *values,
+                                                          gboolean                 *in_index,
+                                                          GError                  **error);
+
+/* The write path (qstore-table-write.c) */
+void                     qstore_table_write_buffers_init (WriteBuffers             *buffers);
+void                     qstore_table_write_buffers_clear (WriteBuffers            *buffers);
+
 G_END_DECLS

@@ -1,0 +1,396 @@
+/* qstore-coordinator-commit.c: what a commit writes, and how
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include <string.h>
+
+#include "qstore-codec.h"
+#include "qstore-coordinator-private.h"
+#include "qstore-error.h"
+#include "qstore-provider-private.h"
+
+/* A commit that wrote something writes, with its rows and index entries,
+ * the new row count of every table it changed (`__stats__`) and its
+ * transaction id (the catalog's `\0meta\0tx`), then hands it all to the
+ * provider: as one atomic batch, as a restructure that also drops stores,
+ * or without an atomic batch store by store, under the commit marker
+ * (see QStoreCoordinator). */
+
+/* Row counts in `__stats__` */
+
+gboolean
+qstore_coordinator_load_row_count (QStoreCoordinator  *self,
+                                   TableEntry         *entry,
+                                   GError            **error)
+{
+  g_autoptr(GBytes) value = NULL;
+  g_autoptr(JsonParser) parser = NULL;
+  g_autoptr(GError) parse_error = NULL;
+  GError *local_error = NULL;
+  JsonNode *root;
+  JsonObject *object;
+  gconstpointer data;
+  gsize len;
+
+  if (entry->loaded)
+    return TRUE;
+
+  value = qstore_kv_get (self->stats, (const guint8 *) entry->stats_key,
+                         strlen (entry->stats_key), &local_error);
+  if (local_error != NULL)
+    {
+      g_propagate_prefixed_error (error, local_error,
+                                  "Reading the row count of table “%s”: ",
+                                  entry->stats_key);
+      return FALSE;
+    }
+
+  entry->committed = 0;
+  entry->loaded = TRUE;
+  if (value == NULL)
+    return TRUE;
+
+  data = g_bytes_get_data (value, &len);
+  parser = json_parser_new ();
+  if (json_parser_load_from_data (parser, data ? data : "", len, &parse_error) &&
+      (root = json_parser_get_root (parser)) != NULL &&
+      JSON_NODE_HOLDS_OBJECT (root) &&
+      (object = json_node_get_object (root)) != NULL &&
+      json_object_has_member (object, "rowCount") &&
+      json_node_get_value_type (json_object_get_member (object, "rowCount")) == G_TYPE_INT64)
+    {
+      entry->committed = MAX (0, json_object_get_int_member (object, "rowCount"));
+      return TRUE;
+    }
+
+  /* Statistics are advisory: a damaged entry must not stop writes. It is
+   * rewritten from 0 plus this process's changes at the next commit. */
+  g_warning ("The statistics of table “%s” are malformed; counting its rows "
+             "from 0 (recount the table to repair them)", entry->stats_key);
+  return TRUE;
+}
+
+/* Every commit writes one of these per table it changed: the generator
+ * and its object are kept, only the numbers change. */
+static char *
+row_count_json (QStoreCoordinator *self,
+                gint64             count)
+{
+  if (self->stats_generator == NULL)
+    {
+      g_autoptr(JsonNode) root = json_node_new (JSON_NODE_OBJECT);
+
+      self->stats_object = json_object_new ();
+      json_node_set_object (root, self->stats_object);
+      self->stats_generator = json_generator_new ();
+      json_generator_set_root (self->stats_generator, root);
+    }
+  json_object_set_int_member (self->stats_object, "rowCount", count);
+  json_object_set_int_member (self->stats_object, "updatedAt", g_get_real_time () / 1000);
+  return json_generator_to_data (self->stats_generator, NULL);
+}
+
+/* The commit marker */
+
+/* Keeps the store names of a marker, so a later marker still lists them. */
+void
+qstore_coordinator_remember_marker_stores (QStoreCoordinator *self,
+                                           const char        *marker)
+{
+  g_autoptr(JsonParser) parser = json_parser_new ();
+  JsonNode *root;
+  JsonArray *stores;
+
+  if (!json_parser_load_from_data (parser, marker, -1, NULL))
+    return;
+  root = json_parser_get_root (parser);
+  if (root == NULL || !JSON_NODE_HOLDS_OBJECT (root))
+    return;
+  stores = json_object_get_array_member (json_node_get_object (root), "stores");
+  if (stores == NULL)
+    return;
+  for (guint i = 0; i < json_array_get_length (stores); i++)
+    {
+      JsonNode *node = json_array_get_element (stores, i);
+      const char *name;
+
+      if (json_node_get_value_type (node) != G_TYPE_STRING)
+        continue;
+      name = json_node_get_string (node);
+      if (!g_ptr_array_find_with_equal_func (self->interrupted_stores, name, g_str_equal, NULL))
+        g_ptr_array_add (self->interrupted_stores, g_strdup (name));
+    }
+}
+
+/* Writing a commit */
+
+static int
+store_rank (const char *name)
+{
+  if (g_str_equal (name, QSTORE_STATS_STORE_NAME))
+    return 1;
+  if (g_str_equal (name, QSTORE_CATALOG_STORE_NAME))
+    return 2;
+  return 0;
+}
+
+static gint
+compare_store_ids (gconstpointer a,
+                   gconstpointer b,
+                   gpointer      user_data)
+{
+  QStorePending *pending = user_data;
+  const char *name_a = qstore_pending_store_get_name (pending, *(const guint *) a);
+  const char *name_b = qstore_pending_store_get_name (pending, *(const guint *) b);
+  int rank_a = store_rank (name_a), rank_b = store_rank (name_b);
+
+  if (rank_a != rank_b)
+    return rank_a - rank_b;
+  return strcmp (name_a, name_b);
+}
+
+static void
+pending_put_meta (QStoreCoordinator *self,
+                  const char        *name,
+                  const char        *value)
+{
+  g_autoptr(GBytes) key = qstore_catalog_key_for_meta (name);
+  guint catalog = qstore_pending_lookup_store (self->pending, self->catalog, TRUE);
+  gsize key_len;
+  const guint8 *key_data = g_bytes_get_data (key, &key_len);
+
+  qstore_pending_write (self->pending, catalog, key_data, key_len,
+                        (const guint8 *) value, value ? strlen (value) : 0,
+                        value == NULL);
+}
+
+static char *
+marker_json (QStoreCoordinator *self,
+             guint64            tx_id,
+             GPtrArray         *stores)
+{
+  g_autoptr(JsonBuilder) builder = json_builder_new ();
+  g_autoptr(JsonGenerator) generator = json_generator_new ();
+  g_autoptr(JsonNode) root = NULL;
+
+  json_builder_begin_object (builder);
+  json_builder_set_member_name (builder, "tx");
+  json_builder_add_int_value (builder, (gint64) tx_id);
+  json_builder_set_member_name (builder, "stores");
+  json_builder_begin_array (builder);
+  for (guint i = 0; i < stores->len; i++)
+    json_builder_add_string_value (builder, stores->pdata[i]);
+  json_builder_end_array (builder);
+  json_builder_end_object (builder);
+  root = json_builder_get_root (builder);
+  json_generator_set_root (generator, root);
+  return json_generator_to_data (generator, NULL);
+}
+
+typedef struct
+{
+  guint store;
+  gsize first_op;
+  gsize n_ops;
+} StoreSlice;
+
+/* Without an atomic batch: marker, then store by store, marker removal
+ * last. Each provider write is synchronous so none of them can become
+ * durable after the marker's removal. */
+static gboolean
+write_store_by_store (QStoreCoordinator  *self,
+                      guint64             tx_id,
+                      QStoreWriteOp      *ops,
+                      gsize               n_ops,
+                      GArray             *slices,
+                      GError            **error)
+{
+  g_autoptr(GPtrArray) stores = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr(GBytes) marker_key = qstore_catalog_key_for_meta (META_COMMIT);
+  g_autofree char *marker = NULL;
+  QStoreWriteOp op = { 0 };
+  StoreSlice *last;
+  gsize marker_key_len;
+  const guint8 *marker_key_data = g_bytes_get_data (marker_key, &marker_key_len);
+
+  for (guint i = 0; i < self->interrupted_stores->len; i++)
+    g_ptr_array_add (stores, g_strdup (self->interrupted_stores->pdata[i]));
+  for (guint i = 0; i < slices->len; i++)
+    {
+      const char *name = qstore_pending_store_get_name (self->pending,
+                                                        g_array_index (slices, StoreSlice, i).store);
+
+      if (!g_ptr_array_find_with_equal_func (stores, name, g_str_equal, NULL))
+        g_ptr_array_add (stores, g_strdup (name));
+    }
+  marker = marker_json (self, tx_id, stores);
+
+  op.store = self->catalog;
+  op.kind = QSTORE_WRITE_OP_PUT;
+  op.key = marker_key_data;
+  op.key_len = marker_key_len;
+  op.value = (const guint8 *) marker;
+  op.value_len = strlen (marker);
+  if (!qstore_provider_write (self->provider, &op, 1, QSTORE_WRITE_SYNC, error))
+    return FALSE;
+
+  /* The catalog is last (store_rank): its write also carries the marker's
+   * removal, through the same store handle as its other ops. */
+  last = &g_array_index (slices, StoreSlice, slices->len - 1);
+  g_assert (g_str_equal (qstore_pending_store_get_name (self->pending, last->store),
+                         QSTORE_CATALOG_STORE_NAME));
+  op.store = qstore_pending_store_get_kv (self->pending, last->store);
+  op.kind = QSTORE_WRITE_OP_DELETE;
+  op.value = NULL;
+  op.value_len = 0;
+  /* qstore_coordinator_commit_pending() left room for it. */
+  g_assert (last->first_op + last->n_ops == n_ops);
+  ops[n_ops] = op;
+  last->n_ops++;
+
+  for (guint i = 0; i < slices->len; i++)
+    {
+      StoreSlice *slice = &g_array_index (slices, StoreSlice, i);
+
+      if (!qstore_provider_write (self->provider, &ops[slice->first_op],
+                                  slice->n_ops, QSTORE_WRITE_SYNC, error))
+        {
+          g_prefix_error (error, "Commit %" G_GUINT64_FORMAT " was interrupted after "
+                          "writing %u of %u stores (the database must repair the "
+                          "stores its marker lists): ", tx_id, i, slices->len);
+          /* The marker is durable: report it, and list its stores in the
+           * next one. */
+          g_free (self->interrupted);
+          self->interrupted = g_steal_pointer (&marker);
+          qstore_coordinator_remember_marker_stores (self, self->interrupted);
+          return FALSE;
+        }
+    }
+
+  g_clear_pointer (&self->interrupted, g_free);
+  g_ptr_array_set_size (self->interrupted_stores, 0);
+  return TRUE;
+}
+
+gboolean
+qstore_coordinator_commit_pending (QStoreCoordinator   *self,
+                                   guint64              tx_id,
+                                   const char * const  *drop,
+                                   GError             **error)
+{
+  gboolean atomic = (qstore_provider_get_capabilities (self->provider) &
+                     QSTORE_CAPABILITY_ATOMIC_BATCH) != 0;
+  gsize max_key = qstore_provider_get_max_key_length (self->provider);
+  g_autoptr(GArray) store_ids = g_array_new (FALSE, FALSE, sizeof (guint));
+  g_autoptr(GArray) slices = g_array_new (FALSE, FALSE, sizeof (StoreSlice));
+  g_autofree QStoreWriteOp *ops = NULL;
+  gsize n_ops = 0, max_ops = 0;
+  g_autofree char *tx_text = NULL;
+  guint stats_id;
+
+  /* What commit adds is never undone by a savepoint. */
+  qstore_pending_set_undo (self->pending, FALSE);
+
+  stats_id = qstore_pending_lookup_store (self->pending, self->stats, TRUE);
+  for (guint i = 0; i < self->tx_tables->len; i++)
+    {
+      TableEntry *entry = self->tx_tables->pdata[i];
+      g_autofree char *json = NULL;
+
+      if (entry->delta == 0)
+        continue;
+      if (!qstore_coordinator_load_row_count (self, entry, error))
+        return FALSE;
+      json = row_count_json (self, MAX (0, entry->committed + entry->delta));
+      qstore_pending_write (self->pending, stats_id,
+                            (const guint8 *) entry->stats_key, strlen (entry->stats_key),
+                            (const guint8 *) json, strlen (json), FALSE);
+    }
+
+  tx_text = g_strdup_printf ("%" G_GUINT64_FORMAT, tx_id);
+  pending_put_meta (self, META_TX, tx_text);
+  /* A marker a crash left is removed by the next commit that completes
+   * (without an atomic batch, the protocol below removes it once more,
+   * last). */
+  if (self->interrupted != NULL)
+    pending_put_meta (self, META_COMMIT, NULL);
+
+  for (guint i = 0; i < qstore_pending_get_n_stores (self->pending); i++)
+    {
+      gsize n = qstore_pending_store_get_n_entries (self->pending, i);
+
+      if (n > 0)
+        g_array_append_val (store_ids, i);
+      max_ops += n;
+    }
+  g_array_sort_with_data (store_ids, compare_store_ids, self->pending);
+
+  /* Exactly the size needed (a GArray would round it up to a power of
+   * two), with room for the marker's removal of write_store_by_store(). A
+   * large transaction holds one op per buffered write. */
+  ops = g_new (QStoreWriteOp, max_ops + 1);
+  for (guint i = 0; i < store_ids->len; i++)
+    {
+      guint store = g_array_index (store_ids, guint, i);
+      QStoreKV *kv = qstore_pending_store_get_kv (self->pending, store);
+      QStorePendingCursor cursor;
+      StoreSlice slice = { store, n_ops, 0 };
+      gboolean more;
+
+      for (more = qstore_pending_seek (self->pending, store, NULL, 0, TRUE, FALSE, &cursor);
+           more;
+           more = qstore_pending_cursor_step (&cursor, FALSE))
+        {
+          const guint8 *entry = qstore_pending_cursor_get_entry (&cursor);
+          QStoreWriteOp op;
+
+          op.store = kv;
+          op.key = qstore_pending_entry_get_key (entry, &op.key_len);
+          op.value = qstore_pending_entry_get_value (entry, &op.value_len);
+          op.kind = op.value != NULL ? QSTORE_WRITE_OP_PUT : QSTORE_WRITE_OP_DELETE;
+          /* Checked here, not by the provider, so a commit made store by
+           * store is refused before it writes anything. */
+          if (max_key != 0 && op.key_len > max_key)
+            {
+              g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
+                           "A key of %" G_GSIZE_FORMAT " bytes was written to store "
+                           "“%s”, but the %s provider stores keys of at most "
+                           "%" G_GSIZE_FORMAT " bytes: shorten the key columns",
+                           op.key_len, qstore_pending_store_get_name (self->pending, store),
+                           qstore_provider_get_name (self->provider), max_key);
+              return FALSE;
+            }
+          g_assert (n_ops < max_ops);
+          ops[n_ops++] = op;
+        }
+      slice.n_ops = n_ops - slice.first_op;
+      g_array_append_val (slices, slice);
+    }
+
+  /* The ops point into the buffer's arena, not its trees: free those
+   * before the provider allocates for its own write. Whatever happens
+   * next, the transaction ends. */
+  qstore_pending_reset (self->pending);
+
+  if (drop != NULL)
+    {
+      /* Restructuring is all or nothing on every provider. */
+      if (!qstore_provider_restructure (self->provider, drop, NULL, NULL,
+                                        ops, n_ops, error))
+        return FALSE;
+      g_clear_pointer (&self->interrupted, g_free);
+      g_ptr_array_set_size (self->interrupted_stores, 0);
+      return TRUE;
+    }
+  if (atomic || slices->len == 1)
+    {
+      if (!qstore_provider_write (self->provider, ops, n_ops, QSTORE_WRITE_SYNC, error))
+        return FALSE;
+      g_clear_pointer (&self->interrupted, g_free);
+      g_ptr_array_set_size (self->interrupted_stores, 0);
+      return TRUE;
+    }
+  return write_store_by_store (self, tx_id, ops, n_ops, slices, error);
+}
