@@ -150,7 +150,7 @@ empty_store (QStoreDatabase  *self,
 
 /* Whether @key, the encoded primary key of a row, holds an unused key in
  * the data store; a row whose key holds NULL gets the suffix that keeps it
- * apart (see qstore-table.c), counted per key in @null_suffixes. */
+ * apart (see qstore-table-layout.c), counted per key in @null_suffixes. */
 static gboolean
 place_key (QStoreMigration   *m,
            GByteArray  *key,

@@ -4,7 +4,7 @@
  */
 #pragma once
 
-#include "qstore-database-private.h"
+#include "qstore-vtab-plan-private.h"
 
 G_BEGIN_DECLS
 
@@ -14,8 +14,5 @@ gboolean  qstore_vtab_register_module    (QStoreDatabase     *self,
 /* The CREATE TABLE SQLite is told for @schema: the columns with their
  * declared types and collations, as a rowid table without constraints. */
 char     *qstore_vtab_declaration        (QStoreTableSchema  *schema);
-/* Whether the data key of @schema is its rowid. */
-gboolean  qstore_vtab_keyed_by_rowid     (QStoreTableSchema  *schema);
-const char *qstore_collation_name        (QStoreCollation     collation);
 
 G_END_DECLS

@@ -32,27 +32,6 @@
 #include "qstore-error.h"
 #include "qstore-vtab-private.h"
 
-/* The plan, packed into idxNum. */
-#define PLAN_SCAN  0
-#define PLAN_PK    1
-#define PLAN_INDEX 2
-
-#define BOUND_NONE      0
-#define BOUND_STRICT    1
-#define BOUND_INCLUSIVE 2
-
-#define PLAN_MAX_PARTS   63
-#define PLAN_MAX_INDEXES 255
-
-#define PLAN_PACK(kind, index, n_eq, lower, upper, reverse) \
-  ((kind) | ((index) << 2) | ((n_eq) << 10) | ((lower) << 16) | ((upper) << 18) | ((reverse) << 20))
-#define PLAN_KIND(n)    ((n) & 0x3)
-#define PLAN_INDEX_NO(n) (((n) >> 2) & 0xff)
-#define PLAN_N_EQ(n)    (((n) >> 10) & 0x3f)
-#define PLAN_LOWER(n)   (((n) >> 16) & 0x3)
-#define PLAN_UPPER(n)   (((n) >> 18) & 0x3)
-#define PLAN_REVERSE(n) (((n) >> 20) & 0x1)
-
 typedef struct _QStoreCursor QStoreCursor;
 
 typedef struct
@@ -70,25 +49,6 @@ typedef struct
   GByteArray     *last_key;
   GByteArray     *last_row;
 } QStoreVtab;
-
-/* One component of the key a plan walks. */
-typedef struct
-{
-  int              column;     /* -1: the rowid of a table without INTEGER PRIMARY KEY */
-  QStoreCollation  collation;
-  gboolean         descending;
-  QStoreAffinity   affinity;
-  gboolean         is_rowid;   /* the rowid (or its INTEGER PRIMARY KEY alias) */
-} Part;
-
-/* A byte range of the store a plan walks. */
-typedef struct
-{
-  GByteArray *lower;           /* NULL: unbounded */
-  gboolean    lower_inclusive;
-  GByteArray *upper;           /* NULL: unbounded */
-  gboolean    upper_inclusive;
-} Window;
 
 struct _QStoreCursor
 {
@@ -130,34 +90,6 @@ struct _QStoreCursor
 
 /* Helpers */
 
-const char *
-qstore_collation_name (QStoreCollation collation)
-{
-  switch (collation)
-    {
-    case QSTORE_COLLATION_NOCASE:
-      return "NOCASE";
-    case QSTORE_COLLATION_RTRIM:
-      return "RTRIM";
-    case QSTORE_COLLATION_BINARY:
-    default:
-      return "BINARY";
-    }
-}
-
-gboolean
-qstore_vtab_keyed_by_rowid (QStoreTableSchema *schema)
-{
-  return schema->rowid_column >= 0 || schema->pk->len == 0;
-}
-
-static QStoreColumn *
-schema_column (QStoreTableSchema *schema,
-               guint              column)
-{
-  return g_ptr_array_index (schema->columns, column);
-}
-
 static void
 append_identifier (GString    *out,
                    const char *name)
@@ -190,7 +122,7 @@ qstore_vtab_declaration (QStoreTableSchema *schema)
 
   for (guint i = 0; i < schema->columns->len; i++)
     {
-      QStoreColumn *column = schema_column (schema, i);
+      QStoreColumn *column = qstore_vtab_schema_column (schema, i);
 
       if (i > 0)
         g_string_append (sql, ", ");
@@ -247,716 +179,13 @@ vtab_fail (sqlite3_vtab   *vtab,
   return rc;
 }
 
-/* Plans */
-
-static Part
-rowid_part (QStoreTableSchema *schema)
-{
-  Part part = { schema->rowid_column, QSTORE_COLLATION_BINARY, FALSE,
-                QSTORE_AFFINITY_INTEGER, TRUE };
-
-  return part;
-}
-
-static Part
-key_part (QStoreTableSchema   *schema,
-          const QStoreKeyPart *key_part)
-{
-  Part part = { (int) key_part->column, key_part->collation, key_part->descending,
-                schema_column (schema, key_part->column)->affinity, FALSE };
-
-  if (schema->rowid_column >= 0 && (int) key_part->column == schema->rowid_column)
-    part.is_rowid = TRUE;
-  return part;
-}
-
-/* The key parts of @index (-1: the primary key), followed by those of the
- * data key each index entry ends with. *n_searchable gets how many of them
- * a seek may constrain. */
-static GArray *
-plan_parts (QStoreTableSchema *schema,
-            int                index,
-            guint             *n_searchable)
-{
-  GArray *parts = g_array_new (FALSE, FALSE, sizeof (Part));
-  Part part;
-
-  if (index >= 0)
-    {
-      QStoreIndexSchema *index_schema = g_ptr_array_index (schema->indexes, index);
-
-      for (guint i = 0; i < index_schema->parts->len; i++)
-        {
-          part = key_part (schema, &g_array_index (index_schema->parts, QStoreKeyPart, i));
-          g_array_append_val (parts, part);
-        }
-      *n_searchable = parts->len;
-    }
-
-  if (qstore_vtab_keyed_by_rowid (schema))
-    {
-      part = rowid_part (schema);
-      g_array_append_val (parts, part);
-    }
-  else
-    {
-      for (guint i = 0; i < schema->pk->len; i++)
-        {
-          part = key_part (schema, &g_array_index (schema->pk, QStoreKeyPart, i));
-          g_array_append_val (parts, part);
-        }
-    }
-
-  if (index < 0)
-    *n_searchable = parts->len;
-  return parts;
-}
-
-/* About log2 of @n_rows: what finding one key costs. */
-static double
-seek_cost (double n_rows)
-{
-  return g_bit_storage ((gulong) MIN (n_rows, (double) G_MAXULONG)) + 1.0;
-}
-
-static gboolean
-constraint_on_part (QStoreTableSchema  *schema,
-                    sqlite3_index_info *info,
-                    int                 i,
-                    const Part         *part)
-{
-  const struct sqlite3_index_constraint *constraint = &info->aConstraint[i];
-  int column = constraint->iColumn;
-
-  if (!constraint->usable)
-    return FALSE;
-
-  if (column < 0)
-    {
-      /* The rowid of a table keyed by its PRIMARY KEY is ephemeral. */
-      if (!qstore_vtab_keyed_by_rowid (schema))
-        return FALSE;
-      return part->is_rowid;
-    }
-  if (column != part->column)
-    return FALSE;
-
-  /* Integers only: the collation cannot matter. */
-  if (part->is_rowid)
-    return TRUE;
-  return g_ascii_strcasecmp (sqlite3_vtab_collation (info, i),
-                             qstore_collation_name (part->collation)) == 0;
-}
-
-static gboolean
-is_eq (unsigned char op)
-{
-  return op == SQLITE_INDEX_CONSTRAINT_EQ || op == SQLITE_INDEX_CONSTRAINT_IS;
-}
-
-/* Whether equality on @part with constraint @i surely selects one value,
- * so rows come out ordered by the following parts. */
-static gboolean
-eq_is_certain (sqlite3_index_info *info,
-               int                 i,
-               const Part         *part)
-{
-  sqlite3_value *rhs = NULL;
-
-  if (part->affinity != QSTORE_AFFINITY_TEXT && part->affinity != QSTORE_AFFINITY_BLOB)
-    return TRUE;
-  if (sqlite3_vtab_rhs_value (info, i, &rhs) != SQLITE_OK || rhs == NULL)
-    return FALSE;
-  return sqlite3_value_type (rhs) == SQLITE_TEXT || sqlite3_value_type (rhs) == SQLITE_BLOB;
-}
-
-/* SQLite re-checks a row a virtual table returns for `x IN (…)` by
- * comparing x with each value as if the value had no affinity, so for a
- * TEXT or BLOB column it may compare as text where an ordinary table
- * compares numerically (`textcol IN (SELECT realcol …)`). Left to SQLite,
- * the IN is evaluated as for an ordinary table. */
-static gboolean
-in_needs_sqlite (sqlite3_index_info *info,
-                 int                 i,
-                 const Part         *part)
-{
-  if (part->affinity != QSTORE_AFFINITY_TEXT && part->affinity != QSTORE_AFFINITY_BLOB)
-    return FALSE;
-  return sqlite3_vtab_in (info, i, -1) != 0;
-}
-
-typedef struct
-{
-  int       kind;
-  int       index;
-  guint     n_eq;
-  int       eq[PLAN_MAX_PARTS];
-  int       lower;
-  int       lower_op;
-  int       upper;
-  int       upper_op;
-  gboolean  unique;
-  gboolean  ordered;
-  gboolean  reverse;
-  double    cost;
-  double    rows;
-} Candidate;
-
-/* Whether the rows of @parts, the first @n_fixed of them held to one
- * value, come out in the order SQLite asks for. */
-static gboolean
-order_matches (QStoreTableSchema  *schema,
-               sqlite3_index_info *info,
-               GArray             *parts,
-               const gboolean     *fixed,
-               guint               n_fixed,
-               gboolean           *reverse)
-{
-  int direction = -1;
-  guint j = 0;
-
-  if (info->nOrderBy == 0)
-    return FALSE;
-
-  for (int t = 0; t < info->nOrderBy; t++)
-    {
-      int column = info->aOrderBy[t].iColumn;
-      gboolean is_rowid_term = column < 0;
-      gboolean on_fixed = FALSE;
-      const Part *part;
-      int this_direction;
-
-      if (is_rowid_term && !qstore_vtab_keyed_by_rowid (schema))
-        return FALSE;
-
-      for (guint k = 0; k < n_fixed; k++)
-        {
-          const Part *p = &g_array_index (parts, Part, k);
-
-          if (fixed[k] && (is_rowid_term ? p->is_rowid : p->column == column))
-            on_fixed = TRUE;
-        }
-      if (on_fixed)
-        continue;
-
-      while (j < n_fixed && fixed[j])
-        j++;
-      if (j >= parts->len)
-        return FALSE;
-
-      part = &g_array_index (parts, Part, j);
-      if (is_rowid_term ? !part->is_rowid : part->column != column)
-        return FALSE;
-      /* SQLite passes ORDER BY terms only under the column's own collation. */
-      if (!part->is_rowid && part->collation != schema_column (schema, column)->collation)
-        return FALSE;
-
-      this_direction = (info->aOrderBy[t].desc != 0) != (part->descending != FALSE);
-      if (direction >= 0 && direction != this_direction)
-        return FALSE;
-      direction = this_direction;
-      j++;
-    }
-
-  *reverse = direction == 1;
-  return TRUE;
-}
-
-static gboolean
-plan_candidate (QStoreTableSchema  *schema,
-                sqlite3_index_info *info,
-                int                 index,
-                double              n_rows,
-                Candidate          *out)
-{
-  g_autoptr(GArray) parts = NULL;
-  gboolean fixed[PLAN_MAX_PARTS] = { FALSE };
-  guint n_searchable;
-  gboolean all_certain = TRUE;
-  double selectivity = 1.0;
-  double log_rows = seek_cost (n_rows);
-
-  memset (out, 0, sizeof *out);
-  out->kind = index >= 0 ? PLAN_INDEX : PLAN_PK;
-  out->index = index;
-  out->lower = out->upper = -1;
-
-  parts = plan_parts (schema, index, &n_searchable);
-  n_searchable = MIN (n_searchable, PLAN_MAX_PARTS);
-
-  for (guint p = 0; p < n_searchable; p++)
-    {
-      const Part *part = &g_array_index (parts, Part, p);
-      int found = -1;
-
-      for (int i = 0; i < info->nConstraint && found < 0; i++)
-        if (is_eq (info->aConstraint[i].op) && constraint_on_part (schema, info, i, part) &&
-            !in_needs_sqlite (info, i, part))
-          found = i;
-      if (found < 0)
-        break;
-
-      out->eq[out->n_eq] = found;
-      /* Equal under NOCASE or RTRIM is not equal under BINARY: only a
-       * BINARY equality holds a column to one value for any ORDER BY. */
-      fixed[out->n_eq] = eq_is_certain (info, found, part) &&
-                         info->aConstraint[found].op == SQLITE_INDEX_CONSTRAINT_EQ &&
-                         part->collation == QSTORE_COLLATION_BINARY;
-      if (!fixed[out->n_eq])
-        all_certain = FALSE;
-      out->n_eq++;
-      selectivity *= 0.1;
-    }
-
-  if (out->n_eq < n_searchable)
-    {
-      const Part *part = &g_array_index (parts, Part, out->n_eq);
-
-      for (int i = 0; i < info->nConstraint; i++)
-        {
-          unsigned char op = info->aConstraint[i].op;
-
-          if (!constraint_on_part (schema, info, i, part))
-            continue;
-          if (out->lower < 0 &&
-              (op == SQLITE_INDEX_CONSTRAINT_GT || op == SQLITE_INDEX_CONSTRAINT_GE))
-            {
-              out->lower = i;
-              out->lower_op = op == SQLITE_INDEX_CONSTRAINT_GT ? BOUND_STRICT : BOUND_INCLUSIVE;
-              selectivity *= 0.3;
-            }
-          else if (out->upper < 0 &&
-                   (op == SQLITE_INDEX_CONSTRAINT_LT || op == SQLITE_INDEX_CONSTRAINT_LE))
-            {
-              out->upper = i;
-              out->upper_op = op == SQLITE_INDEX_CONSTRAINT_LT ? BOUND_STRICT : BOUND_INCLUSIVE;
-              selectivity *= 0.3;
-            }
-        }
-    }
-
-  if (out->n_eq == 0 && out->lower < 0 && out->upper < 0)
-    return FALSE;
-
-  if (out->n_eq == n_searchable && all_certain)
-    {
-      QStoreIndexSchema *index_schema = NULL;
-
-      if (index >= 0)
-        index_schema = g_ptr_array_index (schema->indexes, index);
-
-      out->unique = index_schema == NULL || index_schema->unique;
-    }
-
-  if (out->unique)
-    {
-      out->rows = 1;
-      out->cost = index >= 0 ? 2.0 : 1.0;
-    }
-  else
-    {
-      out->rows = MAX (1.0, n_rows * selectivity);
-      out->cost = log_rows + out->rows * (index >= 0 ? 2.0 : 1.0);
-    }
-
-  out->ordered = order_matches (schema, info, parts, fixed, out->n_eq, &out->reverse);
-  return TRUE;
-}
-
-/* An index walked from end to end, for its order: worth it when the
- * statement wants that order (ORDER BY, GROUP BY, DISTINCT) and would
- * otherwise sort every row, above all under a LIMIT, which stops the walk
- * early. Each step reads the index entry and then its row. */
-static gboolean
-plan_ordered_walk (QStoreTableSchema  *schema,
-                   sqlite3_index_info *info,
-                   int                 index,
-                   double              n_rows,
-                   double              wanted,
-                   Candidate          *out)
-{
-  gboolean no_fixed[PLAN_MAX_PARTS] = { FALSE };
-  g_autoptr(GArray) parts = NULL;
-  guint n_searchable;
-
-  memset (out, 0, sizeof *out);
-  out->kind = PLAN_INDEX;
-  out->index = index;
-  out->lower = out->upper = -1;
-  parts = plan_parts (schema, index, &n_searchable);
-  if (!order_matches (schema, info, parts, no_fixed, 0, &out->reverse))
-    return FALSE;
-  out->ordered = TRUE;
-  out->rows = n_rows;
-  out->cost = seek_cost (n_rows) + MIN (n_rows, wanted) * 2.0;
-  return TRUE;
-}
-
-/* How many rows the statement reads at most: LIMIT plus OFFSET, more
- * when other terms filter the rows, or all of them. A LIMIT given as a
- * parameter has no value yet at planning: paging asks for few rows, so
- * a thousand is assumed. */
-static double
-rows_wanted (sqlite3_index_info *info,
-             double              n_rows)
-{
-  double limit = -1;
-  double offset = 0;
-  double filters = 1;
-
-  for (int i = 0; i < info->nConstraint; i++)
-    {
-      unsigned char op = info->aConstraint[i].op;
-      sqlite3_value *value = NULL;
-      double n = 1000;
-
-      if (op != SQLITE_INDEX_CONSTRAINT_LIMIT && op != SQLITE_INDEX_CONSTRAINT_OFFSET)
-        {
-          if (info->aConstraint[i].usable)
-            filters *= 4;
-          continue;
-        }
-      if (sqlite3_vtab_rhs_value (info, i, &value) == SQLITE_OK &&
-          sqlite3_value_numeric_type (value) == SQLITE_INTEGER)
-        n = MAX (0, sqlite3_value_int64 (value));
-      if (op == SQLITE_INDEX_CONSTRAINT_LIMIT)
-        limit = n;
-      else
-        offset = n;
-    }
-  if (limit < 0)
-    return n_rows;
-  return MIN (n_rows, (limit + offset) * filters);
-}
-
-/* SQLite sorts what an unordered plan gives when the statement wants an
- * order: the choice weighs that in. */
-#define SORT_COST_PER_ROW_AND_LEVEL 0.04
-
-static double
-choice_cost (const Candidate    *c,
-             sqlite3_index_info *info)
-{
-  if (c->ordered || info->nOrderBy == 0)
-    return c->cost;
-  return c->cost + c->rows * seek_cost (c->rows) * SORT_COST_PER_ROW_AND_LEVEL;
-}
-
-static gboolean
-candidate_better (const Candidate    *a,
-                  const Candidate    *b,
-                  sqlite3_index_info *info)
-{
-  double a_cost = choice_cost (a, info);
-  double b_cost = choice_cost (b, info);
-
-  if (a_cost != b_cost)
-    return a_cost < b_cost;
-  return a->ordered && !b->ordered;
-}
+/* Plans: qstore-vtab-plan.c */
 
 static int
 vtab_best_index (sqlite3_vtab       *vtab,
                  sqlite3_index_info *info)
 {
-  QStoreVtab *self = (QStoreVtab *) vtab;
-  QStoreSqlTable *entry = self->entry;
-  QStoreTableSchema *schema = entry->schema;
-  g_autoptr(GArray) pk_parts = NULL;
-  gboolean no_fixed[PLAN_MAX_PARTS] = { FALSE };
-  Candidate best = { 0 };
-  Candidate candidate;
-  double n_rows;
-  guint n_searchable;
-  int argv_index = 1;
-  const char *name;
-
-  n_rows = qstore_coordinator_get_row_count (qstore_table_get_coordinator (entry->table),
-                                             schema->schema, schema->name);
-  n_rows = MAX (1.0, n_rows);
-
-  /* A full scan walks the primary key, which may give the order too. */
-  best.kind = PLAN_SCAN;
-  best.lower = best.upper = -1;
-  best.rows = n_rows;
-  best.cost = n_rows + 2.0 * (seek_cost (n_rows));
-  pk_parts = plan_parts (schema, -1, &n_searchable);
-  best.ordered = order_matches (schema, info, pk_parts, no_fixed, 0, &best.reverse);
-
-  if (plan_candidate (schema, info, -1, n_rows, &candidate) && candidate_better (&candidate, &best, info))
-    best = candidate;
-
-  for (guint i = 0; i < schema->indexes->len && i < PLAN_MAX_INDEXES; i++)
-    {
-      QStoreIndexSchema *index = g_ptr_array_index (schema->indexes, i);
-
-      /* A partial index lacks rows the query may want. */
-      if (index->where_sql != NULL)
-        continue;
-      if (plan_candidate (schema, info, i, n_rows, &candidate) &&
-          candidate_better (&candidate, &best, info))
-        best = candidate;
-      if (info->nOrderBy > 0 && !best.ordered &&
-          plan_ordered_walk (schema, info, i, n_rows, rows_wanted (info, n_rows), &candidate) &&
-          candidate_better (&candidate, &best, info))
-        best = candidate;
-    }
-
-  for (guint k = 0; k < best.n_eq; k++)
-    info->aConstraintUsage[best.eq[k]].argvIndex = argv_index++;
-  if (best.lower >= 0)
-    info->aConstraintUsage[best.lower].argvIndex = argv_index++;
-  if (best.upper >= 0)
-    info->aConstraintUsage[best.upper].argvIndex = argv_index++;
-
-  info->idxNum = PLAN_PACK (best.kind, MAX (best.index, 0), best.n_eq,
-                            best.lower >= 0 ? best.lower_op : BOUND_NONE,
-                            best.upper >= 0 ? best.upper_op : BOUND_NONE,
-                            best.ordered && best.reverse ? 1 : 0);
-  info->orderByConsumed = best.ordered;
-  info->estimatedCost = best.cost;
-  info->estimatedRows = (sqlite3_int64) best.rows;
-  if (best.unique)
-    info->idxFlags |= SQLITE_INDEX_SCAN_UNIQUE;
-
-  switch (best.kind)
-    {
-    case PLAN_PK:
-      info->idxStr = sqlite3_mprintf (best.n_eq == n_searchable && best.lower < 0 && best.upper < 0
-                                      ? "pk-eq" : "pk-range");
-      break;
-
-    case PLAN_INDEX:
-      {
-        QStoreIndexSchema *index = g_ptr_array_index (schema->indexes, best.index);
-
-        if (best.n_eq == index->parts->len)
-          name = "index-eq";
-        else if (best.n_eq == 0 && best.lower < 0 && best.upper < 0)
-          name = "index-walk";
-        else
-          name = "index-range";
-        info->idxStr = sqlite3_mprintf ("%s:%s", name, index->name);
-      }
-      break;
-
-    case PLAN_SCAN:
-    default:
-      info->idxStr = sqlite3_mprintf ("scan");
-      break;
-    }
-  info->needToFreeIdxStr = 1;
-
-  return SQLITE_OK;
-}
-
-/* Windows */
-
-static void
-window_clear (Window *window)
-{
-  if (window->lower != NULL)
-    g_byte_array_unref (window->lower);
-  if (window->upper != NULL)
-    g_byte_array_unref (window->upper);
-}
-
-static GByteArray *
-bytes_copy (const GByteArray *bytes)
-{
-  GByteArray *copy = g_byte_array_sized_new (bytes->len + 24);
-
-  g_byte_array_append (copy, bytes->data, bytes->len);
-  return copy;
-}
-
-/* The least key above every key that starts with @prefix, or NULL when
- * there is none (an empty prefix or all 0xff). */
-static GByteArray *
-prefix_end (const GByteArray *prefix)
-{
-  GByteArray *end = bytes_copy (prefix);
-
-  while (end->len > 0 && end->data[end->len - 1] == 0xff)
-    g_byte_array_set_size (end, end->len - 1);
-  if (end->len == 0)
-    {
-      g_byte_array_unref (end);
-      return NULL;
-    }
-  end->data[end->len - 1]++;
-  return end;
-}
-
-/* Every key that starts with @prefix. */
-static Window
-window_for_prefix (const GByteArray *prefix)
-{
-  Window window = { NULL, TRUE, NULL, FALSE };
-
-  if (prefix->len > 0)
-    {
-      window.lower = bytes_copy (prefix);
-      window.upper = prefix_end (prefix);
-    }
-  return window;
-}
-
-static gboolean
-encode_constraint (const Part    *part,
-                   sqlite3_value *arg,
-                   GByteArray    *out,
-                   gboolean      *certain,
-                   GError       **error)
-{
-  sqlite3_value *copy = NULL;
-  QStoreValue value;
-  gboolean ok;
-
-  /* Applying a numeric affinity converts text in place, and SQLite still
-   * needs the argument as it was to check the rows: convert a copy. */
-  if (sqlite3_value_type (arg) == SQLITE_TEXT)
-    {
-      copy = sqlite3_value_dup (arg);
-      if (copy == NULL)
-        {
-          g_set_error_literal (error, QSTORE_ERROR, QSTORE_ERROR_FAILED, "Out of memory");
-          return FALSE;
-        }
-      arg = copy;
-    }
-
-  *certain = qstore_affinity_for_compare (part->affinity, arg, &value);
-  ok = qstore_codec_append_key_value (out, &value, part->collation, part->descending, error);
-  g_clear_pointer (&copy, sqlite3_value_free);
-  return ok;
-}
-
-/* The first byte of every text value of @part: text sorts in one run. */
-static guint8
-text_tag (const Part *part)
-{
-  g_autoptr(GByteArray) empty = g_byte_array_new ();
-
-  qstore_codec_append_text (empty, "", 0, part->collation, part->descending);
-  return empty->data[0];
-}
-
-static int
-compare_windows (gconstpointer a,
-                 gconstpointer b)
-{
-  const Window *wa = a;
-  const Window *wb = b;
-
-  if (wa->lower == NULL || wb->lower == NULL)
-    return (wa->lower != NULL) - (wb->lower != NULL);
-  return qstore_key_compare (wa->lower->data, wa->lower->len, wb->lower->data, wb->lower->len);
-}
-
-static gboolean
-build_windows (GArray          *windows,
-               GArray          *parts,
-               int              idx_num,
-               int              argc,
-               sqlite3_value  **argv,
-               GError         **error)
-{
-  g_autoptr(GByteArray) prefix = g_byte_array_new ();
-  guint n_eq = PLAN_N_EQ (idx_num);
-  int lower_op = PLAN_LOWER (idx_num);
-  int upper_op = PLAN_UPPER (idx_num);
-  int arg = 0;
-  Window window;
-
-  for (guint k = 0; k < n_eq && arg < argc; k++, arg++)
-    {
-      const Part *part = &g_array_index (parts, Part, k);
-      gsize before = prefix->len;
-      gboolean certain;
-
-      if (!encode_constraint (part, argv[arg], prefix, &certain, error))
-        return FALSE;
-
-      if (!certain)
-        {
-          g_autoptr(GByteArray) text_prefix = NULL;
-          guint8 tag = text_tag (part);
-
-          /* The number itself, and every text value (which SQLite may
-           * compare as a number). */
-          window = window_for_prefix (prefix);
-          g_array_append_val (windows, window);
-
-          g_byte_array_set_size (prefix, before);
-          text_prefix = bytes_copy (prefix);
-          g_byte_array_append (text_prefix, &tag, 1);
-          window = window_for_prefix (text_prefix);
-          g_array_append_val (windows, window);
-
-          g_array_sort (windows, compare_windows);
-          return TRUE;
-        }
-    }
-
-  window = window_for_prefix (prefix);
-
-  if (n_eq < parts->len && (lower_op != BOUND_NONE || upper_op != BOUND_NONE))
-    {
-      const Part *part = &g_array_index (parts, Part, n_eq);
-
-      for (int side = 0; side < 2; side++)
-        {
-          int op = side == 0 ? lower_op : upper_op;
-          gboolean low_value = side == 0;   /* `>`/`>=`, else `<`/`<=` */
-          g_autoptr(GByteArray) bound = NULL;
-          gboolean certain;
-          gboolean strict = op == BOUND_STRICT;
-          gboolean byte_lower;
-
-          if (op == BOUND_NONE || arg >= argc)
-            continue;
-
-          bound = bytes_copy (prefix);
-          if (!encode_constraint (part, argv[arg++], bound, &certain, error))
-            {
-              window_clear (&window);
-              return FALSE;
-            }
-
-          /* Text sorts above every number: a bound from below keeps every
-           * text value; one from above would cut them off. */
-          if (!certain && !low_value)
-            continue;
-
-          /* A descending part turns value order around in bytes. */
-          byte_lower = low_value != (part->descending != FALSE);
-
-          if (byte_lower)
-            {
-              /* Strict: past every key with v here; else from v on. */
-              GByteArray *start = strict ? prefix_end (bound) : g_byte_array_ref (bound);
-
-              if (window.lower != NULL)
-                g_byte_array_unref (window.lower);
-              window.lower = start;
-              window.lower_inclusive = TRUE;
-            }
-          else
-            {
-              /* Strict: before v; else up to every key with v here. */
-              GByteArray *end = strict ? g_byte_array_ref (bound) : prefix_end (bound);
-
-              if (window.upper != NULL)
-                g_byte_array_unref (window.upper);
-              window.upper = end;
-              window.upper_inclusive = FALSE;
-            }
-        }
-    }
-
-  g_array_append_val (windows, window);
-  return TRUE;
+  return qstore_vtab_best_index (((QStoreVtab *) vtab)->entry, info);
 }
 
 /* Cursors */
@@ -973,7 +202,7 @@ vtab_open (sqlite3_vtab         *vtab,
       cursor = g_new0 (QStoreCursor, 1);
       cursor->entry = qstore_sql_table_ref (self->entry);
       cursor->windows = g_array_new (FALSE, FALSE, sizeof (Window));
-      g_array_set_clear_func (cursor->windows, (GDestroyNotify) window_clear);
+      g_array_set_clear_func (cursor->windows, (GDestroyNotify) qstore_vtab_window_clear);
       cursor->parts_index = -2;
       cursor->key_buf = g_byte_array_sized_new (64);
       cursor->row_buf = g_byte_array_sized_new (128);
@@ -1260,7 +489,7 @@ point_read (QStoreCursor   *cursor,
        * suffix): those need the walk. */
       if (sqlite3_value_type (argv[k]) == SQLITE_NULL)
         return FALSE;
-      if (!encode_constraint (part, argv[k], key, &certain, error) || !certain)
+      if (!qstore_vtab_encode_constraint (part, argv[k], key, &certain, error) || !certain)
         return FALSE;
     }
 
@@ -1369,14 +598,14 @@ vtab_filter (sqlite3_vtab_cursor  *base,
       if (cursor->parts == NULL || cursor->parts_index != parts_index)
         {
           g_clear_pointer (&cursor->parts, g_array_unref);
-          cursor->parts = plan_parts (entry->schema, parts_index, &n_searchable);
+          cursor->parts = qstore_vtab_plan_parts (entry->schema, parts_index, &n_searchable);
           cursor->parts_index = parts_index;
         }
       if (kind == PLAN_PK && point_read (cursor, idx_num, argc, argv, &error))
         return SQLITE_OK;
       if (error != NULL ||
           !hold_snapshot (cursor, TRUE, &error) ||
-          !build_windows (cursor->windows, cursor->parts, idx_num, argc, argv, &error))
+          !qstore_vtab_build_windows (cursor->windows, cursor->parts, idx_num, argc, argv, &error))
         return vtab_fail (base->pVtab, entry->database, g_steal_pointer (&error));
     }
 
@@ -1514,7 +743,7 @@ omitted_columns (QStoreSqlTable *entry)
   omitted = g_new0 (gboolean, MAX (schema->columns->len, 1));
   for (guint i = 0; i < schema->columns->len; i++)
     {
-      const char *name = schema_column (schema, i)->name;
+      const char *name = qstore_vtab_schema_column (schema, i)->name;
 
       omitted[i] = TRUE;
       for (guint k = 0; !shape->default_values && k < shape->columns->len; k++)
@@ -1531,7 +760,7 @@ evaluate_default (QStoreSqlTable  *entry,
                   GError         **error)
 {
   QStoreDatabase *database = entry->database;
-  QStoreColumn *col = schema_column (entry->schema, column);
+  QStoreColumn *col = qstore_vtab_schema_column (entry->schema, column);
   sqlite3_stmt *stmt = g_ptr_array_index (entry->default_stmts, column);
   sqlite3_value *value;
   int rc;
@@ -1586,7 +815,7 @@ mismatch (QStoreTableSchema  *schema,
     g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
                  "datatype mismatch: column “%s” of table “%s” is an INTEGER PRIMARY KEY "
                  "and takes integers only",
-                 schema_column (schema, schema->rowid_column)->name, schema->name);
+                 qstore_vtab_schema_column (schema, schema->rowid_column)->name, schema->name);
   return FALSE;
 }
 
@@ -1672,7 +901,7 @@ vtab_update (sqlite3_vtab   *vtab,
 
   for (guint i = 0; i < n_columns; i++)
     {
-      QStoreColumn *column = schema_column (schema, i);
+      QStoreColumn *column = qstore_vtab_schema_column (schema, i);
 
       /* SQLite ignores an INTEGER PRIMARY KEY's DEFAULT: left out, it is
        * a new rowid. */
@@ -1722,7 +951,7 @@ vtab_update (sqlite3_vtab   *vtab,
     {
       for (guint i = 0; i < n_columns; i++)
         {
-          QStoreColumn *column = schema_column (schema, i);
+          QStoreColumn *column = qstore_vtab_schema_column (schema, i);
           sqlite3_value *fallback;
 
           if (!column->not_null || column->default_sql == NULL ||

@@ -1,0 +1,73 @@
+/* qstore-vtab-plan-private.h: how a statement walks a qstore table
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#pragma once
+
+#include "qstore-database-private.h"
+
+G_BEGIN_DECLS
+
+/* The plan, packed into idxNum. */
+#define PLAN_SCAN  0
+#define PLAN_PK    1
+#define PLAN_INDEX 2
+
+#define BOUND_NONE      0
+#define BOUND_STRICT    1
+#define BOUND_INCLUSIVE 2
+
+#define PLAN_MAX_PARTS   63
+#define PLAN_MAX_INDEXES 255
+
+#define PLAN_PACK(kind, index, n_eq, lower, upper, reverse) \
+  ((kind) | ((index) << 2) | ((n_eq) << 10) | ((lower) << 16) | ((upper) << 18) | ((reverse) << 20))
+#define PLAN_KIND(n)    ((n) & 0x3)
+#define PLAN_INDEX_NO(n) (((n) >> 2) & 0xff)
+#define PLAN_N_EQ(n)    (((n) >> 10) & 0x3f)
+#define PLAN_LOWER(n)   (((n) >> 16) & 0x3)
+#define PLAN_UPPER(n)   (((n) >> 18) & 0x3)
+#define PLAN_REVERSE(n) (((n) >> 20) & 0x1)
+
+/* One component of the key a plan walks. */
+typedef struct
+{
+  int              column;     /* -1: the rowid of a table without INTEGER PRIMARY KEY */
+  QStoreCollation  collation;
+  gboolean         descending;
+  QStoreAffinity   affinity;
+  gboolean         is_rowid;   /* the rowid (or its INTEGER PRIMARY KEY alias) */
+} Part;
+
+/* A byte range of the store a plan walks. */
+typedef struct
+{
+  GByteArray *lower;           /* NULL: unbounded */
+  gboolean    lower_inclusive;
+  GByteArray *upper;           /* NULL: unbounded */
+  gboolean    upper_inclusive;
+} Window;
+
+const char *qstore_collation_name (QStoreCollation collation);
+gboolean qstore_vtab_keyed_by_rowid (QStoreTableSchema *schema);
+QStoreColumn *qstore_vtab_schema_column (QStoreTableSchema *schema,
+                                         guint              column);
+GArray *qstore_vtab_plan_parts (QStoreTableSchema *schema,
+                                int                index,
+                                guint             *n_searchable);
+int qstore_vtab_best_index (QStoreSqlTable     *entry,
+                            sqlite3_index_info *info);
+void qstore_vtab_window_clear (Window *window);
+gboolean qstore_vtab_encode_constraint (const Part    *part,
+                                        sqlite3_value *arg,
+                                        GByteArray    *out,
+                                        gboolean      *certain,
+                                        GError       **error);
+gboolean qstore_vtab_build_windows (GArray          *windows,
+                                    GArray          *parts,
+                                    int              idx_num,
+                                    int              argc,
+                                    sqlite3_value  **argv,
+                                    GError         **error);
+
+G_END_DECLS
