@@ -38,7 +38,9 @@ def layer_rank(rel):
         if len(parts) == 2:
             if parts[1] in BASE_HEADERS:
                 return ("lib", -1)
-            return ("lib", len(LAYERS))
+            if parts[1] == UMBRELLA:
+                return ("lib", len(LAYERS))
+            return ("lib", None)
         if parts[1] not in LAYERS:
             return ("lib", None)
         return ("lib", LAYERS.index(parts[1]))

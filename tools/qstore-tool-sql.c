@@ -205,7 +205,10 @@ qstore_tool_sql (QStoreTool  *tool,
                                             "order, and print the rows they return, one "
                                             "line each, values separated by tabs (NULL "
                                             "prints as nothing). Each statement commits "
-                                            "unless a transaction is open.");
+                                            "unless a transaction is open. When every "
+                                            "statement only reads (as SQLite classifies "
+                                            "them), the store is opened read-only, so it "
+                                            "works beside a process writing it.");
   g_option_context_add_main_entries (context, entries, NULL);
   status = qstore_tool_parse_options (context, command, &argc, &argv);
   if (status != QSTORE_TOOL_EXIT_OK)
@@ -217,7 +220,14 @@ qstore_tool_sql (QStoreTool  *tool,
                                     "No store given: pass --store URI before the command "
                                     "(such as --store lmdb:/path/to/dir) or set QSTORE_STORE");
 
-  if (!(database = qstore_database_open (tool->store_uri, QSTORE_OPEN_NONE, &error)))
+  /* Reads need no writer: open read-only first, and for writing only
+   * when a statement writes. */
+  database = qstore_database_open (tool->store_uri, QSTORE_OPEN_READ_ONLY, NULL);
+  for (guint i = 0; database != NULL && sql[i] != NULL; i++)
+    if (!qstore_database_is_read_only_sql (database, sql[i]))
+      g_clear_object (&database);
+  if (database == NULL &&
+      !(database = qstore_database_open (tool->store_uri, QSTORE_OPEN_NONE, &error)))
     return qstore_tool_fail (error);
 
   for (guint i = 0; sql[i] != NULL; i++)

@@ -22,6 +22,7 @@ static const QStoreStatementHandler handlers[] = {
   { QSTORE_STATEMENT_ALTER_TABLE_ARM, NULL, QSTORE_HANDLER_DDL, qstore_alter_table },
   { QSTORE_STATEMENT_CREATE_INDEX, NULL, QSTORE_HANDLER_DDL, qstore_ddl_create_index },
   { QSTORE_STATEMENT_DROP_INDEX, NULL, QSTORE_HANDLER_DDL, qstore_ddl_drop_index },
+  { QSTORE_STATEMENT_REINDEX, NULL, QSTORE_HANDLER_DDL, qstore_ddl_reindex },
   { QSTORE_STATEMENT_CREATE_VIEW, NULL, QSTORE_HANDLER_DDL, qstore_views_create },
   { QSTORE_STATEMENT_DROP_VIEW, NULL, QSTORE_HANDLER_DDL, qstore_views_drop },
   { QSTORE_STATEMENT_CREATE_MATERIALIZED_VIEW, NULL, QSTORE_HANDLER_DDL, qstore_mview_create },

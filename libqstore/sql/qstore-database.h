@@ -38,6 +38,9 @@ QStoreResult      *qstore_database_query           (QStoreDatabase   *self,
                                                     GVariant         *params,
                                                     GError          **error);
 QSTORE_AVAILABLE_IN_ALL
+gboolean           qstore_database_is_read_only_sql (QStoreDatabase  *self,
+                                                    const char       *sql);
+QSTORE_AVAILABLE_IN_ALL
 QStoreProvider    *qstore_database_get_provider    (QStoreDatabase   *self);
 QSTORE_AVAILABLE_IN_ALL
 QStoreCoordinator *qstore_database_get_coordinator (QStoreDatabase   *self);

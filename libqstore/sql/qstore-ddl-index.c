@@ -194,3 +194,34 @@ qstore_ddl_drop_index (QStoreDatabase   *self,
   return qstore_ddl_scratch_commit (self, error);
 }
 
+/* REINDEX */
+
+gboolean
+qstore_ddl_reindex (QStoreDatabase   *self,
+                    QStoreStatement  *statement,
+                    QStoreResult    **result,
+                    GError          **error)
+{
+  QStoreSqlTable *entry = qstore_database_lookup (self, statement->table);
+  QStoreTableSchema *schema = entry->schema;
+  int only = statement->name != NULL ? qstore_ddl_find_index (schema, statement->name) : -1;
+
+  if (statement->name != NULL && only < 0)
+    {
+      g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_NOT_FOUND,
+                   "no such index: %s", statement->name);
+      return FALSE;
+    }
+
+  /* SQLite's REINDEX checks UNIQUE again; one unit even without an
+   * atomic batch, so a failure leaves the old entries. */
+  qstore_coordinator_begin (self->coordinator);
+  for (guint i = 0; i < schema->indexes->len; i++)
+    if ((only < 0 || (guint) only == i) &&
+        !qstore_ddl_rebuild_index (self, entry->table, i, TRUE, error))
+      {
+        qstore_coordinator_rollback (self->coordinator);
+        return FALSE;
+      }
+  return qstore_coordinator_commit_restructure (self->coordinator, qstore_ddl_no_stores, error);
+}

@@ -119,6 +119,14 @@ gboolean  qstore_ddl_build_one_index    (QStoreDatabase     *self,
                                          gboolean            check_unique,
                                          GError            **error);
 
+/* Erases every entry of index @position of @table and fills it again from
+ * the rows, in the coordinator's open transaction. */
+gboolean  qstore_ddl_rebuild_index      (QStoreDatabase     *self,
+                                         QStoreTable        *table,
+                                         guint               position,
+                                         gboolean            check_unique,
+                                         GError            **error);
+
 /* Statement handlers (qstore-ddl-table.c, qstore-ddl-index.c) */
 
 gboolean  qstore_ddl_create_table   (QStoreDatabase     *self,
@@ -145,6 +153,11 @@ gboolean  qstore_ddl_create_index   (QStoreDatabase     *self,
                                      QStoreResult      **result,
                                      GError            **error);
 gboolean  qstore_ddl_drop_index     (QStoreDatabase     *self,
+                                     QStoreStatement    *statement,
+                                     QStoreResult      **result,
+                                     GError            **error);
+/* REINDEX of a qstore index, or of every index of a qstore table. */
+gboolean  qstore_ddl_reindex        (QStoreDatabase     *self,
                                      QStoreStatement    *statement,
                                      QStoreResult      **result,
                                      GError            **error);

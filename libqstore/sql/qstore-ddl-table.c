@@ -718,31 +718,11 @@ repair_table (QStoreDatabase  *self,
   GError *local_error = NULL;
   gint64 count = 0;
 
+  /* The rows are what they are: a torn commit may have left two with one
+   * UNIQUE value, and the index must list both. */
   for (guint i = 0; i < schema->indexes->len; i++)
-    {
-      QStoreKV *store = qstore_table_get_index_store (table, i);
-      g_autoptr(QStoreIter) entries = qstore_coordinator_iterate (self->coordinator, store, all,
-                                                                  error);
-
-      if (entries == NULL)
-        return FALSE;
-      while (qstore_iter_next (entries, &local_error))
-        {
-          gsize key_len;
-          const guint8 *key = qstore_iter_peek_key (entries, &key_len);
-
-          qstore_coordinator_delete (self->coordinator, store, key, key_len);
-        }
-      if (local_error != NULL)
-        {
-          g_propagate_error (error, local_error);
-          return FALSE;
-        }
-      /* The rows are what they are: a torn commit may have left two with
-       * one UNIQUE value, and the index must list both. */
-      if (!qstore_ddl_build_one_index (self, table, i, FALSE, error))
-        return FALSE;
-    }
+    if (!qstore_ddl_rebuild_index (self, table, i, FALSE, error))
+      return FALSE;
 
   if (!(rows = qstore_table_scan (table, all, error)))
     return FALSE;

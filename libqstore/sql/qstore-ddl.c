@@ -627,3 +627,31 @@ qstore_ddl_build_one_index (QStoreDatabase  *self,
   return qstore_ddl_build_indexes (self, table, build, check_unique, error);
 }
 
+gboolean
+qstore_ddl_rebuild_index (QStoreDatabase  *self,
+                          QStoreTable     *table,
+                          guint            position,
+                          gboolean         check_unique,
+                          GError         **error)
+{
+  QStoreKV *store = qstore_table_get_index_store (table, position);
+  g_autoptr(QStoreBounds) all = qstore_bounds_new ();
+  g_autoptr(QStoreIter) entries = NULL;
+  GError *local_error = NULL;
+
+  if (!(entries = qstore_coordinator_iterate (self->coordinator, store, all, error)))
+    return FALSE;
+  while (qstore_iter_next (entries, &local_error))
+    {
+      gsize key_len;
+      const guint8 *key = qstore_iter_peek_key (entries, &key_len);
+
+      qstore_coordinator_delete (self->coordinator, store, key, key_len);
+    }
+  if (local_error != NULL)
+    {
+      g_propagate_error (error, local_error);
+      return FALSE;
+    }
+  return qstore_ddl_build_one_index (self, table, position, check_unique, error);
+}

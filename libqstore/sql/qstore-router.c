@@ -240,6 +240,37 @@ read_index_drop (QStoreDatabase   *db,
   return TRUE;
 }
 
+/* REINDEX of a qstore table, or of an index of one (which lives on
+ * scratch); anything else (a collation, a TEMP object) is SQLite's. */
+static void
+read_reindex (QStoreDatabase  *db,
+              QStoreStatement *statement)
+{
+  g_autoptr(sqlite3_stmt) stmt = NULL;
+
+  statement->kind = QSTORE_STATEMENT_SQL;
+  if (statement->schema != NULL && g_ascii_strcasecmp (statement->schema, "main") != 0)
+    return;
+  if (qstore_database_lookup (db, statement->name) != NULL)
+    {
+      statement->kind = QSTORE_STATEMENT_REINDEX;
+      statement->table = g_steal_pointer (&statement->name);
+      return;
+    }
+  if (sqlite3_prepare_v2 (db->scratch,
+                          "SELECT tbl_name FROM main.sqlite_master "
+                          "WHERE type = 'index' AND name = ?1 COLLATE NOCASE",
+                          -1, &stmt, NULL) != SQLITE_OK)
+    return;
+  sqlite3_bind_text (stmt, 1, statement->name, -1, SQLITE_STATIC);
+  if (sqlite3_step (stmt) == SQLITE_ROW &&
+      qstore_database_lookup (db, (const char *) sqlite3_column_text (stmt, 0)) != NULL)
+    {
+      statement->kind = QSTORE_STATEMENT_REINDEX;
+      statement->table = g_strdup ((const char *) sqlite3_column_text (stmt, 0));
+    }
+}
+
 /* SQLite refuses these on a virtual table before any callback: qstore
  * runs them itself. */
 static gboolean
@@ -280,6 +311,12 @@ qstore_router_read (QStoreDatabase   *db,
       if (find_handler (db, statement) != NULL)
         return TRUE;
       statement->kind = QSTORE_STATEMENT_SQL;
+      break;
+
+    case QSTORE_STATEMENT_REINDEX:
+      read_reindex (db, statement);
+      if (statement->kind == QSTORE_STATEMENT_REINDEX)
+        return TRUE;
       break;
 
     default:
@@ -669,3 +706,60 @@ qstore_database_query (QStoreDatabase  *self,
   return result;
 }
 
+/**
+ * qstore_database_is_read_only_sql:
+ * @self: a #QStoreDatabase
+ * @sql: one or more SQL statements
+ *
+ * Tells whether every statement of @sql only reads, as SQLite classifies
+ * them when it prepares them against this database: queries, reads of a
+ * setting, `BEGIN`, `COMMIT`… A statement that writes rows, any DDL, and
+ * a statement that does not prepare (a table it names does not exist
+ * yet, a syntax error) count as writing.
+ *
+ * A tool can open a store read-only, ask this, and open it for writing
+ * only when the answer is %FALSE: a read-only handle never holds the
+ * store's writer lock.
+ *
+ * Returns: %TRUE when running @sql would write nothing to the store
+ */
+gboolean
+qstore_database_is_read_only_sql (QStoreDatabase *self,
+                                  const char     *sql)
+{
+  const char *p = sql;
+
+  g_return_val_if_fail (QSTORE_IS_DATABASE (self), FALSE);
+  g_return_val_if_fail (sql != NULL, FALSE);
+
+  if (self->closed)
+    return FALSE;
+
+  while (*qstore_sql_skip_space (p) != '\0')
+    {
+      g_auto(QStoreStatement) statement = { 0 };
+
+      if (!qstore_router_read (self, p, &statement, NULL))
+        return FALSE;
+      switch (statement.kind)
+        {
+        case QSTORE_STATEMENT_EMPTY:
+          break;
+
+        case QSTORE_STATEMENT_SQL:
+          if (!sqlite3_stmt_readonly (statement.stmt))
+            return FALSE;
+          break;
+
+        case QSTORE_STATEMENT_SETTING:
+          if (statement.value != NULL)
+            return FALSE;
+          break;
+
+        default:
+          return FALSE;
+        }
+      p = statement.end > p ? statement.end : p + strlen (p);
+    }
+  return TRUE;
+}

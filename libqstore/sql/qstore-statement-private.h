@@ -25,6 +25,7 @@ typedef enum
   QSTORE_STATEMENT_ALTER_TABLE_ARM,             /* DROP COLUMN and the arms SQLite lacks */
   QSTORE_STATEMENT_CREATE_INDEX,
   QSTORE_STATEMENT_DROP_INDEX,
+  QSTORE_STATEMENT_REINDEX,                     /* REINDEX of a qstore table or index */
   QSTORE_STATEMENT_CREATE_VIEW,
   QSTORE_STATEMENT_DROP_VIEW,
   QSTORE_STATEMENT_CREATE_MATERIALIZED_VIEW,
@@ -66,7 +67,8 @@ typedef struct
 
   /* The object it creates, drops, alters, refreshes or sets (unquoted, as
    * written), its schema when one is written, and IF [NOT] EXISTS. For an
-   * index: the index, and @table the table it is on. */
+   * index: the index, and @table the table it is on (REINDEX of a whole
+   * table: @table, and no @name). */
   char                *schema;
   char                *name;
   char                *name_text;   /* @name's token as written */

@@ -67,6 +67,8 @@ qstore_statement_verb (QStoreStatementKind kind)
       return "CREATE INDEX";
     case QSTORE_STATEMENT_DROP_INDEX:
       return "DROP INDEX";
+    case QSTORE_STATEMENT_REINDEX:
+      return "REINDEX";
     case QSTORE_STATEMENT_CREATE_VIEW:
       return "CREATE VIEW";
     case QSTORE_STATEMENT_DROP_VIEW:
@@ -329,6 +331,13 @@ qstore_statement_parse (const char      *sql,
   if (qstore_sql_token_is (&first, "PRAGMA"))
     {
       parse_pragma (p, statement);
+      return;
+    }
+  /* REINDEX [schema.]name; a bare REINDEX is SQLite's. */
+  if (qstore_sql_token_is (&first, "REINDEX"))
+    {
+      if (read_name (p, FALSE, statement) != NULL)
+        statement->kind = QSTORE_STATEMENT_REINDEX;
       return;
     }
 

@@ -1917,6 +1917,79 @@ test_collated_equality (Fixture       *f,
   assert_same (f, "SELECT count(*) FROM u");
 }
 
+/* Erases every entry of a qstore index, as damage outside qstore would. */
+static void
+erase_index_store (Fixture    *f,
+                   const char *store_name)
+{
+  g_autoptr(QStoreKV) store = NULL;
+  g_autoptr(QStoreIter) iter = NULL;
+  g_autoptr(GPtrArray) keys = g_ptr_array_new_with_free_func ((GDestroyNotify) g_bytes_unref);
+  g_autoptr(GError) error = NULL;
+
+  store = qstore_provider_open_store (qstore_database_get_provider (f->db), store_name, &error);
+  g_assert_no_error (error);
+  iter = qstore_kv_iterate (store, NULL, &error);
+  g_assert_no_error (error);
+  while (qstore_iter_next (iter, &error))
+    g_ptr_array_add (keys, qstore_iter_get_key (iter));
+  g_assert_no_error (error);
+  g_assert_cmpuint (keys->len, >, 0);
+  for (guint i = 0; i < keys->len; i++)
+    {
+      gsize len;
+      const guint8 *key = g_bytes_get_data (keys->pdata[i], &len);
+
+      qstore_kv_delete (store, key, len, QSTORE_WRITE_NONE, &error);
+      g_assert_no_error (error);
+    }
+}
+
+static void
+test_reindex (Fixture       *f,
+              gconstpointer  data)
+{
+  exec_ok (f, "CREATE TABLE t (id INTEGER PRIMARY KEY, b TEXT, c INTEGER)");
+  exec_ok (f, "CREATE INDEX t_b ON t (b)");
+  exec_ok (f, "CREATE UNIQUE INDEX t_c ON t (c)");
+  exec_ok (f, "INSERT INTO t VALUES (1, 'x', 10), (2, 'y', 20), (3, 'x', 30)");
+  assert_plan (f, "SELECT id FROM t WHERE b = 'x'", "index-eq:t_b");
+  assert_plan (f, "SELECT id FROM t WHERE c = 20", "index-eq:t_c");
+
+  /* An index that lost its entries answers wrongly until REINDEX. */
+  erase_index_store (f, "main.t_idx_t_b");
+  assert_rows (f, "SELECT id FROM t WHERE b = 'x'", "");
+  exec_ok (f, "REINDEX t_b");
+  assert_rows (f, "SELECT id FROM t WHERE b = 'x' ORDER BY id", "i:1\ni:3\n");
+
+  /* REINDEX of the table rebuilds every index of it, and the schema may
+   * be named. */
+  erase_index_store (f, "main.t_idx_t_b");
+  erase_index_store (f, "main.t_idx_t_c");
+  exec_ok (f, "REINDEX main.t");
+  assert_rows (f, "SELECT id FROM t WHERE b = 'x' ORDER BY id", "i:1\ni:3\n");
+  assert_rows (f, "SELECT id FROM t WHERE c = 20", "i:2\n");
+  exec_fails (f, "INSERT INTO t VALUES (4, 'z', 20)", QSTORE_ERROR_CONSTRAINT,
+              "UNIQUE constraint failed: t.c");
+
+  /* Inside a transaction, REINDEX commits what was written first. */
+  exec_ok (f, "BEGIN; INSERT INTO t VALUES (4, 'x', 40); REINDEX t_b; COMMIT");
+  assert_rows (f, "SELECT id FROM t WHERE b = 'x' ORDER BY id", "i:1\ni:3\ni:4\n");
+
+  /* What is not a qstore table or index is SQLite's to answer. */
+  exec_ok (f, "REINDEX");
+  exec_ok (f, "REINDEX NOCASE");
+  exec_ok (f, "CREATE TEMP TABLE tt (a); CREATE INDEX temp.tt_a ON tt (a); REINDEX temp.tt_a");
+  exec_fails (f, "REINDEX missing", QSTORE_ERROR_INVALID_ARGUMENT,
+              "unable to identify the object to be reindexed");
+
+  if (test_provider_persistent ())
+    {
+      reopen (f, QSTORE_OPEN_READ_ONLY);
+      exec_fails (f, "REINDEX t", QSTORE_ERROR_READ_ONLY, NULL);
+    }
+}
+
 int
 main (int    argc,
       char **argv)
@@ -1931,6 +2004,7 @@ main (int    argc,
   ADD ("/sql/ddl/temp-tables", test_temp_tables);
   ADD ("/sql/ddl/create-index", test_create_index);
   ADD ("/sql/ddl/drop", test_drop);
+  ADD ("/sql/ddl/reindex", test_reindex);
   ADD ("/sql/ddl/rename", test_rename);
   ADD ("/sql/ddl/alter-columns", test_alter_columns);
   ADD ("/sql/ddl/collision", test_collision);

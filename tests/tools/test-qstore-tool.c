@@ -390,6 +390,20 @@ snapshot_files (const char *dir)
   return files;
 }
 
+static gboolean
+same_files (GHashTable *before,
+            GHashTable *after)
+{
+  GHashTableIter iter;
+  gpointer key, value;
+
+  g_hash_table_iter_init (&iter, before);
+  while (g_hash_table_iter_next (&iter, &key, &value))
+    if (g_strcmp0 (g_hash_table_lookup (after, key), value) != 0)
+      return FALSE;
+  return g_hash_table_size (after) == g_hash_table_size (before);
+}
+
 static void
 assert_same_files (GHashTable *before,
                    GHashTable *after)
@@ -423,6 +437,7 @@ test_reads_change_nothing (Fixture       *f,
 
       assert_output ("", f->uri, "kv", "put", "main.t", key, "value");
     }
+  assert_output ("", f->uri, "sql", "CREATE TABLE s (a)", "INSERT INTO s VALUES (1)");
 
   before = snapshot_files (f->dir);
   g_assert_cmpuint (g_hash_table_size (before), >, 0);
@@ -432,10 +447,21 @@ test_reads_change_nothing (Fixture       *f,
   g_assert_cmpint (absent->status, ==, 1);
   assert_output ("key000\tvalue\nkey001\tvalue\n", f->uri, "kv", "scan", "main.t", "--limit", "2");
   assert_output ("key049\tvalue\n", f->uri, "kv", "scan", "main.t", "--reverse", "--limit", "1");
-  assert_output ("main.t\n", f->uri, "kv", "stores");
+  assert_output ("__catalog__\n__stats__\nmain.s\nmain.t\n", f->uri, "kv", "stores");
+  /* SQL that only reads opens the store read-only: no clean-shutdown
+   * marker is consumed or written. */
+  assert_output ("1\n", f->uri, "sql", "SELECT count(*) FROM s");
+  assert_output ("1\n10000\n", f->uri, "sql",
+                 "BEGIN; SELECT a FROM s; PRAGMA materialized_view_rebuild_row_threshold; COMMIT");
 
   after = snapshot_files (f->dir);
   assert_same_files (before, after);
+
+  /* The same comparison sees a write. */
+  assert_output ("", f->uri, "sql", "INSERT INTO s VALUES (2)");
+  g_clear_pointer (&after, g_hash_table_unref);
+  after = snapshot_files (f->dir);
+  g_assert_false (same_files (before, after));
 
   /* A read does not create a location that does not exist. */
   nowhere = run (missing_uri, "kv", "get", "main.t", "k", NULL);
