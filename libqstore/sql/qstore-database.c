@@ -1278,7 +1278,9 @@ qstore_database_exec (QStoreDatabase  *self,
  * @self: a #QStoreDatabase
  * @sql: one SQL statement
  * @params: (nullable): a tuple with one value per parameter (`?`, `?NNN`,
- *   `:name`… in order): `x`, `d`, `s`, `ay`, `b`, the NULL maybe (see
+ *   `:name`… in order), or an `a{sv}` dictionary with one value per named
+ *   parameter (`:name`, `@name`, `$name`, keyed `name` or with its
+ *   prefix). Values are `x`, `d`, `s`, `ay`, `b`, the NULL maybe (see
  *   qstore_value_new_null()), or any of them boxed in `v`; %NULL leaves
  *   every parameter NULL. A floating reference is consumed.
  * @error: return location for a #GError
@@ -1302,8 +1304,6 @@ qstore_database_query (QStoreDatabase  *self,
 
   g_return_val_if_fail (QSTORE_IS_DATABASE (self), NULL);
   g_return_val_if_fail (sql != NULL, NULL);
-  g_return_val_if_fail (params == NULL || g_variant_is_of_type (params, G_VARIANT_TYPE_TUPLE),
-                        NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
 
   if (params != NULL)
