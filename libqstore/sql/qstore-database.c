@@ -928,8 +928,8 @@ check_single (const char  *tail,
   if (single && *qstore_sql_skip_space (tail) != '\0')
     {
       g_set_error_literal (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
-                           "qstore_database_query() runs one statement, and more follow: "
-                           "run several with qstore_database_exec()");
+                           "Only one statement runs here, and more follow: run several "
+                           "with qstore_database_exec(), or one at a time");
       return FALSE;
     }
   return TRUE;
