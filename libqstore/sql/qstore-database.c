@@ -191,6 +191,9 @@ error_code_for_sqlite (int         rc,
 
   if (message == NULL)
     return QSTORE_ERROR_FAILED;
+  if (strstr (message, "syntax error") != NULL || g_str_has_prefix (message, "incomplete input") ||
+      g_str_has_prefix (message, "unrecognized token"))
+    return QSTORE_ERROR_SYNTAX;
   if (g_str_has_prefix (message, "no such "))
     return QSTORE_ERROR_NOT_FOUND;
   if (strstr (message, "already exists") != NULL)
@@ -1240,7 +1243,7 @@ run_statement (QStoreDatabase  *self,
  *
  * Errors are in the %QSTORE_ERROR domain: %QSTORE_ERROR_CONSTRAINT for a
  * constraint, %QSTORE_ERROR_NOT_FOUND for a table, column or index that
- * does not exist, %QSTORE_ERROR_INVALID_ARGUMENT for a syntax error,
+ * does not exist, %QSTORE_ERROR_SYNTAX for a syntax error,
  * %QSTORE_ERROR_UNSUPPORTED for the refused forms, %QSTORE_ERROR_READ_ONLY
  * for a write to a read-only database.
  *

@@ -314,7 +314,7 @@ test_create_table (Fixture       *f,
 
   exec_fails (f, "CREATE TABLE plain (c)", QSTORE_ERROR_EXISTS, "table plain already exists");
   exec_fails (f, "CREATE TABLE PLAIN (c)", QSTORE_ERROR_EXISTS, "already exists");
-  exec_fails (f, "CREATE TABLE broken (a,", QSTORE_ERROR_INVALID_ARGUMENT, NULL);
+  exec_fails (f, "CREATE TABLE broken (a,", QSTORE_ERROR_SYNTAX, NULL);
   exec_fails (f, "CREATE TABLE two_keys (a PRIMARY KEY, b PRIMARY KEY)",
               QSTORE_ERROR_INVALID_ARGUMENT, "has more than one primary key");
 
@@ -1557,7 +1557,7 @@ test_errors (Fixture       *f,
   g_autoptr(GError) error = NULL;
 
   exec_ok (f, "CREATE TABLE t (a INTEGER PRIMARY KEY, b NOT NULL)");
-  exec_fails (f, "SELEC 1", QSTORE_ERROR_INVALID_ARGUMENT, "syntax error");
+  exec_fails (f, "SELEC 1", QSTORE_ERROR_SYNTAX, "syntax error");
   exec_fails (f, "SELECT * FROM missing", QSTORE_ERROR_NOT_FOUND, "no such table: missing");
   exec_fails (f, "SELECT missing FROM t", QSTORE_ERROR_NOT_FOUND, "no such column: missing");
   exec_fails (f, "INSERT INTO t VALUES (1)", QSTORE_ERROR_INVALID_ARGUMENT,
