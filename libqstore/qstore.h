@@ -18,7 +18,6 @@
 # include "qstore-codec.h"
 # include "qstore-catalog.h"
 # include "qstore-stale.h"
-# include "qstore-fault.h"
 # include "qstore-change-set.h"
 # include "qstore-coordinator.h"
 # include "qstore-table.h"

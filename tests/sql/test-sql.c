@@ -14,6 +14,7 @@
 
 #include <qstore.h>
 
+#include "qstore-fault-private.h"
 #include "qstore-test-util.h"
 
 typedef struct
@@ -43,7 +44,7 @@ fixture_teardown (Fixture       *f,
   test_remove_tree (f->dir);
   g_free (f->dir);
   g_free (f->uri);
-  qstore_fault_disarm_all ();
+  _qstore_fault_disarm_all ();
 }
 
 static void
@@ -1753,11 +1754,11 @@ test_atomic_commit (Fixture       *f,
       exec_ok (f, "BEGIN; INSERT INTO a (v) VALUES (3); UPDATE a SET v = 10 WHERE id = 1; "
                   "INSERT INTO b VALUES ('q', 2); DELETE FROM b WHERE k = 'p'; "
                   "INSERT INTO c VALUES (2, 2); UPDATE c SET y = 5");
-      qstore_fault_arm (QSTORE_FAULT_WRITE_OP, hits);
+      _qstore_fault_arm (QSTORE_FAULT_WRITE_OP, hits);
       g_assert_false (qstore_database_exec (f->db, "COMMIT", &error));
       g_assert_nonnull (error);
       g_clear_error (&error);
-      qstore_fault_disarm_all ();
+      _qstore_fault_disarm_all ();
       /* SQLite may keep its side of the transaction open. */
       qstore_database_exec (f->db, "ROLLBACK", NULL);
 
@@ -1851,9 +1852,9 @@ test_interrupted_commit (Fixture       *f,
       exec_ok (f, "BEGIN; UPDATE t SET c = c + 10; DELETE FROM t WHERE b = 'b'");
       exec_ok (f, insert);
       exec_ok (f, "INSERT OR REPLACE INTO u VALUES ('x', 1)");
-      qstore_fault_arm (QSTORE_FAULT_WRITE_OP, hits);
+      _qstore_fault_arm (QSTORE_FAULT_WRITE_OP, hits);
       qstore_database_exec (f->db, "COMMIT", &error);
-      qstore_fault_disarm_all ();
+      _qstore_fault_disarm_all ();
       qstore_database_exec (f->db, "ROLLBACK", NULL);
 
       /* Reopening repairs what the commit tore. */
