@@ -298,10 +298,11 @@ class TestTypelib(unittest.TestCase):
             self.assertIsNone(repository.find_by_name("QStore", name))
             self.assertFalse(hasattr(QStore, name))
 
-    def test_execute_is_api(self):
+    def test_new_api_is_in_the_typelib(self):
         info = GIRepository.Repository.get_default().find_by_name("QStore", "Database")
-        self.assertIsNotNone(info)
+        self.assertIsNotNone(GIRepository.object_info_find_method(info, "execute"))
         self.assertEqual(QStore.Error.SYNTAX.value_nick, "syntax")
+        self.assertEqual(int(QStore.Error.SYNTAX), int(QStore.Error.CLOSED) + 1)
 
 
 if __name__ == "__main__":

@@ -189,8 +189,15 @@ class InstallTests(unittest.TestCase):
                  "db = QStore.Database.open('memory:'); "
                  "print(db.query('SELECT typeof(?)', (b'',))[0][0], o.__file__)")
         if LAYOUT["python_overrides_dir"]:
-            site_dir = os.path.dirname(os.path.dirname(under(self.destdir,
-                                                             LAYOUT["python_overrides_dir"])))
+            # Where /usr/bin/python3 looks under the prefix, if anywhere.
+            searched = self.run_ok(["/usr/bin/python3", "-c", "import site; "
+                                    "print('\\n'.join(site.getsitepackages()))"],
+                                   self.env()).split()
+            searched = [p for p in searched if p.startswith(LAYOUT["prefix"].rstrip("/") + "/")]
+            real_site_dir = os.path.dirname(os.path.dirname(LAYOUT["python_overrides_dir"]))
+            if searched:
+                self.assertIn(real_site_dir, searched)
+            site_dir = under(self.destdir, real_site_dir)
             out = self.run_ok(["/usr/bin/python3", "-c", check],
                               self.env(GI_TYPELIB_PATH=typelib_dir, PYTHONPATH=site_dir))
             self.assertEqual(out.split(), ["blob", os.path.join(site_dir, "gi", "overrides",
