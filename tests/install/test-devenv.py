@@ -13,6 +13,7 @@ directory with none of the variables the test harness sets, as in a fresh
 shell."""
 
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -123,6 +124,20 @@ class DevenvTests(unittest.TestCase):
         lines = self.run_in(["/usr/bin/python3", "-c", SETTINGS_CHECK]).stdout.splitlines()
         self.assertEqual(lines[0], "True", "the inspector's schema is found")
         self.assertTrue(lines[1].endswith("de/LC_MESSAGES/qstore.mo"), lines)
+
+    def test_inspector_opens_a_store(self):
+        if not all(shutil.which(p) for p in ("xvfb-run", "dbus-run-session", "timeout")):
+            self.skipTest("needs xvfb-run and dbus-run-session")
+        store = os.path.join(self.tmpdir.name, "demo")
+        self.run_in(["qstore", "demo", store])
+        env = clean_environment()
+        env.update(GSK_RENDERER="cairo", GDK_BACKEND="x11", NO_AT_BRIDGE="1")
+        # Still running after a few seconds: it opened the store and its window.
+        result = self.run_in(["timeout", "4", "dbus-run-session", "--", "xvfb-run", "-a",
+                              "qstore-inspector", "lmdb:" + store], env=env, check=False)
+        self.assertEqual(result.returncode, 124, result.stdout + result.stderr)
+        self.assertNotIn("No provider", result.stderr)
+        self.assertNotIn("schema", result.stderr.lower())
 
     def test_uninstalled_qstore_finds_its_plugins(self):
         qstore = os.path.join(BUILDDIR, "tools", "qstore")
