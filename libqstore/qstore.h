@@ -19,7 +19,6 @@
 # include "qstore-catalog.h"
 # include "qstore-rehydration-result.h"
 # include "qstore-stale.h"
-# include "qstore-fault.h"
 # include "qstore-change-set.h"
 # include "qstore-coordinator.h"
 # include "qstore-table.h"

@@ -56,9 +56,12 @@ qstore_tool_providers (QStoreTool  *tool,
   if (rest != NULL && rest[0] != NULL)
     return qstore_tool_usage_error (command, "Unexpected argument “%s”", rest[0]);
 
+  /* Nothing to list is a failure: no store can be opened. */
   names = qstore_list_providers ();
   if (names[0] == NULL)
-    g_printerr ("qstore: no providers found (QSTORE_PLUGIN_DIR adds plugin directories)\n");
+    return qstore_tool_fail_message ("no providers found (QSTORE_PLUGIN_DIR adds plugin "
+                                     "directories; installed ones are in %s)",
+                                     QSTORE_PLUGIN_INSTALL_DIR);
 
   for (guint i = 0; names[i] != NULL; i++)
     width = MAX (width, (int) strlen (names[i]));

@@ -6,6 +6,7 @@
 
 #include <locale.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "qstore-tool.h"
@@ -180,6 +181,26 @@ qstore_tool_open_provider (QStoreTool       *tool,
   return QSTORE_TOOL_EXIT_OK;
 }
 
+/* Run from the build tree, the command loads the plugins built beside it,
+ * as the tests do, unless QSTORE_PLUGIN_DIR says otherwise. An installed
+ * copy never does: it is not in the build tree. */
+static void
+use_build_tree_plugins (void)
+{
+#ifdef QSTORE_BUILD_TREE_DIR
+  g_autofree char *exe = g_file_read_link ("/proc/self/exe", NULL);
+  g_autofree char *exe_dir = NULL;
+  g_autofree char *build_dir = NULL;
+
+  if (exe == NULL || g_getenv ("QSTORE_PLUGIN_DIR") != NULL)
+    return;
+  exe_dir = g_path_get_dirname (exe);
+  build_dir = realpath (QSTORE_BUILD_TREE_DIR, NULL);
+  if (build_dir != NULL && g_str_equal (exe_dir, build_dir))
+    g_setenv ("QSTORE_PLUGIN_DIR", QSTORE_BUILD_PLUGIN_DIRS, FALSE);
+#endif
+}
+
 int
 main (int    argc,
       char **argv)
@@ -200,6 +221,7 @@ main (int    argc,
   };
 
   setlocale (LC_ALL, "");
+  use_build_tree_plugins ();
 
   context = qstore_tool_option_context_new (NULL, "COMMAND [ARGUMENT…]",
                                             "Look into and change qstore stores.");

@@ -18,7 +18,9 @@ typedef enum
 } QStoreValueType;
 
 /* One SQL value. Text and blob bytes are borrowed, never owned: text is
- * UTF-8 by convention but may hold any bytes, NUL included (SQLite allows it). */
+ * UTF-8 by convention but may hold any bytes, NUL included (SQLite allows it).
+ * The data pointer is never NULL, even for empty text or an empty blob:
+ * SQLite takes a NULL pointer for SQL NULL. */
 typedef struct
 {
   QStoreValueType type;

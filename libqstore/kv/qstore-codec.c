@@ -497,8 +497,10 @@ qstore_value_from_variant (GVariant     *value,
           gsize len;
           const guint8 *data = g_variant_get_fixed_array (value, &len, 1);
 
+          /* An empty array has no data pointer, but an empty blob is
+           * still a blob: NULL bytes would make SQLite bind NULL. */
           out->type = QSTORE_VALUE_BLOB;
-          out->bytes.data = data;
+          out->bytes.data = data != NULL ? data : (const guint8 *) "";
           out->bytes.len = len;
           return g_steal_pointer (&inner);
         }

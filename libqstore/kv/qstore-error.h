@@ -29,6 +29,8 @@ G_BEGIN_DECLS
  * @QSTORE_ERROR_IO: the operating system reported an I/O error
  * @QSTORE_ERROR_READ_ONLY: a write was attempted through a read-only handle
  * @QSTORE_ERROR_CLOSED: the object was used after it was closed
+ * @QSTORE_ERROR_SYNTAX: SQL text does not parse (a misspelt keyword, an
+ *   unbalanced parenthesis, an unfinished statement…)
  *
  * Error codes of the `QSTORE_ERROR` domain.
  */
@@ -47,6 +49,7 @@ typedef enum /*< underscore_name=qstore_error >*/
   QSTORE_ERROR_IO,
   QSTORE_ERROR_READ_ONLY,
   QSTORE_ERROR_CLOSED,
+  QSTORE_ERROR_SYNTAX,
 } QStoreError;
 
 QSTORE_AVAILABLE_IN_ALL

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "qstore-error.h"
-#include "qstore-fault.h"
+#include "qstore-fault-private.h"
 
 /* Fault points are checked on hot paths (once per written key), so the
  * common case, nothing armed, is one atomic read. */
@@ -59,18 +59,9 @@ arm_from_environment (void)
     }
 }
 
-/**
- * qstore_fault_arm:
- * @point: a fault point, such as %QSTORE_FAULT_WRITE_OP
- * @after_hits: how many checks of @point pass before one fails
- *
- * For tests: makes the check of @point number @after_hits + 1 fail, once.
- * The environment variable `QSTORE_FAULTS` (`point:hits,…`) does the same
- * in a process the test starts.
- */
 void
-qstore_fault_arm (const char *point,
-                  guint       after_hits)
+_qstore_fault_arm (const char *point,
+                   guint       after_hits)
 {
   g_return_if_fail (point != NULL);
 
@@ -80,13 +71,8 @@ qstore_fault_arm (const char *point,
   g_mutex_unlock (&lock);
 }
 
-/**
- * qstore_fault_disarm_all:
- *
- * For tests: removes every armed fault.
- */
 void
-qstore_fault_disarm_all (void)
+_qstore_fault_disarm_all (void)
 {
   arm_from_environment ();
   g_mutex_lock (&lock);
@@ -96,19 +82,9 @@ qstore_fault_disarm_all (void)
   g_mutex_unlock (&lock);
 }
 
-/**
- * qstore_fault_check:
- * @point: a fault point
- * @error: return location for a #GError
- *
- * Passes @point. Code that offers a fault point calls this where the fault
- * would strike and fails as if the operation there had failed.
- *
- * Returns: %FALSE, with @error set, when an armed fault strikes
- */
 gboolean
-qstore_fault_check (const char  *point,
-                    GError     **error)
+_qstore_fault_check (const char  *point,
+                     GError     **error)
 {
   gpointer remaining;
   gboolean strike = FALSE;

@@ -94,8 +94,9 @@ G_DECLARE_INTERFACE (QStoreProvider, qstore_provider, QSTORE, PROVIDER, GObject)
  *   (a store that was never written to reads back empty)
  * @begin_snapshot: a read handle on the current committed state
  * @write: (skip): apply @ops in order, all or nothing, with one durable commit
- *   when %QSTORE_WRITE_SYNC is set. Call qstore_fault_check() with
- *   %QSTORE_FAULT_WRITE_OP before applying each op.
+ *   when %QSTORE_WRITE_SYNC is set. (The providers shipped with qstore
+ *   pass a private fault point before each op, so tests can make a commit
+ *   fail part-way.)
  * @restructure: (skip): in one all-or-nothing unit, erase the stores named in
  *   @drop, move each store of @rename_from to the same position of
  *   @rename_to (%QSTORE_ERROR_EXISTS when a destination holds entries), then

@@ -757,10 +757,10 @@ syntax_error (const Tokens  *t,
   const QStoreSqlToken *tok = tok_at (t, i);
 
   if (tok == NULL)
-    g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
+    g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_SYNTAX,
                  "incomplete input: ALTER TABLE ends where %s should follow", expected);
   else
-    g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
+    g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_SYNTAX,
                  "near \"%.*s\": syntax error: ALTER TABLE expects %s there",
                  (int) tok->len, tok->start, expected);
   return FALSE;

@@ -228,6 +228,9 @@ error_code_for_sqlite (int         rc,
 
   if (message == NULL)
     return QSTORE_ERROR_FAILED;
+  if (strstr (message, "syntax error") != NULL || g_str_has_prefix (message, "incomplete input") ||
+      g_str_has_prefix (message, "unrecognized token"))
+    return QSTORE_ERROR_SYNTAX;
   if (g_str_has_prefix (message, "no such "))
     return QSTORE_ERROR_NOT_FOUND;
   if (strstr (message, "already exists") != NULL)
@@ -542,7 +545,6 @@ qstore_database_forget_rowids (QStoreDatabase *self)
 
 /* Compare-write */
 
-
 static gboolean
 same_bytes (GBytes     *current,
             const char *value)
@@ -558,8 +560,8 @@ same_bytes (GBytes     *current,
 
 void
 qstore_database_put_catalog (QStoreDatabase *self,
-                               GBytes         *key,
-                               const char     *value)
+                             GBytes         *key,
+                             const char     *value)
 {
   g_autoptr(GBytes) current = NULL;
   gsize key_len;
@@ -574,8 +576,8 @@ qstore_database_put_catalog (QStoreDatabase *self,
 
 gboolean
 qstore_database_catalog_differs (QStoreDatabase *self,
-                        GBytes         *key,
-                        const char     *value)
+                                 GBytes         *key,
+                                 const char     *value)
 {
   g_autoptr(GBytes) current = NULL;
   gsize key_len;

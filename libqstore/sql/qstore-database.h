@@ -33,6 +33,11 @@ gboolean           qstore_database_exec            (QStoreDatabase   *self,
                                                     const char       *sql,
                                                     GError          **error);
 QSTORE_AVAILABLE_IN_ALL
+gint64             qstore_database_execute         (QStoreDatabase   *self,
+                                                    const char       *sql,
+                                                    GVariant         *params,
+                                                    GError          **error);
+QSTORE_AVAILABLE_IN_ALL
 QStoreResult      *qstore_database_query           (QStoreDatabase   *self,
                                                     const char       *sql,
                                                     GVariant         *params,

@@ -10,8 +10,9 @@
 
 G_BEGIN_DECLS
 
-/* Binds @params, a tuple with one value per parameter of @stmt (or
- * %NULL: every parameter stays NULL). */
+/* Binds @params: a tuple with one value per parameter of @stmt, an
+ * `a{sv}` dictionary with one value per named parameter (keyed with or
+ * without its `:`, `@` or `$`), or %NULL (every parameter stays NULL). */
 gboolean  qstore_params_bind  (sqlite3_stmt  *stmt,
                                GVariant      *params,
                                GError       **error);

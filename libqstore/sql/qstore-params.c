@@ -1,5 +1,11 @@
 /* qstore-params.c: a statement's parameters from a GVariant
  *
+ * Positional parameters come from a tuple, in order; named ones (`:name`,
+ * `@name`, `$name`) from an `a{sv}` dictionary, as Python's sqlite3 takes
+ * them. Every mismatch between what the statement uses and what was given
+ * is an error: a value bound to nothing is as likely a typo as a value
+ * missing.
+ *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
 #include "config.h"
@@ -8,17 +14,61 @@
 #include "qstore-error.h"
 #include "qstore-params-private.h"
 
-gboolean
-qstore_params_bind (sqlite3_stmt  *stmt,
-                    GVariant      *params,
-                    GError       **error)
+#define DICTIONARY_TYPE ((const GVariantType *) "a{s*}")
+
+/* Binds one value; @what names the parameter in errors. */
+static gboolean
+bind_value (sqlite3_stmt  *stmt,
+            int            position,
+            GVariant      *given,
+            const char    *what,
+            GError       **error)
+{
+  g_autoptr(GVariant) inner = g_variant_ref (given);
+  g_autoptr(GVariant) holder = NULL;
+  g_autoptr(GError) local_error = NULL;
+  QStoreValue value;
+  int rc;
+
+  while (g_variant_is_of_type (inner, G_VARIANT_TYPE_VARIANT))
+    {
+      GVariant *next = g_variant_get_variant (inner);
+
+      g_variant_unref (inner);
+      inner = next;
+    }
+
+  /* SQLite has no booleans: TRUE and FALSE are 1 and 0. */
+  if (g_variant_is_of_type (inner, G_VARIANT_TYPE_BOOLEAN))
+    {
+      sqlite3_bind_int (stmt, position, g_variant_get_boolean (inner));
+      return TRUE;
+    }
+
+  if (!(holder = qstore_value_from_variant (inner, &value, &local_error)))
+    {
+      g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
+                   "Parameter %s: %s", what, local_error->message);
+      return FALSE;
+    }
+
+  rc = qstore_value_bind (stmt, position, &value);
+  if (rc != SQLITE_OK)
+    {
+      g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
+                   "Parameter %s cannot be bound: %s", what, sqlite3_errstr (rc));
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static gboolean
+bind_tuple (sqlite3_stmt  *stmt,
+            GVariant      *params,
+            GError       **error)
 {
   int n_expected = sqlite3_bind_parameter_count (stmt);
-  int n_given = params != NULL ? (int) g_variant_n_children (params) : 0;
-
-  /* Without a tuple, parameters are NULL, as SQLite leaves them. */
-  if (params == NULL)
-    return TRUE;
+  int n_given = (int) g_variant_n_children (params);
 
   if (n_given != n_expected)
     {
@@ -32,32 +82,133 @@ qstore_params_bind (sqlite3_stmt  *stmt,
   for (int i = 0; i < n_given; i++)
     {
       g_autoptr(GVariant) child = g_variant_get_child_value (params, i);
-      g_autoptr(GVariant) inner = g_variant_ref (child);
-      g_autoptr(GVariant) holder = NULL;
-      g_autoptr(GError) local_error = NULL;
-      QStoreValue value;
+      char what[16];
 
-      while (g_variant_is_of_type (inner, G_VARIANT_TYPE_VARIANT))
-        {
-          GVariant *next = g_variant_get_variant (inner);
-
-          g_variant_unref (inner);
-          inner = next;
-        }
-
-      if (g_variant_is_of_type (inner, G_VARIANT_TYPE_BOOLEAN))
-        {
-          sqlite3_bind_int (stmt, i + 1, g_variant_get_boolean (inner));
-          continue;
-        }
-
-      if (!(holder = qstore_value_from_variant (inner, &value, &local_error)))
-        {
-          g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
-                       "Parameter %d: %s", i + 1, local_error->message);
-          return FALSE;
-        }
-      qstore_value_bind (stmt, i + 1, &value);
+      g_snprintf (what, sizeof what, "%d", i + 1);
+      if (!bind_value (stmt, i + 1, child, what, error))
+        return FALSE;
     }
   return TRUE;
+}
+
+/* The statement's parameter names, for messages. */
+static char *
+describe_names (sqlite3_stmt *stmt)
+{
+  GString *names = g_string_new (NULL);
+  int n = sqlite3_bind_parameter_count (stmt);
+
+  for (int i = 1; i <= n; i++)
+    {
+      const char *name = sqlite3_bind_parameter_name (stmt, i);
+
+      if (names->len > 0)
+        g_string_append (names, ", ");
+      g_string_append (names, name != NULL ? name : "?");
+    }
+  if (names->len == 0)
+    g_string_append (names, "none");
+  return g_string_free (names, FALSE);
+}
+
+/* Whether the dictionary key @key names the parameter @name: exactly
+ * (`:x` for `:x`), or without its prefix (`x` for `:x`, `@x` and `$x`). */
+static gboolean
+key_names (const char *key,
+           const char *name)
+{
+  return g_str_equal (key, name) || g_str_equal (key, name + 1);
+}
+
+static gboolean
+bind_dictionary (sqlite3_stmt  *stmt,
+                 GVariant      *params,
+                 GError       **error)
+{
+  gsize n_keys = g_variant_n_children (params);
+  int n_params = sqlite3_bind_parameter_count (stmt);
+  g_autofree gboolean *used = g_new0 (gboolean, n_keys);
+
+  for (int i = 1; i <= n_params; i++)
+    {
+      const char *name = sqlite3_bind_parameter_name (stmt, i);
+      g_autoptr(GVariant) value = NULL;
+      const char *found_key = NULL;
+
+      if (name == NULL || name[0] == '?')
+        {
+          g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
+                       "Parameter %d (“%s”) is positional, but the parameters were given "
+                       "by name: pass a tuple, or name every parameter (:name, @name or "
+                       "$name)", i, name != NULL ? name : "?");
+          return FALSE;
+        }
+
+      for (gsize k = 0; k < n_keys; k++)
+        {
+          g_autoptr(GVariant) entry = g_variant_get_child_value (params, k);
+          const char *key = NULL;
+          g_autoptr(GVariant) entry_value = NULL;
+
+          g_variant_get (entry, "{&s*}", &key, &entry_value);
+          if (!key_names (key, name))
+            continue;
+          if (found_key != NULL)
+            {
+              g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
+                           "Parameter “%s” is given twice, as “%s” and as “%s”: give it "
+                           "once", name, found_key, key);
+              return FALSE;
+            }
+          found_key = key;
+          used[k] = TRUE;
+          value = g_steal_pointer (&entry_value);
+        }
+
+      if (value == NULL)
+        {
+          g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
+                       "No value for parameter “%s”: add the key “%s” to the dictionary",
+                       name, name + 1);
+          return FALSE;
+        }
+      if (!bind_value (stmt, i, value, name, error))
+        return FALSE;
+    }
+
+  for (gsize k = 0; k < n_keys; k++)
+    if (!used[k])
+      {
+        g_autoptr(GVariant) entry = g_variant_get_child_value (params, k);
+        g_autofree char *names = describe_names (stmt);
+        const char *key = NULL;
+
+        g_variant_get_child (entry, 0, "&s", &key);
+        g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
+                     "“%s” is not a parameter of the statement (its parameters: %s): "
+                     "remove it or correct its name", key, names);
+        return FALSE;
+      }
+  return TRUE;
+}
+
+gboolean
+qstore_params_bind (sqlite3_stmt  *stmt,
+                    GVariant      *params,
+                    GError       **error)
+{
+  /* Without parameters, they are NULL, as SQLite leaves them. */
+  if (params == NULL)
+    return TRUE;
+
+  if (g_variant_is_of_type (params, G_VARIANT_TYPE_TUPLE))
+    return bind_tuple (stmt, params, error);
+  if (g_variant_is_of_type (params, DICTIONARY_TYPE))
+    return bind_dictionary (stmt, params, error);
+
+  g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
+               "Parameters of type “%s” cannot be bound: pass a tuple for positional "
+               "parameters or an “a{sv}” dictionary for named ones",
+               g_variant_get_type_string (params));
+  return FALSE;
 }

@@ -503,8 +503,8 @@ check_single (const char  *tail,
   if (single && *qstore_sql_skip_space (tail) != '\0')
     {
       g_set_error_literal (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
-                           "qstore_database_query() runs one statement, and more follow: "
-                           "run several with qstore_database_exec()");
+                           "Only one statement runs here, and more follow: run several "
+                           "with qstore_database_exec(), or one at a time");
       return FALSE;
     }
   return TRUE;
@@ -626,7 +626,7 @@ qstore_router_run (QStoreDatabase   *db,
  *
  * Errors are in the %QSTORE_ERROR domain: %QSTORE_ERROR_CONSTRAINT for a
  * constraint, %QSTORE_ERROR_NOT_FOUND for a table, column or index that
- * does not exist, %QSTORE_ERROR_INVALID_ARGUMENT for a syntax error,
+ * does not exist, %QSTORE_ERROR_SYNTAX for a syntax error,
  * %QSTORE_ERROR_UNSUPPORTED for the refused forms, %QSTORE_ERROR_READ_ONLY
  * for a write to a read-only database.
  *
@@ -664,7 +664,9 @@ qstore_database_exec (QStoreDatabase  *self,
  * @self: a #QStoreDatabase
  * @sql: one SQL statement
  * @params: (nullable): a tuple with one value per parameter (`?`, `?NNN`,
- *   `:name`… in order): `x`, `d`, `s`, `ay`, `b`, the NULL maybe (see
+ *   `:name`… in order), or an `a{sv}` dictionary with one value per named
+ *   parameter (`:name`, `@name`, `$name`, keyed `name` or with its
+ *   prefix). Values are `x`, `d`, `s`, `ay`, `b`, the NULL maybe (see
  *   qstore_value_new_null()), or any of them boxed in `v`; %NULL leaves
  *   every parameter NULL. A floating reference is consumed.
  * @error: return location for a #GError
@@ -688,8 +690,6 @@ qstore_database_query (QStoreDatabase  *self,
 
   g_return_val_if_fail (QSTORE_IS_DATABASE (self), NULL);
   g_return_val_if_fail (sql != NULL, NULL);
-  g_return_val_if_fail (params == NULL || g_variant_is_of_type (params, G_VARIANT_TYPE_TUPLE),
-                        NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
 
   if (params != NULL)
@@ -704,6 +704,54 @@ qstore_database_query (QStoreDatabase  *self,
       return NULL;
     }
   return result;
+}
+
+/**
+ * qstore_database_execute:
+ * @self: a #QStoreDatabase
+ * @sql: one SQL statement
+ * @params: (nullable): the statement's parameters: a tuple for positional
+ *   ones, an `a{sv}` dictionary for named ones, as for
+ *   qstore_database_query(); %NULL leaves every parameter NULL. A floating
+ *   reference is consumed.
+ * @error: return location for a #GError
+ *
+ * Runs one statement with parameters, such as a parameterised INSERT,
+ * and discards any rows it returns. This is the parameter-taking sibling
+ * of qstore_database_exec(); use qstore_database_query() to read rows.
+ *
+ * |[<!-- language="C" -->
+ * gint64 n = qstore_database_execute (db, "UPDATE item SET price = :price WHERE name = :name",
+ *                                     g_variant_new_parsed ("{'price': <0.4>, 'name': <'pear'>}"),
+ *                                     &error);
+ * ]|
+ *
+ * Errors are as for qstore_database_exec(), and
+ * %QSTORE_ERROR_INVALID_ARGUMENT for parameters that do not match the
+ * statement (a wrong count, a missing or unknown name, a value of a type
+ * SQL cannot hold).
+ *
+ * Returns: how many rows the statement inserted, updated or deleted (as
+ *   qstore_result_get_changes() counts them; 0 for other statements), or
+ *   -1 on error
+ */
+gint64
+qstore_database_execute (QStoreDatabase  *self,
+                         const char      *sql,
+                         GVariant        *params,
+                         GError         **error)
+{
+  g_autoptr(GVariant) owned = params != NULL ? g_variant_ref_sink (params) : NULL;
+  g_autoptr(QStoreResult) result = NULL;
+
+  g_return_val_if_fail (QSTORE_IS_DATABASE (self), -1);
+  g_return_val_if_fail (sql != NULL, -1);
+  g_return_val_if_fail (error == NULL || *error == NULL, -1);
+
+  result = qstore_database_query (self, sql, owned, error);
+  if (result == NULL)
+    return -1;
+  return qstore_result_get_changes (result);
 }
 
 /**

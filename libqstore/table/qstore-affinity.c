@@ -176,6 +176,15 @@ qstore_affinity_apply (QStoreAffinity  affinity,
           out->real = (double) sqlite3_value_int64 (value);
           return;
         }
+      if (type == SQLITE_FLOAT)
+        {
+          /* SQLite keeps an integral real of a REAL column as an integer
+           * and reads it back as a real, which turns -0.0 into 0.0. */
+          qstore_value_from_sqlite (value, out);
+          if (out->real == 0.0)
+            out->real = 0.0;
+          return;
+        }
       break;
 
     case QSTORE_AFFINITY_BLOB:

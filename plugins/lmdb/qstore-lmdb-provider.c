@@ -15,6 +15,7 @@
 
 #include <qstore.h>
 
+#include "qstore-fault-private.h"
 #include "qstore-lmdb-provider.h"
 
 /*
@@ -1863,7 +1864,7 @@ write_apply (WriteTxn             *wt,
       gboolean put = op->kind == QSTORE_WRITE_OP_PUT;
       int rc = MDB_SUCCESS;
 
-      if (!qstore_fault_check (QSTORE_FAULT_WRITE_OP, error))
+      if (!_qstore_fault_check (QSTORE_FAULT_WRITE_OP, error))
         return RC_ERROR;
 
       /* A put to a store that does not exist yet creates it. Only found

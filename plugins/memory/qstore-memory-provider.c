@@ -6,6 +6,8 @@
 
 #include <qstore.h>
 
+#include "qstore-fault-private.h"
+
 /* Each store is a sorted map (GTree of GBytes → GBytes). A map is shared,
  * copy-on-write, between the provider and the snapshots and iterators that
  * read it: a writer that finds its map shared copies it first, so readers
@@ -548,7 +550,7 @@ apply_ops (GHashTable           *maps,
       GBytes *key, *old;
       Undo entry;
 
-      if (!qstore_fault_check (QSTORE_FAULT_WRITE_OP, error))
+      if (!_qstore_fault_check (QSTORE_FAULT_WRITE_OP, error))
         {
           ok = FALSE;
           break;

@@ -7,6 +7,7 @@
 #include <sqlite3.h>
 
 #include "qstore.h"
+#include "qstore-fault-private.h"
 
 G_BEGIN_DECLS
 

@@ -1156,7 +1156,7 @@ apply_ops (QStoreSqliteProvider  *self,
       sqlite3_stmt *stmt;
       int rc;
 
-      if (!qstore_fault_check (QSTORE_FAULT_WRITE_OP, error))
+      if (!_qstore_fault_check (QSTORE_FAULT_WRITE_OP, error))
         return FALSE;
 
       /* Ops come grouped by store: resolve a store once per run, and once

@@ -6,7 +6,7 @@ imports.gi.versions.GLib = '2.0';
 imports.gi.versions.Gio = '2.0';
 imports.gi.versions.QStore = '1.0';
 const {GLib, Gio, QStore} = imports.gi;
-const System = imports.system;
+const {assert, assertEqual, assertQStoreError, run, test, withTmpDir} = imports.testutil;
 
 const PROVIDERS = ['memory', 'lmdb', 'sqlite'];
 const Caps = QStore.Capabilities;
@@ -20,31 +20,6 @@ const NONE = QStore.WriteFlags.NONE;
 const encoder = new TextEncoder();
 const b = s => encoder.encode(s);
 const hex = bytes => Array.from(bytes ?? [], x => x.toString(16).padStart(2, '0')).join('');
-
-function assert(condition, message) {
-    if (!condition)
-        throw new Error(`assertion failed: ${message}`);
-}
-
-function assertEqual(actual, expected, message = '') {
-    const a = JSON.stringify(actual), e = JSON.stringify(expected);
-    if (a !== e)
-        throw new Error(`${message} expected ${e}, got ${a}`);
-}
-
-function assertQStoreError(code, func) {
-    try {
-        func();
-    } catch (e) {
-        if (!(e instanceof GLib.Error))
-            throw e;
-        assertEqual(GLib.quark_to_string(e.domain), 'qstore-error-quark', e.message);
-        assertEqual(e.code, code, e.message);
-        assert(e.matches(QStore.Error, code), `matches(QStore.Error, ${code})`);
-        return e;
-    }
-    throw new Error(`expected QStore.Error ${code}, nothing was thrown`);
-}
 
 // Keys and values of every entry an iterator yields, as hex strings.
 function collect(iter) {
@@ -60,20 +35,6 @@ function lookupCapabilities(name) {
     return Array.isArray(result) ? result[1] : result;
 }
 
-function removeTree(file) {
-    const children = file.enumerate_children('standard::name,standard::type',
-        Gio.FileQueryInfoFlags.NOFOLLOW_SYMLINKS, null);
-    let info;
-    while ((info = children.next_file(null))) {
-        const child = file.get_child(info.get_name());
-        if (info.get_file_type() === Gio.FileType.DIRECTORY)
-            removeTree(child);
-        else
-            child.delete(null);
-    }
-    file.delete(null);
-}
-
 function locationFor(name, tmpdir) {
     if (name === 'memory')
         return '';
@@ -83,36 +44,31 @@ function locationFor(name, tmpdir) {
 }
 
 function withProvider(name, func) {
-    const tmpdir = GLib.dir_make_tmp('qstore-gi-XXXXXX');
-    const location = locationFor(name, tmpdir);
-    const open = (flags = QStore.OpenFlags.NONE, query = '') =>
-        QStore.Provider.new_for_uri(`${name}:${location}${query}`, flags);
-    let provider = null;
-    try {
-        provider = open();
-        // GJS 1.74 resolves the methods of only one interface of a type it
-        // has no introspection data for (the plugin's provider class).
-        assert(typeof provider.open_store === 'function',
-            `QStore.Provider methods are not reachable on the ${name} provider: ` +
-            'its plugin must add the GInitable interface before QStoreProvider');
-        assertEqual(provider.get_name(), name);
-        assertEqual(provider.get_location(), location);
-        func(provider, open, tmpdir);
-    } finally {
-        if (provider)
-            QStore.Provider.prototype.close_all.call(provider);
-        removeTree(Gio.File.new_for_path(tmpdir));
-    }
+    withTmpDir(tmpdir => {
+        const location = locationFor(name, tmpdir);
+        const open = (flags = QStore.OpenFlags.NONE, query = '') =>
+            QStore.Provider.new_for_uri(`${name}:${location}${query}`, flags);
+        let provider = null;
+        try {
+            provider = open();
+            // GJS 1.74 resolves the methods of only one interface of a type it
+            // has no introspection data for (the plugin's provider class).
+            assert(typeof provider.open_store === 'function',
+                `QStore.Provider methods are not reachable on the ${name} provider: ` +
+                'its plugin must add the GInitable interface before QStoreProvider');
+            assertEqual(provider.get_name(), name);
+            assertEqual(provider.get_location(), location);
+            func(provider, open, tmpdir);
+        } finally {
+            if (provider)
+                QStore.Provider.prototype.close_all.call(provider);
+        }
+    });
 }
 
 function fill(kv, keys) {
     for (const key of keys)
         assert(kv.put(b(key), b(`v:${key}`), NONE), `put ${key}`);
-}
-
-const tests = [];
-function test(name, func) {
-    tests.push([name, func]);
 }
 
 test('list providers', () => {
@@ -287,17 +243,4 @@ for (const name of PROVIDERS) {
     }));
 }
 
-let failed = 0;
-print(`1..${tests.length}`);
-tests.forEach(([name, func], i) => {
-    try {
-        func();
-        print(`ok ${i + 1} - ${name}`);
-    } catch (e) {
-        failed++;
-        print(`not ok ${i + 1} - ${name}`);
-        for (const line of `${e}\n${e.stack ?? ''}`.trim().split('\n'))
-            print(`# ${line}`);
-    }
-});
-System.exit(failed ? 1 : 0);
+run();

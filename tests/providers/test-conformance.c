@@ -13,6 +13,7 @@
 
 #include <qstore.h>
 
+#include "qstore-fault-private.h"
 #include "qstore-test-util.h"
 
 typedef struct
@@ -53,7 +54,7 @@ fixture_teardown (Fixture       *f,
   test_remove_tree (f->dir);
   g_free (f->dir);
   g_free (f->uri);
-  qstore_fault_disarm_all ();
+  _qstore_fault_disarm_all ();
 }
 
 static gboolean
@@ -560,7 +561,7 @@ test_batch (Fixture       *f,
   qstore_batch_put (batch, (const guint8 *) "k", 1, (const guint8 *) "new", 3);
   qstore_batch_put (batch, (const guint8 *) "m", 1, (const guint8 *) "new", 3);
   qstore_batch_put (batch, (const guint8 *) "n", 1, (const guint8 *) "new", 3);
-  qstore_fault_arm (QSTORE_FAULT_WRITE_OP, 1);
+  _qstore_fault_arm (QSTORE_FAULT_WRITE_OP, 1);
   g_assert_false (qstore_batch_write (batch, QSTORE_WRITE_SYNC, &error));
   g_assert_error (error, QSTORE_ERROR, QSTORE_ERROR_IO);
   g_clear_error (&error);
@@ -615,11 +616,11 @@ test_atomic_batch (Fixture       *f,
       qstore_atomic_batch_put (batch, b, (const guint8 *) "new", 3, (const guint8 *) "b", 1);
       qstore_atomic_batch_put (batch, c, (const guint8 *) "new", 3, (const guint8 *) "c", 1);
 
-      qstore_fault_arm (QSTORE_FAULT_WRITE_OP, fail_at);
+      _qstore_fault_arm (QSTORE_FAULT_WRITE_OP, fail_at);
       g_assert_false (qstore_atomic_batch_commit (batch, QSTORE_WRITE_SYNC, &error));
       g_assert_error (error, QSTORE_ERROR, QSTORE_ERROR_IO);
       g_clear_error (&error);
-      qstore_fault_disarm_all ();
+      _qstore_fault_disarm_all ();
 
       /* Part of the batch was applied inside the provider before the
        * fault; none of it may remain. */

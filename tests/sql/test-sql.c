@@ -14,6 +14,7 @@
 
 #include <qstore.h>
 
+#include "qstore-fault-private.h"
 #include "qstore-test-util.h"
 
 typedef struct
@@ -43,7 +44,7 @@ fixture_teardown (Fixture       *f,
   test_remove_tree (f->dir);
   g_free (f->dir);
   g_free (f->uri);
-  qstore_fault_disarm_all ();
+  _qstore_fault_disarm_all ();
 }
 
 static void
@@ -314,7 +315,7 @@ test_create_table (Fixture       *f,
 
   exec_fails (f, "CREATE TABLE plain (c)", QSTORE_ERROR_EXISTS, "table plain already exists");
   exec_fails (f, "CREATE TABLE PLAIN (c)", QSTORE_ERROR_EXISTS, "already exists");
-  exec_fails (f, "CREATE TABLE broken (a,", QSTORE_ERROR_INVALID_ARGUMENT, NULL);
+  exec_fails (f, "CREATE TABLE broken (a,", QSTORE_ERROR_SYNTAX, NULL);
   exec_fails (f, "CREATE TABLE two_keys (a PRIMARY KEY, b PRIMARY KEY)",
               QSTORE_ERROR_INVALID_ARGUMENT, "has more than one primary key");
 
@@ -1557,7 +1558,7 @@ test_errors (Fixture       *f,
   g_autoptr(GError) error = NULL;
 
   exec_ok (f, "CREATE TABLE t (a INTEGER PRIMARY KEY, b NOT NULL)");
-  exec_fails (f, "SELEC 1", QSTORE_ERROR_INVALID_ARGUMENT, "syntax error");
+  exec_fails (f, "SELEC 1", QSTORE_ERROR_SYNTAX, "syntax error");
   exec_fails (f, "SELECT * FROM missing", QSTORE_ERROR_NOT_FOUND, "no such table: missing");
   exec_fails (f, "SELECT missing FROM t", QSTORE_ERROR_NOT_FOUND, "no such column: missing");
   exec_fails (f, "INSERT INTO t VALUES (1)", QSTORE_ERROR_INVALID_ARGUMENT,
@@ -1753,11 +1754,11 @@ test_atomic_commit (Fixture       *f,
       exec_ok (f, "BEGIN; INSERT INTO a (v) VALUES (3); UPDATE a SET v = 10 WHERE id = 1; "
                   "INSERT INTO b VALUES ('q', 2); DELETE FROM b WHERE k = 'p'; "
                   "INSERT INTO c VALUES (2, 2); UPDATE c SET y = 5");
-      qstore_fault_arm (QSTORE_FAULT_WRITE_OP, hits);
+      _qstore_fault_arm (QSTORE_FAULT_WRITE_OP, hits);
       g_assert_false (qstore_database_exec (f->db, "COMMIT", &error));
       g_assert_nonnull (error);
       g_clear_error (&error);
-      qstore_fault_disarm_all ();
+      _qstore_fault_disarm_all ();
       /* SQLite may keep its side of the transaction open. */
       qstore_database_exec (f->db, "ROLLBACK", NULL);
 
@@ -1851,9 +1852,9 @@ test_interrupted_commit (Fixture       *f,
       exec_ok (f, "BEGIN; UPDATE t SET c = c + 10; DELETE FROM t WHERE b = 'b'");
       exec_ok (f, insert);
       exec_ok (f, "INSERT OR REPLACE INTO u VALUES ('x', 1)");
-      qstore_fault_arm (QSTORE_FAULT_WRITE_OP, hits);
+      _qstore_fault_arm (QSTORE_FAULT_WRITE_OP, hits);
       qstore_database_exec (f->db, "COMMIT", &error);
-      qstore_fault_disarm_all ();
+      _qstore_fault_disarm_all ();
       qstore_database_exec (f->db, "ROLLBACK", NULL);
 
       /* Reopening repairs what the commit tore. */

@@ -12,6 +12,7 @@
 
 #include <qstore.h>
 
+#include "qstore-fault-private.h"
 #include "qstore-test-util.h"
 
 typedef struct
@@ -87,7 +88,7 @@ static void
 fixture_teardown (Fixture       *f,
                   gconstpointer  data)
 {
-  qstore_fault_disarm_all ();
+  _qstore_fault_disarm_all ();
   close_all (f);
   test_remove_tree (f->dir);
   g_free (f->dir);
@@ -752,10 +753,10 @@ test_atomic_commit (Fixture       *f,
       qstore_coordinator_begin (f->coord);
       n_ops = fill_three_stores (f, TRUE);
       g_assert_cmpuint (ks[i], <, n_ops);
-      qstore_fault_arm (QSTORE_FAULT_WRITE_OP, ks[i]);
+      _qstore_fault_arm (QSTORE_FAULT_WRITE_OP, ks[i]);
       g_assert_false (qstore_coordinator_commit (f->coord, &error));
       g_assert_error (error, QSTORE_ERROR, QSTORE_ERROR_IO);
-      qstore_fault_disarm_all ();
+      _qstore_fault_disarm_all ();
 
       /* The transaction is over and left nothing. */
       g_assert_false (qstore_coordinator_in_transaction (f->coord));
@@ -1072,11 +1073,11 @@ test_committed_signal (Fixture       *f,
   qstore_coordinator_begin (f->coord);
   cput (f, f->a, "3", "three");
   qstore_coordinator_record_change (f->coord, "main", "a", QSTORE_CHANGE_INSERT, NULL, r3);
-  qstore_fault_arm (QSTORE_FAULT_WRITE_OP, 0);
+  _qstore_fault_arm (QSTORE_FAULT_WRITE_OP, 0);
   g_assert_false (qstore_coordinator_commit (f->coord, &error));
   g_assert_error (error, QSTORE_ERROR, QSTORE_ERROR_IO);
   g_clear_error (&error);
-  qstore_fault_disarm_all ();
+  _qstore_fault_disarm_all ();
   g_assert_cmpuint (sets->len, ==, 1);
 
   /* Writes without row changes (DDL, say) still take an id and tell so. */
@@ -1222,11 +1223,11 @@ test_marker (Fixture       *f,
                               (const guint8 *) "CREATE TABLE a(x);\n", 19);
       qstore_coordinator_adjust_row_count (s.coord, "main", "a", 2);
 
-      qstore_fault_arm (QSTORE_FAULT_WRITE_OP, cases[i].k);
+      _qstore_fault_arm (QSTORE_FAULT_WRITE_OP, cases[i].k);
       g_assert_false (qstore_coordinator_commit (s.coord, &error));
       g_assert_error (error, QSTORE_ERROR, QSTORE_ERROR_IO);
       g_clear_error (&error);
-      qstore_fault_disarm_all ();
+      _qstore_fault_disarm_all ();
       g_assert_false (qstore_coordinator_in_transaction (s.coord));
       g_assert_cmpuint (qstore_coordinator_get_last_tx_id (s.coord), ==, 0);
 
@@ -1269,10 +1270,10 @@ test_marker (Fixture       *f,
       qstore_coordinator_begin (s.coord);
       sput (&s, s.b, "b2", "v");
       qstore_coordinator_adjust_row_count (s.coord, "main", "b", 1);
-      qstore_fault_arm (QSTORE_FAULT_WRITE_OP, 1);
+      _qstore_fault_arm (QSTORE_FAULT_WRITE_OP, 1);
       g_assert_false (qstore_coordinator_commit (s.coord, &error));
       g_clear_error (&error);
-      qstore_fault_disarm_all ();
+      _qstore_fault_disarm_all ();
       g_clear_pointer (&marker, g_free);
       marker = read_meta (s.provider, "commit");
       assert_marker (marker, 1, all);
@@ -1308,9 +1309,9 @@ test_marker (Fixture       *f,
       scratch_open (&s, f->dir, 100);
       qstore_coordinator_begin (s.coord);
       sput (&s, s.a, "a1", "v");
-      qstore_fault_arm (QSTORE_FAULT_WRITE_OP, 1);
+      _qstore_fault_arm (QSTORE_FAULT_WRITE_OP, 1);
       g_assert_false (qstore_coordinator_commit (s.coord, &error));
-      qstore_fault_disarm_all ();
+      _qstore_fault_disarm_all ();
       g_clear_object (&s.a);
       g_clear_object (&s.b);
       g_clear_object (&s.catalog);
@@ -1339,9 +1340,9 @@ test_marker (Fixture       *f,
     qstore_coordinator_put (s.coord, s.catalog, (const guint8 *) "main.z", 6,
                             (const guint8 *) "CREATE TABLE z(x);\n", 19);
     /* One op for the bundle, one for the id, in one write: fail the second. */
-    qstore_fault_arm (QSTORE_FAULT_WRITE_OP, 1);
+    _qstore_fault_arm (QSTORE_FAULT_WRITE_OP, 1);
     g_assert_false (qstore_coordinator_commit (s.coord, &error));
-    qstore_fault_disarm_all ();
+    _qstore_fault_disarm_all ();
     marker = read_meta (s.provider, "commit");
     g_assert_null (marker);
     assert_kget (s.catalog, "main.z", NULL);

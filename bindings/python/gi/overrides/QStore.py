@@ -1,18 +1,50 @@
 # QStore.py: PyGObject overrides for QStore
 #
 # SPDX-License-Identifier: LGPL-2.1-or-later
-"""Refuse strings with an embedded NUL character.
+"""Python conveniences over the QStore typelib.
 
-PyGObject hands a Python str to C as a NUL-terminated string, so a name
-such as "a\\0b" would silently arrive as "a" and address another store.
-Every QStore call that takes a string (store, table and index names,
-locations, URIs, options) raises ValueError for such a string instead.
-Byte keys and values (bytes) are binary and may hold NUL.
+SQL the way Python's sqlite3 module is used::
+
+    with QStore.Database.open("lmdb:/tmp/shop") as db:       # closes at the end
+        db.execute("CREATE TABLE item (id INTEGER PRIMARY KEY, name TEXT, price REAL)")
+        db.execute("INSERT INTO item (name, price) VALUES (?, ?)", ("pear", 0.5))
+        db.execute("UPDATE item SET price = :p WHERE name = :n", {"p": 0.4, "n": "pear"})
+        with db.transaction():                                # commits, or rolls back
+            db.execute("DELETE FROM item WHERE price > ?", (1,))
+        for name, price in db.query("SELECT name, price FROM item"):
+            print(name, price)
+        tables = [e.get_name() for e in db.catalog()]
+
+Parameters are a tuple or list (positional: ``?``, ``?NNN``) or a dict
+(named: ``:name``, ``@name``, ``$name``, keyed without the prefix) of
+plain values: None (NULL), bool, int (64 bits), float, str, bytes (BLOB),
+or a GLib.Variant. Rows are tuples of plain values: iterating a result,
+indexing it and Result.get_row() all give the same tuples; a QStore.Row
+(what a Gtk.ColumnView shows) unpacks the same way.
+
+Errors: every QStore call that fails raises a subclass of GLib.Error, one
+per QStore.Error code, carrying the code as a QStore.Error value::
+
+    try:
+        db.execute("INSERT INTO item (id) VALUES (1)")
+    except QStore.ConstraintError as e:       # or: except GLib.Error as e:
+        assert e.code == QStore.Error.CONSTRAINT
+        assert e.matches(QStore.error_quark(), QStore.Error.CONSTRAINT)
+
+QStore.DatabaseError is their common base.
+
+Strings: PyGObject hands a Python str to C as a NUL-terminated string, so
+a name such as "a\\0b" would silently arrive as "a" and address another
+store. Every QStore call that takes a string (store, table and index
+names, locations, URIs, options, SQL) raises ValueError for such a
+string instead. Byte keys and values (bytes) are binary and may hold NUL.
 """
 
+import collections.abc
 import functools
 
 from gi._gi import FunctionInfo, InterfaceInfo, ObjectInfo, Repository, StructInfo
+from gi.repository import GLib
 
 from ..module import get_introspection_module
 from ..overrides import override
@@ -26,6 +58,54 @@ _TAG_ARRAY = 15
 _TAG_UTF8 = 13
 _TAG_FILENAME = 14
 
+_INT64_MIN = -(1 << 63)
+_INT64_MAX = (1 << 63) - 1
+
+
+# Errors
+
+class DatabaseError(GLib.Error):
+    """A failure reported by QStore: the base of one class per QStore.Error
+    code. ``code`` is the QStore.Error value, ``message`` says what failed
+    and what to do."""
+
+    def __repr__(self):
+        return "QStore.%s(%r)" % (type(self).__name__, self.message)
+
+
+def _error_class_name(nick):
+    words = [w.upper() if w == "io" else w.capitalize() for w in nick.split("-")]
+    return "".join(words) + "Error"
+
+
+_ERROR_CLASSES = {}
+for _code, _member in sorted(QStore.Error.__enum_values__.items()):
+    _name = _error_class_name(_member.value_nick)
+    _cls = type(_name, (DatabaseError,), {
+        "__module__": __name__,
+        "__doc__": "QStore.Error.%s, raised as an exception." % _member.value_name[13:],
+    })
+    _ERROR_CLASSES[_code] = _cls
+    globals()[_name] = _cls
+    __all__.append(_name)
+__all__.append("DatabaseError")
+
+_ERROR_DOMAIN = GLib.quark_to_string(QStore.error_quark())
+
+
+def _converted(error):
+    """The exception to raise for @error: a QStore one becomes the class of
+    its code."""
+    if error.domain != _ERROR_DOMAIN or error.code not in _ERROR_CLASSES:
+        return error
+    return _ERROR_CLASSES[error.code](error.message, error.domain, QStore.Error(error.code))
+
+
+def _raise_converted(error):
+    raise _converted(error).with_traceback(error.__traceback__) from None
+
+
+# Strings with NUL
 
 def _takes_strings(info):
     for arg in info.get_arguments():
@@ -48,23 +128,291 @@ def _check(value, where):
             _check(item, where)
 
 
-def _refuse_nul(func, where):
+def _wrap(func, where, strings, throws):
+    """@func with its string arguments checked (@strings) and its errors
+    converted (@throws)."""
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
-        for value in args:
-            _check(value, where)
-        for value in kwargs.values():
-            _check(value, where)
-        return func(*args, **kwargs)
+        if strings:
+            for value in args:
+                _check(value, where)
+            for value in kwargs.values():
+                _check(value, where)
+        try:
+            return func(*args, **kwargs)
+        except GLib.Error as error:
+            if not throws:
+                raise
+            _raise_converted(error)
 
     return wrapper
 
 
+def _needs_wrapper(info):
+    return _takes_strings(info), info.can_throw_gerror()
+
+
+# Values
+
+def _variant_for(value, where):
+    """A Python value as the GVariant a parameter takes."""
+    if value is None:
+        return GLib.Variant("mv", None)
+    if isinstance(value, GLib.Variant):
+        return value
+    if isinstance(value, bool):
+        return GLib.Variant("b", value)
+    if isinstance(value, int):
+        if not _INT64_MIN <= value <= _INT64_MAX:
+            raise OverflowError("%s: %d does not fit in 64 signed bits; pass it as a float "
+                                "or a str" % (where, value))
+        return GLib.Variant("x", value)
+    if isinstance(value, float):
+        return GLib.Variant("d", value)
+    if isinstance(value, str):
+        if "\0" in value:
+            raise ValueError("%s: the str holds a NUL character, which GLib strings cannot "
+                             "carry; pass the bytes and write CAST(? AS TEXT) in the SQL"
+                             % where)
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as e:
+            raise ValueError("%s: the str cannot be encoded as UTF-8 (%s); pass bytes "
+                             "instead" % (where, e.reason)) from None
+        return GLib.Variant("s", value)
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return GLib.Variant("ay", bytes(value))
+    raise TypeError("%s: a %s cannot be stored; use None, bool, int, float, str, bytes "
+                    "or a GLib.Variant" % (where, type(value).__name__))
+
+
+def _params_for(params):
+    """A statement's parameters as the GVariant QStore takes: None, a
+    GLib.Variant, a sequence (positional) or a mapping (named)."""
+    if params is None or isinstance(params, GLib.Variant):
+        return params
+    if isinstance(params, collections.abc.Mapping):
+        entries = {}
+        for key, value in params.items():
+            if not isinstance(key, str):
+                raise TypeError("parameter names must be str, not %s" % type(key).__name__)
+            entries[key] = GLib.Variant("v", _variant_for(value, "parameter %r" % key))
+        return GLib.Variant("a{sv}", entries)
+    if isinstance(params, (str, bytes, bytearray)) or \
+            not isinstance(params, collections.abc.Sequence):
+        raise TypeError("parameters must be a tuple or list (positional) or a dict (named), "
+                        "not %s" % type(params).__name__)
+    children = [GLib.Variant("v", _variant_for(value, "parameter %d" % (i + 1)))
+                for i, value in enumerate(params)]
+    return GLib.Variant.new_tuple(*children)
+
+
+def _value_of(variant):
+    """A result value (possibly boxed in `v`) as a plain Python value."""
+    while variant.get_type_string() == "v":
+        variant = variant.get_variant()
+    kind = variant.get_type_string()
+    if kind == "x":
+        return variant.get_int64()
+    if kind == "d":
+        return variant.get_double()
+    if kind == "s":
+        return variant.get_string()
+    if kind == "ay":
+        return bytes(variant.get_data_as_bytes().get_data() or b"")
+    if kind.startswith("m"):
+        return None if variant.n_children() == 0 else _value_of(variant.get_child_value(0))
+    return variant.unpack()
+
+
+def _row_of(variant):
+    """A row (a tuple of `v`) as a tuple of plain Python values."""
+    return tuple(_value_of(variant.get_child_value(i)) for i in range(variant.n_children()))
+
+
+# The types
+
+def _auto_members(info, base):
+    """Every method of @info that takes strings or throws, wrapped."""
+    members = {"__module__": __name__}
+    for method in info.get_methods():
+        strings, throws = _needs_wrapper(method)
+        if not (strings or throws):
+            continue
+        name = method.get_name()
+        wrapper = _wrap(getattr(base, name), "QStore.%s.%s" % (info.get_name(), name),
+                        strings, throws)
+        members[name] = wrapper if method.is_method() else staticmethod(wrapper)
+    return members
+
+
+def _auto_class(info):
+    base = getattr(QStore, info.get_name())
+    return type(info.get_name(), (base,), _auto_members(info, base))
+
+
+def _info(name):
+    return Repository.get_default().find_by_name("QStore", name)
+
+
+_Database = _auto_class(_info("Database"))
+_Result = _auto_class(_info("Result"))
+_Row = _auto_class(_info("Row"))
+
+
+class _Transaction:
+    """`with db.transaction():` — BEGIN … COMMIT, or ROLLBACK when the
+    block raises. Nested blocks are savepoints of the outer one."""
+
+    def __init__(self, db):
+        self._db = db
+        self._savepoint = None
+
+    def __enter__(self):
+        depth = self._db._qstore_depth
+        if depth == 0:
+            self._db.exec("BEGIN")
+        else:
+            self._savepoint = "qstore_python_%d" % depth
+            self._db.exec("SAVEPOINT " + self._savepoint)
+        self._db._qstore_depth = depth + 1
+        return self._db
+
+    def __exit__(self, exc_type, exc, tb):
+        self._db._qstore_depth -= 1
+        if self._savepoint is not None:
+            if exc_type is not None:
+                self._db.exec("ROLLBACK TO %s" % self._savepoint)
+            self._db.exec("RELEASE %s" % self._savepoint)
+            return False
+        if exc_type is not None:
+            self._db.exec("ROLLBACK")
+            return False
+        try:
+            self._db.exec("COMMIT")
+        except GLib.Error:
+            # What did not commit must not linger as an open transaction.
+            try:
+                self._db.exec("ROLLBACK")
+            except GLib.Error:
+                pass
+            raise
+        return False
+
+
+class Database(_Database):
+    """A store opened as an SQL database; also a context manager that
+    closes it."""
+
+    _qstore_depth = 0
+
+    @staticmethod
+    def open(uri, flags=QStore.OpenFlags.NONE):
+        return _Database.open(uri, flags)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        try:
+            self.close()
+        except GLib.Error:
+            # The block's own exception says more than a failed close.
+            if exc_type is None:
+                raise
+        return False
+
+    def execute(self, sql, params=()):
+        """Runs one statement with parameters; returns how many rows it
+        changed."""
+        return _Database.execute(self, sql, _params_for(params))
+
+    def executemany(self, sql, seq_of_params):
+        """Runs one statement once per parameter set, in a transaction when
+        none is open; returns how many rows changed in all."""
+        with self.transaction():
+            return sum(_Database.execute(self, sql, _params_for(params))
+                       for params in seq_of_params)
+
+    def query(self, sql, params=()):
+        """Runs one statement and returns its QStore.Result, whose rows are
+        tuples of plain values."""
+        return _Database.query(self, sql, _params_for(params))
+
+    def catalog(self):
+        """The catalog entries (QStore.CatalogEntry) of the database."""
+        model = QStore.catalog_list_entries(self.get_provider())
+        return [model.get_item(i) for i in range(model.get_n_items())]
+
+    def transaction(self):
+        """A context manager: BEGIN on entry, COMMIT on a normal exit,
+        ROLLBACK when the block raises (nested ones are savepoints)."""
+        return _Transaction(self)
+
+
+class Result(_Result):
+    """The rows of a statement: a sequence of tuples of plain values."""
+
+    def get_row(self, row):
+        return _row_of(_Result.get_row(self, row))
+
+    def get_value(self, row, column):
+        return _value_of(_Result.get_value(self, row, column))
+
+    @property
+    def column_names(self):
+        return tuple(self.get_column_name(i) for i in range(self.get_n_columns()))
+
+    def fetchall(self):
+        return list(self)
+
+    def __len__(self):
+        return self.get_n_rows()
+
+    def __iter__(self):
+        for i in range(self.get_n_rows()):
+            yield self.get_row(i)
+
+    def __getitem__(self, key):
+        if isinstance(key, slice):
+            return [self.get_row(i) for i in range(*key.indices(len(self)))]
+        if key < 0:
+            key += len(self)
+        if not 0 <= key < len(self):
+            raise IndexError("row %d of a result of %d rows" % (key, len(self)))
+        return self.get_row(key)
+
+
+class Row(_Row):
+    """One row of a result, unpacking as a tuple of plain values."""
+
+    def get_values(self):
+        return _row_of(_Row.get_values(self))
+
+    def get_value(self, column):
+        return _value_of(_Row.get_value(self, column))
+
+    def __len__(self):
+        return _Row.get_values(self).n_children()
+
+    def __iter__(self):
+        return iter(self.get_values())
+
+    def __getitem__(self, key):
+        return self.get_values()[key]
+
+
+_HANDWRITTEN = {"Database": Database, "Result": Result, "Row": Row}
+
+
 def _override_functions(namespace):
     for info in Repository.get_default().get_infos(namespace):
-        if isinstance(info, FunctionInfo) and _takes_strings(info):
+        if not isinstance(info, FunctionInfo):
+            continue
+        strings, throws = _needs_wrapper(info)
+        if strings or throws:
             name = info.get_name()
-            globals()[name] = _refuse_nul(getattr(QStore, name), "QStore." + name)
+            globals()[name] = _wrap(getattr(QStore, name), "QStore." + name, strings, throws)
             __all__.append(name)
 
 
@@ -72,17 +420,14 @@ def _override_types(namespace):
     for info in Repository.get_default().get_infos(namespace):
         if not isinstance(info, (ObjectInfo, InterfaceInfo, StructInfo)):
             continue
-        checked = [m for m in info.get_methods() if _takes_strings(m)]
-        if not checked:
-            continue
         type_name = info.get_name()
-        base = getattr(QStore, type_name)
-        members = {"__module__": __name__}
-        for method in checked:
-            name = method.get_name()
-            wrapper = _refuse_nul(getattr(base, name), "QStore.%s.%s" % (type_name, name))
-            members[name] = wrapper if method.is_method() else staticmethod(wrapper)
-        globals()[type_name] = override(type(type_name, (base,), members))
+        if type_name in _HANDWRITTEN:
+            cls = _HANDWRITTEN[type_name]
+        elif any(any(_needs_wrapper(m)) for m in info.get_methods()):
+            cls = _auto_class(info)
+        else:
+            continue
+        globals()[type_name] = override(cls)
         __all__.append(type_name)
 
 

@@ -1,0 +1,281 @@
+// qstore.js: JavaScript conveniences over the QStore typelib, for GJS
+//
+// SPDX-License-Identifier: LGPL-2.1-or-later
+//
+// Installed into $datadir/gjs-1.0, which GJS searches, so a script (or an
+// ES module) reaches it as `imports.qstore`:
+//
+//     const {QStore} = imports.qstore;
+//
+//     const db = QStore.Database.open('lmdb:/tmp/shop');
+//     db.execute('CREATE TABLE item (id INTEGER PRIMARY KEY, name TEXT, price REAL)');
+//     db.execute('INSERT INTO item (name, price) VALUES (?, ?)', ['pear', 0.5]);
+//     db.execute('UPDATE item SET price = :p WHERE name = :n', {p: 0.4, n: 'pear'});
+//     db.transaction(() => {              // commits, or rolls back if it throws
+//         db.execute('DELETE FROM item WHERE price > ?', [1]);
+//     });
+//     for (const [name, price] of db.query('SELECT name, price FROM item'))
+//         print(name, price);
+//     db.close();
+//
+//     QStore.Database.using('memory:', db => { … });   // opens, runs, closes
+//
+// Parameters are an array (positional: `?`, `?NNN`) or a plain object
+// (named: `:name`, `@name`, `$name`, keyed without the prefix) of null or
+// undefined (NULL), booleans, numbers (an integral number is an INTEGER,
+// any other a REAL; pass `new GLib.Variant('d', 1)` for the REAL 1.0),
+// BigInts (INTEGER), strings, Uint8Arrays or GLib.Bytes (BLOB), or
+// GLib.Variants. Rows are arrays of plain values: integers as numbers,
+// or as BigInts beyond Number.MAX_SAFE_INTEGER, so no digit is lost; BLOBs
+// as Uint8Arrays; NULL as null. Iterating a result, result.get_row() and a
+// QStore.Row all give the same arrays.
+//
+// Errors are GLib.Error in the QStore.Error domain, carrying the code:
+//
+//     try { … } catch (e) {
+//         if (e.matches(QStore.Error, QStore.Error.CONSTRAINT)) …
+//     }
+
+/* exported QStore */
+
+imports.gi.versions.QStore = '1.0';
+const {GLib} = imports.gi;
+var QStore = imports.gi.QStore;
+
+const INT64_MIN = -(2n ** 63n);
+const INT64_MAX = 2n ** 63n - 1n;
+const INT64 = new GLib.VariantType('x');
+
+function int64Variant(big, where) {
+    if (big < INT64_MIN || big > INT64_MAX)
+        throw new RangeError(`${where}: ${big} does not fit in 64 signed bits; pass it as a string`);
+    // Through its text, so that no digit is rounded on the way.
+    return GLib.Variant.parse(INT64, big.toString(), null, null);
+}
+
+// A JavaScript value as the GVariant a parameter takes.
+function variantFor(value, where) {
+    if (value === null || value === undefined)
+        return new GLib.Variant('mv', null);
+    if (value instanceof GLib.Variant)
+        return value;
+    switch (typeof value) {
+    case 'boolean':
+        return new GLib.Variant('b', value);
+    case 'bigint':
+        return int64Variant(value, where);
+    case 'number':
+        if (Number.isInteger(value) && !Object.is(value, -0) &&
+            value >= -(2 ** 63) && value < 2 ** 63)
+            return int64Variant(BigInt(value), where);
+        return new GLib.Variant('d', value);
+    case 'string':
+        if (value.includes('\0')) {
+            throw new TypeError(`${where}: the string holds a NUL character, which GLib ` +
+                                'strings cannot carry; pass the bytes as a Uint8Array and ' +
+                                'write CAST(? AS TEXT) in the SQL');
+        }
+        return new GLib.Variant('s', value);
+    }
+    if (value instanceof Uint8Array)
+        return new GLib.Variant('ay', value);
+    if (value instanceof GLib.Bytes)
+        return new GLib.Variant('ay', value.toArray());
+    if (value instanceof ArrayBuffer)
+        return new GLib.Variant('ay', new Uint8Array(value));
+    throw new TypeError(`${where}: a ${value?.constructor?.name ?? typeof value} cannot be ` +
+                        'stored; use null, a boolean, number, BigInt, string, Uint8Array ' +
+                        'or a GLib.Variant');
+}
+
+// A statement's parameters as the GVariant QStore takes.
+function paramsFor(params) {
+    if (params === null || params === undefined || params instanceof GLib.Variant)
+        return params ?? null;
+    if (Array.isArray(params)) {
+        return GLib.Variant.new_tuple(params.map((value, i) =>
+            new GLib.Variant('v', variantFor(value, `parameter ${i + 1}`))));
+    }
+    if (typeof params === 'object' && Object.getPrototypeOf(params) === Object.prototype) {
+        const entries = {};
+        for (const [key, value] of Object.entries(params))
+            entries[key] = new GLib.Variant('v', variantFor(value, `parameter “${key}”`));
+        return new GLib.Variant('a{sv}', entries);
+    }
+    throw new TypeError('parameters must be an array (positional) or a plain object ' +
+                        `(named), not ${params?.constructor?.name ?? typeof params}`);
+}
+
+// A result value (possibly boxed in `v`) as a plain JavaScript value.
+function valueOf(variant) {
+    while (variant.get_type_string() === 'v')
+        variant = variant.get_variant();
+    const type = variant.get_type_string();
+    switch (type) {
+    case 'x': {
+        // GJS turns a gint64 into a Number, rounding beyond 2^53.
+        const text = variant.print(false);
+        const big = BigInt(text);
+        const small = Number(big);
+        return Number.isSafeInteger(small) ? small : big;
+    }
+    case 'd':
+        return variant.get_double();
+    case 's':
+        return variant.get_string()[0];
+    case 'ay':
+        return variant.get_data_as_bytes().toArray();
+    }
+    if (type.startsWith('m'))
+        return variant.n_children() === 0 ? null : valueOf(variant.get_child_value(0));
+    return variant.deepUnpack();
+}
+
+function rowOf(variant) {
+    const row = [];
+    for (let i = 0; i < variant.n_children(); i++)
+        row.push(valueOf(variant.get_child_value(i)));
+    return row;
+}
+
+const Database = QStore.Database.prototype;
+const Result = QStore.Result.prototype;
+const Row = QStore.Row.prototype;
+
+const originals = {
+    open: QStore.Database.open,
+    execute: Database.execute,
+    query: Database.query,
+    getRow: Result.get_row,
+    getValue: Result.get_value,
+    rowGetValues: Row.get_values,
+    rowGetValue: Row.get_value,
+};
+
+QStore.Database.open = function (uri, flags = QStore.OpenFlags.NONE) {
+    return originals.open.call(this, uri, flags);
+};
+
+// Opens the database at @uri, calls @func with it and closes it, also
+// when @func throws; returns what @func returned.
+QStore.Database.using = function (uri, flagsOrFunc, func) {
+    const flags = func === undefined ? QStore.OpenFlags.NONE : flagsOrFunc;
+    func ??= flagsOrFunc;
+    const db = QStore.Database.open(uri, flags);
+    let result;
+    try {
+        result = func(db);
+    } catch (e) {
+        try {
+            db.close();
+        } catch (closeError) {
+            // The callback's own error says more than a failed close.
+        }
+        throw e;
+    }
+    db.close();
+    return result;
+};
+
+// Runs one statement with parameters; returns how many rows it changed.
+Database.execute = function (sql, params = []) {
+    return originals.execute.call(this, sql, paramsFor(params));
+};
+
+// Runs one statement once per parameter set, in a transaction; returns
+// how many rows changed in all.
+Database.executeMany = function (sql, paramSets) {
+    return this.transaction(() => {
+        let changes = 0;
+        for (const params of paramSets)
+            changes += originals.execute.call(this, sql, paramsFor(params));
+        return changes;
+    });
+};
+
+// Runs one statement; the result's rows are arrays of plain values.
+Database.query = function (sql, params = []) {
+    return originals.query.call(this, sql, paramsFor(params));
+};
+
+// The catalog entries (QStore.CatalogEntry) of the database.
+Database.catalog = function () {
+    const model = QStore.catalog_list_entries(this.get_provider());
+    const entries = [];
+    for (let i = 0; i < model.get_n_items(); i++)
+        entries.push(model.get_item(i));
+    return entries;
+};
+
+// Calls @func between BEGIN and COMMIT, or rolls back and rethrows when
+// it throws; nested calls are savepoints of the outer transaction.
+// Returns what @func returned.
+Database.transaction = function (func) {
+    const depth = this._qstoreDepth ?? 0;
+    const savepoint = depth > 0 ? `qstore_gjs_${depth}` : null;
+    this.exec(savepoint ? `SAVEPOINT ${savepoint}` : 'BEGIN');
+    this._qstoreDepth = depth + 1;
+    let result;
+    try {
+        result = func(this);
+    } catch (e) {
+        this._qstoreDepth = depth;
+        this.exec(savepoint ? `ROLLBACK TO ${savepoint}` : 'ROLLBACK');
+        if (savepoint)
+            this.exec(`RELEASE ${savepoint}`);
+        throw e;
+    }
+    this._qstoreDepth = depth;
+    if (savepoint) {
+        this.exec(`RELEASE ${savepoint}`);
+        return result;
+    }
+    try {
+        this.exec('COMMIT');
+    } catch (e) {
+        // What did not commit must not linger as an open transaction.
+        try {
+            this.exec('ROLLBACK');
+        } catch (rollbackError) {
+            // Nothing was open any more.
+        }
+        throw e;
+    }
+    return result;
+};
+
+Result.get_row = function (row) {
+    return rowOf(originals.getRow.call(this, row));
+};
+
+Result.get_value = function (row, column) {
+    return valueOf(originals.getValue.call(this, row, column));
+};
+
+Result.columnNames = function () {
+    const names = [];
+    for (let i = 0; i < this.get_n_columns(); i++)
+        names.push(this.get_column_name(i));
+    return names;
+};
+
+Result.toArray = function () {
+    return Array.from(this);
+};
+
+Result[Symbol.iterator] = function* () {
+    for (let i = 0; i < this.get_n_rows(); i++)
+        yield this.get_row(i);
+};
+
+Row.get_values = function () {
+    return rowOf(originals.rowGetValues.call(this));
+};
+
+Row.get_value = function (column) {
+    return valueOf(originals.rowGetValue.call(this, column));
+};
+
+Row[Symbol.iterator] = function () {
+    return this.get_values()[Symbol.iterator]();
+};
