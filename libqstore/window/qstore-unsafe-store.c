@@ -274,6 +274,12 @@ gboolean
 qstore_unsafe_store_create (QStoreUnsafeStore  *store,
                             GError            **error)
 {
+  /* Tables in the way are found before anything is created. */
+  for (guint i = 0; i < QSTORE_UNSAFE_N_TABLES; i++)
+    if (qstore_database_get_table (store->database, NULL, store->names[i]) != NULL &&
+        !check_shape (store, i, error))
+      return FALSE;
+
   for (guint i = 0; i < QSTORE_UNSAFE_N_TABLES; i++)
     {
       const TableSpec *spec = &specs[i];
@@ -290,8 +296,6 @@ qstore_unsafe_store_create (QStoreUnsafeStore  *store,
               return FALSE;
             }
         }
-      if (!check_shape (store, i, error))
-        return FALSE;
 
       if (spec->index_suffix != NULL)
         {
