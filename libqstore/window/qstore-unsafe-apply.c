@@ -606,6 +606,8 @@ apply_locked (Apply   *apply,
                                                            : STEP_FALLBACK;
   if (step == STEP_FALLBACK)
     step = apply_complete (apply, &refusal);
+  else if (step == STEP_DONE)
+    qstore_unsafe_window_count_fast_apply (apply->window);
 
   if (step == STEP_DONE)
     {

@@ -67,8 +67,13 @@ QSTORE_AVAILABLE_IN_ALL
 void               qstore_unsafe_window_set_fast_path  (QStoreUnsafeWindow         *self,
                                                         gboolean                    enabled);
 
+/* How many applies the single-upsert path wrote itself. */
+QSTORE_AVAILABLE_IN_ALL
+guint              qstore_unsafe_window_get_n_fast_applies (QStoreUnsafeWindow     *self);
+
 /* For qstore-unsafe-apply.c */
 gboolean           qstore_unsafe_window_get_fast_path  (QStoreUnsafeWindow         *self);
+void               qstore_unsafe_window_count_fast_apply (QStoreUnsafeWindow       *self);
 void               qstore_unsafe_window_run_hook       (QStoreUnsafeWindow         *self,
                                                         gboolean                    after_commit,
                                                         QStoreUnsafeEvent          *event);

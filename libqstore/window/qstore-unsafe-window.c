@@ -59,6 +59,7 @@ struct _QStoreUnsafeWindow
   GMutex                     *lock;   /* the database's, shared by its windows */
 
   gboolean                    fast_path;
+  guint                       n_fast_applies;
   QStoreUnsafeWindowTestHook  before_writes;
   QStoreUnsafeWindowTestHook  after_commit;
   gpointer                    hook_data;
@@ -368,6 +369,19 @@ gboolean
 qstore_unsafe_window_get_fast_path (QStoreUnsafeWindow *self)
 {
   return self->fast_path;
+}
+
+void
+qstore_unsafe_window_count_fast_apply (QStoreUnsafeWindow *self)
+{
+  self->n_fast_applies++;
+}
+
+guint
+qstore_unsafe_window_get_n_fast_applies (QStoreUnsafeWindow *self)
+{
+  g_return_val_if_fail (QSTORE_IS_UNSAFE_WINDOW (self), 0);
+  return self->n_fast_applies;
 }
 
 void
