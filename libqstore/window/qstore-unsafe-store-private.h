@@ -34,6 +34,9 @@ typedef struct
   QStoreDatabase *database;   /* not owned: the window owns it */
   char           *window;
   char           *names[QSTORE_UNSAFE_N_TABLES];
+  /* Looked up once per operation: within one, with the lock held, no
+   * DDL can replace them. */
+  QStoreTable    *tables[QSTORE_UNSAFE_N_TABLES];
 } QStoreUnsafeStore;
 
 /* A row of either layer. */
@@ -86,6 +89,8 @@ void     qstore_unsafe_store_init          (QStoreUnsafeStore     *store,
                                             QStoreDatabase        *database,
                                             const char            *window);
 void     qstore_unsafe_store_clear         (QStoreUnsafeStore     *store);
+/* Forgets the tables looked up: at the end of each operation. */
+void     qstore_unsafe_store_forget_tables (QStoreUnsafeStore     *store);
 /* Creates the tables that do not exist (each DDL statement commits) and
  * checks the shape of those that do. Outside a transaction. */
 gboolean qstore_unsafe_store_create        (QStoreUnsafeStore     *store,

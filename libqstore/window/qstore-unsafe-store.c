@@ -197,6 +197,12 @@ qstore_unsafe_store_init (QStoreUnsafeStore *store,
 }
 
 void
+qstore_unsafe_store_forget_tables (QStoreUnsafeStore *store)
+{
+  memset (store->tables, 0, sizeof store->tables);
+}
+
+void
 qstore_unsafe_store_clear (QStoreUnsafeStore *store)
 {
   g_clear_pointer (&store->window, g_free);
@@ -231,8 +237,11 @@ table_for (QStoreUnsafeStore    *store,
            QStoreUnsafeTableId   id,
            GError              **error)
 {
-  QStoreTable *table = qstore_database_get_table (store->database, NULL, store->names[id]);
+  QStoreTable *table = store->tables[id];
 
+  if (table != NULL)
+    return table;
+  table = store->tables[id] = qstore_database_get_table (store->database, NULL, store->names[id]);
   if (table == NULL)
     g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_NOT_FOUND,
                  "Unsafe window “%s”: its table “%s” is gone (dropped around the "
@@ -311,6 +320,8 @@ qstore_unsafe_store_create (QStoreUnsafeStore  *store,
             }
         }
     }
+  /* DDL may have replaced the tables looked up. */
+  qstore_unsafe_store_forget_tables (store);
   return TRUE;
 }
 

@@ -211,7 +211,9 @@ invalid:
  * what it holds.
  *
  * Returns: (transfer full) (nullable): the window, or %NULL with
- *   %QSTORE_ERROR_INVALID_ARGUMENT for a bad name, %QSTORE_ERROR_EXISTS
+ *   %QSTORE_ERROR_INVALID_ARGUMENT for a bad name,
+ *   %QSTORE_ERROR_UNSUPPORTED when the store's commits are not all or
+ *   nothing (a provider opened with `?atomic=0`), %QSTORE_ERROR_EXISTS
  *   when a table of the window's names is not a window table,
  *   %QSTORE_ERROR_BUSY when @database has a transaction open, or an error
  *   creating the tables
@@ -230,6 +232,17 @@ qstore_unsafe_window_new (QStoreDatabase  *database,
 
   if (!check_name (name, error))
     return NULL;
+  /* Without one all-or-nothing commit, a crash could keep half of an
+   * apply: a receipt without its rows is an event lost for good. */
+  if (!(qstore_provider_get_capabilities (qstore_database_get_provider (database)) &
+        QSTORE_CAPABILITY_ATOMIC_BATCH))
+    {
+      g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_UNSUPPORTED,
+                   "Unsafe window “%s” needs a store whose commits are all or nothing, "
+                   "and “%s” withholds its atomic batch: open it without “?atomic=0”",
+                   name, qstore_provider_get_location (qstore_database_get_provider (database)));
+      return NULL;
+    }
 
   self = g_object_new (QSTORE_TYPE_UNSAFE_WINDOW, NULL);
   self->database = g_object_ref (database);
@@ -305,6 +318,7 @@ qstore_unsafe_window_lock (QStoreUnsafeWindow *self)
 void
 qstore_unsafe_window_unlock (QStoreUnsafeWindow *self)
 {
+  qstore_unsafe_store_forget_tables (&self->store);
   g_mutex_unlock (self->lock);
 }
 

@@ -1167,6 +1167,17 @@ test_bad_input (WindowFixture *f,
   after = window_dump (f->t.db, WINDOW_NAME);
   g_assert_cmpstr (before, ==, after);
 
+  /* A store whose commits can tear. */
+  {
+    g_autoptr(QStoreDatabase) torn = test_open_database ("memory:?atomic=0", QSTORE_OPEN_NONE);
+
+    g_assert_null (qstore_unsafe_window_new (torn, "w", &error));
+    g_assert_error (error, QSTORE_ERROR, QSTORE_ERROR_UNSUPPORTED);
+    g_assert_nonnull (strstr (error->message, "atomic=0"));
+    g_clear_error (&error);
+    test_close_database (&torn);
+  }
+
   /* A table in the way that is not a window's. */
   test_exec (f->t.db, "CREATE TABLE _qstore_window_other_receipts (a, b)");
   g_assert_null (qstore_unsafe_window_new (f->t.db, "other", &error));
