@@ -124,6 +124,8 @@ qstore_unsafe_event_new (const char *event_id,
  * qstore_unsafe_event_get_event_id:
  * @self: a #QStoreUnsafeEvent
  *
+ * Gets the event's identity.
+ *
  * Returns: the event's identity
  */
 const char *
@@ -136,6 +138,8 @@ qstore_unsafe_event_get_event_id (QStoreUnsafeEvent *self)
 /**
  * qstore_unsafe_event_get_suid:
  * @self: a #QStoreUnsafeEvent
+ *
+ * Gets the event's sortable unique id.
  *
  * Returns: the event's sortable unique id
  */
@@ -166,6 +170,8 @@ qstore_unsafe_event_set_generation (QStoreUnsafeEvent *self,
 /**
  * qstore_unsafe_event_get_generation:
  * @self: a #QStoreUnsafeEvent
+ *
+ * Gets the generation the event is applied to.
  *
  * Returns: the generation the event is applied to
  */
@@ -200,6 +206,8 @@ qstore_unsafe_event_set_safe_head (QStoreUnsafeEvent *self,
 /**
  * qstore_unsafe_event_get_safe_head:
  * @self: a #QStoreUnsafeEvent
+ *
+ * Gets the safe head the event was delivered against.
  *
  * Returns: the safe head, or the empty text
  */
@@ -247,6 +255,8 @@ qstore_unsafe_event_clear_expected_row_version (QStoreUnsafeEvent *self)
  * @self: a #QStoreUnsafeEvent
  * @version: (out) (optional): the expected version, 0 when there is none
  *
+ * Gets the row version the event expects, if any.
+ *
  * Returns: whether the event expects a row version
  */
 gboolean
@@ -280,6 +290,8 @@ qstore_unsafe_event_set_updated_at (QStoreUnsafeEvent *self,
  * qstore_unsafe_event_get_updated_at:
  * @self: a #QStoreUnsafeEvent
  *
+ * Gets the time recorded with the event's receipt.
+ *
  * Returns: the time to record, or -1 for the time of the apply
  */
 gint64
@@ -309,6 +321,8 @@ qstore_unsafe_event_set_record_arrival (QStoreUnsafeEvent *self,
 /**
  * qstore_unsafe_event_get_record_arrival:
  * @self: a #QStoreUnsafeEvent
+ *
+ * Gets whether applying the event observes its arrival.
  *
  * Returns: whether applying the event observes its arrival
  */
@@ -340,6 +354,8 @@ qstore_unsafe_event_set_target_suid (QStoreUnsafeEvent *self,
 /**
  * qstore_unsafe_event_get_target_suid:
  * @self: a #QStoreUnsafeEvent
+ *
+ * Gets the SUID the window's kick must reach for this event.
  *
  * Returns: (nullable): the kick's target, or %NULL for the event's SUID
  */
@@ -501,6 +517,8 @@ qstore_unsafe_event_add_index_entry (QStoreUnsafeEvent *self,
 /**
  * qstore_unsafe_event_get_n_mutations:
  * @self: a #QStoreUnsafeEvent
+ *
+ * Counts the event's mutations.
  *
  * Returns: how many upserts, tombstones, patches and deletes the event has
  */

@@ -38,32 +38,6 @@ check_argument (QStoreUnsafeWindow  *self,
   return FALSE;
 }
 
-static gboolean
-check_suid (QStoreUnsafeWindow  *self,
-            const char          *suid,
-            const char          *field,
-            gboolean             empty_allowed,
-            GError             **error)
-{
-  if ((empty_allowed && suid[0] == '\0') || qstore_suid_validate (suid, field, error))
-    return TRUE;
-  g_prefix_error (error, "Unsafe window “%s”: ", qstore_unsafe_window_get_name (self));
-  return FALSE;
-}
-
-/* Commits when @ok, else rolls back; returns whether all went well. */
-static gboolean
-finish (QStoreUnsafeWindow  *self,
-        gboolean             ok,
-        gboolean             write,
-        GError             **error)
-{
-  if (ok && write)
-    return qstore_unsafe_window_commit (self, error);
-  qstore_unsafe_window_rollback (self);
-  return ok;
-}
-
 /**
  * qstore_unsafe_window_acquire_kick:
  * @self: a #QStoreUnsafeWindow
@@ -139,7 +113,7 @@ qstore_unsafe_window_acquire_kick (QStoreUnsafeWindow  *self,
       kick.dirty = FALSE;
       ok = qstore_unsafe_store_put_kick (store, &kick, error);
     }
-  ok = finish (self, ok, take, error);
+  ok = qstore_unsafe_window_end (self, ok, take, error);
 
 out:
   qstore_unsafe_window_unlock (self);
@@ -195,7 +169,7 @@ qstore_unsafe_window_finish_kick (QStoreUnsafeWindow  *self,
   if (dirty != NULL)
     *dirty = FALSE;
   if (!check_argument (self, owner[0] != '\0', error, "a kick's owner cannot be empty") ||
-      !check_suid (self, reached_suid, "reached_suid", TRUE, error))
+      !qstore_unsafe_window_check_suid (self, reached_suid, "reached_suid", TRUE, error))
     return FALSE;
 
   qstore_unsafe_window_lock (self);
@@ -213,7 +187,7 @@ qstore_unsafe_window_finish_kick (QStoreUnsafeWindow  *self,
       kick.lease_until = 0;
       ok = qstore_unsafe_store_put_kick (store, &kick, error);
     }
-  ok = finish (self, ok, held, error);
+  ok = qstore_unsafe_window_end (self, ok, held, error);
 
 out:
   qstore_unsafe_window_unlock (self);
@@ -328,7 +302,7 @@ collect_locked (QStoreUnsafeWindow  *self,
                                                          error) &&
                qstore_unsafe_store_delete_row (store, FALSE, c->generation, c->row_key,
                                                error)));
-  ok = finish (self, ok, holds, error);
+  ok = qstore_unsafe_window_end (self, ok, holds, error);
   *collected = ok && holds;
   return ok;
 }
@@ -381,13 +355,12 @@ qstore_unsafe_window_garbage_collect (QStoreUnsafeWindow  *self,
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
   *collected = FALSE;
-  if (!check_argument (self, generation >= 0, error,
-                       "generation %" G_GINT64_FORMAT " is negative: generations count from 0",
-                       generation) ||
+  if (!qstore_unsafe_window_check_generation (self, generation, error) ||
       !check_argument (self, g_utf8_validate (row_key, -1, NULL), error,
                        "row_key is not valid UTF-8") ||
-      !check_suid (self, expected_source_suid, "expected_source_suid", FALSE, error) ||
-      !check_suid (self, safe_head, "safe_head", TRUE, error))
+      !qstore_unsafe_window_check_suid (self, expected_source_suid, "expected_source_suid",
+                                        FALSE, error) ||
+      !qstore_unsafe_window_check_suid (self, safe_head, "safe_head", TRUE, error))
     return FALSE;
 
   qstore_unsafe_window_lock (self);
@@ -496,10 +469,8 @@ qstore_unsafe_window_collect_eligible (QStoreUnsafeWindow  *self,
 
   if (n_collected != NULL)
     *n_collected = 0;
-  if (!check_argument (self, generation >= 0, error,
-                       "generation %" G_GINT64_FORMAT " is negative: generations count from 0",
-                       generation) ||
-      !check_suid (self, safe_head, "safe_head", TRUE, error))
+  if (!qstore_unsafe_window_check_generation (self, generation, error) ||
+      !qstore_unsafe_window_check_suid (self, safe_head, "safe_head", TRUE, error))
     return FALSE;
   if (safe_head[0] == '\0')
     return TRUE;

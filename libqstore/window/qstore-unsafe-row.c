@@ -70,6 +70,8 @@ qstore_unsafe_row_new (char     *row_key,
  * qstore_unsafe_row_get_row_key:
  * @self: a #QStoreUnsafeRow
  *
+ * Gets the row's key.
+ *
  * Returns: the row's key
  */
 const char *
@@ -82,6 +84,8 @@ qstore_unsafe_row_get_row_key (QStoreUnsafeRow *self)
 /**
  * qstore_unsafe_row_get_value_json:
  * @self: a #QStoreUnsafeRow
+ *
+ * Gets the row's value.
  *
  * Returns: the row's value, as compact JSON
  */
@@ -96,6 +100,8 @@ qstore_unsafe_row_get_value_json (QStoreUnsafeRow *self)
  * qstore_unsafe_row_get_row_version:
  * @self: a #QStoreUnsafeRow
  *
+ * Gets the row's version.
+ *
  * Returns: the row's version
  */
 gint64
@@ -108,6 +114,8 @@ qstore_unsafe_row_get_row_version (QStoreUnsafeRow *self)
 /**
  * qstore_unsafe_row_get_source_suid:
  * @self: a #QStoreUnsafeRow
+ *
+ * Gets the SUID of the state the row holds.
  *
  * Returns: the SUID of the state the row holds
  */

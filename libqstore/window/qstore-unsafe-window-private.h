@@ -26,6 +26,28 @@ gboolean           qstore_unsafe_window_begin          (QStoreUnsafeWindow  *sel
 gboolean           qstore_unsafe_window_commit         (QStoreUnsafeWindow  *self,
                                                         GError             **error);
 void               qstore_unsafe_window_rollback       (QStoreUnsafeWindow  *self);
+/* Ends the transaction: commits when @ok and @wrote, else rolls back.
+ * Returns whether all went well. */
+gboolean           qstore_unsafe_window_end            (QStoreUnsafeWindow  *self,
+                                                        gboolean             ok,
+                                                        gboolean             wrote,
+                                                        GError             **error);
+
+/* Argument checks: QSTORE_ERROR_INVALID_ARGUMENT naming the window and
+ * @field. Text must be non-empty UTF-8; the empty SUID passes where it
+ * means "no checkpoint". */
+gboolean           qstore_unsafe_window_check_generation (QStoreUnsafeWindow  *self,
+                                                          gint64               generation,
+                                                          GError             **error);
+gboolean           qstore_unsafe_window_check_text     (QStoreUnsafeWindow  *self,
+                                                        const char          *text,
+                                                        const char          *field,
+                                                        GError             **error);
+gboolean           qstore_unsafe_window_check_suid     (QStoreUnsafeWindow  *self,
+                                                        const char          *suid,
+                                                        const char          *field,
+                                                        gboolean             empty_allowed,
+                                                        GError             **error);
 
 /* Records the arrival of (@event_id, @suid) in @generation, inside the
  * open transaction: raises the watermark and, for a @first arrival (the

@@ -261,6 +261,8 @@ qstore_unsafe_window_new (QStoreDatabase  *database,
  * qstore_unsafe_window_get_database:
  * @self: a #QStoreUnsafeWindow
  *
+ * Gets the database holding the window.
+ *
  * Returns: (transfer none): the database holding the window
  */
 QStoreDatabase *
@@ -273,6 +275,8 @@ qstore_unsafe_window_get_database (QStoreUnsafeWindow *self)
 /**
  * qstore_unsafe_window_get_name:
  * @self: a #QStoreUnsafeWindow
+ *
+ * Gets the window's name.
  *
  * Returns: the window's name
  */
@@ -380,6 +384,18 @@ qstore_unsafe_window_rollback (QStoreUnsafeWindow *self)
 }
 
 gboolean
+qstore_unsafe_window_end (QStoreUnsafeWindow  *self,
+                          gboolean             ok,
+                          gboolean             wrote,
+                          GError             **error)
+{
+  if (ok && wrote)
+    return qstore_unsafe_window_commit (self, error);
+  qstore_unsafe_window_rollback (self);
+  return ok;
+}
+
+gboolean
 qstore_unsafe_window_get_fast_path (QStoreUnsafeWindow *self)
 {
   return self->fast_path;
@@ -432,10 +448,10 @@ qstore_unsafe_window_set_fast_path (QStoreUnsafeWindow *self,
 
 /* Argument checks */
 
-static gboolean
-check_generation (QStoreUnsafeWindow  *self,
-                  gint64               generation,
-                  GError             **error)
+gboolean
+qstore_unsafe_window_check_generation (QStoreUnsafeWindow  *self,
+                                       gint64               generation,
+                                       GError             **error)
 {
   if (generation >= 0)
     return TRUE;
@@ -445,11 +461,11 @@ check_generation (QStoreUnsafeWindow  *self,
   return FALSE;
 }
 
-static gboolean
-check_text (QStoreUnsafeWindow  *self,
-            const char          *text,
-            const char          *field,
-            GError             **error)
+gboolean
+qstore_unsafe_window_check_text (QStoreUnsafeWindow  *self,
+                                 const char          *text,
+                                 const char          *field,
+                                 GError             **error)
 {
   if (text[0] != '\0' && g_utf8_validate (text, -1, NULL))
     return TRUE;
@@ -459,12 +475,12 @@ check_text (QStoreUnsafeWindow  *self,
   return FALSE;
 }
 
-static gboolean
-check_suid (QStoreUnsafeWindow  *self,
-            const char          *suid,
-            const char          *field,
-            gboolean             empty_allowed,
-            GError             **error)
+gboolean
+qstore_unsafe_window_check_suid (QStoreUnsafeWindow  *self,
+                                 const char          *suid,
+                                 const char          *field,
+                                 gboolean             empty_allowed,
+                                 GError             **error)
 {
   if (empty_allowed && suid[0] == '\0')
     return TRUE;
@@ -586,9 +602,9 @@ qstore_unsafe_window_observe_arrival (QStoreUnsafeWindow  *self,
   g_return_val_if_fail (suid != NULL, FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
-  if (!check_generation (self, generation, error) ||
-      !check_text (self, event_id, "event_id", error) ||
-      !check_suid (self, suid, "suid", FALSE, error))
+  if (!qstore_unsafe_window_check_generation (self, generation, error) ||
+      !qstore_unsafe_window_check_text (self, event_id, "event_id", error) ||
+      !qstore_unsafe_window_check_suid (self, suid, "suid", FALSE, error))
     return FALSE;
 
   qstore_unsafe_window_lock (self);
@@ -599,10 +615,7 @@ qstore_unsafe_window_observe_arrival (QStoreUnsafeWindow  *self,
            qstore_unsafe_window_record_arrival (self, generation, event_id, suid,
                                                 !found || strcmp (receipt.suid, suid) != 0,
                                                 &behind, error);
-      if (ok)
-        ok = qstore_unsafe_window_commit (self, error);
-      else
-        qstore_unsafe_window_rollback (self);
+      ok = qstore_unsafe_window_end (self, ok, TRUE, error);
     }
   qstore_unsafe_window_unlock (self);
 
@@ -647,9 +660,9 @@ qstore_unsafe_window_observe_safe_receipt (QStoreUnsafeWindow  *self,
   g_return_val_if_fail (suid != NULL, FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
-  if (!check_generation (self, generation, error) ||
-      !check_text (self, event_id, "event_id", error) ||
-      !check_suid (self, suid, "suid", FALSE, error))
+  if (!qstore_unsafe_window_check_generation (self, generation, error) ||
+      !qstore_unsafe_window_check_text (self, event_id, "event_id", error) ||
+      !qstore_unsafe_window_check_suid (self, suid, "suid", FALSE, error))
     return FALSE;
 
   qstore_unsafe_window_lock (self);
@@ -687,10 +700,7 @@ qstore_unsafe_window_observe_safe_receipt (QStoreUnsafeWindow  *self,
     }
   ok = ok && qstore_unsafe_store_delete_markers_of_event (&self->store, generation, event_id,
                                                           suid, error);
-  if (ok)
-    ok = qstore_unsafe_window_commit (self, error);
-  else
-    qstore_unsafe_window_rollback (self);
+  ok = qstore_unsafe_window_end (self, ok, TRUE, error);
 
 out:
   qstore_unsafe_window_unlock (self);
@@ -730,7 +740,7 @@ qstore_unsafe_window_read_meta (QStoreUnsafeWindow  *self,
   g_return_val_if_fail (QSTORE_IS_UNSAFE_WINDOW (self), FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
-  if (!check_generation (self, generation, error))
+  if (!qstore_unsafe_window_check_generation (self, generation, error))
     return FALSE;
 
   qstore_unsafe_window_lock (self);
@@ -782,8 +792,8 @@ qstore_unsafe_window_has_target_receipt (QStoreUnsafeWindow  *self,
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
   *found = FALSE;
-  if (!check_text (self, event_id, "event_id", error) ||
-      !check_suid (self, suid, "suid", FALSE, error))
+  if (!qstore_unsafe_window_check_text (self, event_id, "event_id", error) ||
+      !qstore_unsafe_window_check_suid (self, suid, "suid", FALSE, error))
     return FALSE;
 
   qstore_unsafe_window_lock (self);
@@ -831,9 +841,9 @@ qstore_unsafe_window_has_wait_receipt (QStoreUnsafeWindow  *self,
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
   *found = FALSE;
-  if (!check_generation (self, generation, error) ||
-      !check_text (self, event_id, "event_id", error) ||
-      !check_suid (self, suid, "suid", FALSE, error))
+  if (!qstore_unsafe_window_check_generation (self, generation, error) ||
+      !qstore_unsafe_window_check_text (self, event_id, "event_id", error) ||
+      !qstore_unsafe_window_check_suid (self, suid, "suid", FALSE, error))
     return FALSE;
 
   qstore_unsafe_window_lock (self);
@@ -870,7 +880,7 @@ qstore_unsafe_window_activate_generation (QStoreUnsafeWindow  *self,
   g_return_val_if_fail (QSTORE_IS_UNSAFE_WINDOW (self), FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
-  if (!check_generation (self, generation, error))
+  if (!qstore_unsafe_window_check_generation (self, generation, error))
     return FALSE;
 
   qstore_unsafe_window_lock (self);
@@ -880,10 +890,7 @@ qstore_unsafe_window_activate_generation (QStoreUnsafeWindow  *self,
       ok = qstore_unsafe_store_put_definition (&self->store, generation, definition_version,
                                                error) &&
            qstore_unsafe_store_put_active (&self->store, generation, error);
-      if (ok)
-        ok = qstore_unsafe_window_commit (self, error);
-      else
-        qstore_unsafe_window_rollback (self);
+      ok = qstore_unsafe_window_end (self, ok, TRUE, error);
     }
   qstore_unsafe_window_unlock (self);
   return ok;
@@ -924,11 +931,11 @@ qstore_unsafe_window_put_safe_row (QStoreUnsafeWindow  *self,
   g_return_val_if_fail (source_suid != NULL, FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
-  if (!check_generation (self, generation, error) ||
-      !check_suid (self, source_suid, "source_suid", FALSE, error))
+  if (!qstore_unsafe_window_check_generation (self, generation, error) ||
+      !qstore_unsafe_window_check_suid (self, source_suid, "source_suid", FALSE, error))
     return FALSE;
   if (!g_utf8_validate (row_key, -1, NULL))
-    return check_text (self, row_key, "row_key", error);
+    return qstore_unsafe_window_check_text (self, row_key, "row_key", error);
   canonical = qstore_unsafe_json_canonical (value_json, "value_json", NULL, error);
   if (canonical == NULL)
     {
@@ -946,10 +953,7 @@ qstore_unsafe_window_put_safe_row (QStoreUnsafeWindow  *self,
   if (ok)
     {
       ok = qstore_unsafe_store_put_row (&self->store, TRUE, generation, &row, error);
-      if (ok)
-        ok = qstore_unsafe_window_commit (self, error);
-      else
-        qstore_unsafe_window_rollback (self);
+      ok = qstore_unsafe_window_end (self, ok, TRUE, error);
     }
   qstore_unsafe_window_unlock (self);
   return ok;
@@ -979,7 +983,7 @@ qstore_unsafe_window_delete_safe_row (QStoreUnsafeWindow  *self,
   g_return_val_if_fail (row_key != NULL, FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
-  if (!check_generation (self, generation, error))
+  if (!qstore_unsafe_window_check_generation (self, generation, error))
     return FALSE;
 
   qstore_unsafe_window_lock (self);
@@ -987,10 +991,7 @@ qstore_unsafe_window_delete_safe_row (QStoreUnsafeWindow  *self,
   if (ok)
     {
       ok = qstore_unsafe_store_delete_row (&self->store, TRUE, generation, row_key, error);
-      if (ok)
-        ok = qstore_unsafe_window_commit (self, error);
-      else
-        qstore_unsafe_window_rollback (self);
+      ok = qstore_unsafe_window_end (self, ok, TRUE, error);
     }
   qstore_unsafe_window_unlock (self);
   return ok;

@@ -140,17 +140,6 @@ test_permutations (void)
 /* Scripted orders */
 
 static void
-new_store (WindowFixture *f)
-{
-  g_clear_object (&f->w);
-  test_close_database (&f->t.db);
-  test_remove_tree (f->t.dir);
-  g_assert_cmpint (g_mkdir (f->t.dir, 0700), ==, 0);
-  f->t.db = test_open_database (f->t.uri, QSTORE_OPEN_NONE);
-  window_fixture_open (f);
-}
-
-static void
 assert_page (WindowFixture *f,
              const char    *expected)
 {
@@ -173,7 +162,7 @@ test_order_row_version (WindowFixture *f,
   window_apply_expect (f->w, c, QSTORE_UNSAFE_OUTCOME_APPLIED, FALSE);
   assert_page (f, "a=3 v3 000000000000000000300000000000 unsafe\ntotal 1\n");
 
-  new_store (f);
+  window_fixture_recreate (f);
   window_put (f->w, "a", 1, "a", "1");
   window_assert_refused (f->w, c, QSTORE_UNSAFE_WINDOW_ERROR_ROW_CAS_MISMATCH);
   window_put (f->w, "b", 2, "a", "2");
@@ -194,7 +183,7 @@ test_order_two_suids (WindowFixture *f,
   window_assert_refused (f->w, seven, QSTORE_UNSAFE_WINDOW_ERROR_SUID_CONTRADICTION);
   assert_page (f, "a=\"five\" v5 000000000000000000500000000000 unsafe\ntotal 1\n");
 
-  new_store (f);
+  window_fixture_recreate (f);
   window_apply_expect (f->w, seven, QSTORE_UNSAFE_OUTCOME_APPLIED, FALSE);
   window_assert_refused (f->w, five, QSTORE_UNSAFE_WINDOW_ERROR_SUID_CONTRADICTION);
   assert_page (f, "a=\"seven\" v7 000000000000000000700000000000 unsafe\ntotal 1\n");
@@ -223,7 +212,7 @@ test_order_safe_head (WindowFixture *f,
   window_assert_refused (f->w, late, QSTORE_UNSAFE_WINDOW_ERROR_SAFE_AHEAD);
   assert_page (f, "a=7 v7 000000000000000000700000000000 unsafe\ntotal 1\n");
 
-  new_store (f);
+  window_fixture_recreate (f);
   window_apply_expect (f->w, late, QSTORE_UNSAFE_OUTCOME_APPLIED, FALSE);
   window_put (f->w, "e7", 7, "a", "7");
   observe_safe (f, "e7", 7);
@@ -251,7 +240,7 @@ test_order_late_arrival (WindowFixture *f,
   g_assert_null (page);
   g_assert_error (error, QSTORE_UNSAFE_WINDOW_ERROR, QSTORE_UNSAFE_WINDOW_ERROR_BEHIND_FRONTIER);
 
-  new_store (f);
+  window_fixture_recreate (f);
   window_apply_expect (f->w, late, QSTORE_UNSAFE_OUTCOME_APPLIED, FALSE);
   window_put (f->w, "e7", 7, "a", "7");
   observe_safe (f, "e7", 7);
@@ -277,7 +266,7 @@ test_order_multi_row_older (WindowFixture *f,
   window_apply_expect (f->w, m, QSTORE_UNSAFE_OUTCOME_OLDER, FALSE);
   assert_page (f, "k1=\"n\" v7 000000000000000000700000000000 unsafe\ntotal 1\n");
 
-  new_store (f);
+  window_fixture_recreate (f);
   window_apply_expect (f->w, m, QSTORE_UNSAFE_OUTCOME_APPLIED, FALSE);
   window_put (f->w, "n", 7, "k1", "\"n\"");
   assert_page (f,
@@ -302,7 +291,7 @@ test_order_delete_then_older (WindowFixture *f,
   window_apply_expect (f->w, u, QSTORE_UNSAFE_OUTCOME_APPLIED, FALSE);
   assert_page (f, "k=\"u\" v5 000000000000000000500000000000 unsafe\ntotal 1\n");
 
-  new_store (f);
+  window_fixture_recreate (f);
   window_put (f->w, "p", 3, "k", "\"p\"");
   window_apply_expect (f->w, u, QSTORE_UNSAFE_OUTCOME_APPLIED, FALSE);
   window_apply_expect (f->w, d, QSTORE_UNSAFE_OUTCOME_APPLIED, FALSE);
@@ -326,13 +315,13 @@ test_order_patches (WindowFixture *f,
   window_apply_expect (f->w, p2, QSTORE_UNSAFE_OUTCOME_APPLIED, FALSE);
   assert_page (f, "k={\"x\":0,\"a\":1,\"b\":2} v6 000000000000000000600000000000 unsafe\ntotal 1\n");
 
-  new_store (f);
+  window_fixture_recreate (f);
   window_put (f->w, "base", 1, "k", "{\"x\": 0}");
   window_apply_expect (f->w, p2, QSTORE_UNSAFE_OUTCOME_APPLIED, FALSE);
   window_apply_expect (f->w, p1, QSTORE_UNSAFE_OUTCOME_OLDER, FALSE);
   assert_page (f, "k={\"x\":0,\"b\":2} v6 000000000000000000600000000000 unsafe\ntotal 1\n");
 
-  new_store (f);
+  window_fixture_recreate (f);
   window_apply_expect (f->w, p1, QSTORE_UNSAFE_OUTCOME_PATCH_NOT_FOUND, FALSE);
   window_put (f->w, "base", 1, "k", "{\"x\": 0}");
   window_apply_expect (f->w, p2, QSTORE_UNSAFE_OUTCOME_APPLIED, FALSE);

@@ -960,12 +960,7 @@ test_gc_predicates (WindowFixture *f,
       gboolean collected = -1;
 
       g_test_message ("%s", spoilers[i].what);
-      g_clear_object (&f->w);
-      test_close_database (&f->t.db);
-      test_remove_tree (f->t.dir);
-      g_assert_cmpint (g_mkdir (f->t.dir, 0700), ==, 0);
-      f->t.db = test_open_database (f->t.uri, QSTORE_OPEN_NONE);
-      window_fixture_open (f);
+      window_fixture_recreate (f);
 
       collectable (f);
       spoilers[i].spoil (f, &definition, &version, &suid, &safe_head);

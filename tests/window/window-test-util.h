@@ -276,6 +276,18 @@ window_fixture_reopen (WindowFixture *f)
   window_fixture_open (f);
 }
 
+/* Starts over with an empty store at the same place. */
+static inline void
+window_fixture_recreate (WindowFixture *f)
+{
+  g_clear_object (&f->w);
+  test_close_database (&f->t.db);
+  test_remove_tree (f->t.dir);
+  g_assert_cmpint (g_mkdir (f->t.dir, 0700), ==, 0);
+  f->t.db = test_open_database (f->t.uri, QSTORE_OPEN_NONE);
+  window_fixture_open (f);
+}
+
 static inline void
 window_fixture_tear_down (WindowFixture *f,
                           gconstpointer  data)
