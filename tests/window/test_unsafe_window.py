@@ -126,6 +126,7 @@ class UnsafeWindowTest(unittest.TestCase):
     def test_internal_tables(self):
         self.assertTrue(QStore.UnsafeWindow.is_internal_table_name("_qstore_window_view_rows"))
         self.assertFalse(QStore.UnsafeWindow.is_internal_table_name("orders"))
+        # Whether the user's table list shows them or not, they are the window's.
         for table in self.db.list_tables():
             self.assertTrue(QStore.UnsafeWindow.is_internal_table_name(table))
         self.assertEqual(self.window.props.name, "view")
