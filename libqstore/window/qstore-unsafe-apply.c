@@ -150,10 +150,11 @@ write_bookkeeping (Apply   *apply,
   };
   g_auto(QStoreUnsafeKick) kick = { 0 };
   g_autoptr(GError) local_error = NULL;
-  const char *target = qstore_unsafe_event_get_kick_target (apply->event);
+  const char *target = qstore_unsafe_event_get_target_suid (apply->event);
   gint64 active;
   gint64 definition;
   gboolean found;
+  gboolean further;
 
   if (!qstore_unsafe_store_insert_receipt (apply->store, &receipt, &local_error))
     {
@@ -177,14 +178,19 @@ write_bookkeeping (Apply   *apply,
         return failed (apply, error);
     }
 
+  /* The kick's target is the larger of the one it stores and the largest
+   * SUID with a receipt (qstore_unsafe_window_get_kick_target()): only a
+   * target beyond the event's own SUID is stored, and a kick already
+   * dirty is written no more. */
   if (!qstore_unsafe_store_get_kick (apply->store, &kick, &found, error))
     return failed (apply, error);
-  if (!found || !kick.dirty || qstore_suid_compare (target, kick.target_suid) > 0)
+  further = target != NULL && (!found || qstore_suid_compare (target, kick.target_suid) > 0);
+  if (!found || !kick.dirty || further)
     {
-      if (!found || qstore_suid_compare (target, kick.target_suid) > 0)
+      if (!found || further)
         {
           g_free (kick.target_suid);
-          kick.target_suid = g_strdup (target);
+          kick.target_suid = g_strdup (target != NULL ? target : apply->suid);
         }
       kick.dirty = TRUE;
       if (!qstore_unsafe_store_put_kick (apply->store, &kick, error))

@@ -44,8 +44,6 @@ gboolean         qstore_unsafe_event_validate          (QStoreUnsafeEvent  *self
 /* In the order they were added. */
 GPtrArray       *qstore_unsafe_event_get_mutations     (QStoreUnsafeEvent  *self);
 GPtrArray       *qstore_unsafe_event_get_index_entries (QStoreUnsafeEvent  *self);
-/* The SUID the kick targets: the target SUID when set, else the event's. */
-const char      *qstore_unsafe_event_get_kick_target   (QStoreUnsafeEvent  *self);
 
 /* JSON as the window stores it: compact, members in their given order.
  * NULL with QSTORE_ERROR_INVALID_ARGUMENT naming @field when @json does

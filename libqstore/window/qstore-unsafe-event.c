@@ -543,12 +543,6 @@ qstore_unsafe_event_get_index_entries (QStoreUnsafeEvent *self)
   return self->index_entries;
 }
 
-const char *
-qstore_unsafe_event_get_kick_target (QStoreUnsafeEvent *self)
-{
-  return self->target_suid != NULL ? self->target_suid : self->suid;
-}
-
 char *
 qstore_unsafe_json_canonical (const char  *json,
                               const char  *field,

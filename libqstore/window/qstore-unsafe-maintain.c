@@ -38,6 +38,26 @@ check_argument (QStoreUnsafeWindow  *self,
   return FALSE;
 }
 
+gboolean
+qstore_unsafe_window_get_kick_target (QStoreUnsafeWindow  *self,
+                                      QStoreUnsafeKick    *kick,
+                                      gboolean            *raised,
+                                      GError             **error)
+{
+  g_autofree char *max = NULL;
+
+  *raised = FALSE;
+  if (!qstore_unsafe_store_max_receipt_suid (qstore_unsafe_window_get_store (self), &max, error))
+    return FALSE;
+  if (qstore_suid_compare (max, kick->target_suid) > 0)
+    {
+      g_free (kick->target_suid);
+      kick->target_suid = g_steal_pointer (&max);
+      *raised = TRUE;
+    }
+  return TRUE;
+}
+
 /**
  * qstore_unsafe_window_acquire_kick:
  * @self: a #QStoreUnsafeWindow
@@ -72,6 +92,7 @@ qstore_unsafe_window_acquire_kick (QStoreUnsafeWindow  *self,
   g_auto(QStoreUnsafeKick) kick = { 0 };
   gboolean found = FALSE;
   gboolean take = FALSE;
+  gboolean raised;
   gboolean ok;
 
   g_return_val_if_fail (QSTORE_IS_UNSAFE_WINDOW (self), FALSE);
@@ -106,6 +127,8 @@ qstore_unsafe_window_acquire_kick (QStoreUnsafeWindow  *self,
     }
   take = ok && found && kick.dirty;
   if (take)
+    ok = qstore_unsafe_window_get_kick_target (self, &kick, &raised, error);
+  if (take && ok)
     {
       g_free (kick.lease_owner);
       kick.lease_owner = g_strdup (owner);
@@ -157,6 +180,7 @@ qstore_unsafe_window_finish_kick (QStoreUnsafeWindow  *self,
   g_auto(QStoreUnsafeKick) kick = { 0 };
   gboolean found = FALSE;
   gboolean held = FALSE;
+  gboolean raised;
   gboolean ok;
 
   g_return_val_if_fail (QSTORE_IS_UNSAFE_WINDOW (self), FALSE);
@@ -180,6 +204,8 @@ qstore_unsafe_window_finish_kick (QStoreUnsafeWindow  *self,
   ok = qstore_unsafe_store_get_kick (store, &kick, &found, error);
   held = ok && found && kick.lease_owner != NULL && strcmp (kick.lease_owner, owner) == 0;
   if (held)
+    ok = qstore_unsafe_window_get_kick_target (self, &kick, &raised, error);
+  if (held && ok)
     {
       if (reached_suid[0] == '\0' || qstore_suid_compare (kick.target_suid, reached_suid) > 0)
         kick.dirty = TRUE;
@@ -272,6 +298,23 @@ check_predicates (QStoreUnsafeStore  *store,
   return TRUE;
 }
 
+/* The kick's target rests partly on receipts (see
+ * qstore_unsafe_window_get_kick_target()): it is stored before a receipt
+ * it rests on can go. */
+static gboolean
+keep_kick_target (QStoreUnsafeWindow  *self,
+                  GError             **error)
+{
+  QStoreUnsafeStore *store = qstore_unsafe_window_get_store (self);
+  g_auto(QStoreUnsafeKick) kick = { 0 };
+  gboolean found;
+  gboolean raised = FALSE;
+
+  return qstore_unsafe_store_get_kick (store, &kick, &found, error) &&
+         (!found || qstore_unsafe_window_get_kick_target (self, &kick, &raised, error)) &&
+         (!raised || qstore_unsafe_store_put_kick (store, &kick, error));
+}
+
 static gboolean
 collect_locked (QStoreUnsafeWindow  *self,
                 const Candidate     *c,
@@ -293,7 +336,8 @@ collect_locked (QStoreUnsafeWindow  *self,
              qstore_unsafe_window_get_name (self), c->row_key, failed);
 
   ok = ok && (!holds ||
-              (qstore_unsafe_store_delete_index_entries (store, c->generation, c->row_key,
+              (keep_kick_target (self, error) &&
+               qstore_unsafe_store_delete_index_entries (store, c->generation, c->row_key,
                                                          error) &&
                qstore_unsafe_store_delete_markers_of_row (store, c->generation, c->row_key,
                                                           error) &&

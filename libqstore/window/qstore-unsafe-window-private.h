@@ -68,6 +68,14 @@ gboolean           qstore_unsafe_window_get_fence      (QStoreUnsafeWindow  *sel
                                                         char               **fence,
                                                         GError             **error);
 
+/* Brings @kick's target up to the largest SUID the window holds a
+ * receipt of, which applies leave out of the kick; *@raised says whether
+ * it rose. */
+gboolean           qstore_unsafe_window_get_kick_target (QStoreUnsafeWindow *self,
+                                                         QStoreUnsafeKick   *kick,
+                                                         gboolean           *raised,
+                                                         GError            **error);
+
 /* Test seams, for the tests only: not in the public headers, not in the
  * typelib. */
 

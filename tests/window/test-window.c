@@ -828,6 +828,32 @@ test_kicks (WindowFixture *f,
   g_assert_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT);
 }
 
+/* The kick's target survives the receipts it came from. */
+static void
+test_kick_target_after_gc (WindowFixture *f,
+                           gconstpointer  data)
+{
+  g_autoptr(GError) error = NULL;
+  gboolean collected = FALSE;
+
+  g_assert_true (qstore_unsafe_window_activate_generation (f->w, 0, 1, &error));
+  g_assert_no_error (error);
+  for (guint n = 3; n <= 5; n += 2)
+    {
+      g_autofree char *id = g_strdup_printf ("e%u", n);
+      g_autoptr(QStoreUnsafeEvent) event = window_upsert_event (id, n, id, "0");
+
+      qstore_unsafe_event_set_record_arrival (event, TRUE);
+      window_apply_expect (f->w, event, QSTORE_UNSAFE_OUTCOME_APPLIED, FALSE);
+    }
+  g_assert_true (qstore_unsafe_window_observe_safe_receipt (f->w, 0, "e5", S (5), &error));
+  g_assert_true (qstore_unsafe_window_garbage_collect (f->w, 0, 1, "e5", 5, S (5), S (5),
+                                                       &collected, &error));
+  g_assert_no_error (error);
+  g_assert_true (collected);
+  assert_acquire (f->w, "a", 0, TRUE, S (5));
+}
+
 /* Garbage collection */
 
 typedef struct
@@ -1306,6 +1332,7 @@ main (int    argc,
   WINDOW_TEST ("/window/arrival/recorded-on-refusal", test_arrival_recorded_on_refusal);
   WINDOW_TEST ("/window/receipts", test_receipts);
   WINDOW_TEST ("/window/kicks", test_kicks);
+  WINDOW_TEST ("/window/kicks/target-after-gc", test_kick_target_after_gc);
   WINDOW_TEST ("/window/gc/predicates", test_gc_predicates);
   WINDOW_TEST ("/window/gc/collect-eligible", test_collect_eligible);
   WINDOW_TEST ("/window/pages", test_composed_pages);
