@@ -40,6 +40,7 @@ typedef struct
   gint64               generation;
   gint64               observed_at;
   char                *receipt_suid;    /* the SUID of the event's receipt, NULL for none */
+  char                *marked_rows;     /* JSON array of the keys it marks, NULL for none */
   gboolean             first_arrival;   /* no receipt with this SUID, before this apply */
   QStoreUnsafeOutcome  outcome;
   gboolean             duplicate;
@@ -147,6 +148,7 @@ write_bookkeeping (Apply   *apply,
     .suid = (char *) apply->suid,
     .outcome = (char *) outcome_nick (apply->outcome),
     .observed_at = apply->observed_at,
+    .marked_rows = apply->marked_rows,
   };
   g_auto(QStoreUnsafeKick) kick = { 0 };
   g_autoptr(GError) local_error = NULL;
@@ -561,8 +563,11 @@ apply_complete (Apply   *apply,
   else
     {
       /* What did not apply stays marked until the safe layer covers it;
-       * an event without rows is marked under its own id. */
+       * an event without rows is marked under its own id. Its receipt
+       * lists the keys, for the safe receipt to find them. */
       const char *reason = outcome_nick (apply->outcome);
+      g_autoptr(JsonArray) marked = json_array_new ();
+      g_autoptr(JsonNode) node = NULL;
       guint n = MAX (touched.keys->len, 1);
 
       for (guint i = 0; i < n; i++)
@@ -570,6 +575,7 @@ apply_complete (Apply   *apply,
           const char *key = touched.keys->len > 0 ? g_ptr_array_index (touched.keys, i)
                                                   : apply->event_id;
 
+          json_array_add_string_element (marked, key);
           if (!qstore_unsafe_store_add_marker (apply->store, apply->generation, key,
                                                apply->event_id, apply->suid, reason, error))
             {
@@ -577,6 +583,8 @@ apply_complete (Apply   *apply,
               return failed (apply, error);
             }
         }
+      node = json_node_init_array (json_node_alloc (), marked);
+      apply->marked_rows = json_to_string (node, FALSE);
     }
   touched_clear (&touched);
   return write_bookkeeping (apply, error);
@@ -712,6 +720,7 @@ qstore_unsafe_window_apply (QStoreUnsafeWindow   *self,
   ok = apply_locked (&apply, error);
   qstore_unsafe_window_unlock (self);
   g_free (apply.receipt_suid);
+  g_free (apply.marked_rows);
 
   if (outcome != NULL)
     *outcome = ok ? apply.outcome : QSTORE_UNSAFE_OUTCOME_NO_CHANGE;

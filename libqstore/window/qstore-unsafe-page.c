@@ -64,45 +64,40 @@ layer_compare (Layer *a,
   return a_len < b_len ? -1 : a_len > b_len ? 1 : 0;
 }
 
+/* A key's winner: what orders it, and the layer to read it from. */
 typedef struct
 {
-  QStoreUnsafeRowRecord row;
-  gboolean              safe;   /* the layer it won from */
+  const char *row_key;                            /* in the page's chunk */
+  char        source_suid[QSTORE_SUID_LENGTH + 1];
+  gboolean    safe;
 } Winner;
 
+/* Keeps the winner @peek (borrowed from its layer) unless it is a
+ * tombstone: tombstones win their key, then hide it. */
 static void
-winner_free (Winner *winner)
+add_winner (GArray                    *winners,
+            GStringChunk              *chunk,
+            const QStoreUnsafeRowPeek *peek,
+            gboolean                   safe)
 {
-  qstore_unsafe_row_record_clear (&winner->row);
-  g_free (winner);
+  Winner winner;
+
+  if (peek->tombstone)
+    return;
+  winner.row_key = g_string_chunk_insert_len (chunk, peek->row_key, peek->row_key_len);
+  memcpy (winner.source_suid, peek->source_suid, QSTORE_SUID_LENGTH);
+  winner.source_suid[QSTORE_SUID_LENGTH] = '\0';
+  winner.safe = safe;
+  g_array_append_val (winners, winner);
 }
 
-/* Keeps @row (taking its contents) unless it is a tombstone: tombstones
- * win their key, then hide it. */
-static void
-add_winner (GPtrArray              *winners,
-            QStoreUnsafeRowRecord  *row,
-            gboolean                safe)
-{
-  Winner *winner;
-
-  if (row->tombstone)
-    {
-      qstore_unsafe_row_record_clear (row);
-      return;
-    }
-  winner = g_new0 (Winner, 1);
-  winner->row = *row;
-  winner->safe = safe;
-  memset (row, 0, sizeof *row);
-  g_ptr_array_add (winners, winner);
-}
-
-/* Per row key, the highest SUID wins; the safe layer wins a tie. */
+/* Per row key, the highest SUID wins; the safe layer wins a tie. Only
+ * what orders the rows is read here; the page's rows are read after. */
 static gboolean
 compose (QStoreUnsafeStore  *store,
          gint64              generation,
-         GPtrArray          *winners,
+         GArray             *winners,
+         GStringChunk       *chunk,
          GError            **error)
 {
   Layer safe = { 0 };
@@ -113,24 +108,28 @@ compose (QStoreUnsafeStore  *store,
        layer_open (&unsafe, store, FALSE, generation, error);
   while (ok && (safe.valid || unsafe.valid))
     {
-      g_auto(QStoreUnsafeRowRecord) safe_row = { 0 };
-      g_auto(QStoreUnsafeRowRecord) unsafe_row = { 0 };
+      QStoreUnsafeRowPeek safe_row = { 0 };
+      QStoreUnsafeRowPeek unsafe_row = { 0 };
       int order = !safe.valid ? 1 : !unsafe.valid ? -1 : layer_compare (&safe, &unsafe);
 
       if (order <= 0)
-        ok = qstore_unsafe_store_read_row (store, TRUE, safe.iter, &safe_row, error) &&
-             layer_next (&safe, error);
+        ok = qstore_unsafe_store_peek_row (store, TRUE, safe.iter, &safe_row, error);
       if (ok && order >= 0)
-        ok = qstore_unsafe_store_read_row (store, FALSE, unsafe.iter, &unsafe_row, error) &&
-             layer_next (&unsafe, error);
+        ok = qstore_unsafe_store_peek_row (store, FALSE, unsafe.iter, &unsafe_row, error);
       if (!ok)
         break;
 
       if (order < 0 ||
-          (order == 0 && qstore_suid_compare (unsafe_row.source_suid, safe_row.source_suid) <= 0))
-        add_winner (winners, &safe_row, TRUE);
+          (order == 0 && memcmp (unsafe_row.source_suid, safe_row.source_suid,
+                                 QSTORE_SUID_LENGTH) <= 0))
+        add_winner (winners, chunk, &safe_row, TRUE);
       else
-        add_winner (winners, &unsafe_row, FALSE);
+        add_winner (winners, chunk, &unsafe_row, FALSE);
+
+      if (order <= 0)
+        ok = layer_next (&safe, error);
+      if (ok && order >= 0)
+        ok = layer_next (&unsafe, error);
     }
   g_clear_object (&safe.iter);
   g_clear_object (&unsafe.iter);
@@ -141,11 +140,11 @@ static int
 compare_winners (gconstpointer a,
                  gconstpointer b)
 {
-  const Winner *x = *(Winner * const *) a;
-  const Winner *y = *(Winner * const *) b;
-  int order = qstore_suid_compare (x->row.source_suid, y->row.source_suid);
+  const Winner *x = a;
+  const Winner *y = b;
+  int order = memcmp (x->source_suid, y->source_suid, QSTORE_SUID_LENGTH);
 
-  return order != 0 ? order : strcmp (x->row.row_key, y->row.row_key);
+  return order != 0 ? order : strcmp (x->row_key, y->row_key);
 }
 
 static int
@@ -153,6 +152,35 @@ compare_winners_descending (gconstpointer a,
                             gconstpointer b)
 {
   return compare_winners (b, a);
+}
+
+/* The rows of the page, read from the layer each won in. */
+static gboolean
+read_page (QStoreUnsafeStore  *store,
+           gint64              generation,
+           GArray             *winners,
+           guint               offset,
+           guint               limit,
+           GListStore         *page,
+           GError            **error)
+{
+  for (guint i = offset; i < winners->len && i - offset < limit; i++)
+    {
+      const Winner *winner = &g_array_index (winners, Winner, i);
+      g_auto(QStoreUnsafeRowRecord) row = { 0 };
+      g_autoptr(QStoreUnsafeRow) item = NULL;
+      gboolean found;
+
+      if (!qstore_unsafe_store_get_row (store, winner->safe, generation, winner->row_key, &row,
+                                        &found, error))
+        return FALSE;
+      g_assert (found);
+      item = qstore_unsafe_row_new (g_steal_pointer (&row.row_key),
+                                    g_steal_pointer (&row.value_json), row.row_version,
+                                    g_steal_pointer (&row.source_suid), winner->safe);
+      g_list_store_append (page, item);
+    }
+  return TRUE;
 }
 
 static gboolean
@@ -207,8 +235,10 @@ qstore_unsafe_window_query_composed_page (QStoreUnsafeWindow  *self,
                                           guint               *total_count,
                                           GError             **error)
 {
-  g_autoptr(GPtrArray) winners = NULL;
-  g_autoptr(GListStore) page = NULL;
+  g_autoptr(GArray) winners = g_array_new (FALSE, FALSE, sizeof (Winner));
+  g_autoptr(GListStore) page = g_list_store_new (QSTORE_TYPE_UNSAFE_ROW);
+  GStringChunk *chunk = g_string_chunk_new (4096);
+  QStoreUnsafeStore *store = qstore_unsafe_window_get_store (self);
   gboolean ok;
 
   g_return_val_if_fail (QSTORE_IS_UNSAFE_WINDOW (self), NULL);
@@ -216,36 +246,26 @@ qstore_unsafe_window_query_composed_page (QStoreUnsafeWindow  *self,
 
   if (total_count != NULL)
     *total_count = 0;
-  if (generation < 0)
+  if (!qstore_unsafe_window_check_generation (self, generation, error))
     {
-      g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
-                   "Unsafe window “%s”: generation %" G_GINT64_FORMAT " is negative: "
-                   "generations count from 0", qstore_unsafe_window_get_name (self), generation);
+      g_string_chunk_free (chunk);
       return NULL;
     }
 
-  winners = g_ptr_array_new_with_free_func ((GDestroyNotify) winner_free);
+  /* Ranked and read under the lock: no write comes in between. */
   qstore_unsafe_window_lock (self);
   ok = qstore_unsafe_window_check_idle (self, error) &&
        check_readable (self, generation, error) &&
-       compose (qstore_unsafe_window_get_store (self), generation, winners, error);
+       compose (store, generation, winners, chunk, error);
+  if (ok)
+    {
+      g_array_sort (winners, descending ? compare_winners_descending : compare_winners);
+      ok = read_page (store, generation, winners, offset, limit, page, error);
+    }
   qstore_unsafe_window_unlock (self);
+  g_string_chunk_free (chunk);
   if (!ok)
     return NULL;
-
-  g_ptr_array_sort (winners, descending ? compare_winners_descending : compare_winners);
-  page = g_list_store_new (QSTORE_TYPE_UNSAFE_ROW);
-  for (guint i = offset; i < winners->len && i - offset < limit; i++)
-    {
-      Winner *winner = g_ptr_array_index (winners, i);
-      QStoreUnsafeRowRecord *row = &winner->row;
-      g_autoptr(QStoreUnsafeRow) item = NULL;
-
-      item = qstore_unsafe_row_new (g_steal_pointer (&row->row_key),
-                                    g_steal_pointer (&row->value_json), row->row_version,
-                                    g_steal_pointer (&row->source_suid), winner->safe);
-      g_list_store_append (page, item);
-    }
 
   if (total_count != NULL)
     *total_count = winners->len;

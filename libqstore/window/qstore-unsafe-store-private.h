@@ -55,6 +55,7 @@ typedef struct
   char   *suid;
   char   *outcome;
   gint64  observed_at;
+  char   *marked_rows;   /* JSON array of the row keys it marked, or NULL */
 } QStoreUnsafeReceipt;
 
 typedef struct
@@ -128,6 +129,23 @@ gboolean qstore_unsafe_store_read_row      (QStoreUnsafeStore      *store,
                                             QStoreUnsafeRowRecord  *row,
                                             GError                **error);
 
+/* What orders a row, borrowed from @iter's current row until it moves:
+ * its key and SUID (checked, as every SUID read back is), and whether it
+ * is a tombstone. */
+typedef struct
+{
+  const char *row_key;
+  gsize       row_key_len;
+  const char *source_suid;    /* QSTORE_SUID_LENGTH bytes, not terminated */
+  gboolean    tombstone;
+} QStoreUnsafeRowPeek;
+
+gboolean qstore_unsafe_store_peek_row      (QStoreUnsafeStore      *store,
+                                            gboolean                safe,
+                                            QStoreIter             *iter,
+                                            QStoreUnsafeRowPeek    *peek,
+                                            GError                **error);
+
 /* Index entries */
 gboolean qstore_unsafe_store_add_index_entry      (QStoreUnsafeStore  *store,
                                                    gint64              generation,
@@ -186,10 +204,10 @@ gboolean qstore_unsafe_store_add_marker              (QStoreUnsafeStore  *store,
                                                       const char         *suid,
                                                       const char         *reason,
                                                       GError            **error);
-gboolean qstore_unsafe_store_delete_markers_of_event (QStoreUnsafeStore  *store,
+gboolean qstore_unsafe_store_delete_marker         (QStoreUnsafeStore  *store,
                                                       gint64              generation,
+                                                      const char         *row_key,
                                                       const char         *event_id,
-                                                      const char         *suid,
                                                       GError            **error);
 gboolean qstore_unsafe_store_delete_markers_of_row   (QStoreUnsafeStore  *store,
                                                       gint64              generation,

@@ -33,7 +33,7 @@ typedef struct
 /* Column positions, table by table */
 enum { ROW_GENERATION, ROW_KEY, ROW_VALUE, ROW_VERSION, ROW_SOURCE_SUID, ROW_TOMBSTONE };
 enum { ENTRY_GENERATION, ENTRY_ROW_KEY, ENTRY_INDEX_ID, ENTRY_VALUE_TYPE, ENTRY_VALUE };
-enum { RECEIPT_EVENT_ID, RECEIPT_SUID, RECEIPT_OUTCOME, RECEIPT_OBSERVED_AT };
+enum { RECEIPT_EVENT_ID, RECEIPT_SUID, RECEIPT_OUTCOME, RECEIPT_OBSERVED_AT, RECEIPT_MARKED_ROWS };
 enum { WAIT_GENERATION, WAIT_SUID, WAIT_DEFINITION, WAIT_EVENT_ID, WAIT_OBSERVED_AT };
 enum { MARKER_GENERATION, MARKER_ROW_KEY, MARKER_EVENT_ID, MARKER_SUID, MARKER_REASON };
 enum { ARRIVAL_GENERATION, ARRIVAL_SAFE_HEAD, ARRIVAL_WATERMARK, ARRIVAL_BEHIND_EVENT_ID,
@@ -73,10 +73,12 @@ static const TableSpec specs[QSTORE_UNSAFE_N_TABLES] = {
   },
   [QSTORE_UNSAFE_TABLE_RECEIPTS] = {
     "receipts",
+    /* marked_rows: the JSON array of the row keys the event marked (its
+     * markers' keys, so they are found without an index of their own). */
     "event_id TEXT NOT NULL PRIMARY KEY, suid TEXT NOT NULL, outcome TEXT NOT NULL, "
-    "observed_at INTEGER NOT NULL",
+    "observed_at INTEGER NOT NULL, marked_rows TEXT",
     "by_suid", "suid",
-    { "event_id", "suid", "outcome", "observed_at", NULL },
+    { "event_id", "suid", "outcome", "observed_at", "marked_rows", NULL },
   },
   [QSTORE_UNSAFE_TABLE_WAIT_RECEIPTS] = {
     "wait_receipts",
@@ -91,7 +93,7 @@ static const TableSpec specs[QSTORE_UNSAFE_N_TABLES] = {
     "generation INTEGER NOT NULL, row_key TEXT NOT NULL, event_id TEXT NOT NULL, "
     "suid TEXT NOT NULL, reason TEXT NOT NULL, "
     "PRIMARY KEY (generation, row_key, event_id)",
-    "by_event", "generation, event_id, suid",
+    NULL, NULL,
     { "generation", "row_key", "event_id", "suid", "reason", NULL },
   },
   [QSTORE_UNSAFE_TABLE_ARRIVALS] = {
@@ -165,6 +167,7 @@ qstore_unsafe_receipt_clear (QStoreUnsafeReceipt *receipt)
   g_clear_pointer (&receipt->event_id, g_free);
   g_clear_pointer (&receipt->suid, g_free);
   g_clear_pointer (&receipt->outcome, g_free);
+  g_clear_pointer (&receipt->marked_rows, g_free);
 }
 
 void
@@ -569,6 +572,32 @@ read_integer (QStoreUnsafeStore    *store,
 /* A SUID read back: the window orders by it, so a malformed one stops
  * the operation rather than being compared. */
 static gboolean
+check_stored_suid (QStoreUnsafeStore    *store,
+                   QStoreUnsafeTableId   id,
+                   guint                 column,
+                   const char           *suid,
+                   gsize                 len,
+                   GError              **error)
+{
+  g_autoptr(GError) local_error = NULL;
+  g_autofree char *text = NULL;
+  gsize i;
+
+  for (i = 0; i < len && g_ascii_isdigit (suid[i]); i++)
+    ;
+  if (len == QSTORE_SUID_LENGTH && i == len)
+    return TRUE;
+
+  text = g_strndup (suid, len);
+  qstore_suid_validate (text, specs[id].columns[column], &local_error);
+  g_set_error (error, QSTORE_UNSAFE_WINDOW_ERROR, QSTORE_UNSAFE_WINDOW_ERROR_INVALID_SUID,
+               "Unsafe window “%s”, table “%s”: %s (it was written around the window; "
+               "rebuild the view)", store->window, store->names[id],
+               local_error != NULL ? local_error->message : "a SUID holds a NUL");
+  return FALSE;
+}
+
+static gboolean
 read_suid (QStoreUnsafeStore    *store,
            QStoreUnsafeTableId   id,
            const QStoreValue    *values,
@@ -578,17 +607,11 @@ read_suid (QStoreUnsafeStore    *store,
            char                **out,
            GError              **error)
 {
-  g_autoptr(GError) local_error = NULL;
-
   if (!read_text (store, id, values, column, nullable, out, error))
     return FALSE;
   if (*out == NULL || (empty_allowed && (*out)[0] == '\0') ||
-      qstore_suid_validate (*out, specs[id].columns[column], &local_error))
+      check_stored_suid (store, id, column, *out, values[column].bytes.len, error))
     return TRUE;
-
-  g_set_error (error, QSTORE_UNSAFE_WINDOW_ERROR, QSTORE_UNSAFE_WINDOW_ERROR_INVALID_SUID,
-               "Unsafe window “%s”, table “%s”: %s (it was written around the window; "
-               "rebuild the view)", store->window, store->names[id], local_error->message);
   g_clear_pointer (out, g_free);
   return FALSE;
 }
@@ -704,6 +727,42 @@ qstore_unsafe_store_read_row (QStoreUnsafeStore      *store,
          decode_row (store, safe, values, row, error);
 }
 
+gboolean
+qstore_unsafe_store_peek_row (QStoreUnsafeStore    *store,
+                              gboolean              safe,
+                              QStoreIter           *iter,
+                              QStoreUnsafeRowPeek  *peek,
+                              GError              **error)
+{
+  QStoreUnsafeTableId id = rows_table (safe);
+  QStoreTable *table = table_for (store, id, error);
+  QStoreValue values[MAX_COLUMNS];
+  gsize len;
+  const guint8 *data;
+
+  if (table == NULL)
+    return FALSE;
+  data = qstore_iter_peek_value (iter, &len);
+  if (!qstore_table_decode_row (table, data, len, values, NULL, error))
+    return FALSE;
+  if (values[ROW_KEY].type != QSTORE_VALUE_TEXT)
+    return not_what_the_window_wrote (store, id, ROW_KEY, "text", error);
+  if (values[ROW_SOURCE_SUID].type != QSTORE_VALUE_TEXT)
+    return not_what_the_window_wrote (store, id, ROW_SOURCE_SUID, "text", error);
+  if (!safe && values[ROW_TOMBSTONE].type != QSTORE_VALUE_INTEGER)
+    return not_what_the_window_wrote (store, id, ROW_TOMBSTONE, "an integer", error);
+  if (!check_stored_suid (store, id, ROW_SOURCE_SUID,
+                          (const char *) values[ROW_SOURCE_SUID].bytes.data,
+                          values[ROW_SOURCE_SUID].bytes.len, error))
+    return FALSE;
+
+  peek->row_key = (const char *) values[ROW_KEY].bytes.data;
+  peek->row_key_len = values[ROW_KEY].bytes.len;
+  peek->source_suid = (const char *) values[ROW_SOURCE_SUID].bytes.data;
+  peek->tombstone = !safe && values[ROW_TOMBSTONE].integer != 0;
+  return TRUE;
+}
+
 /* Index entries */
 
 gboolean
@@ -767,7 +826,8 @@ decode_receipt (QStoreUnsafeStore    *store,
   if (!read_text (store, id, values, RECEIPT_EVENT_ID, FALSE, &receipt->event_id, error) ||
       !read_suid (store, id, values, RECEIPT_SUID, FALSE, FALSE, &receipt->suid, error) ||
       !read_text (store, id, values, RECEIPT_OUTCOME, FALSE, &receipt->outcome, error) ||
-      !read_integer (store, id, values, RECEIPT_OBSERVED_AT, &receipt->observed_at, error))
+      !read_integer (store, id, values, RECEIPT_OBSERVED_AT, &receipt->observed_at, error) ||
+      !read_text (store, id, values, RECEIPT_MARKED_ROWS, TRUE, &receipt->marked_rows, error))
     {
       qstore_unsafe_receipt_clear (receipt);
       return FALSE;
@@ -801,6 +861,7 @@ qstore_unsafe_store_insert_receipt (QStoreUnsafeStore          *store,
     [RECEIPT_SUID] = text_value (receipt->suid),
     [RECEIPT_OUTCOME] = text_value (receipt->outcome),
     [RECEIPT_OBSERVED_AT] = integer_value (receipt->observed_at),
+    [RECEIPT_MARKED_ROWS] = text_value (receipt->marked_rows),
   };
 
   return write_values (store, QSTORE_UNSAFE_TABLE_RECEIPTS, values, QSTORE_CONFLICT_ABORT, error);
@@ -949,15 +1010,15 @@ qstore_unsafe_store_add_marker (QStoreUnsafeStore  *store,
 }
 
 gboolean
-qstore_unsafe_store_delete_markers_of_event (QStoreUnsafeStore  *store,
-                                             gint64              generation,
-                                             const char         *event_id,
-                                             const char         *suid,
-                                             GError            **error)
+qstore_unsafe_store_delete_marker (QStoreUnsafeStore  *store,
+                                   gint64              generation,
+                                   const char         *row_key,
+                                   const char         *event_id,
+                                   GError            **error)
 {
-  QStoreValue prefix[3] = { integer_value (generation), text_value (event_id), text_value (suid) };
+  QStoreValue key[3] = { integer_value (generation), text_value (row_key), text_value (event_id) };
 
-  return delete_prefix (store, QSTORE_UNSAFE_TABLE_MARKERS, TRUE, prefix, 3, error);
+  return delete_values (store, QSTORE_UNSAFE_TABLE_MARKERS, key, 3, error);
 }
 
 gboolean

@@ -624,6 +624,46 @@ qstore_unsafe_window_observe_arrival (QStoreUnsafeWindow  *self,
   return ok;
 }
 
+/* Drops the markers the event of @receipt left in @generation: its
+ * receipt lists their keys. */
+static gboolean
+delete_markers (QStoreUnsafeWindow         *self,
+                gint64                      generation,
+                const QStoreUnsafeReceipt  *receipt,
+                GError                    **error)
+{
+  g_autoptr(JsonParser) parser = NULL;
+  JsonNode *root;
+  JsonArray *keys;
+
+  if (receipt->marked_rows == NULL)
+    return TRUE;
+
+  parser = json_parser_new_immutable ();
+  if (!json_parser_load_from_data (parser, receipt->marked_rows, -1, NULL) ||
+      (root = json_parser_get_root (parser)) == NULL || !JSON_NODE_HOLDS_ARRAY (root))
+    goto corrupt;
+  keys = json_node_get_array (root);
+  for (guint i = 0; i < json_array_get_length (keys); i++)
+    {
+      JsonNode *key = json_array_get_element (keys, i);
+
+      if (!JSON_NODE_HOLDS_VALUE (key) || json_node_get_value_type (key) != G_TYPE_STRING)
+        goto corrupt;
+      if (!qstore_unsafe_store_delete_marker (&self->store, generation, json_node_get_string (key),
+                                              receipt->event_id, error))
+        return FALSE;
+    }
+  return TRUE;
+
+corrupt:
+  g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_CORRUPT,
+               "Unsafe window “%s”: the receipt of event “%s” lists its marked rows as "
+               "“%s”, not a JSON array of row keys: it was written around the window; "
+               "rebuild the view", self->name, receipt->event_id, receipt->marked_rows);
+  return FALSE;
+}
+
 /**
  * qstore_unsafe_window_observe_safe_receipt:
  * @self: a #QStoreUnsafeWindow
@@ -698,8 +738,7 @@ qstore_unsafe_window_observe_safe_receipt (QStoreUnsafeWindow  *self,
       arrival.safe_head = g_strdup (suid);
       ok = qstore_unsafe_store_put_arrival (&self->store, generation, &arrival, error);
     }
-  ok = ok && qstore_unsafe_store_delete_markers_of_event (&self->store, generation, event_id,
-                                                          suid, error);
+  ok = ok && delete_markers (self, generation, &receipt, error);
   ok = qstore_unsafe_window_end (self, ok, TRUE, error);
 
 out:

@@ -163,6 +163,20 @@ test_stored_invalid_suid (WindowFixture *f,
   g_assert_error (error, QSTORE_UNSAFE_WINDOW_ERROR, QSTORE_UNSAFE_WINDOW_ERROR_INVALID_SUID);
   g_assert_nonnull (strstr (error->message, "source_suid"));
   g_assert_false (qstore_unsafe_window_error_is_retryable (error));
+  g_clear_error (&error);
+
+  /* A receipt's list of marked rows that is not one. */
+  {
+    g_autoptr(QStoreUnsafeEvent) older = window_upsert_event ("e0", 1, "b", "0");
+
+    window_put (f->w, "e2", 2, "b", "2");
+    window_apply_expect (f->w, older, QSTORE_UNSAFE_OUTCOME_OLDER, FALSE);
+  }
+  test_exec (f->t.db, "UPDATE _qstore_window_w_receipts SET marked_rows = 'b' "
+                      "WHERE event_id = 'e0'");
+  g_assert_false (qstore_unsafe_window_observe_safe_receipt (f->w, 0, "e0", S (1), &error));
+  g_assert_error (error, QSTORE_ERROR, QSTORE_ERROR_CORRUPT);
+  g_assert_nonnull (strstr (error->message, "e0"));
 }
 
 /* Outcomes */
@@ -455,11 +469,12 @@ insert_rival_receipt (QStoreUnsafeWindow *window,
   g_autoptr(GError) error = NULL;
 
   qstore_table_insert (receipts,
-                       g_variant_new ("(vvvv)",
+                       g_variant_new ("(vvvvv)",
                                       g_variant_new_string (qstore_unsafe_event_get_event_id (event)),
                                       g_variant_new_string (qstore_unsafe_event_get_suid (event)),
                                       g_variant_new_string ("applied"),
-                                      g_variant_new_int64 (0)),
+                                      g_variant_new_int64 (0),
+                                      qstore_value_new_null ()),
                        QSTORE_CONFLICT_ABORT, &error);
   g_assert_no_error (error);
   (*(guint *) data)++;
