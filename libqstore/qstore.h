@@ -25,4 +25,9 @@
 # include "qstore-result.h"
 # include "qstore-database.h"
 # include "qstore-materialized-view.h"
+# include "qstore-suid.h"
+# include "qstore-unsafe-window-error.h"
+# include "qstore-unsafe-event.h"
+# include "qstore-unsafe-row.h"
+# include "qstore-unsafe-window.h"
 #undef QSTORE_INSIDE

@@ -26,6 +26,9 @@
  * - sql: the same table through SQL on the database's own connection, with
  *   the statements raw_sqlite prepares, prepared once and reused, and its
  *   BEGIN IMMEDIATE / BEGIN / COMMIT.
+ * - unsafe-window: a workload of its own, --rows events (see
+ *   qstore-bench-window.c): guarded applies against plain upserts of the
+ *   same rows, and composed-page reads.
  */
 #include "config.h"
 
@@ -48,6 +51,8 @@
 #include "qstore-database-private.h"
 #include "qstore-table-private.h"
 
+#include "qstore-bench-window.h"
+
 #define BENCH_SEED       42
 #define SCAN_COUNT       1000
 #define SCAN_LO_MOD      99990
@@ -68,6 +73,10 @@ typedef enum
 } Layer;
 
 static const char * const layer_names[] = { "kv", "table", "sql" };
+
+/* Its own workload, run by qstore-bench-window.c. */
+#define LAYER_UNSAFE_WINDOW_NAME "unsafe-window"
+
 
 typedef enum
 {
@@ -1347,6 +1356,20 @@ bench_clear (Bench *bench)
 
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (Bench, bench_clear)
 
+static void
+window_emit (gpointer                data,
+             const char             *phase,
+             guint64                 ops,
+             const BenchWindowTimes *times,
+             guint64                 checksum,
+             const char             *extra)
+{
+  Stamp t0 = { times->wall[0], times->cpu[0] };
+  Stamp t1 = { times->wall[1], times->cpu[1] };
+
+  emit_phase (data, phase, ops, t0, t1, checksum, extra);
+}
+
 int
 main (int    argc,
       char **argv)
@@ -1359,18 +1382,21 @@ main (int    argc,
   g_autofree char *phases_text = NULL;
   g_autofree char *dir = NULL;
   g_autofree guint64 *ids = NULL;
-  gint64 rows = 1000000;
+  gint64 rows = -1;
   int run = 1;
   gboolean keep = FALSE;
   gboolean no_atomic = FALSE;
+  gboolean window_layer;
   QStoreCapabilities caps;
   const GOptionEntry entries[] = {
     { "provider", 'p', 0, G_OPTION_ARG_STRING, &provider_name,
       "The provider to measure: memory, lmdb, sqlite…", "NAME" },
     { "layer", 0, 0, G_OPTION_ARG_STRING, &layer,
-      "The layer the workload goes through: kv (the default), table or sql", "LAYER" },
+      "The layer the workload goes through: kv (the default), table, sql or "
+      "unsafe-window", "LAYER" },
     { "rows", 'n', 0, G_OPTION_ARG_INT64, &rows,
-      "Rows to load, from 1 to 99000000 (default 1000000)", "N" },
+      "Rows to load, from 1 to 99000000 (default 1000000); events for unsafe-window "
+      "(default 10000)", "N" },
     { "phases", 0, 0, G_OPTION_ARG_STRING, &phases_text,
       "Comma-separated phases to run and report (default: all of "
       "load,get,scan,small_txn,size)", "LIST" },
@@ -1412,7 +1438,8 @@ main (int    argc,
   if (provider_name == NULL)
     return usage_error ("Give the provider to measure with --provider (memory, lmdb, sqlite…)");
   bench.layer = LAYER_KV;
-  if (layer != NULL)
+  window_layer = g_strcmp0 (layer, LAYER_UNSAFE_WINDOW_NAME) == 0;
+  if (layer != NULL && !window_layer)
     {
       guint i;
 
@@ -1422,13 +1449,15 @@ main (int    argc,
       if (i == G_N_ELEMENTS (layer_names))
         {
           g_autofree char *message =
-            g_strdup_printf ("Layer “%s” cannot be measured: use --layer kv, table or sql",
-                             layer);
+            g_strdup_printf ("Layer “%s” cannot be measured: use --layer kv, table, sql "
+                             "or unsafe-window", layer);
 
           return usage_error (message);
         }
       bench.layer = (Layer) i;
     }
+  if (rows == -1)
+    rows = window_layer ? 10000 : 1000000;
   if (rows < 1 || rows > MAX_ROWS)
     return usage_error ("--rows must be from 1 to 99000000");
   bench.phases = PHASE_LOAD | PHASE_GET | PHASE_SCAN | PHASE_SMALL_TXN | PHASE_SIZE;
@@ -1437,7 +1466,8 @@ main (int    argc,
 
   bench.provider_name = g_steal_pointer (&provider_name);
   bench.engine = g_strdup_printf ("qstore-%s-%s", bench.provider_name,
-                                  layer_names[bench.layer]);
+                                  window_layer ? LAYER_UNSAFE_WINDOW_NAME
+                                               : layer_names[bench.layer]);
   bench.rows = (guint64) rows;
   bench.run = run;
   bench.rng = BENCH_SEED;
@@ -1460,6 +1490,22 @@ main (int    argc,
       bench.location = g_strdup_printf ("%s/qstore-%s-%d%s", dir, bench.provider_name,
                                         (int) getpid (),
                                         g_str_equal (bench.provider_name, "sqlite") ? ".db" : "");
+    }
+
+  if (window_layer)
+    {
+      g_autofree char *escaped = NULL;
+      g_autofree char *uri = NULL;
+
+      if (bench.location != NULL)
+        escaped = g_uri_escape_string (bench.location, "/", FALSE);
+      uri = g_strdup_printf ("%s:%s%s", bench.provider_name, escaped != NULL ? escaped : "",
+                             no_atomic ? "?atomic=0" : "");
+      if (!bench_window_run (uri, bench.rows, window_emit, &bench, &error))
+        return fail (&bench, error, keep);
+      if (!keep)
+        location_remove (bench.location);
+      return 0;
     }
 
   if (bench.layer == LAYER_KV)

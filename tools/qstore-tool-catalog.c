@@ -15,8 +15,12 @@ kind_name (QStoreCatalogEntry *entry)
   switch (qstore_catalog_entry_get_kind (entry))
     {
     case QSTORE_CATALOG_KEY_TABLE:
-      return qstore_catalog_entry_is_materialized_view_contents (entry)
-             ? "materialized_view_contents" : "table";
+      if (qstore_catalog_entry_is_materialized_view_contents (entry))
+        return "materialized_view_contents";
+      /* An unsafe window's state, not one of the user's tables. */
+      if (qstore_unsafe_window_is_internal_table_name (qstore_catalog_entry_get_name (entry)))
+        return "unsafe_window_table";
+      return "table";
     case QSTORE_CATALOG_KEY_VIEW:
       return "view";
     case QSTORE_CATALOG_KEY_MATERIALIZED_VIEW:
@@ -136,7 +140,9 @@ qstore_tool_catalog (QStoreTool  *tool,
                                             "order, one per line: kind, name and DDL (or "
                                             "value), separated by tabs. The table holding a "
                                             "materialized view's rows is of kind "
-                                            "materialized_view_contents. The store is opened "
+                                            "materialized_view_contents, a table an unsafe "
+                                            "window keeps its state in of kind "
+                                            "unsafe_window_table. The store is opened "
                                             "read-only and nothing in it changes, so this "
                                             "works while another process writes it.");
   g_option_context_add_main_entries (context, entries_options, NULL);
