@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include <glib/gi18n.h>
+#include <string.h>
 
 #include "qstore-inspector-catalog-page.h"
 
@@ -33,6 +34,9 @@ struct _QStoreInspectorCatalogPage
   GtkWidget               *show_rows_button;
   GtkBox                  *groups_box;
 };
+
+/* The most of a definition or value the details lay out. */
+#define MAX_CODE_BYTES (64 * 1024)
 
 G_DEFINE_FINAL_TYPE (QStoreInspectorCatalogPage, qstore_inspector_catalog_page, ADW_TYPE_BIN)
 
@@ -317,26 +321,38 @@ tag_new (const char *text,
   return label;
 }
 
+/* A label, not a text view: a label measures its wrapped height when it
+ * is laid out, where a wrapping GtkTextView in a box computes its lines
+ * later, in an idle, and stays zero lines high until the next resize. */
 static void
 add_code (QStoreInspectorCatalogPage *self,
           const char                 *title,
           const char                 *text)
 {
   GtkWidget *group = add_group (self, title, NULL);
-  GtkWidget *view = gtk_text_view_new ();
+  GtkWidget *label = gtk_label_new (NULL);
   GtkWidget *copy = gtk_button_new_from_icon_name ("edit-copy-symbolic");
+  g_autofree char *shown = NULL;
 
-  gtk_text_buffer_set_text (gtk_text_view_get_buffer (GTK_TEXT_VIEW (view)), text, -1);
-  gtk_text_view_set_editable (GTK_TEXT_VIEW (view), FALSE);
-  gtk_text_view_set_monospace (GTK_TEXT_VIEW (view), TRUE);
-  gtk_text_view_set_wrap_mode (GTK_TEXT_VIEW (view), GTK_WRAP_WORD_CHAR);
-  gtk_text_view_set_left_margin (GTK_TEXT_VIEW (view), 12);
-  gtk_text_view_set_right_margin (GTK_TEXT_VIEW (view), 12);
-  gtk_text_view_set_top_margin (GTK_TEXT_VIEW (view), 12);
-  gtk_text_view_set_bottom_margin (GTK_TEXT_VIEW (view), 12);
-  gtk_widget_add_css_class (view, "card");
-  gtk_widget_add_css_class (view, "code");
-  gtk_accessible_update_property (GTK_ACCESSIBLE (view), GTK_ACCESSIBLE_PROPERTY_LABEL, title, -1);
+  /* A huge value would take seconds to lay out; the copy button still
+   * copies all of it. */
+  if (strlen (text) > MAX_CODE_BYTES)
+    {
+      const char *end = g_utf8_find_prev_char (text, text + MAX_CODE_BYTES);
+
+      shown = g_strdup_printf ("%.*s…", (int) (end - text), text);
+    }
+  gtk_label_set_label (GTK_LABEL (label), shown ? shown : text);
+  gtk_label_set_wrap (GTK_LABEL (label), TRUE);
+  gtk_label_set_wrap_mode (GTK_LABEL (label), PANGO_WRAP_WORD_CHAR);
+  gtk_label_set_xalign (GTK_LABEL (label), 0);
+  gtk_label_set_yalign (GTK_LABEL (label), 0);
+  gtk_label_set_selectable (GTK_LABEL (label), TRUE);
+  /* Selectable labels take focus; this one is read, not typed in. */
+  gtk_widget_set_focus_on_click (label, FALSE);
+  gtk_widget_add_css_class (label, "card");
+  gtk_widget_add_css_class (label, "code");
+  gtk_accessible_update_property (GTK_ACCESSIBLE (label), GTK_ACCESSIBLE_PROPERTY_LABEL, title, -1);
 
   gtk_widget_add_css_class (copy, "flat");
   gtk_widget_set_valign (copy, GTK_ALIGN_CENTER);
@@ -345,7 +361,7 @@ add_code (QStoreInspectorCatalogPage *self,
   gtk_actionable_set_action_target (GTK_ACTIONABLE (copy), "s", text);
   adw_preferences_group_set_header_suffix (ADW_PREFERENCES_GROUP (group), copy);
 
-  adw_preferences_group_add (ADW_PREFERENCES_GROUP (group), view);
+  adw_preferences_group_add (ADW_PREFERENCES_GROUP (group), label);
   add_line (self, title, text, NULL);
 }
 

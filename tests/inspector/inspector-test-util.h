@@ -117,6 +117,44 @@ test_screenshot (GtkWidget  *widget,
   g_test_message ("saved %s", path);
 }
 
+/* Widgets */
+
+/* The first widget under @root, in depth-first order, that has the CSS
+ * class @css_class. */
+static inline GtkWidget *
+test_find_by_class (GtkWidget  *root,
+                    const char *css_class)
+{
+  if (gtk_widget_has_css_class (root, css_class))
+    return root;
+  for (GtkWidget *child = gtk_widget_get_first_child (root); child != NULL;
+       child = gtk_widget_get_next_sibling (child))
+    {
+      GtkWidget *found = test_find_by_class (child, css_class);
+
+      if (found != NULL)
+        return found;
+    }
+  return NULL;
+}
+
+/* The text a code box shows: a label's, or a text view's buffer. */
+static inline char *
+test_widget_text (GtkWidget *widget)
+{
+  if (GTK_IS_LABEL (widget))
+    return g_strdup (gtk_label_get_text (GTK_LABEL (widget)));
+  if (GTK_IS_TEXT_VIEW (widget))
+    {
+      GtkTextBuffer *buffer = gtk_text_view_get_buffer (GTK_TEXT_VIEW (widget));
+      GtkTextIter start, end;
+
+      gtk_text_buffer_get_bounds (buffer, &start, &end);
+      return gtk_text_buffer_get_text (buffer, &start, &end, FALSE);
+    }
+  g_assert_not_reached ();
+}
+
 /* Stores */
 
 /* The checksums of a store's files that say what it holds: lock and

@@ -256,6 +256,80 @@ test_stale_page (Fixture       *f,
   g_object_unref (page);
 }
 
+
+/* A definition shows as soon as its entry is selected: its text is there
+ * and it takes the height its lines need, with no resize in between. */
+static void
+assert_code_shows (GtkWidget  *page,
+                   const char *expected)
+{
+  GtkWidget *code;
+  g_autofree char *text = NULL;
+  int height;
+
+  /* One frame or a few: what a person sees right after the click. */
+  test_run_for (100);
+  code = test_find_by_class (page, "code");
+  g_assert_nonnull (code);
+  text = test_widget_text (code);
+  g_assert_cmpstr (text, ==, expected);
+  g_assert_true (gtk_widget_get_mapped (code));
+  height = gtk_widget_get_height (code);
+
+  /* As high as its text laid out at its width, at least: a wrapping
+   * text view measured before its lines are computed is only as high
+   * as its margins. */
+  {
+    PangoLayout *layout = gtk_widget_create_pango_layout (code, text);
+    int text_height;
+    int chrome = 0;
+
+    pango_layout_set_width (layout, MAX (1, gtk_widget_get_width (code) - 24) * PANGO_SCALE);
+    pango_layout_set_wrap (layout, PANGO_WRAP_WORD_CHAR);
+    pango_layout_get_pixel_size (layout, NULL, &text_height);
+    g_object_unref (layout);
+    if (GTK_IS_TEXT_VIEW (code))
+      chrome = gtk_text_view_get_top_margin (GTK_TEXT_VIEW (code)) +
+               gtk_text_view_get_bottom_margin (GTK_TEXT_VIEW (code));
+    g_test_message ("definition “%.40s”: %d px high, its text %d px", expected, height, text_height);
+    g_assert_cmpint (text_height, >, 0);
+    g_assert_cmpint (height, >=, text_height + chrome);
+  }
+}
+
+static void
+test_definition_shows (Fixture       *f,
+                       gconstpointer  data)
+{
+  QStoreInspectorCatalogPage *page = g_object_new (QSTORE_INSPECTOR_TYPE_CATALOG_PAGE, NULL);
+  GtkWidget *window = gtk_window_new ();
+  QStoreCatalogEntry *view;
+  QStoreCatalogEntry *meta;
+
+  f->contents = test_load (f->uri);
+  gtk_window_set_default_size (GTK_WINDOW (window), 1100, 720);
+  gtk_window_set_child (GTK_WINDOW (window), GTK_WIDGET (page));
+  gtk_window_present (GTK_WINDOW (window));
+  qstore_inspector_catalog_page_set_contents (page, f->contents);
+  test_run_for (200);
+
+  view = qstore_inspector_contents_lookup_entry (f->contents, QSTORE_CATALOG_KEY_VIEW, "main", "high_scores");
+  meta = qstore_inspector_contents_lookup_entry (f->contents, QSTORE_CATALOG_KEY_META, NULL, "clean_shutdown");
+  g_assert_nonnull (view);
+  g_assert_nonnull (meta);
+
+  /* Twice each, as the second selection of a kind was empty too. */
+  for (guint round = 0; round < 2; round++)
+    {
+      g_assert_true (qstore_inspector_catalog_page_select_name (page, "main.high_scores"));
+      assert_code_shows (GTK_WIDGET (page), qstore_catalog_entry_get_ddl (view));
+      g_assert_true (qstore_inspector_catalog_page_select_name (page, "clean_shutdown"));
+      assert_code_shows (GTK_WIDGET (page), qstore_catalog_entry_get_value (meta));
+    }
+
+  gtk_window_destroy (GTK_WINDOW (window));
+}
+
 static gint64
 row_int (QStoreInspectorRow *row,
          guint               column)
@@ -492,6 +566,7 @@ main (int    argc,
 #define ADD(name, func) \
   g_test_add ("/inspector/" name, Fixture, NULL, fixture_set_up, func, fixture_tear_down)
   ADD ("catalog-page", test_catalog_page);
+  ADD ("definition-shows", test_definition_shows);
   ADD ("stale-page", test_stale_page);
   ADD ("data-page", test_data_page);
   ADD ("paging", test_paging);
