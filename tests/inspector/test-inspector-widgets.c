@@ -449,7 +449,7 @@ test_paging (Fixture       *f,
   count = qstore_inspector_contents_get_row_count (f->contents, "main", "big");
   g_assert_cmpint (count, ==, n);
 
-  model = qstore_inspector_row_model_new (qstore_inspector_contents_get_provider (f->contents),
+  model = qstore_inspector_row_model_new (f->uri, qstore_inspector_contents_get_provider (f->contents),
                                           "main", "big", count, &error);
   g_assert_no_error (error);
   g_assert_cmpuint (g_list_model_get_n_items (G_LIST_MODEL (model)), ==, n);
@@ -483,7 +483,7 @@ test_count_corrects (Fixture       *f,
   g_autoptr(GError) error = NULL;
 
   f->contents = test_load (f->uri);
-  model = qstore_inspector_row_model_new (qstore_inspector_contents_get_provider (f->contents),
+  model = qstore_inspector_row_model_new (f->uri, qstore_inspector_contents_get_provider (f->contents),
                                           "main", "people", 1000, &error);
   g_assert_no_error (error);
   /* Asking beyond the end walks to it and shrinks the model. */
@@ -494,7 +494,7 @@ test_count_corrects (Fixture       *f,
 
   g_clear_object (&model);
   g_clear_object (&row);
-  model = qstore_inspector_row_model_new (qstore_inspector_contents_get_provider (f->contents),
+  model = qstore_inspector_row_model_new (f->uri, qstore_inspector_contents_get_provider (f->contents),
                                           "main", "people", -1, &error);
   g_assert_no_error (error);
   row = test_get_loaded_row (model, 0);
@@ -525,7 +525,7 @@ test_snapshot_idle (Fixture       *f,
   int status = 0;
 
   f->contents = test_load (f->uri);
-  model = qstore_inspector_row_model_new (qstore_inspector_contents_get_provider (f->contents),
+  model = qstore_inspector_row_model_new (f->uri, qstore_inspector_contents_get_provider (f->contents),
                                           "main", "people", 450, &error);
   g_assert_no_error (error);
   qstore_inspector_row_model_set_snapshot_idle (model, 50);
