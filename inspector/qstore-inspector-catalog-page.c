@@ -630,7 +630,18 @@ show_materialized_view (QStoreInspectorCatalogPage *self,
              strategy_description (qstore_materialized_view_get_strategy (view)), FALSE);
   else if (load_error != NULL && qstore_catalog_entry_get_error (entry) == NULL)
     {
-      row = add_row (self, group, _("Does not load"), load_error, FALSE);
+      g_autofree char *why = NULL;
+
+      /* Told from what the catalog shows, in the user's language, for
+       * someone who can only look; the library's words follow. */
+      if (g_list_model_get_n_items (qstore_catalog_entry_get_columns (entry)) == 0)
+        why = g_strdup_printf (_("Its rows are not stored yet, and the inspector never writes to a store, "
+                                 "so it cannot compute them: a program that opens the store for "
+                                 "writing will. (%s)"), load_error);
+      else
+        why = g_strdup_printf (_("Opening the store would not keep it up to date as it is defined. (%s)"),
+                               load_error);
+      row = add_row (self, group, _("Does not load"), why, FALSE);
       gtk_widget_add_css_class (row, "error-row");
     }
 

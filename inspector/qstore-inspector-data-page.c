@@ -343,7 +343,8 @@ update_count (QStoreInspectorDataPage *self)
     /* Translators: shown instead of a row count while the rows are counted */
     text = g_strdup (_("counting rows…"));
   else if (searching (self))
-    text = g_strdup_printf (g_dngettext (GETTEXT_PACKAGE, "%'u matching row", "%'u matching rows", n), n);
+    /* Translators: how many rows a search finds */
+    text = g_strdup_printf (g_dngettext (GETTEXT_PACKAGE, "%'u match", "%'u matches", n), n);
   else
     text = g_strdup_printf (g_dngettext (GETTEXT_PACKAGE, "%'u row", "%'u rows", n), n);
   gtk_label_set_label (self->count_label, text);

@@ -132,7 +132,10 @@ qstore_inspector_row_dialog_new (GtkWindow          *parent,
   gtk_window_set_title (GTK_WINDOW (window), title);
   gtk_window_set_transient_for (GTK_WINDOW (window), parent);
   gtk_window_set_modal (GTK_WINDOW (window), TRUE);
-  gtk_window_set_default_size (GTK_WINDOW (window), 560, 640);
+  /* No wider than the window it belongs to: on a narrow screen, it
+   * fills it. */
+  gtk_window_set_default_size (GTK_WINDOW (window),
+                               parent ? CLAMP (gtk_widget_get_width (GTK_WIDGET (parent)), 360, 560) : 560, 640);
   gtk_widget_set_size_request (window, 360, 294);
   adw_header_bar_set_title_widget (ADW_HEADER_BAR (header), adw_window_title_new (title, table));
   gtk_box_append (GTK_BOX (box), header);

@@ -271,7 +271,7 @@ test_search (Browser       *b,
   g_assert_cmpuint (g_list_model_get_n_items (G_LIST_MODEL (model)), ==, 11);
   g_assert_cmpint (int_at (model, 0, 0), ==, 42);
   g_assert_cmpint (int_at (model, 10, 0), ==, 429);
-  g_assert_cmpstr (count_text (b), ==, "11 matching rows");
+  g_assert_cmpstr (count_text (b), ==, "11 matches");
   g_assert_cmpstr (qstore_inspector_data_page_get_state (b->page), ==, "rows");
 
   /* Any column, and the case of ASCII letters does not matter. */
@@ -285,7 +285,7 @@ test_search (Browser       *b,
 
   search_for (b, "nobody here");
   g_assert_cmpstr (qstore_inspector_data_page_get_state (b->page), ==, "no-matches");
-  g_assert_cmpstr (count_text (b), ==, "0 matching rows");
+  g_assert_cmpstr (count_text (b), ==, "0 matches");
 
   /* Search and sort together. */
   search_for (b, "name 42");
