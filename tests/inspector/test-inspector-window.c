@@ -10,8 +10,9 @@
  *                 smallest size
  *   long-name     a table with a 171-character name: the window keeps
  *                 its width on every page, at 1,100 px and at 360 px
- *   screenshots   every page at 360 px and at 1,400 px, light and dark,
- *                 one PNG each in $QSTORE_SCREENSHOT_DIR
+ *   screenshots-360, screenshots-1400
+ *                 every page at that width, light and dark, one PNG
+ *                 each in $QSTORE_SCREENSHOT_DIR
  *   open          one Open for both kinds of store (an SQLite file, an
  *                 LMDB store's data.mdb), and a folder or file dropped on
  *                 the window
@@ -106,6 +107,45 @@ wait_ready (QStoreInspectorWindow *window)
   g_assert_cmpstr (qstore_inspector_window_get_state (window), ==, "store");
 }
 
+static gboolean
+sliding (GtkWidget *widget)
+{
+  if (ADW_IS_LEAFLET (widget) && adw_leaflet_get_child_transition_running (ADW_LEAFLET (widget)))
+    return TRUE;
+  if (GTK_IS_STACK (widget) && gtk_stack_get_transition_running (GTK_STACK (widget)))
+    return TRUE;
+  for (GtkWidget *child = gtk_widget_get_first_child (widget); child != NULL;
+       child = gtk_widget_get_next_sibling (child))
+    if (sliding (child))
+      return TRUE;
+  return FALSE;
+}
+
+static gboolean
+still (gpointer data)
+{
+  return !sliding (data);
+}
+
+/* Drawn as it will stay: what a change started has run its course. */
+static void
+settle (GtkWidget *widget)
+{
+  test_run_for (100);
+  test_wait (still, widget, 10);
+  test_run_for (50);
+}
+
+/* A button activated from the keyboard is clicked a moment later. */
+static void
+press (GtkWidget *button,
+       GtkWidget *window)
+{
+  gtk_widget_activate (button);
+  test_run_for (300);
+  settle (window);
+}
+
 static QStoreInspectorWindow *
 open_window (const char *uri,
              int         width,
@@ -121,7 +161,8 @@ open_window (const char *uri,
       qstore_inspector_window_open_uri (window, uri);
       wait_ready (window);
     }
-  test_run_for (300);
+  test_run_for (100);
+  settle (GTK_WIDGET (window));
   return window;
 }
 
@@ -133,8 +174,9 @@ show_page (QStoreInspectorWindow *window,
   g_assert_cmpstr (qstore_inspector_window_get_page (window), ==, page);
   if (g_str_equal (page, "data"))
     test_wait (data_ready, window, 30);
-  /* Layout, drawing, and the end of the leaflet's slide. */
-  test_run_for (400);
+  /* Layout, drawing, and the end of the pages' slide. */
+  test_run_for (60);
+  settle (GTK_WIDGET (window));
 }
 
 static void
@@ -192,26 +234,6 @@ assert_within (GtkWidget  *window,
        child = gtk_widget_get_next_sibling (child))
     assert_within (window, child, path);
   g_string_truncate (path, len);
-}
-
-static gboolean
-sliding (GtkWidget *widget)
-{
-  if (ADW_IS_LEAFLET (widget) && adw_leaflet_get_child_transition_running (ADW_LEAFLET (widget)))
-    return TRUE;
-  if (GTK_IS_STACK (widget) && gtk_stack_get_transition_running (GTK_STACK (widget)))
-    return TRUE;
-  for (GtkWidget *child = gtk_widget_get_first_child (widget); child != NULL;
-       child = gtk_widget_get_next_sibling (child))
-    if (sliding (child))
-      return TRUE;
-  return FALSE;
-}
-
-static gboolean
-still (gpointer data)
-{
-  return !sliding (data);
 }
 
 /* A window @width px wide on the screen (its surface, which takes the
@@ -278,17 +300,15 @@ test_narrow (void)
 
   /* An entry: its details take the page; Back returns to the list. */
   g_assert_true (qstore_inspector_catalog_page_select_name (catalog, "main.city_customers"));
-  test_run_for (400);
+  settle (GTK_WIDGET (window));
   g_assert_true (qstore_inspector_catalog_page_can_go_back (catalog));
   assert_few_lines (qstore_inspector_catalog_page_get_title_label (catalog));
   assert_fits (window, 360);
-  gtk_widget_activate (back);
-  test_run_for (400);
+  press (back, GTK_WIDGET (window));
   g_assert_false (qstore_inspector_catalog_page_can_go_back (catalog));
   g_assert_true (qstore_inspector_window_get_folded (window));
   /* And from the list to the sidebar. */
-  gtk_widget_activate (back);
-  test_run_for (400);
+  press (back, GTK_WIDGET (window));
   assert_fits (window, 360);
 
   show_page (window, "stale");
@@ -307,7 +327,7 @@ test_narrow (void)
   gtk_window_present (GTK_WINDOW (window));
   qstore_inspector_window_open_uri (window, uri);
   wait_ready (window);
-  test_run_for (400);
+  settle (GTK_WIDGET (window));
   g_assert_cmpint (gdk_surface_get_height (gtk_native_get_surface (GTK_NATIVE (window))), ==, 294);
   assert_fits (window, 360);
   g_assert_true (qstore_inspector_window_get_folded (window));
@@ -334,7 +354,7 @@ check_long_name (const char *uri,
   g_test_message ("%d px wide window on a %d px screen", width, geometry.width);
 
   g_assert_true (qstore_inspector_catalog_page_select_name (catalog, qualified));
-  test_run_for (400);
+  settle (GTK_WIDGET (window));
   assert_fits (window, width);
   assert_few_lines (qstore_inspector_catalog_page_get_title_label (catalog));
   test_screenshot (GTK_WIDGET (window), width > 400 ? "long-name-catalog" : "long-name-catalog-360");
@@ -380,8 +400,7 @@ shoot (QStoreInspectorWindow *window,
 {
   g_autofree char *name = g_strdup_printf ("%s-%d-%s", page, width, dark ? "dark" : "light");
 
-  test_wait (still, window, 10);
-  test_run_for (100);
+  settle (GTK_WIDGET (window));
   test_screenshot (GTK_WIDGET (window), name);
 }
 
@@ -410,20 +429,19 @@ shoot_all (const char *uri,
   if (width < 400)
     {
       /* Folded: the sidebar, the list, then the details, one by one. */
-      gtk_widget_activate (qstore_inspector_window_get_back_button (window));
-      test_run_for (400);
+      press (qstore_inspector_window_get_back_button (window), GTK_WIDGET (window));
       shoot (window, "sidebar", width, dark);
       show_page (window, "catalog");
       shoot (window, "catalog-list", width, dark);
     }
   g_assert_true (qstore_inspector_catalog_page_select_name (catalog, "main.orders"));
-  test_run_for (400);
+  settle (GTK_WIDGET (window));
   shoot (window, "catalog-table", width, dark);
   g_assert_true (qstore_inspector_catalog_page_select_name (catalog, "main.city_customers"));
-  test_run_for (400);
+  settle (GTK_WIDGET (window));
   shoot (window, "catalog-materialized-view", width, dark);
   g_assert_true (qstore_inspector_catalog_page_select_name (catalog, "clean_shutdown"));
-  test_run_for (400);
+  settle (GTK_WIDGET (window));
   shoot (window, "catalog-bookkeeping", width, dark);
 
   show_page (window, "stale");
@@ -436,13 +454,12 @@ shoot_all (const char *uri,
   gtk_editable_set_text (GTK_EDITABLE (qstore_inspector_data_page_get_part (data, "row-search")), "gift");
   g_signal_emit_by_name (qstore_inspector_data_page_get_part (data, "row-search"), "search-changed");
   test_wait (data_ready, window, 30);
-  test_run_for (300);
   shoot (window, "data-search", width, dark);
 
   gtk_selection_model_select_item (qstore_inspector_data_page_get_selection (data), 0, TRUE);
   row = qstore_inspector_data_page_show_row (data, 0);
   g_assert_nonnull (row);
-  test_run_for (400);
+  test_run_for (200);
   {
     g_autofree char *name = g_strdup_printf ("row-%d-%s", width, dark ? "dark" : "light");
 
@@ -458,28 +475,35 @@ shoot_all (const char *uri,
     window = open_window (NULL, width, height);
     qstore_inspector_window_open_uri (window, missing);
     test_wait (window_ready, window, 30);
-    test_run_for (600);
     shoot (window, "error", width, dark);
     close_window (window);
   }
 }
 
 static void
-test_screenshots (void)
+screenshots_at (int width)
 {
   g_autoptr(GError) error = NULL;
   g_autofree char *dir = g_dir_make_tmp ("qstore-window-XXXXXX", &error);
   g_autofree char *uri = make_demo (dir, "demo");
 
-  for (guint dark = 0; dark < 2; dark++)
-    {
-      shoot_all (uri, 360, dark);
-      shoot_all (uri, 1400, dark);
-    }
+  shoot_all (uri, width, FALSE);
+  shoot_all (uri, width, TRUE);
   adw_style_manager_set_color_scheme (adw_style_manager_get_default (), ADW_COLOR_SCHEME_DEFAULT);
   test_remove_tree (dir);
 }
 
+static void
+test_screenshots_narrow (void)
+{
+  screenshots_at (360);
+}
+
+static void
+test_screenshots_wide (void)
+{
+  screenshots_at (1400);
+}
 
 /* Opening */
 
@@ -502,6 +526,14 @@ chooser_shown (gpointer data)
   return find_toplevel (GTK_TYPE_FILE_CHOOSER_DIALOG) != NULL;
 }
 
+static gboolean
+chooser_picked (gpointer data)
+{
+  g_autoptr(GFile) picked = gtk_file_chooser_get_file (data);
+
+  return picked != NULL && g_file_equal (picked, g_object_get_data (data, "wanted"));
+}
+
 /* What a person does in the chooser: pick @path, then Open. */
 static void
 choose_in_dialog (QStoreInspectorWindow *window,
@@ -519,11 +551,12 @@ choose_in_dialog (QStoreInspectorWindow *window,
   g_assert_cmpint (gtk_file_chooser_get_action (GTK_FILE_CHOOSER (dialog)), ==, GTK_FILE_CHOOSER_ACTION_OPEN);
   gtk_file_chooser_set_file (GTK_FILE_CHOOSER (dialog), file, &error);
   g_assert_no_error (error);
-  test_run_for (500);
+  /* The chooser selects the file once it has listed its folder. */
+  g_object_set_data (G_OBJECT (dialog), "wanted", file);
+  test_wait (chooser_picked, dialog, 10);
+  test_run_for (100);
   test_screenshot (dialog, "open-chooser");
   gtk_dialog_response (GTK_DIALOG (dialog), GTK_RESPONSE_ACCEPT);
-  test_run_for (100);
-  test_wait (window_ready, window, 30);
 }
 
 static void
@@ -552,14 +585,33 @@ drop_on (QStoreInspectorWindow *window,
   g_value_unset (&value);
   g_slist_free (files);
   g_assert_true (accepted);
-  test_run_for (100);
-  test_wait (window_ready, window, 30);
+}
+
+typedef struct
+{
+  QStoreInspectorWindow *window;
+  const char            *uri;
+} OpenWait;
+
+static gboolean
+opened (gpointer data)
+{
+  OpenWait *wait = data;
+  QStoreInspectorContents *contents = qstore_inspector_window_get_contents (wait->window);
+
+  return window_ready (wait->window) &&
+         (qstore_inspector_window_get_error (wait->window) != NULL ||
+          (contents != NULL && g_str_equal (qstore_inspector_contents_get_uri (contents), wait->uri)));
 }
 
 static void
 assert_open (QStoreInspectorWindow *window,
              const char            *uri)
 {
+  OpenWait wait = { window, uri };
+
+  test_wait (opened, &wait, 30);
+  g_assert_null (qstore_inspector_window_get_error (window));
   g_assert_cmpstr (qstore_inspector_window_get_state (window), ==, "store");
   g_assert_cmpstr (qstore_inspector_contents_get_uri (qstore_inspector_window_get_contents (window)), ==, uri);
 }
@@ -682,7 +734,7 @@ refreshes_by_itself (const char *spec)
   g_assert_null (qstore_inspector_window_get_monitor (window));
   loads = qstore_inspector_window_get_n_loads (window);
   exec_in_other_process (uri, "INSERT INTO t VALUES (1002, 'newer')");
-  test_run_for (1500);
+  test_run_for (1000);
   g_assert_cmpuint (qstore_inspector_window_get_n_loads (window), ==, loads);
   g_settings_set_boolean (settings, "auto-refresh", TRUE);
 
@@ -772,11 +824,10 @@ test_why (void)
 
   /* The second view's verdict, not the page's top. */
   g_assert_true (qstore_inspector_catalog_page_select_name (catalog, "main.city_customers"));
-  test_run_for (300);
+  settle (GTK_WIDGET (window));
   why = find_button (GTK_WIDGET (catalog), "_Why?");
   g_assert_nonnull (why);
-  gtk_widget_activate (why);
-  test_run_for (400);
+  press (why, GTK_WIDGET (window));
   g_assert_cmpstr (qstore_inspector_window_get_page (window), ==, "stale");
   g_assert_cmpstr (qstore_inspector_stale_page_get_highlighted (stale), ==, "main.city_customers");
   focus = gtk_root_get_focus (GTK_ROOT (window));
@@ -819,7 +870,8 @@ main (int    argc,
 
   g_test_add_func ("/inspector-window/narrow", test_narrow);
   g_test_add_func ("/inspector-window/long-name", test_long_name);
-  g_test_add_func ("/inspector-window/screenshots", test_screenshots);
+  g_test_add_func ("/inspector-window/screenshots-360", test_screenshots_narrow);
+  g_test_add_func ("/inspector-window/screenshots-1400", test_screenshots_wide);
   g_test_add_func ("/inspector-window/open", test_open);
   g_test_add_func ("/inspector-window/auto-refresh", test_auto_refresh);
   g_test_add_func ("/inspector-window/why", test_why);
