@@ -266,6 +266,8 @@ create_row (gpointer item,
   gtk_label_set_xalign (GTK_LABEL (subtitle), 0);
   gtk_label_set_wrap (GTK_LABEL (subtitle), TRUE);
   gtk_label_set_wrap_mode (GTK_LABEL (subtitle), PANGO_WRAP_WORD_CHAR);
+  /* Wide enough for one line of the usual summary when there is room. */
+  gtk_label_set_max_width_chars (GTK_LABEL (subtitle), 36);
   gtk_widget_add_css_class (subtitle, "caption");
   gtk_widget_add_css_class (subtitle, "dim-label");
   gtk_widget_set_hexpand (labels, TRUE);

@@ -9,14 +9,17 @@
  *                      $QSTORE_SCREENSHOT_DIR; fail on a blank page or an
  *                      error
  *   read-only          checksum every file of an LMDB and an SQLite store,
- *                      inspect them (every page, a refresh), checksum again
+ *                      inspect them (every page, a refresh), checksum again;
+ *                      no new files either, once a read-only open of the
+ *                      provider alone leaves none
  *   concurrent-writer  a child process commits in a loop while the window
  *                      refreshes; the new rows appear, with no error
  *   bad-stores         a file and a folder of garbage, a missing path: the
  *                      window says what is wrong and changes nothing
  *   german             the pages in German (LC_ALL=de_DE.UTF-8, the locale
  *                      compiled into LOCPATH by the build): translated
- *                      text and German number formats, one PNG per page
+ *                      text and German number formats, one PNG per page;
+ *                      a bad store's error in German
  *
  * Each mode runs in its own process (one application per process), under
  * xvfb-run and dbus-run-session.
@@ -247,10 +250,87 @@ open_window (AdwApplication *application,
   return window;
 }
 
+/* Whether the store's files are the same files (not contents: see
+ * test_checksum_store()) in @after as in @before. */
+static gboolean
+same_files (GHashTable *before,
+            GHashTable *after)
+{
+  GHashTableIter iter;
+  gpointer key;
+
+  if (g_hash_table_size (before) != g_hash_table_size (after))
+    return FALSE;
+  g_hash_table_iter_init (&iter, before);
+  while (g_hash_table_iter_next (&iter, &key, NULL))
+    if (!g_hash_table_contains (after, key))
+      return FALSE;
+  return TRUE;
+}
+
+static void
+copy_tree (const char *from,
+           const char *to)
+{
+  g_autoptr(GHashTable) files = test_checksum_tree (from);
+  GHashTableIter iter;
+  gpointer key;
+
+  g_hash_table_iter_init (&iter, files);
+  while (g_hash_table_iter_next (&iter, &key, NULL))
+    {
+      g_autofree char *source = g_build_filename (from, key, NULL);
+      g_autofree char *target = g_build_filename (to, key, NULL);
+      g_autofree char *folder = g_path_get_dirname (target);
+      g_autofree char *contents = NULL;
+      gsize len;
+
+      g_assert_cmpint (g_mkdir_with_parents (folder, 0755), ==, 0);
+      g_assert_true (g_file_get_contents (source, &contents, &len, NULL));
+      g_assert_true (g_file_set_contents (target, contents, len, NULL));
+    }
+}
+
+/* A read-only open of the provider alone, on a copy of the store:
+ * whether it leaves new files behind (an SQLite reader in WAL mode may
+ * create -wal and -shm files). Until the provider leaves none, the
+ * inspector cannot either; once it does, the read-only test holds the
+ * inspector to it, with no change here. */
+static gboolean
+provider_leaves_no_files (const char *dir,
+                          const char *uri)
+{
+  g_autoptr(GError) error = NULL;
+  g_autofree char *copy = g_dir_make_tmp ("qstore-probe-XXXXXX", &error);
+  g_autofree char *copy_uri = NULL;
+  g_autoptr(GHashTable) before = NULL;
+  g_autoptr(GHashTable) after = NULL;
+  g_auto(GStrv) parts = g_strsplit (uri, dir, 2);
+  QStoreProvider *provider;
+  gboolean clean;
+
+  copy_tree (dir, copy);
+  copy_uri = g_strconcat (parts[0], copy, parts[1], NULL);
+  before = test_checksum_tree (copy);
+  provider = qstore_provider_new_for_uri (copy_uri, QSTORE_OPEN_READ_ONLY, &error);
+  g_assert_no_error (error);
+  g_object_unref (qstore_catalog_list_entries (provider, &error));
+  g_assert_no_error (error);
+  qstore_provider_close_all (provider);
+  g_object_unref (provider);
+  after = test_checksum_tree (copy);
+  clean = same_files (before, after);
+  test_remove_tree (copy);
+  return clean;
+}
+
 static void
 inspect_read_only (const char *dir,
                    const char *uri)
 {
+  g_autoptr(GHashTable) files_before = NULL;
+  g_autoptr(GHashTable) files_after = NULL;
+  gboolean expect_no_new_files;
   g_autoptr(GHashTable) before = NULL;
   g_autoptr(GHashTable) after = NULL;
   g_autoptr(QStoreProvider) provider = NULL;
@@ -259,7 +339,9 @@ inspect_read_only (const char *dir,
   QStoreInspectorWindow *window;
 
   make_store (uri);
+  expect_no_new_files = provider_leaves_no_files (dir, uri);
   before = test_checksum_store (dir);
+  files_before = test_checksum_tree (dir);
 
   window = open_window (NULL, uri);
   show_page (window, "catalog");
@@ -286,6 +368,16 @@ inspect_read_only (const char *dir,
 
   after = test_checksum_store (dir);
   test_assert_same_sums (before, after);
+
+  /* No new files either, as soon as the provider's own read-only open
+   * leaves none. */
+  files_after = test_checksum_tree (dir);
+  if (expect_no_new_files)
+    g_assert_true (same_files (files_before, files_after));
+  else
+    g_test_message ("%s: a read-only open of the provider leaves new files, so the inspector "
+                    "is not held to leaving none (it left %s)", uri,
+                    same_files (files_before, files_after) ? "none" : "some");
 
   provider = qstore_provider_new_for_uri (uri, QSTORE_OPEN_READ_ONLY, &error);
   g_assert_no_error (error);
@@ -557,6 +649,40 @@ test_german (void)
 
   gtk_window_destroy (GTK_WINDOW (window));
   test_run_for (100);
+
+  /* Errors too: what happened and what to do, in German, whatever
+   * language the library's own message is in. */
+  {
+    g_autofree char *junk = g_build_filename (dir, "kaputt.db", NULL);
+    g_autofree char *junk_uri = g_strconcat ("sqlite:", junk, NULL);
+    g_autofree char *missing_uri = g_strconcat ("lmdb:", dir, "/fehlt", NULL);
+    g_autofree char *expected = NULL;
+    const char *message;
+
+    g_assert_true (g_file_set_contents (junk, "kein Speicher, nur Text", -1, NULL));
+    window = qstore_inspector_window_new (ADW_APPLICATION (application));
+    gtk_window_present (GTK_WINDOW (window));
+    qstore_inspector_window_open_uri (window, junk_uri);
+    test_wait (window_ready, window, 30);
+    message = qstore_inspector_window_get_error (window);
+    g_test_message ("%s", message);
+    expected = g_strdup_printf ("„%s“ ist kein qstore-Speicher oder ist beschädigt", junk);
+    g_assert_true (g_str_has_prefix (message, expected));
+    g_assert_nonnull (strstr (message, "Wählen Sie einen anderen Ordner oder eine andere Datei."));
+    /* The library's words are there too, as details. */
+    g_assert_nonnull (qstore_inspector_window_get_error_details (window));
+    test_run_for (600);
+    test_screenshot (GTK_WIDGET (window), "error-de");
+
+    qstore_inspector_window_open_uri (window, missing_uri);
+    test_wait (window_ready, window, 30);
+    message = qstore_inspector_window_get_error (window);
+    g_test_message ("%s", message);
+    g_assert_true (g_str_has_prefix (message, "Unter „"));
+    g_assert_nonnull (strstr (message, "gibt es keinen qstore-Speicher"));
+    gtk_window_destroy (GTK_WINDOW (window));
+    test_run_for (100);
+  }
   test_remove_tree (dir);
 }
 
