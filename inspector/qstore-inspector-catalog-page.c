@@ -742,6 +742,23 @@ show_entry (QStoreInspectorCatalogPage *self,
     add_code (self, _("Definition"), ddl);
 }
 
+/* The selected table was counted: its details say how many rows. */
+static void
+selected_counted_cb (QStoreInspectorCatalogPage *self,
+                     const char                 *schema,
+                     const char                 *name)
+{
+  g_autofree char *counted = qstore_inspector_qualified_name (schema, name);
+  GtkListBoxRow *row = gtk_list_box_get_selected_row (self->entry_list);
+  GtkAdjustment *adjustment = gtk_scrolled_window_get_vadjustment (self->detail_scroller);
+  double value = gtk_adjustment_get_value (adjustment);
+
+  if (row == NULL || self->selected == NULL || g_ascii_strcasecmp (counted, self->selected) != 0)
+    return;
+  show_entry (self, g_object_get_data (G_OBJECT (row), ENTRY_KEY));
+  gtk_adjustment_set_value (adjustment, value);
+}
+
 /* Narrow windows */
 
 static void
@@ -853,6 +870,8 @@ qstore_inspector_catalog_page_dispose (GObject *object)
 
   if (self->entry_list != NULL)
     gtk_list_box_bind_model (self->entry_list, NULL, NULL, NULL, NULL);
+  if (self->contents != NULL)
+    g_signal_handlers_disconnect_by_func (self->contents, selected_counted_cb, self);
   g_clear_object (&self->filter_model);
   g_clear_object (&self->contents);
 
@@ -983,7 +1002,11 @@ qstore_inspector_catalog_page_set_contents (QStoreInspectorCatalogPage *self,
   g_return_if_fail (QSTORE_INSPECTOR_IS_CATALOG_PAGE (self));
 
   gtk_list_box_bind_model (self->entry_list, NULL, NULL, NULL, NULL);
+  if (self->contents != NULL)
+    g_signal_handlers_disconnect_by_func (self->contents, selected_counted_cb, self);
   g_set_object (&self->contents, contents);
+  if (contents != NULL)
+    g_signal_connect_swapped (contents, "row-counted", G_CALLBACK (selected_counted_cb), self);
   gtk_sort_list_model_set_model (sorted, contents ? qstore_inspector_contents_get_entries (contents) : NULL);
   if (contents != NULL)
     gtk_list_box_bind_model (self->entry_list, G_LIST_MODEL (self->filter_model), create_row, self, NULL);

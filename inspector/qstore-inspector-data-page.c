@@ -10,6 +10,7 @@
 #include "qstore-inspector-errors.h"
 #include "qstore-inspector-names.h"
 #include "qstore-inspector-row-dialog.h"
+#include "qstore-inspector-table-chooser.h"
 
 /* A data browser over QStoreInspectorRowModel: rows arrive a page at a
  * time from a worker thread, and each cell updates itself when its row
@@ -17,10 +18,7 @@
  * known only from SQL, and come from its model when its query is
  * prepared.
  *
- * - The chooser lists tables, then materialized views, then plain views,
- *   labelled as such, and searches them as one types. A materialized
- *   view's rows are those of the table holding them, read as a table's;
- *   that table is part of the view and is not listed on its own.
+ * - A chooser (QStoreInspectorTableChooser) says which table or view.
  * - A click on a column's header sorts by it (again: the other way), a
  *   search keeps the rows that hold some text: the model has the store
  *   do both, through SQL.
@@ -43,11 +41,6 @@ struct _QStoreInspectorDataPage
   QStoreInspectorContents *contents;
   QStoreInspectorRowModel *model;
   GtkMultiSelection       *selection;
-  GtkStringList           *labels;      /* the chooser's, group after group */
-  GtkStringList           *tables;      /* `schema.name` */
-  GtkStringList           *mviews;      /* `schema.name` */
-  GtkStringList           *views;       /* `schema.name` */
-  GtkFilterListModel      *label_filter;
   char                    *table;       /* the table or view shown */
   QStoreCatalogKeyKind     kind;
   char                   **columns;     /* its columns' names */
@@ -63,11 +56,7 @@ struct _QStoreInspectorDataPage
   guint                    n_copies;
 
   GMenuModel              *row_menu;
-  GtkMenuButton           *table_button;
-  GtkLabel                *table_label;
-  GtkPopover              *table_popover;
-  GtkSearchEntry          *table_search;
-  GtkListView             *table_list;
+  QStoreInspectorTableChooser *chooser;
   GtkLabel                *count_label;
   GtkSpinner              *spinner;
   GtkToggleButton         *search_button;
@@ -532,8 +521,7 @@ show_rows (QStoreInspectorDataPage *self,
   g_free (self->table);
   self->table = g_strdup (name);
   self->kind = kind;
-  gtk_label_set_label (self->table_label, name ? name : _("No Tables"));
-  gtk_widget_set_tooltip_text (GTK_WIDGET (self->table_label), name);
+  qstore_inspector_table_chooser_set_shown (self->chooser, name);
 
   if (name == NULL || self->contents == NULL)
     {
@@ -621,53 +609,7 @@ same_shape (QStoreInspectorDataPage *self,
   return self->columns != NULL && g_strv_equal ((const char * const *) names, (const char * const *) self->columns);
 }
 
-/* The chooser */
-
-static const QStoreCatalogKeyKind group_kinds[] = {
-  QSTORE_CATALOG_KEY_TABLE,
-  QSTORE_CATALOG_KEY_MATERIALIZED_VIEW,
-  QSTORE_CATALOG_KEY_VIEW,
-};
-
-static GtkStringList *
-group_list (QStoreInspectorDataPage *self,
-            QStoreCatalogKeyKind     kind)
-{
-  switch (kind)
-    {
-    case QSTORE_CATALOG_KEY_MATERIALIZED_VIEW:
-      return self->mviews;
-    case QSTORE_CATALOG_KEY_VIEW:
-      return self->views;
-    case QSTORE_CATALOG_KEY_TABLE:
-    default:
-      return self->tables;
-    }
-}
-
 /* What the chooser lists at @position. */
-static gboolean
-locate (QStoreInspectorDataPage  *self,
-        guint                     position,
-        QStoreCatalogKeyKind     *kind,
-        const char              **name)
-{
-  for (guint g = 0; g < G_N_ELEMENTS (group_kinds); g++)
-    {
-      GtkStringList *list = group_list (self, group_kinds[g]);
-      guint n = g_list_model_get_n_items (G_LIST_MODEL (list));
-
-      if (position < n)
-        {
-          *kind = group_kinds[g];
-          *name = gtk_string_list_get_string (list, position);
-          return TRUE;
-        }
-      position -= n;
-    }
-  return FALSE;
-}
-
 static void
 show_position (QStoreInspectorDataPage *self,
                int                      position)
@@ -676,91 +618,17 @@ show_position (QStoreInspectorDataPage *self,
   const char *name;
 
   self->selected = position;
-  if (position >= 0 && locate (self, position, &kind, &name))
+  if (position >= 0 && qstore_inspector_table_chooser_locate (self->chooser, position, &kind, &name))
     show_rows (self, kind, name);
   else
     show_rows (self, QSTORE_CATALOG_KEY_TABLE, NULL);
 }
 
 static void
-table_popover_show_cb (QStoreInspectorDataPage *self)
+chosen_cb (QStoreInspectorDataPage *self,
+           guint                    position)
 {
-  gtk_editable_set_text (GTK_EDITABLE (self->table_search), "");
-  gtk_widget_grab_focus (GTK_WIDGET (self->table_search));
-}
-
-static void
-table_search_changed_cb (QStoreInspectorDataPage *self)
-{
-  GtkStringFilter *filter = GTK_STRING_FILTER (gtk_filter_list_model_get_filter (self->label_filter));
-
-  gtk_string_filter_set_search (filter, gtk_editable_get_text (GTK_EDITABLE (self->table_search)));
-}
-
-/* The chooser's @position, among what the search left, is chosen. */
-static void
-choose (QStoreInspectorDataPage *self,
-        guint                    position)
-{
-  g_autoptr(GtkStringObject) item = g_list_model_get_item (G_LIST_MODEL (self->label_filter), position);
-  const char *label;
-
-  if (item == NULL)
-    return;
-  label = gtk_string_object_get_string (item);
-  gtk_popover_popdown (self->table_popover);
-  for (guint i = 0; i < g_list_model_get_n_items (G_LIST_MODEL (self->labels)); i++)
-    if (g_str_equal (gtk_string_list_get_string (self->labels, i), label))
-      {
-        show_position (self, i);
-        break;
-      }
-}
-
-static void
-table_list_activate_cb (QStoreInspectorDataPage *self,
-                        guint                    position)
-{
-  choose (self, position);
-}
-
-/* Enter takes the first match. */
-static void
-table_search_activate_cb (QStoreInspectorDataPage *self)
-{
-  choose (self, 0);
-}
-
-static void
-table_search_stop_cb (QStoreInspectorDataPage *self)
-{
-  gtk_popover_popdown (self->table_popover);
-}
-
-static void
-label_setup_cb (GtkSignalListItemFactory *factory,
-                GtkListItem              *item,
-                gpointer                  user_data)
-{
-  GtkWidget *label = gtk_label_new (NULL);
-
-  gtk_label_set_xalign (GTK_LABEL (label), 0);
-  gtk_label_set_ellipsize (GTK_LABEL (label), PANGO_ELLIPSIZE_MIDDLE);
-  gtk_label_set_max_width_chars (GTK_LABEL (label), 40);
-  gtk_label_set_width_chars (GTK_LABEL (label), 20);
-  gtk_list_item_set_child (item, label);
-}
-
-static void
-label_bind_cb (GtkSignalListItemFactory *factory,
-               GtkListItem              *item,
-               gpointer                  user_data)
-{
-  GtkWidget *label = gtk_list_item_get_child (item);
-  const char *text = gtk_string_object_get_string (gtk_list_item_get_item (item));
-
-  gtk_label_set_label (GTK_LABEL (label), text);
-  gtk_widget_set_tooltip_text (label, text);
+  show_position (self, position);
 }
 
 /* Searching rows */
@@ -1180,25 +1048,6 @@ long_press_cb (GtkGestureLongPress     *gesture,
   context_at (self, x, y);
 }
 
-/* The chooser's lists */
-
-static void
-set_strings (GtkStringList *list,
-             GPtrArray     *strings)
-{
-  g_ptr_array_add (strings, NULL);
-  gtk_string_list_splice (list, 0, g_list_model_get_n_items (G_LIST_MODEL (list)),
-                          (const char * const *) strings->pdata);
-  g_ptr_array_remove_index (strings, strings->len - 1);
-}
-
-static int
-compare_names (gconstpointer a,
-               gconstpointer b)
-{
-  return qstore_inspector_natural_compare (*(const char * const *) a, *(const char * const *) b);
-}
-
 /**
  * qstore_inspector_data_page_select_table:
  * @self: a #QStoreInspectorDataPage
@@ -1210,18 +1059,15 @@ gboolean
 qstore_inspector_data_page_select_table (QStoreInspectorDataPage *self,
                                          const char              *name)
 {
-  QStoreCatalogKeyKind kind;
-  const char *candidate;
+  int position;
 
   g_return_val_if_fail (QSTORE_INSPECTOR_IS_DATA_PAGE (self), FALSE);
 
-  for (guint i = 0; locate (self, i, &kind, &candidate); i++)
-    if (g_ascii_strcasecmp (candidate, name) == 0)
-      {
-        show_position (self, i);
-        return TRUE;
-      }
-  return FALSE;
+  position = qstore_inspector_table_chooser_find (self->chooser, QSTORE_CATALOG_KEY_INVALID, name);
+  if (position < 0)
+    return FALSE;
+  show_position (self, position);
+  return TRUE;
 }
 
 static void
@@ -1254,71 +1100,18 @@ qstore_inspector_data_page_set_contents (QStoreInspectorDataPage *self,
 {
   g_autofree char *keep = g_strdup (self->table);
   QStoreCatalogKeyKind keep_kind = self->kind;
-  g_autoptr(GPtrArray) tables = g_ptr_array_new_with_free_func (g_free);
-  g_autoptr(GPtrArray) mviews = g_ptr_array_new_with_free_func (g_free);
-  g_autoptr(GPtrArray) views = g_ptr_array_new_with_free_func (g_free);
-  g_autoptr(GPtrArray) labels = g_ptr_array_new_with_free_func (g_free);
-  GListModel *entries;
+  guint n;
 
   g_return_if_fail (QSTORE_INSPECTOR_IS_DATA_PAGE (self));
 
   if (self->contents != NULL)
     g_signal_handlers_disconnect_by_data (self->contents, self);
   g_set_object (&self->contents, contents);
-
   if (contents != NULL)
-    {
-      g_signal_connect_swapped (contents, "row-counted", G_CALLBACK (row_counted_cb), self);
-      entries = qstore_inspector_contents_get_entries (contents);
-      for (guint i = 0; i < g_list_model_get_n_items (entries); i++)
-        {
-          g_autoptr(QStoreCatalogEntry) entry = g_list_model_get_item (entries, i);
-          QStoreCatalogKeyKind kind = qstore_catalog_entry_get_kind (entry);
-          char *name;
+    g_signal_connect_swapped (contents, "row-counted", G_CALLBACK (row_counted_cb), self);
 
-          if (qstore_catalog_entry_get_error (entry) != NULL ||
-              qstore_catalog_entry_is_materialized_view_contents (entry))
-            continue;
-          /* A materialized view whose rows are not stored has none to show. */
-          if (kind == QSTORE_CATALOG_KEY_MATERIALIZED_VIEW &&
-              g_list_model_get_n_items (qstore_catalog_entry_get_columns (entry)) == 0)
-            continue;
-
-          name = qstore_inspector_qualified_name (qstore_catalog_entry_get_schema (entry),
-                                                  qstore_catalog_entry_get_name (entry));
-          if (kind == QSTORE_CATALOG_KEY_TABLE)
-            g_ptr_array_add (tables, name);
-          else if (kind == QSTORE_CATALOG_KEY_MATERIALIZED_VIEW)
-            g_ptr_array_add (mviews, name);
-          else if (kind == QSTORE_CATALOG_KEY_VIEW)
-            g_ptr_array_add (views, name);
-          else
-            g_free (name);
-        }
-    }
-  g_ptr_array_sort (tables, compare_names);
-  g_ptr_array_sort (mviews, compare_names);
-  g_ptr_array_sort (views, compare_names);
-
-  for (guint i = 0; i < tables->len; i++)
-    g_ptr_array_add (labels, g_strdup (g_ptr_array_index (tables, i)));
-  for (guint i = 0; i < mviews->len; i++)
-    /* Translators: a materialized view in the list of tables whose rows
-     * can be shown; %s is its schema.name, such as “main.big_orders” */
-    g_ptr_array_add (labels, g_strdup_printf (_("%s (materialized view)"),
-                                              (char *) g_ptr_array_index (mviews, i)));
-  for (guint i = 0; i < views->len; i++)
-    /* Translators: a view in the list of tables whose rows can be
-     * shown; %s is its schema.name, such as “main.order_totals” */
-    g_ptr_array_add (labels, g_strdup_printf (_("%s (view)"), (char *) g_ptr_array_index (views, i)));
-
-  set_strings (self->tables, tables);
-  set_strings (self->mviews, mviews);
-  set_strings (self->views, views);
-  set_strings (self->labels, labels);
-  gtk_widget_set_sensitive (GTK_WIDGET (self->table_button), labels->len > 0);
-
-  if (labels->len == 0 || contents == NULL)
+  n = qstore_inspector_table_chooser_set_contents (self->chooser, contents);
+  if (n == 0 || contents == NULL)
     {
       self->selected = -1;
       show_rows (self, QSTORE_CATALOG_KEY_TABLE, NULL);
@@ -1329,12 +1122,7 @@ qstore_inspector_data_page_set_contents (QStoreInspectorDataPage *self,
    * search and selection stay. */
   if (keep != NULL && same_shape (self, keep_kind, keep))
     {
-      QStoreCatalogKeyKind kind;
-      const char *candidate;
-
-      for (guint i = 0; locate (self, i, &kind, &candidate); i++)
-        if (kind == keep_kind && g_ascii_strcasecmp (candidate, keep) == 0)
-          self->selected = i;
+      self->selected = qstore_inspector_table_chooser_find (self->chooser, keep_kind, keep);
       qstore_inspector_row_model_reload (self->model,
                                          keep_kind == QSTORE_CATALOG_KEY_VIEW ? -1
                                          : qstore_inspector_contents_get_row_count (contents,
@@ -1375,7 +1163,7 @@ GListModel *
 qstore_inspector_data_page_get_tables (QStoreInspectorDataPage *self)
 {
   g_return_val_if_fail (QSTORE_INSPECTOR_IS_DATA_PAGE (self), NULL);
-  return G_LIST_MODEL (self->tables);
+  return qstore_inspector_table_chooser_get_tables (self->chooser);
 }
 
 /* Returns: (transfer none): the materialized views listed, as `schema.name` strings */
@@ -1383,7 +1171,7 @@ GListModel *
 qstore_inspector_data_page_get_materialized_views (QStoreInspectorDataPage *self)
 {
   g_return_val_if_fail (QSTORE_INSPECTOR_IS_DATA_PAGE (self), NULL);
-  return G_LIST_MODEL (self->mviews);
+  return qstore_inspector_table_chooser_get_materialized_views (self->chooser);
 }
 
 /* Returns: (transfer none): the plain views listed, as `schema.name` strings */
@@ -1391,7 +1179,7 @@ GListModel *
 qstore_inspector_data_page_get_views (QStoreInspectorDataPage *self)
 {
   g_return_val_if_fail (QSTORE_INSPECTOR_IS_DATA_PAGE (self), NULL);
-  return G_LIST_MODEL (self->views);
+  return qstore_inspector_table_chooser_get_views (self->chooser);
 }
 
 /* Returns: (transfer none): what the chooser lists, tables, then
@@ -1400,7 +1188,7 @@ GListModel *
 qstore_inspector_data_page_get_labels (QStoreInspectorDataPage *self)
 {
   g_return_val_if_fail (QSTORE_INSPECTOR_IS_DATA_PAGE (self), NULL);
-  return G_LIST_MODEL (self->labels);
+  return qstore_inspector_table_chooser_get_labels (self->chooser);
 }
 
 /* Returns: (transfer none): what the chooser lists as its search leaves it */
@@ -1408,7 +1196,7 @@ GListModel *
 qstore_inspector_data_page_get_chooser_model (QStoreInspectorDataPage *self)
 {
   g_return_val_if_fail (QSTORE_INSPECTOR_IS_DATA_PAGE (self), NULL);
-  return G_LIST_MODEL (self->label_filter);
+  return qstore_inspector_table_chooser_get_found (self->chooser);
 }
 
 guint
@@ -1442,7 +1230,7 @@ qstore_inspector_data_page_get_n_copies (QStoreInspectorDataPage *self)
   return self->n_copies;
 }
 
-/* Returns: (transfer none): a widget of the page: "column-view",
+/* Returns: (transfer none): a widget of the page: "column-view", "count",
  *   "table-button", "table-search", "table-popover", "row-search",
  *   "search-bar" or "context-menu" */
 GtkWidget *
@@ -1453,12 +1241,14 @@ qstore_inspector_data_page_get_part (QStoreInspectorDataPage *self,
 
   if (g_str_equal (part, "column-view"))
     return GTK_WIDGET (self->column_view);
+  if (g_str_equal (part, "count"))
+    return GTK_WIDGET (self->count_label);
   if (g_str_equal (part, "table-button"))
-    return GTK_WIDGET (self->table_button);
+    return qstore_inspector_table_chooser_get_part (self->chooser, "button");
   if (g_str_equal (part, "table-search"))
-    return GTK_WIDGET (self->table_search);
+    return qstore_inspector_table_chooser_get_part (self->chooser, "search");
   if (g_str_equal (part, "table-popover"))
-    return GTK_WIDGET (self->table_popover);
+    return qstore_inspector_table_chooser_get_part (self->chooser, "popover");
   if (g_str_equal (part, "row-search"))
     return GTK_WIDGET (self->row_search);
   if (g_str_equal (part, "search-bar"))
@@ -1480,13 +1270,6 @@ qstore_inspector_data_page_dispose (GObject *object)
     g_signal_handlers_disconnect_by_data (self->contents, self);
   g_clear_object (&self->contents);
   g_clear_pointer (&self->context_menu, gtk_widget_unparent);
-  if (self->table_list != NULL)
-    gtk_list_view_set_model (self->table_list, NULL);
-  g_clear_object (&self->label_filter);
-  g_clear_object (&self->labels);
-  g_clear_object (&self->tables);
-  g_clear_object (&self->mviews);
-  g_clear_object (&self->views);
   g_clear_object (&self->probe);
 
   G_OBJECT_CLASS (qstore_inspector_data_page_parent_class)->dispose (object);
@@ -1529,11 +1312,7 @@ qstore_inspector_data_page_class_init (QStoreInspectorDataPageClass *klass)
   widget_class->size_allocate = qstore_inspector_data_page_size_allocate;
 
   gtk_widget_class_set_template_from_resource (widget_class, "/org/qstore/Inspector/qstore-inspector-data-page.ui");
-  gtk_widget_class_bind_template_child (widget_class, QStoreInspectorDataPage, table_button);
-  gtk_widget_class_bind_template_child (widget_class, QStoreInspectorDataPage, table_label);
-  gtk_widget_class_bind_template_child (widget_class, QStoreInspectorDataPage, table_popover);
-  gtk_widget_class_bind_template_child (widget_class, QStoreInspectorDataPage, table_search);
-  gtk_widget_class_bind_template_child (widget_class, QStoreInspectorDataPage, table_list);
+  gtk_widget_class_bind_template_child (widget_class, QStoreInspectorDataPage, chooser);
   gtk_widget_class_bind_template_child (widget_class, QStoreInspectorDataPage, count_label);
   gtk_widget_class_bind_template_child (widget_class, QStoreInspectorDataPage, spinner);
   gtk_widget_class_bind_template_child (widget_class, QStoreInspectorDataPage, search_button);
@@ -1547,11 +1326,7 @@ qstore_inspector_data_page_class_init (QStoreInspectorDataPageClass *klass)
   gtk_widget_class_bind_template_child (widget_class, QStoreInspectorDataPage, rows_scroller);
   gtk_widget_class_bind_template_child (widget_class, QStoreInspectorDataPage, column_view);
   gtk_widget_class_bind_template_child (widget_class, QStoreInspectorDataPage, row_menu);
-  gtk_widget_class_bind_template_callback (widget_class, table_popover_show_cb);
-  gtk_widget_class_bind_template_callback (widget_class, table_search_changed_cb);
-  gtk_widget_class_bind_template_callback (widget_class, table_search_activate_cb);
-  gtk_widget_class_bind_template_callback (widget_class, table_search_stop_cb);
-  gtk_widget_class_bind_template_callback (widget_class, table_list_activate_cb);
+  gtk_widget_class_bind_template_callback (widget_class, chosen_cb);
   gtk_widget_class_bind_template_callback (widget_class, row_search_changed_cb);
   gtk_widget_class_bind_template_callback (widget_class, search_mode_cb);
   gtk_widget_class_bind_template_callback (widget_class, row_activated_cb);
@@ -1574,40 +1349,14 @@ qstore_inspector_data_page_class_init (QStoreInspectorDataPageClass *klass)
 static void
 qstore_inspector_data_page_init (QStoreInspectorDataPage *self)
 {
-  g_autoptr(GtkExpression) expression = NULL;
-  GtkStringFilter *filter;
-  GtkListItemFactory *factory;
-  GtkSingleSelection *chooser_selection;
   GtkGesture *click;
   GtkGesture *long_press;
 
+  g_type_ensure (QSTORE_INSPECTOR_TYPE_TABLE_CHOOSER);
   gtk_widget_init_template (GTK_WIDGET (self));
 
   self->selected = -1;
   self->probe = g_object_new (G_TYPE_OBJECT, NULL);
-  self->labels = gtk_string_list_new (NULL);
-  self->tables = gtk_string_list_new (NULL);
-  self->mviews = gtk_string_list_new (NULL);
-  self->views = gtk_string_list_new (NULL);
-
-  /* The chooser finds a name by any part of it, whatever the case. */
-  expression = gtk_property_expression_new (GTK_TYPE_STRING_OBJECT, NULL, "string");
-  filter = gtk_string_filter_new (g_steal_pointer (&expression));
-  gtk_string_filter_set_match_mode (filter, GTK_STRING_FILTER_MATCH_MODE_SUBSTRING);
-  gtk_string_filter_set_ignore_case (filter, TRUE);
-  self->label_filter = gtk_filter_list_model_new (G_LIST_MODEL (g_object_ref (self->labels)), GTK_FILTER (filter));
-  chooser_selection = gtk_single_selection_new (G_LIST_MODEL (g_object_ref (self->label_filter)));
-  gtk_single_selection_set_autoselect (chooser_selection, FALSE);
-  gtk_single_selection_set_can_unselect (chooser_selection, TRUE);
-  gtk_list_view_set_model (self->table_list, GTK_SELECTION_MODEL (chooser_selection));
-  g_object_unref (chooser_selection);
-  factory = gtk_signal_list_item_factory_new ();
-  g_signal_connect (factory, "setup", G_CALLBACK (label_setup_cb), NULL);
-  g_signal_connect (factory, "bind", G_CALLBACK (label_bind_cb), NULL);
-  gtk_list_view_set_factory (self->table_list, factory);
-  g_object_unref (factory);
-  /* Typing while the list has the focus goes to the search. */
-  gtk_search_entry_set_key_capture_widget (self->table_search, GTK_WIDGET (self->table_list));
 
   /* Typing on the page starts a search of its rows. */
   gtk_search_bar_set_key_capture_widget (self->search_bar, GTK_WIDGET (self));
@@ -1631,5 +1380,4 @@ qstore_inspector_data_page_init (QStoreInspectorDataPage *self)
   gtk_widget_add_controller (GTK_WIDGET (self->column_view), GTK_EVENT_CONTROLLER (long_press));
 
   gtk_stack_set_visible_child_name (self->stack, "empty");
-  gtk_label_set_label (self->table_label, _("No Tables"));
 }

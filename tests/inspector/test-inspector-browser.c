@@ -252,12 +252,7 @@ search_for (Browser    *b,
 static const char *
 count_text (Browser *b)
 {
-  GtkWidget *toolbar = gtk_widget_get_parent (qstore_inspector_data_page_get_part (b->page, "table-button"));
-  GtkWidget *label = gtk_widget_get_next_sibling (qstore_inspector_data_page_get_part (b->page, "table-button"));
-
-  g_assert_nonnull (toolbar);
-  g_assert_true (GTK_IS_LABEL (label));
-  return gtk_label_get_label (GTK_LABEL (label));
+  return gtk_label_get_label (GTK_LABEL (qstore_inspector_data_page_get_part (b->page, "count")));
 }
 
 static void
@@ -360,6 +355,38 @@ copy_with (Browser    *b,
   return clipboard_text (GTK_WIDGET (b->page));
 }
 
+/* Whether a key combination on @widget runs @action. */
+static gboolean
+has_shortcut (GtkWidget       *widget,
+              guint            keyval,
+              GdkModifierType  modifiers,
+              const char      *action)
+{
+  g_autoptr(GListModel) controllers = gtk_widget_observe_controllers (widget);
+
+  for (guint i = 0; i < g_list_model_get_n_items (controllers); i++)
+    {
+      g_autoptr(GObject) controller = g_list_model_get_item (controllers, i);
+
+      if (!GTK_IS_SHORTCUT_CONTROLLER (controller))
+        continue;
+      for (guint k = 0; k < g_list_model_get_n_items (G_LIST_MODEL (controller)); k++)
+        {
+          g_autoptr(GtkShortcut) shortcut = g_list_model_get_item (G_LIST_MODEL (controller), k);
+          GtkShortcutTrigger *trigger = gtk_shortcut_get_trigger (shortcut);
+          GtkShortcutAction *named = gtk_shortcut_get_action (shortcut);
+
+          if (GTK_IS_KEYVAL_TRIGGER (trigger) &&
+              gtk_keyval_trigger_get_keyval (GTK_KEYVAL_TRIGGER (trigger)) == keyval &&
+              gtk_keyval_trigger_get_modifiers (GTK_KEYVAL_TRIGGER (trigger)) == modifiers &&
+              GTK_IS_NAMED_ACTION (named) &&
+              g_str_equal (gtk_named_action_get_action_name (GTK_NAMED_ACTION (named)), action))
+            return TRUE;
+        }
+    }
+  return FALSE;
+}
+
 static void
 test_copy (Browser       *b,
            gconstpointer  data)
@@ -374,6 +401,11 @@ test_copy (Browser       *b,
   g_autoptr(GError) error = NULL;
   JsonArray *array;
   JsonObject *object;
+
+  /* Ctrl+C and Ctrl+Shift+C run the copies below. */
+  g_assert_true (has_shortcut (GTK_WIDGET (b->page), GDK_KEY_c, GDK_CONTROL_MASK, "data.copy"));
+  g_assert_true (has_shortcut (GTK_WIDGET (b->page), GDK_KEY_c, GDK_CONTROL_MASK | GDK_SHIFT_MASK,
+                               "data.copy-json"));
 
   gtk_selection_model_select_range (selection, 2, 3, TRUE);
   text = copy_with (b, "data.copy");
