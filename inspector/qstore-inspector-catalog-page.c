@@ -392,6 +392,26 @@ add_group (QStoreInspectorCatalogPage *self,
   return group;
 }
 
+/* Titles are names (of columns, indexes…): a long one wraps whole,
+ * without a hyphen it does not have. (Limiting the title to a line
+ * instead trips a size bug of wrapping labels in GTK 4.8.) */
+static void
+no_hyphens (GtkWidget *widget)
+{
+  if (GTK_IS_LABEL (widget) && gtk_widget_has_css_class (widget, "title"))
+    {
+      PangoAttrList *attributes = pango_attr_list_new ();
+
+      pango_attr_list_insert (attributes, pango_attr_insert_hyphens_new (FALSE));
+      gtk_label_set_attributes (GTK_LABEL (widget), attributes);
+      pango_attr_list_unref (attributes);
+      return;
+    }
+  for (GtkWidget *child = gtk_widget_get_first_child (widget); child != NULL;
+       child = gtk_widget_get_next_sibling (child))
+    no_hyphens (child);
+}
+
 static GtkWidget *
 add_row (QStoreInspectorCatalogPage *self,
          GtkWidget                  *group,
@@ -403,6 +423,7 @@ add_row (QStoreInspectorCatalogPage *self,
 
   adw_preferences_row_set_use_markup (ADW_PREFERENCES_ROW (row), FALSE);
   adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row), title);
+  no_hyphens (row);
   if (subtitle != NULL)
     adw_action_row_set_subtitle (ADW_ACTION_ROW (row), subtitle);
   if (code)

@@ -54,7 +54,8 @@ struct _QStoreInspectorWindow
   GtkListBoxRow              *stale_row;
   GtkListBoxRow              *data_row;
   GtkWidget                  *stale_warning_icon;
-  AdwWindowTitle             *store_title;
+  GtkLabel                   *store_name_label;
+  GtkLabel                   *store_kind_label;
   GtkLabel                   *store_label;
   AdwSplitButton             *open_button;
   GtkWidget                  *back_button;
@@ -193,12 +194,14 @@ update_titles (QStoreInspectorWindow *self)
     title = g_strdup_printf (_("%s — qstore Inspector"), name);
   gtk_window_set_title (GTK_WINDOW (self), title ? title : _("qstore Inspector"));
 
-  adw_window_title_set_title (self->store_title, name ? name : _("qstore Inspector"));
-  adw_window_title_set_subtitle (self->store_title,
-                                 uri == NULL ? NULL
-                                 : g_str_has_prefix (uri, "lmdb:") ? _("LMDB store")
-                                 : g_str_has_prefix (uri, "sqlite:") ? _("SQLite store")
-                                 : NULL);
+  gtk_label_set_label (self->store_name_label, name ? name : _("qstore Inspector"));
+  gtk_widget_set_tooltip_text (GTK_WIDGET (self->store_name_label), name);
+  gtk_label_set_label (self->store_kind_label,
+                       uri == NULL ? NULL
+                       : g_str_has_prefix (uri, "lmdb:") ? _("LMDB store")
+                       : g_str_has_prefix (uri, "sqlite:") ? _("SQLite store")
+                       : NULL);
+  gtk_widget_set_visible (GTK_WIDGET (self->store_kind_label), uri != NULL);
   /* The address itself shows once, under the pages. */
   gtk_label_set_label (self->store_label, uri ? uri : "");
   gtk_widget_set_tooltip_text (GTK_WIDGET (self->store_label), uri);
@@ -829,7 +832,8 @@ qstore_inspector_window_class_init (QStoreInspectorWindowClass *klass)
   gtk_widget_class_bind_template_child (widget_class, QStoreInspectorWindow, stale_row);
   gtk_widget_class_bind_template_child (widget_class, QStoreInspectorWindow, data_row);
   gtk_widget_class_bind_template_child (widget_class, QStoreInspectorWindow, stale_warning_icon);
-  gtk_widget_class_bind_template_child (widget_class, QStoreInspectorWindow, store_title);
+  gtk_widget_class_bind_template_child (widget_class, QStoreInspectorWindow, store_name_label);
+  gtk_widget_class_bind_template_child (widget_class, QStoreInspectorWindow, store_kind_label);
   gtk_widget_class_bind_template_child (widget_class, QStoreInspectorWindow, store_label);
   gtk_widget_class_bind_template_child (widget_class, QStoreInspectorWindow, open_button);
   gtk_widget_class_bind_template_child (widget_class, QStoreInspectorWindow, back_button);

@@ -596,6 +596,26 @@ test_bad_stores (void)
 
 /* German */
 
+/* No summary in the catalog's list is cut short, in a language whose
+ * words are long. */
+static guint
+assert_summaries_whole (GtkWidget *root)
+{
+  guint n = 0;
+
+  if (GTK_IS_LABEL (root) && gtk_widget_has_css_class (root, "caption") && gtk_widget_get_mapped (root) &&
+      gtk_widget_get_ancestor (root, GTK_TYPE_LIST_BOX_ROW) != NULL)
+    {
+      if (pango_layout_is_ellipsized (gtk_label_get_layout (GTK_LABEL (root))))
+        g_error ("“%s” is cut short", gtk_label_get_text (GTK_LABEL (root)));
+      n++;
+    }
+  for (GtkWidget *child = gtk_widget_get_first_child (root); child != NULL;
+       child = gtk_widget_get_next_sibling (child))
+    n += assert_summaries_whole (child);
+  return n;
+}
+
 static void
 test_german (void)
 {
@@ -635,6 +655,7 @@ test_german (void)
                                                           qstore_inspector_catalog_page_get_selected (catalog));
   g_assert_true (g_str_has_prefix (summary, "Materialisierte Sicht · 2 Spalten · "));
   test_run_for (200);
+  g_assert_cmpuint (assert_summaries_whole (GTK_WIDGET (catalog)), >=, 9);
   test_screenshot (GTK_WIDGET (window), "materialized-view-de");
 
   show_page (window, "stale");

@@ -490,6 +490,23 @@ test_empty_table (Browser       *b,
   test_screenshot (b->window, "data-no-rows");
 }
 
+/* The widths the column view gives its header's titles, as shown. */
+static void
+title_widths (GtkWidget *widget,
+              GArray    *widths)
+{
+  if (g_str_equal (G_OBJECT_TYPE_NAME (widget), "GtkColumnViewTitle"))
+    {
+      int width = gtk_widget_get_width (widget);
+
+      g_array_append_val (widths, width);
+      return;
+    }
+  for (GtkWidget *child = gtk_widget_get_first_child (widget); child != NULL;
+       child = gtk_widget_get_next_sibling (child))
+    title_widths (child, widths);
+}
+
 /* Column widths come from the first page: rows far wider further down
  * do not move them. */
 static void
@@ -502,13 +519,15 @@ test_column_widths (Browser       *b,
   QStoreInspectorRowModel *model = qstore_inspector_data_page_get_model (b->page);
   GtkAdjustment *vertical = gtk_scrolled_window_get_vadjustment (scroller);
   int widths[8] = { 0 };
-  int view_width;
+  g_autoptr(GArray) shown_before = g_array_new (FALSE, FALSE, sizeof (int));
+  g_autoptr(GArray) shown_after = g_array_new (FALSE, FALSE, sizeof (int));
   guint n = g_list_model_get_n_items (columns);
   g_autoptr(QStoreInspectorRow) first = test_get_loaded_row (model, 0);
 
   g_assert_cmpuint (n, ==, 6);
   test_run_for (100);
-  view_width = gtk_widget_get_width (GTK_WIDGET (view));
+  title_widths (GTK_WIDGET (view), shown_before);
+  g_assert_cmpuint (shown_before->len, ==, n);
   for (guint i = 0; i < n; i++)
     {
       g_autoptr(GtkColumnViewColumn) column = g_list_model_get_item (columns, i);
@@ -531,7 +550,15 @@ test_column_widths (Browser       *b,
 
       g_assert_cmpint (gtk_column_view_column_get_fixed_width (column), ==, widths[i]);
     }
-  g_assert_cmpint (gtk_widget_get_width (GTK_WIDGET (view)), ==, view_width);
+  /* As shown: the same widths. */
+  title_widths (GTK_WIDGET (view), shown_after);
+  g_assert_cmpuint (shown_after->len, ==, n);
+  for (guint i = 0; i < n; i++)
+    {
+      g_test_message ("column %u shown %d px, then %d px", i,
+                      g_array_index (shown_before, int, i), g_array_index (shown_after, int, i));
+      g_assert_cmpint (g_array_index (shown_after, int, i), ==, g_array_index (shown_before, int, i));
+    }
 }
 
 /* Narrower than its columns, the table scrolls sideways. */

@@ -375,8 +375,9 @@ test_long_name (void)
 {
   g_autoptr(GError) error = NULL;
   g_autofree char *dir = g_dir_make_tmp ("qstore-window-XXXXXX", &error);
-  g_autofree char *uri = test_spec_uri ("lmdb", dir, "store");
   g_autofree char *name = long_name ();
+  /* The store's own name is long too. */
+  g_autofree char *uri = test_spec_uri ("lmdb", dir, name);
   g_autofree char *sql = g_strdup_printf ("CREATE TABLE short (id INTEGER PRIMARY KEY);"
                                           "CREATE TABLE \"%s\" (id INTEGER PRIMARY KEY, \"%s\" TEXT);"
                                           "INSERT INTO \"%s\" VALUES (1, 'a value');"
@@ -819,8 +820,15 @@ test_why (void)
   g_assert_cmpstr (gtk_window_get_title (GTK_WINDOW (window)), ==, "demo — qstore Inspector");
   /* Where the store is, once. */
   g_assert_cmpuint (count_labels (GTK_WIDGET (window), location), ==, 1);
-  /* The materialized views' summaries too, whose row count comes last. */
+  /* The materialized views' summaries too, whose row count comes last,
+   * even in large text. */
   g_assert_cmpuint (assert_summaries_whole (GTK_WIDGET (catalog)), >=, 9);
+  g_object_set (gtk_settings_get_default (), "gtk-xft-dpi", 160 * 1024, NULL);
+  settle (GTK_WIDGET (window));
+  g_assert_cmpuint (assert_summaries_whole (GTK_WIDGET (catalog)), >=, 9);
+  test_screenshot (GTK_WIDGET (window), "large-text");
+  g_object_set (gtk_settings_get_default (), "gtk-xft-dpi", 96 * 1024, NULL);
+  settle (GTK_WIDGET (window));
 
   /* The second view's verdict, not the page's top. */
   g_assert_true (qstore_inspector_catalog_page_select_name (catalog, "main.city_customers"));
