@@ -9,6 +9,7 @@
 
 #include "qstore-inspector-catalog-page.h"
 #include "qstore-inspector-names.h"
+#include "qstore-inspector-text-group.h"
 
 /* A list of every catalog entry on the left, in sections (tables, views,
  * materialized views, then the store's own bookkeeping), the selected
@@ -50,9 +51,6 @@ enum
 };
 
 static GParamSpec *properties[N_PROPS];
-
-/* The most of a definition or value the details lay out. */
-#define MAX_CODE_BYTES (64 * 1024)
 
 #define ENTRY_KEY "qstore-inspector-entry"
 
@@ -446,47 +444,12 @@ tag_new (const char *text,
   return label;
 }
 
-/* A label, not a text view: a label measures its wrapped height when it
- * is laid out, where a wrapping GtkTextView in a box computes its lines
- * later, in an idle, and stays zero lines high until the next resize. */
 static void
 add_code (QStoreInspectorCatalogPage *self,
           const char                 *title,
           const char                 *text)
 {
-  GtkWidget *group = add_group (self, title, NULL);
-  GtkWidget *label = gtk_label_new (NULL);
-  GtkWidget *copy = gtk_button_new_from_icon_name ("edit-copy-symbolic");
-  g_autofree char *shown = NULL;
-
-  /* A huge value would take seconds to lay out; the copy button still
-   * copies all of it. */
-  if (strlen (text) > MAX_CODE_BYTES)
-    {
-      const char *end = g_utf8_find_prev_char (text, text + MAX_CODE_BYTES);
-
-      shown = g_strdup_printf ("%.*s…", (int) (end - text), text);
-    }
-  gtk_label_set_label (GTK_LABEL (label), shown ? shown : text);
-  gtk_label_set_wrap (GTK_LABEL (label), TRUE);
-  gtk_label_set_wrap_mode (GTK_LABEL (label), PANGO_WRAP_WORD_CHAR);
-  gtk_label_set_xalign (GTK_LABEL (label), 0);
-  gtk_label_set_yalign (GTK_LABEL (label), 0);
-  gtk_label_set_selectable (GTK_LABEL (label), TRUE);
-  /* Selectable labels take focus; this one is read, not typed in. */
-  gtk_widget_set_focus_on_click (label, FALSE);
-  gtk_widget_add_css_class (label, "card");
-  gtk_widget_add_css_class (label, "code");
-  gtk_accessible_update_property (GTK_ACCESSIBLE (label), GTK_ACCESSIBLE_PROPERTY_LABEL, title, -1);
-
-  gtk_widget_add_css_class (copy, "flat");
-  gtk_widget_set_valign (copy, GTK_ALIGN_CENTER);
-  gtk_widget_set_tooltip_text (copy, _("Copy"));
-  gtk_actionable_set_action_name (GTK_ACTIONABLE (copy), "catalog.copy");
-  gtk_actionable_set_action_target (GTK_ACTIONABLE (copy), "s", text);
-  adw_preferences_group_set_header_suffix (ADW_PREFERENCES_GROUP (group), copy);
-
-  adw_preferences_group_add (ADW_PREFERENCES_GROUP (group), label);
+  gtk_box_append (self->groups_box, qstore_inspector_text_group_new (title, NULL, text, NULL, "code"));
   add_line (self, title, text, NULL);
 }
 
@@ -865,23 +828,6 @@ row_activated_cb (QStoreInspectorCatalogPage *self,
   adw_leaflet_set_visible_child (self->leaflet, GTK_WIDGET (self->detail_scroller));
 }
 
-static void
-copy_action (GtkWidget  *widget,
-             const char *action_name,
-             GVariant   *parameter)
-{
-  GtkWidget *window = GTK_WIDGET (gtk_widget_get_root (widget));
-  GtkWidget *overlay;
-
-  gdk_clipboard_set_text (gtk_widget_get_clipboard (widget), g_variant_get_string (parameter, NULL));
-
-  /* The window's toast overlay is its content. */
-  overlay = ADW_IS_APPLICATION_WINDOW (window)
-    ? adw_application_window_get_content (ADW_APPLICATION_WINDOW (window)) : NULL;
-  if (overlay != NULL && ADW_IS_TOAST_OVERLAY (overlay))
-    adw_toast_overlay_add_toast (ADW_TOAST_OVERLAY (overlay), adw_toast_new (_("Copied")));
-}
-
 /* GObject */
 
 static void
@@ -961,7 +907,6 @@ qstore_inspector_catalog_page_class_init (QStoreInspectorCatalogPageClass *klass
   gtk_widget_class_bind_template_callback (widget_class, row_activated_cb);
   gtk_widget_class_bind_template_callback (widget_class, leaflet_changed_cb);
 
-  gtk_widget_class_install_action (widget_class, "catalog.copy", "s", copy_action);
 }
 
 static void

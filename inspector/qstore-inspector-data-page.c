@@ -11,6 +11,7 @@
 #include "qstore-inspector-names.h"
 #include "qstore-inspector-row-dialog.h"
 #include "qstore-inspector-table-chooser.h"
+#include "qstore-inspector-text-group.h"
 
 /* A data browser over QStoreInspectorRowModel: rows arrive a page at a
  * time from a worker thread, and each cell updates itself when its row
@@ -683,18 +684,6 @@ copy_free (Copy *copy)
   g_free (copy);
 }
 
-static void
-toast (QStoreInspectorDataPage *self,
-       const char              *text)
-{
-  GtkWidget *window = GTK_WIDGET (gtk_widget_get_root (GTK_WIDGET (self)));
-  GtkWidget *overlay = ADW_IS_APPLICATION_WINDOW (window)
-    ? adw_application_window_get_content (ADW_APPLICATION_WINDOW (window)) : NULL;
-
-  if (overlay != NULL && ADW_IS_TOAST_OVERLAY (overlay))
-    adw_toast_overlay_add_toast (ADW_TOAST_OVERLAY (overlay), adw_toast_new (text));
-}
-
 /* Whether every row is read; asks again for those whose page was let go
  * before it was read. */
 static gboolean
@@ -733,7 +722,7 @@ copy_finish (Copy *copy)
   else
     message = g_strdup_printf (g_dngettext (GETTEXT_PACKAGE, "%'u row copied", "%'u rows copied",
                                             copy->rows->len), copy->rows->len);
-  toast (self, message);
+  qstore_inspector_toast (GTK_WIDGET (self), message);
 }
 
 static void
@@ -745,7 +734,7 @@ copy_model_idle_cb (QStoreInspectorRowModel *model,
     return;
   if (qstore_inspector_row_model_get_error (model) != NULL || copy->page->model != model)
     {
-      toast (copy->page, _("The rows could not be read, so nothing was copied"));
+      qstore_inspector_toast (GTK_WIDGET (copy->page), _("The rows could not be read, so nothing was copied"));
       copy_free (copy);
       return;
     }
@@ -753,7 +742,7 @@ copy_model_idle_cb (QStoreInspectorRowModel *model,
     {
       if (++copy->tries < 4)
         return;
-      toast (copy->page, _("The rows could not be read, so nothing was copied"));
+      qstore_inspector_toast (GTK_WIDGET (copy->page), _("The rows could not be read, so nothing was copied"));
       copy_free (copy);
       return;
     }
@@ -777,14 +766,14 @@ copy_rows (QStoreInspectorDataPage *self,
     return;
   if (gtk_bitset_is_empty (positions))
     {
-      toast (self, _("Select rows to copy them"));
+      qstore_inspector_toast (GTK_WIDGET (self), _("Select rows to copy them"));
       return;
     }
   if (gtk_bitset_get_size (positions) > MAX_COPY_ROWS)
     {
       g_autofree char *text = g_strdup_printf (_("Select at most %'u rows to copy them"), MAX_COPY_ROWS);
 
-      toast (self, text);
+      qstore_inspector_toast (GTK_WIDGET (self), text);
       return;
     }
 

@@ -8,24 +8,14 @@
 #include <string.h>
 
 #include "qstore-inspector-row-dialog.h"
+#include "qstore-inspector-text-group.h"
 
 /* A table cell shows the start of a value on one line; this window shows
  * all of it: text whole and wrapped, a blob as its size and a hex dump.
- * Each value has a copy button. */
+ * Each value has a copy button, which copies a blob as an SQL literal. */
 
-/* The most of a value laid out: a label of megabytes takes seconds. The
- * copy button copies all of it. */
-#define MAX_SHOWN_BYTES (64 * 1024)
+/* The most of a blob dumped in hex. */
 #define MAX_DUMPED_BYTES 4096
-
-static void
-copy_clicked_cb (GtkButton *button,
-                 gpointer   user_data)
-{
-  const char *text = g_object_get_data (G_OBJECT (button), "qstore-inspector-text");
-
-  gdk_clipboard_set_text (gtk_widget_get_clipboard (GTK_WIDGET (button)), text);
-}
 
 static char *
 describe (GVariant *value)
@@ -52,56 +42,19 @@ static GtkWidget *
 value_group (const char *column,
              GVariant   *value)
 {
-  GtkWidget *group = adw_preferences_group_new ();
-  GtkWidget *label = gtk_label_new (NULL);
-  GtkWidget *copy = gtk_button_new_from_icon_name ("edit-copy-symbolic");
   g_autofree char *description = describe (value);
   g_autofree char *text = qstore_inspector_value_to_text (value);
-  g_autofree char *shown = NULL;
-
-  adw_preferences_group_set_title (ADW_PREFERENCES_GROUP (group), column);
-  adw_preferences_group_set_description (ADW_PREFERENCES_GROUP (group), description);
 
   if (value == NULL || qstore_value_is_null (value))
-    {
-      shown = g_strdup ("NULL");
-      gtk_widget_add_css_class (label, "null-value");
-      gtk_widget_add_css_class (label, "dim-label");
-    }
-  else if (g_variant_is_of_type (value, G_VARIANT_TYPE_BYTESTRING))
+    return qstore_inspector_text_group_new (column, description, "NULL", text, "null-value");
+  if (g_variant_is_of_type (value, G_VARIANT_TYPE_BYTESTRING))
     {
       g_autoptr(GBytes) bytes = g_variant_get_data_as_bytes (value);
+      g_autofree char *dump = qstore_inspector_hex_dump (bytes, MAX_DUMPED_BYTES);
 
-      shown = qstore_inspector_hex_dump (bytes, MAX_DUMPED_BYTES);
-      gtk_widget_add_css_class (label, "code");
+      return qstore_inspector_text_group_new (column, description, dump, text, "code");
     }
-  else if (strlen (text) > MAX_SHOWN_BYTES)
-    {
-      const char *end = g_utf8_find_prev_char (text, text + MAX_SHOWN_BYTES);
-
-      shown = g_strdup_printf ("%.*s…", (int) (end - text), text);
-    }
-  else
-    shown = g_strdup (text);
-
-  gtk_label_set_label (GTK_LABEL (label), shown);
-  gtk_label_set_wrap (GTK_LABEL (label), TRUE);
-  gtk_label_set_wrap_mode (GTK_LABEL (label), PANGO_WRAP_WORD_CHAR);
-  gtk_label_set_xalign (GTK_LABEL (label), 0);
-  gtk_label_set_selectable (GTK_LABEL (label), TRUE);
-  gtk_widget_set_focus_on_click (label, FALSE);
-  gtk_widget_add_css_class (label, "card");
-  gtk_widget_add_css_class (label, "value");
-  gtk_accessible_update_property (GTK_ACCESSIBLE (label), GTK_ACCESSIBLE_PROPERTY_LABEL, column, -1);
-  adw_preferences_group_add (ADW_PREFERENCES_GROUP (group), label);
-
-  gtk_widget_add_css_class (copy, "flat");
-  gtk_widget_set_valign (copy, GTK_ALIGN_CENTER);
-  gtk_widget_set_tooltip_text (copy, _("Copy"));
-  g_object_set_data_full (G_OBJECT (copy), "qstore-inspector-text", g_steal_pointer (&text), g_free);
-  g_signal_connect (copy, "clicked", G_CALLBACK (copy_clicked_cb), NULL);
-  adw_preferences_group_set_header_suffix (ADW_PREFERENCES_GROUP (group), copy);
-  return group;
+  return qstore_inspector_text_group_new (column, description, text, NULL, NULL);
 }
 
 /**

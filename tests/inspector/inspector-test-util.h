@@ -199,6 +199,34 @@ test_assert_same_sums (GHashTable *before,
   g_assert_cmpuint (g_hash_table_size (after), ==, g_hash_table_size (before));
 }
 
+/* A test program run as `PROGRAM --exec URI SQL` runs @SQL on the store
+ * and exits: a writer in another process. Returns whether it was. */
+static inline gboolean
+test_exec_subcommand (int    argc,
+                      char **argv)
+{
+  if (argc != 4 || !g_str_equal (argv[1], "--exec"))
+    return FALSE;
+  test_exec_at (argv[2], argv[3]);
+  return TRUE;
+}
+
+/* Runs @sql on the store at @uri in another process: this test program
+ * (@self_path), run as `--exec URI SQL`. */
+static inline void
+test_exec_in_other_process (const char *self_path,
+                            const char *uri,
+                            const char *sql)
+{
+  g_autoptr(GError) error = NULL;
+  int status = 0;
+  const char *argv[] = { self_path, "--exec", uri, sql, NULL };
+
+  g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, NULL, NULL, &status, &error);
+  g_assert_no_error (error);
+  g_assert_true (g_spawn_check_wait_status (status, NULL));
+}
+
 /* A store per test: the provider from QSTORE_TEST_PROVIDER (lmdb or
  * sqlite), and what the inspector read of it. */
 

@@ -29,81 +29,19 @@
 #include <adwaita.h>
 #include <locale.h>
 
-#include "inspector-test-util.h"
+#include "inspector-window-test-util.h"
 #include "qstore-inspector-application.h"
 #include "qstore-inspector-window.h"
 
 static const char *qstore_path;
 static const char *self_path;
 
-/* Waiting for the window */
-
-static gboolean
-window_ready (gpointer data)
-{
-  QStoreInspectorWindow *window = data;
-  const char *state = qstore_inspector_window_get_state (window);
-
-  return !qstore_inspector_window_is_busy (window) &&
-         (g_strcmp0 (state, "store") == 0 || g_strcmp0 (state, "error") == 0);
-}
-
-static gboolean
-data_ready (gpointer data)
-{
-  QStoreInspectorWindow *window = data;
-  QStoreInspectorRowModel *model = qstore_inspector_data_page_get_model (qstore_inspector_window_get_data_page (window));
-  g_autoptr(QStoreInspectorRow) row = NULL;
-
-  if (model == NULL)
-    return TRUE;
-  if (g_list_model_get_n_items (G_LIST_MODEL (model)) == 0)
-    return !qstore_inspector_row_model_is_busy (model);
-  row = g_list_model_get_item (G_LIST_MODEL (model), 0);
-  return qstore_inspector_row_is_loaded (row) && !qstore_inspector_row_model_is_busy (model);
-}
-
-static void
-wait_ready (QStoreInspectorWindow *window)
-{
-  test_wait (window_ready, window, 30);
-  g_assert_cmpstr (qstore_inspector_window_get_error (window), ==, NULL);
-  g_assert_cmpstr (qstore_inspector_window_get_state (window), ==, "store");
-}
-
-static void
-show_page (QStoreInspectorWindow *window,
-           const char            *page)
-{
-  gtk_widget_activate_action (GTK_WIDGET (window), "win.show-page", "s", page);
-  g_assert_cmpstr (qstore_inspector_window_get_page (window), ==, page);
-  if (g_str_equal (page, "data"))
-    test_wait (data_ready, window, 30);
-  /* Layout and drawing of the page just shown. */
-  test_run_for (300);
-}
-
 static void
 refresh (QStoreInspectorWindow *window)
 {
   gtk_widget_activate_action (GTK_WIDGET (window), "win.refresh", NULL);
   g_assert_true (qstore_inspector_window_is_busy (window));
-  wait_ready (window);
-}
-
-static char *
-make_demo (const char *dir)
-{
-  g_autofree char *store = g_build_filename (dir, "demo", NULL);
-  g_autoptr(GError) error = NULL;
-  int status = 0;
-  const char *argv[] = { qstore_path, "demo", store, NULL };
-
-  g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL,
-                NULL, NULL, &status, &error);
-  g_assert_no_error (error);
-  g_assert_true (g_spawn_check_wait_status (status, NULL));
-  return g_strconcat ("lmdb:", store, NULL);
+  test_wait_ready (window);
 }
 
 typedef struct
@@ -126,11 +64,11 @@ drive_app (gpointer data)
 
   g_assert_true (QSTORE_INSPECTOR_IS_WINDOW (active));
   window = QSTORE_INSPECTOR_WINDOW (active);
-  wait_ready (window);
+  test_wait_ready (window);
   contents = qstore_inspector_window_get_contents (window);
   g_assert_cmpstr (qstore_inspector_contents_get_uri (contents), ==, run->uri);
 
-  show_page (window, "catalog");
+  test_show_page (window, "catalog");
   g_assert_cmpuint (g_list_model_get_n_items (qstore_inspector_catalog_page_get_model (qstore_inspector_window_get_catalog_page (window))), >=, 5);
   g_assert_true (qstore_inspector_catalog_page_select_name (qstore_inspector_window_get_catalog_page (window),
                                                             "main.orders"));
@@ -141,14 +79,14 @@ drive_app (gpointer data)
   test_run_for (200);
   test_screenshot (GTK_WIDGET (window), "materialized-view");
 
-  show_page (window, "stale");
+  test_show_page (window, "stale");
   g_assert_cmpstr (qstore_inspector_stale_page_get_marker_summary (qstore_inspector_window_get_stale_page (window)),
                    ==, "Present: the store was closed cleanly");
   test_screenshot (GTK_WIDGET (window), "stale");
 
   /* The catalog's "Show Rows" action leads to the data page. */
   gtk_widget_activate_action (GTK_WIDGET (window), "win.show-table", "s", "main.orders");
-  show_page (window, "data");
+  test_show_page (window, "data");
   g_assert_cmpstr (qstore_inspector_data_page_get_table (qstore_inspector_window_get_data_page (window)),
                    ==, "main.orders");
   g_assert_null (qstore_inspector_data_page_get_error (qstore_inspector_window_get_data_page (window)));
@@ -157,7 +95,7 @@ drive_app (gpointer data)
   test_screenshot (GTK_WIDGET (window), "data");
 
   refresh (window);
-  show_page (window, "data");
+  test_show_page (window, "data");
   g_assert_null (qstore_inspector_window_get_error (window));
 
   g_action_group_activate_action (G_ACTION_GROUP (run->application), "about", NULL);
@@ -207,7 +145,7 @@ test_screenshots (void)
 {
   g_autoptr(GError) error = NULL;
   g_autofree char *dir = g_dir_make_tmp ("qstore-inspector-XXXXXX", &error);
-  g_autofree char *uri = make_demo (dir);
+  g_autofree char *uri = test_make_demo (qstore_path, dir, "demo");
   g_autoptr(QStoreInspectorApplication) application = qstore_inspector_application_new ();
   AppRun run = { G_APPLICATION (application), uri, FALSE };
   char *argv[] = { (char *) "qstore-inspector", uri, NULL };
@@ -246,7 +184,7 @@ open_window (AdwApplication *application,
   gtk_window_set_default_size (GTK_WINDOW (window), 1100, 720);
   gtk_window_present (GTK_WINDOW (window));
   qstore_inspector_window_open_uri (window, uri);
-  wait_ready (window);
+  test_wait_ready (window);
   return window;
 }
 
@@ -344,24 +282,24 @@ inspect_read_only (const char *dir,
   files_before = test_checksum_tree (dir);
 
   window = open_window (NULL, uri);
-  show_page (window, "catalog");
-  show_page (window, "stale");
-  show_page (window, "data");
+  test_show_page (window, "catalog");
+  test_show_page (window, "stale");
+  test_show_page (window, "data");
   g_assert_true (qstore_inspector_data_page_select_table (qstore_inspector_window_get_data_page (window), "main.u"));
-  show_page (window, "data");
+  test_show_page (window, "data");
   /* A view's rows come from SQL on the store opened read-only, a
    * materialized view's from the table holding them. */
   g_assert_true (qstore_inspector_data_page_select_table (qstore_inspector_window_get_data_page (window), "main.tv"));
-  show_page (window, "data");
+  test_show_page (window, "data");
   g_assert_cmpuint (g_list_model_get_n_items (G_LIST_MODEL (qstore_inspector_data_page_get_model (qstore_inspector_window_get_data_page (window)))),
                     ==, 1000);
   g_assert_true (qstore_inspector_data_page_select_table (qstore_inspector_window_get_data_page (window), "main.mv"));
-  show_page (window, "data");
+  test_show_page (window, "data");
   g_assert_cmpuint (g_list_model_get_n_items (G_LIST_MODEL (qstore_inspector_data_page_get_model (qstore_inspector_window_get_data_page (window)))),
                     ==, 500);
   refresh (window);
-  show_page (window, "catalog");
-  show_page (window, "data");
+  test_show_page (window, "catalog");
+  test_show_page (window, "data");
   g_assert_null (qstore_inspector_window_get_error (window));
   gtk_window_destroy (GTK_WINDOW (window));
   test_run_for (200);
@@ -471,7 +409,7 @@ inspect_beside_writer (const char *uri)
 
   make_store (uri);
   window = open_window (NULL, uri);
-  show_page (window, "data");
+  test_show_page (window, "data");
   g_assert_cmpint (qstore_inspector_contents_get_row_count (qstore_inspector_window_get_contents (window),
                                                             "main", "t"), ==, 1000);
 
@@ -482,7 +420,7 @@ inspect_beside_writer (const char *uri)
   while (!done)
     {
       refresh (window);
-      show_page (window, refreshes % 2 ? "catalog" : "data");
+      test_show_page (window, refreshes % 2 ? "catalog" : "data");
       g_assert_null (qstore_inspector_window_get_error (window));
       g_assert_null (qstore_inspector_data_page_get_error (qstore_inspector_window_get_data_page (window)));
       refreshes++;
@@ -493,7 +431,7 @@ inspect_beside_writer (const char *uri)
   g_assert_cmpuint (refreshes, >, 1);
 
   refresh (window);
-  show_page (window, "data");
+  test_show_page (window, "data");
   /* The store has a materialized view too: look at the table the writer
    * wrote, whichever the page shows first. */
   g_assert_true (qstore_inspector_data_page_select_table (qstore_inspector_window_get_data_page (window),
@@ -543,7 +481,7 @@ assert_refused (const char *uri,
 
   gtk_window_present (GTK_WINDOW (window));
   qstore_inspector_window_open_uri (window, uri);
-  test_wait (window_ready, window, 30);
+  test_wait (test_window_ready, window, 30);
   g_assert_cmpstr (qstore_inspector_window_get_state (window), ==, "error");
   message = qstore_inspector_window_get_error (window);
   g_test_message ("%s: %s", uri, message);
@@ -596,32 +534,12 @@ test_bad_stores (void)
 
 /* German */
 
-/* No summary in the catalog's list is cut short, in a language whose
- * words are long. */
-static guint
-assert_summaries_whole (GtkWidget *root)
-{
-  guint n = 0;
-
-  if (GTK_IS_LABEL (root) && gtk_widget_has_css_class (root, "caption") && gtk_widget_get_mapped (root) &&
-      gtk_widget_get_ancestor (root, GTK_TYPE_LIST_BOX_ROW) != NULL)
-    {
-      if (pango_layout_is_ellipsized (gtk_label_get_layout (GTK_LABEL (root))))
-        g_error ("“%s” is cut short", gtk_label_get_text (GTK_LABEL (root)));
-      n++;
-    }
-  for (GtkWidget *child = gtk_widget_get_first_child (root); child != NULL;
-       child = gtk_widget_get_next_sibling (child))
-    n += assert_summaries_whole (child);
-  return n;
-}
-
 static void
 test_german (void)
 {
   g_autoptr(GError) error = NULL;
   g_autofree char *dir = g_dir_make_tmp ("qstore-inspector-XXXXXX", &error);
-  g_autofree char *uri = make_demo (dir);
+  g_autofree char *uri = test_make_demo (qstore_path, dir, "demo");
   g_autofree char *summary = NULL;
   g_autoptr(QStoreInspectorApplication) application = qstore_inspector_application_new ();
   QStoreInspectorCatalogPage *catalog;
@@ -640,7 +558,7 @@ test_german (void)
 
   window = open_window (ADW_APPLICATION (application), uri);
   catalog = qstore_inspector_window_get_catalog_page (window);
-  show_page (window, "catalog");
+  test_show_page (window, "catalog");
   g_assert_true (qstore_inspector_catalog_page_select_name (catalog, "main.orders"));
   summary = qstore_inspector_catalog_page_describe_entry (qstore_inspector_window_get_contents (window),
                                                           qstore_inspector_catalog_page_get_selected (catalog));
@@ -655,16 +573,16 @@ test_german (void)
                                                           qstore_inspector_catalog_page_get_selected (catalog));
   g_assert_true (g_str_has_prefix (summary, "Materialisierte Sicht · 2 Spalten · "));
   test_run_for (200);
-  g_assert_cmpuint (assert_summaries_whole (GTK_WIDGET (catalog)), >=, 9);
+  g_assert_cmpuint (test_assert_summaries_whole (GTK_WIDGET (catalog)), >=, 9);
   test_screenshot (GTK_WIDGET (window), "materialized-view-de");
 
-  show_page (window, "stale");
+  test_show_page (window, "stale");
   g_assert_cmpstr (qstore_inspector_stale_page_get_marker_summary (qstore_inspector_window_get_stale_page (window)),
                    ==, "Vorhanden: Der Speicher wurde sauber geschlossen");
   test_screenshot (GTK_WIDGET (window), "stale-de");
 
   gtk_widget_activate_action (GTK_WIDGET (window), "win.show-table", "s", "main.orders");
-  show_page (window, "data");
+  test_show_page (window, "data");
   g_assert_null (qstore_inspector_data_page_get_error (qstore_inspector_window_get_data_page (window)));
   test_screenshot (GTK_WIDGET (window), "data-de");
 
@@ -684,7 +602,7 @@ test_german (void)
     window = qstore_inspector_window_new (ADW_APPLICATION (application));
     gtk_window_present (GTK_WINDOW (window));
     qstore_inspector_window_open_uri (window, junk_uri);
-    test_wait (window_ready, window, 30);
+    test_wait (test_window_ready, window, 30);
     message = qstore_inspector_window_get_error (window);
     g_test_message ("%s", message);
     expected = g_strdup_printf ("„%s“ ist kein qstore-Speicher oder ist beschädigt", junk);
@@ -696,7 +614,7 @@ test_german (void)
     test_screenshot (GTK_WIDGET (window), "error-de");
 
     qstore_inspector_window_open_uri (window, missing_uri);
-    test_wait (window_ready, window, 30);
+    test_wait (test_window_ready, window, 30);
     message = qstore_inspector_window_get_error (window);
     g_test_message ("%s", message);
     g_assert_true (g_str_has_prefix (message, "Unter „"));

@@ -624,7 +624,7 @@ test_row_details (Browser       *b,
   test_run_for (300);
   g_assert_cmpstr (gtk_window_get_title (window), ==, "Row 3");
   /* id, name, score, note, photo: the fifth value is the blob. */
-  photo = find_label_with_class (GTK_WIDGET (window), "value", 4);
+  photo = find_label_with_class (GTK_WIDGET (window), "text-box", 4);
   g_assert_nonnull (photo);
   g_assert_cmpstr (gtk_label_get_label (GTK_LABEL (photo)), ==,
                    "00000000  00 ff 10                                          |...|");
@@ -634,7 +634,7 @@ test_row_details (Browser       *b,
 
   window = qstore_inspector_data_page_show_row (b->page, N_PEOPLE - 1);
   test_run_for (200);
-  note = find_label_with_class (GTK_WIDGET (window), "value", 3);
+  note = find_label_with_class (GTK_WIDGET (window), "text-box", 3);
   g_assert_cmpint (strlen (gtk_label_get_label (GTK_LABEL (note))), ==, 300);
   /* Wrapped to the window, not one line as wide as the text. */
   g_assert_cmpint (gtk_widget_get_width (note), <=, gtk_widget_get_width (GTK_WIDGET (window)));

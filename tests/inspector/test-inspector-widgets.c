@@ -619,9 +619,6 @@ test_snapshot_idle (Fixture       *f,
   g_autoptr(QStoreInspectorRow) late = NULL;
   g_autoptr(GError) error = NULL;
   g_autofree char *name = NULL;
-  const char *argv[] = { self_path, "--exec", f->uri,
-                         "INSERT INTO people (id, name) VALUES (451, 'late')", NULL };
-  int status = 0;
 
   f->contents = test_load (f->uri);
   model = qstore_inspector_row_model_new (f->uri, qstore_inspector_contents_get_provider (f->contents),
@@ -634,9 +631,7 @@ test_snapshot_idle (Fixture       *f,
   test_wait (snapshot_released, model, 10);
 
   /* Another process commits a row meanwhile. */
-  g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, NULL, NULL, &status, &error);
-  g_assert_no_error (error);
-  g_assert_true (g_spawn_check_wait_status (status, NULL));
+  test_exec_in_other_process (self_path, f->uri, "INSERT INTO people (id, name) VALUES (451, 'late')");
 
   late = test_get_loaded_row (model, 449);
   g_assert_cmpuint (g_list_model_get_n_items (G_LIST_MODEL (model)), ==, 451);
@@ -652,11 +647,8 @@ main (int    argc,
       char **argv)
 {
   /* The writer of test_snapshot_idle, in a process of its own. */
-  if (argc == 4 && g_str_equal (argv[1], "--exec"))
-    {
-      test_exec_at (argv[2], argv[3]);
-      return 0;
-    }
+  if (test_exec_subcommand (argc, argv))
+    return 0;
 
   self_path = argv[0];
   gtk_test_init (&argc, &argv, NULL);

@@ -32,9 +32,8 @@
 #include <adwaita.h>
 #include <math.h>
 
-#include "inspector-test-util.h"
+#include "inspector-window-test-util.h"
 #include "qstore-inspector-application.h"
-#include "qstore-inspector-window.h"
 
 #define LONG_NAME_LENGTH 171
 
@@ -44,22 +43,6 @@ static GApplication *application;
 static GSettings *settings;
 
 /* Stores */
-
-static char *
-make_demo (const char *dir,
-           const char *name)
-{
-  g_autofree char *store = g_build_filename (dir, name, NULL);
-  g_autoptr(GError) error = NULL;
-  int status = 0;
-  const char *argv[] = { qstore_path, "demo", store, NULL };
-
-  g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL,
-                NULL, NULL, &status, &error);
-  g_assert_no_error (error);
-  g_assert_true (g_spawn_check_wait_status (status, NULL));
-  return g_strconcat ("lmdb:", store, NULL);
-}
 
 static char *
 long_name (void)
@@ -72,70 +55,6 @@ long_name (void)
   return g_string_free (name, FALSE);
 }
 
-/* Waiting for the window */
-
-static gboolean
-window_ready (gpointer data)
-{
-  QStoreInspectorWindow *window = data;
-  const char *state = qstore_inspector_window_get_state (window);
-
-  return !qstore_inspector_window_is_busy (window) &&
-         (g_strcmp0 (state, "store") == 0 || g_strcmp0 (state, "error") == 0);
-}
-
-static gboolean
-data_ready (gpointer data)
-{
-  QStoreInspectorWindow *window = data;
-  QStoreInspectorRowModel *model = qstore_inspector_data_page_get_model (qstore_inspector_window_get_data_page (window));
-  g_autoptr(QStoreInspectorRow) row = NULL;
-
-  if (model == NULL)
-    return TRUE;
-  if (g_list_model_get_n_items (G_LIST_MODEL (model)) == 0)
-    return !qstore_inspector_row_model_is_busy (model);
-  row = g_list_model_get_item (G_LIST_MODEL (model), 0);
-  return qstore_inspector_row_is_loaded (row) && !qstore_inspector_row_model_is_busy (model);
-}
-
-static void
-wait_ready (QStoreInspectorWindow *window)
-{
-  test_wait (window_ready, window, 30);
-  g_assert_cmpstr (qstore_inspector_window_get_error (window), ==, NULL);
-  g_assert_cmpstr (qstore_inspector_window_get_state (window), ==, "store");
-}
-
-static gboolean
-sliding (GtkWidget *widget)
-{
-  if (ADW_IS_LEAFLET (widget) && adw_leaflet_get_child_transition_running (ADW_LEAFLET (widget)))
-    return TRUE;
-  if (GTK_IS_STACK (widget) && gtk_stack_get_transition_running (GTK_STACK (widget)))
-    return TRUE;
-  for (GtkWidget *child = gtk_widget_get_first_child (widget); child != NULL;
-       child = gtk_widget_get_next_sibling (child))
-    if (sliding (child))
-      return TRUE;
-  return FALSE;
-}
-
-static gboolean
-still (gpointer data)
-{
-  return !sliding (data);
-}
-
-/* Drawn as it will stay: what a change started has run its course. */
-static void
-settle (GtkWidget *widget)
-{
-  test_run_for (100);
-  test_wait (still, widget, 10);
-  test_run_for (50);
-}
-
 /* A button activated from the keyboard is clicked a moment later. */
 static void
 press (GtkWidget *button,
@@ -143,7 +62,7 @@ press (GtkWidget *button,
 {
   gtk_widget_activate (button);
   test_run_for (300);
-  settle (window);
+  test_settle (window);
 }
 
 static QStoreInspectorWindow *
@@ -159,24 +78,11 @@ open_window (const char *uri,
   if (uri != NULL)
     {
       qstore_inspector_window_open_uri (window, uri);
-      wait_ready (window);
+      test_wait_ready (window);
     }
   test_run_for (100);
-  settle (GTK_WIDGET (window));
+  test_settle (GTK_WIDGET (window));
   return window;
-}
-
-static void
-show_page (QStoreInspectorWindow *window,
-           const char            *page)
-{
-  gtk_widget_activate_action (GTK_WIDGET (window), "win.show-page", "s", page);
-  g_assert_cmpstr (qstore_inspector_window_get_page (window), ==, page);
-  if (g_str_equal (page, "data"))
-    test_wait (data_ready, window, 30);
-  /* Layout, drawing, and the end of the pages' slide. */
-  test_run_for (60);
-  settle (GTK_WIDGET (window));
 }
 
 static void
@@ -249,7 +155,7 @@ assert_fits (QStoreInspectorWindow *window,
   int min_content;
 
   /* Pages that slide in pass the edge on their way. */
-  test_wait (still, window, 10);
+  test_wait (test_still, window, 10);
   test_run_for (50);
   gtk_widget_measure (content, GTK_ORIENTATION_HORIZONTAL, -1, &min_content, NULL, NULL, NULL);
   g_test_message ("%d px on the screen, %d px inside, the content needs %d px",
@@ -281,7 +187,7 @@ test_narrow (void)
 {
   g_autoptr(GError) error = NULL;
   g_autofree char *dir = g_dir_make_tmp ("qstore-window-XXXXXX", &error);
-  g_autofree char *uri = make_demo (dir, "demo");
+  g_autofree char *uri = test_make_demo (qstore_path, dir, "demo");
   QStoreInspectorWindow *window;
   QStoreInspectorCatalogPage *catalog;
   GtkWidget *back;
@@ -300,7 +206,7 @@ test_narrow (void)
 
   /* An entry: its details take the page; Back returns to the list. */
   g_assert_true (qstore_inspector_catalog_page_select_name (catalog, "main.city_customers"));
-  settle (GTK_WIDGET (window));
+  test_settle (GTK_WIDGET (window));
   g_assert_true (qstore_inspector_catalog_page_can_go_back (catalog));
   assert_few_lines (qstore_inspector_catalog_page_get_title_label (catalog));
   assert_fits (window, 360);
@@ -311,10 +217,10 @@ test_narrow (void)
   press (back, GTK_WIDGET (window));
   assert_fits (window, 360);
 
-  show_page (window, "stale");
+  test_show_page (window, "stale");
   assert_fits (window, 360);
   gtk_widget_activate_action (GTK_WIDGET (window), "win.show-table", "s", "main.orders");
-  show_page (window, "data");
+  test_show_page (window, "data");
   assert_fits (window, 360);
   close_window (window);
 
@@ -326,8 +232,8 @@ test_narrow (void)
   qstore_inspector_window_set_settings (window, settings);
   gtk_window_present (GTK_WINDOW (window));
   qstore_inspector_window_open_uri (window, uri);
-  wait_ready (window);
-  settle (GTK_WIDGET (window));
+  test_wait_ready (window);
+  test_settle (GTK_WIDGET (window));
   g_assert_cmpint (gdk_surface_get_height (gtk_native_get_surface (GTK_NATIVE (window))), ==, 294);
   assert_fits (window, 360);
   g_assert_true (qstore_inspector_window_get_folded (window));
@@ -354,13 +260,13 @@ check_long_name (const char *uri,
   g_test_message ("%d px wide window on a %d px screen", width, geometry.width);
 
   g_assert_true (qstore_inspector_catalog_page_select_name (catalog, qualified));
-  settle (GTK_WIDGET (window));
+  test_settle (GTK_WIDGET (window));
   assert_fits (window, width);
   assert_few_lines (qstore_inspector_catalog_page_get_title_label (catalog));
   test_screenshot (GTK_WIDGET (window), width > 400 ? "long-name-catalog" : "long-name-catalog-360");
 
   gtk_widget_activate_action (GTK_WIDGET (window), "win.show-table", "s", qualified);
-  show_page (window, "data");
+  test_show_page (window, "data");
   g_assert_cmpstr (qstore_inspector_data_page_get_table (qstore_inspector_window_get_data_page (window)),
                    ==, qualified);
   assert_fits (window, width);
@@ -401,7 +307,7 @@ shoot (QStoreInspectorWindow *window,
 {
   g_autofree char *name = g_strdup_printf ("%s-%d-%s", page, width, dark ? "dark" : "light");
 
-  settle (GTK_WIDGET (window));
+  test_settle (GTK_WIDGET (window));
   test_screenshot (GTK_WIDGET (window), name);
 }
 
@@ -422,39 +328,39 @@ shoot_all (const char *uri,
   window = open_window (NULL, width, height);
   shoot (window, "welcome", width, dark);
   qstore_inspector_window_open_uri (window, uri);
-  wait_ready (window);
+  test_wait_ready (window);
   catalog = qstore_inspector_window_get_catalog_page (window);
   data = qstore_inspector_window_get_data_page (window);
 
-  show_page (window, "catalog");
+  test_show_page (window, "catalog");
   if (width < 400)
     {
       /* Folded: the sidebar, the list, then the details, one by one. */
       press (qstore_inspector_window_get_back_button (window), GTK_WIDGET (window));
       shoot (window, "sidebar", width, dark);
-      show_page (window, "catalog");
+      test_show_page (window, "catalog");
       shoot (window, "catalog-list", width, dark);
     }
   g_assert_true (qstore_inspector_catalog_page_select_name (catalog, "main.orders"));
-  settle (GTK_WIDGET (window));
+  test_settle (GTK_WIDGET (window));
   shoot (window, "catalog-table", width, dark);
   g_assert_true (qstore_inspector_catalog_page_select_name (catalog, "main.city_customers"));
-  settle (GTK_WIDGET (window));
+  test_settle (GTK_WIDGET (window));
   shoot (window, "catalog-materialized-view", width, dark);
   g_assert_true (qstore_inspector_catalog_page_select_name (catalog, "clean_shutdown"));
-  settle (GTK_WIDGET (window));
+  test_settle (GTK_WIDGET (window));
   shoot (window, "catalog-bookkeeping", width, dark);
 
-  show_page (window, "stale");
+  test_show_page (window, "stale");
   shoot (window, "stale", width, dark);
 
   gtk_widget_activate_action (GTK_WIDGET (window), "win.show-table", "s", "main.orders");
-  show_page (window, "data");
+  test_show_page (window, "data");
   shoot (window, "data", width, dark);
   gtk_widget_activate_action (GTK_WIDGET (data), "data.search", NULL);
   gtk_editable_set_text (GTK_EDITABLE (qstore_inspector_data_page_get_part (data, "row-search")), "gift");
   g_signal_emit_by_name (qstore_inspector_data_page_get_part (data, "row-search"), "search-changed");
-  test_wait (data_ready, window, 30);
+  test_wait (test_data_ready, window, 30);
   shoot (window, "data-search", width, dark);
 
   gtk_selection_model_select_item (qstore_inspector_data_page_get_selection (data), 0, TRUE);
@@ -475,7 +381,7 @@ shoot_all (const char *uri,
 
     window = open_window (NULL, width, height);
     qstore_inspector_window_open_uri (window, missing);
-    test_wait (window_ready, window, 30);
+    test_wait (test_window_ready, window, 30);
     shoot (window, "error", width, dark);
     close_window (window);
   }
@@ -486,7 +392,7 @@ screenshots_at (int width)
 {
   g_autoptr(GError) error = NULL;
   g_autofree char *dir = g_dir_make_tmp ("qstore-window-XXXXXX", &error);
-  g_autofree char *uri = make_demo (dir, "demo");
+  g_autofree char *uri = test_make_demo (qstore_path, dir, "demo");
 
   shoot_all (uri, width, FALSE);
   shoot_all (uri, width, TRUE);
@@ -600,7 +506,7 @@ opened (gpointer data)
   OpenWait *wait = data;
   QStoreInspectorContents *contents = qstore_inspector_window_get_contents (wait->window);
 
-  return window_ready (wait->window) &&
+  return test_window_ready (wait->window) &&
          (qstore_inspector_window_get_error (wait->window) != NULL ||
           (contents != NULL && g_str_equal (qstore_inspector_contents_get_uri (contents), wait->uri)));
 }
@@ -622,7 +528,7 @@ test_open (void)
 {
   g_autoptr(GError) error = NULL;
   g_autofree char *dir = g_dir_make_tmp ("qstore-window-XXXXXX", &error);
-  g_autofree char *lmdb_uri = make_demo (dir, "shop");
+  g_autofree char *lmdb_uri = test_make_demo (qstore_path, dir, "shop");
   g_autofree char *lmdb_dir = g_build_filename (dir, "shop", NULL);
   g_autofree char *data_mdb = g_build_filename (lmdb_dir, "data.mdb", NULL);
   g_autofree char *sqlite_path = g_build_filename (dir, "notes.db", NULL);
@@ -649,19 +555,6 @@ test_open (void)
 
 /* Refreshing by itself */
 
-static void
-exec_in_other_process (const char *uri,
-                       const char *sql)
-{
-  g_autoptr(GError) error = NULL;
-  int status = 0;
-  const char *argv[] = { self_path, "--exec", uri, sql, NULL };
-
-  g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, NULL, NULL, &status, &error);
-  g_assert_no_error (error);
-  g_assert_true (g_spawn_check_wait_status (status, NULL));
-}
-
 typedef struct
 {
   QStoreInspectorWindow *window;
@@ -674,7 +567,7 @@ loaded_again (gpointer data)
   LoadWait *wait = data;
 
   return qstore_inspector_window_get_n_loads (wait->window) > wait->loads &&
-         window_ready (wait->window) && data_ready (wait->window);
+         test_window_ready (wait->window) && test_data_ready (wait->window);
 }
 
 static void
@@ -699,7 +592,7 @@ refreshes_by_itself (const char *spec)
   g_settings_set_boolean (settings, "auto-refresh", TRUE);
   window = open_window (uri, 1000, 700);
   data = qstore_inspector_window_get_data_page (window);
-  show_page (window, "data");
+  test_show_page (window, "data");
   g_assert_nonnull (qstore_inspector_window_get_monitor (window));
 
   /* Reading the store changes files too (LMDB's lock file, SQLite's
@@ -718,7 +611,7 @@ refreshes_by_itself (const char *spec)
   g_assert_cmpfloat (position, >, 1000);
   gtk_selection_model_select_item (selection, 130, TRUE);
 
-  exec_in_other_process (uri, "INSERT INTO t VALUES (1001, 'new')");
+  test_exec_in_other_process (self_path, uri, "INSERT INTO t VALUES (1001, 'new')");
   wait = (LoadWait) { window, loads };
   test_wait (loaded_again, &wait, 20);
   test_run_for (300);
@@ -734,7 +627,7 @@ refreshes_by_itself (const char *spec)
   g_settings_set_boolean (settings, "auto-refresh", FALSE);
   g_assert_null (qstore_inspector_window_get_monitor (window));
   loads = qstore_inspector_window_get_n_loads (window);
-  exec_in_other_process (uri, "INSERT INTO t VALUES (1002, 'newer')");
+  test_exec_in_other_process (self_path, uri, "INSERT INTO t VALUES (1002, 'newer')");
   test_run_for (1000);
   g_assert_cmpuint (qstore_inspector_window_get_n_loads (window), ==, loads);
   g_settings_set_boolean (settings, "auto-refresh", TRUE);
@@ -783,33 +676,12 @@ count_labels (GtkWidget  *root,
   return n;
 }
 
-/* No summary in the catalog's list is cut short. */
-static guint
-assert_summaries_whole (GtkWidget *root)
-{
-  guint n = 0;
-
-  if (GTK_IS_LABEL (root) && gtk_widget_has_css_class (root, "caption") && gtk_widget_get_mapped (root) &&
-      gtk_widget_get_ancestor (root, GTK_TYPE_LIST_BOX_ROW) != NULL)
-    {
-      PangoLayout *layout = gtk_label_get_layout (GTK_LABEL (root));
-
-      if (pango_layout_is_ellipsized (layout))
-        g_error ("“%s” is cut short", gtk_label_get_text (GTK_LABEL (root)));
-      n++;
-    }
-  for (GtkWidget *child = gtk_widget_get_first_child (root); child != NULL;
-       child = gtk_widget_get_next_sibling (child))
-    n += assert_summaries_whole (child);
-  return n;
-}
-
 static void
 test_why (void)
 {
   g_autoptr(GError) error = NULL;
   g_autofree char *dir = g_dir_make_tmp ("qstore-window-XXXXXX", &error);
-  g_autofree char *uri = make_demo (dir, "demo");
+  g_autofree char *uri = test_make_demo (qstore_path, dir, "demo");
   g_autofree char *location = g_build_filename (dir, "demo", NULL);
   QStoreInspectorWindow *window = open_window (uri, 1100, 720);
   QStoreInspectorCatalogPage *catalog = qstore_inspector_window_get_catalog_page (window);
@@ -822,17 +694,17 @@ test_why (void)
   g_assert_cmpuint (count_labels (GTK_WIDGET (window), location), ==, 1);
   /* The materialized views' summaries too, whose row count comes last,
    * even in large text. */
-  g_assert_cmpuint (assert_summaries_whole (GTK_WIDGET (catalog)), >=, 9);
+  g_assert_cmpuint (test_assert_summaries_whole (GTK_WIDGET (catalog)), >=, 9);
   g_object_set (gtk_settings_get_default (), "gtk-xft-dpi", 160 * 1024, NULL);
-  settle (GTK_WIDGET (window));
-  g_assert_cmpuint (assert_summaries_whole (GTK_WIDGET (catalog)), >=, 9);
+  test_settle (GTK_WIDGET (window));
+  g_assert_cmpuint (test_assert_summaries_whole (GTK_WIDGET (catalog)), >=, 9);
   test_screenshot (GTK_WIDGET (window), "large-text");
   g_object_set (gtk_settings_get_default (), "gtk-xft-dpi", 96 * 1024, NULL);
-  settle (GTK_WIDGET (window));
+  test_settle (GTK_WIDGET (window));
 
   /* The second view's verdict, not the page's top. */
   g_assert_true (qstore_inspector_catalog_page_select_name (catalog, "main.city_customers"));
-  settle (GTK_WIDGET (window));
+  test_settle (GTK_WIDGET (window));
   why = find_button (GTK_WIDGET (catalog), "_Why?");
   g_assert_nonnull (why);
   press (why, GTK_WIDGET (window));
@@ -842,7 +714,7 @@ test_why (void)
   g_assert_nonnull (focus);
   g_assert_true (ADW_IS_ACTION_ROW (focus));
   g_assert_cmpstr (adw_preferences_row_get_title (ADW_PREFERENCES_ROW (focus)), ==, "main.city_customers");
-  test_wait (still, window, 10);
+  test_wait (test_still, window, 10);
   test_screenshot (GTK_WIDGET (window), "why");
   g_assert_cmpuint (count_labels (GTK_WIDGET (window), location), ==, 1);
   close_window (window);
@@ -855,11 +727,8 @@ main (int    argc,
 {
   int status;
 
-  if (argc == 4 && g_str_equal (argv[1], "--exec"))
-    {
-      test_exec_at (argv[2], argv[3]);
-      return 0;
-    }
+  if (test_exec_subcommand (argc, argv))
+    return 0;
 
   self_path = argv[0];
   gtk_test_init (&argc, &argv, NULL);
