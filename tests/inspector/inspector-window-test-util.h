@@ -72,9 +72,9 @@ test_still (gpointer data)
 static inline void
 test_settle (GtkWidget *widget)
 {
-  test_run_for (100);
+  test_run_for (60);
   test_wait (test_still, widget, 10);
-  test_run_for (50);
+  test_run_for (40);
 }
 
 /* Shows @page as its action does, and waits until it is drawn. */

@@ -300,33 +300,46 @@ test_long_name (void)
 /* Screenshots */
 
 static void
-shoot (QStoreInspectorWindow *window,
-       const char            *page,
-       int                    width,
-       gboolean               dark)
+set_dark (gboolean dark)
 {
-  g_autofree char *name = g_strdup_printf ("%s-%d-%s", page, width, dark ? "dark" : "light");
+  adw_style_manager_set_color_scheme (adw_style_manager_get_default (),
+                                      dark ? ADW_COLOR_SCHEME_FORCE_DARK : ADW_COLOR_SCHEME_FORCE_LIGHT);
+}
 
-  test_settle (GTK_WIDGET (window));
-  test_screenshot (GTK_WIDGET (window), name);
+/* @widget as it is now, light and dark: page-WIDTH-light.png and
+ * page-WIDTH-dark.png. */
+static void
+shoot (GtkWidget  *widget,
+       const char *page,
+       int         width)
+{
+  for (guint dark = 0; dark < 2; dark++)
+    {
+      g_autofree char *name = g_strdup_printf ("%s-%d-%s", page, width, dark ? "dark" : "light");
+
+      set_dark (dark);
+      test_settle (widget);
+      test_screenshot (widget, name);
+    }
+  set_dark (FALSE);
 }
 
 static void
-shoot_all (const char *uri,
-           int         width,
-           gboolean    dark)
+screenshots_at (int width)
 {
+  g_autoptr(GError) error = NULL;
+  g_autofree char *dir = g_dir_make_tmp ("qstore-window-XXXXXX", &error);
+  g_autofree char *uri = test_make_demo (qstore_path, dir, "demo");
+  g_autofree char *missing = g_strconcat (uri, "-missing", NULL);
+  int height = width > 400 ? 900 : 720;
   QStoreInspectorWindow *window;
   QStoreInspectorCatalogPage *catalog;
   QStoreInspectorDataPage *data;
   GtkWindow *row;
-  int height = width > 400 ? 900 : 720;
 
-  adw_style_manager_set_color_scheme (adw_style_manager_get_default (),
-                                      dark ? ADW_COLOR_SCHEME_FORCE_DARK : ADW_COLOR_SCHEME_FORCE_LIGHT);
-
+  set_dark (FALSE);
   window = open_window (NULL, width, height);
-  shoot (window, "welcome", width, dark);
+  shoot (GTK_WIDGET (window), "welcome", width);
   qstore_inspector_window_open_uri (window, uri);
   test_wait_ready (window);
   catalog = qstore_inspector_window_get_catalog_page (window);
@@ -337,65 +350,41 @@ shoot_all (const char *uri,
     {
       /* Folded: the sidebar, the list, then the details, one by one. */
       press (qstore_inspector_window_get_back_button (window), GTK_WIDGET (window));
-      shoot (window, "sidebar", width, dark);
+      shoot (GTK_WIDGET (window), "sidebar", width);
       test_show_page (window, "catalog");
-      shoot (window, "catalog-list", width, dark);
+      shoot (GTK_WIDGET (window), "catalog-list", width);
     }
   g_assert_true (qstore_inspector_catalog_page_select_name (catalog, "main.orders"));
-  test_settle (GTK_WIDGET (window));
-  shoot (window, "catalog-table", width, dark);
+  shoot (GTK_WIDGET (window), "catalog-table", width);
   g_assert_true (qstore_inspector_catalog_page_select_name (catalog, "main.city_customers"));
-  test_settle (GTK_WIDGET (window));
-  shoot (window, "catalog-materialized-view", width, dark);
+  shoot (GTK_WIDGET (window), "catalog-materialized-view", width);
   g_assert_true (qstore_inspector_catalog_page_select_name (catalog, "clean_shutdown"));
-  test_settle (GTK_WIDGET (window));
-  shoot (window, "catalog-bookkeeping", width, dark);
+  shoot (GTK_WIDGET (window), "catalog-bookkeeping", width);
 
   test_show_page (window, "stale");
-  shoot (window, "stale", width, dark);
+  shoot (GTK_WIDGET (window), "stale", width);
 
   gtk_widget_activate_action (GTK_WIDGET (window), "win.show-table", "s", "main.orders");
   test_show_page (window, "data");
-  shoot (window, "data", width, dark);
+  shoot (GTK_WIDGET (window), "data", width);
   gtk_widget_activate_action (GTK_WIDGET (data), "data.search", NULL);
   gtk_editable_set_text (GTK_EDITABLE (qstore_inspector_data_page_get_part (data, "row-search")), "gift");
   g_signal_emit_by_name (qstore_inspector_data_page_get_part (data, "row-search"), "search-changed");
   test_wait (test_data_ready, window, 30);
-  shoot (window, "data-search", width, dark);
+  shoot (GTK_WIDGET (window), "data-search", width);
 
   gtk_selection_model_select_item (qstore_inspector_data_page_get_selection (data), 0, TRUE);
   row = qstore_inspector_data_page_show_row (data, 0);
   g_assert_nonnull (row);
-  test_run_for (200);
-  {
-    g_autofree char *name = g_strdup_printf ("row-%d-%s", width, dark ? "dark" : "light");
-
-    test_screenshot (GTK_WIDGET (row), name);
-  }
+  shoot (GTK_WIDGET (row), "row", width);
   gtk_window_destroy (row);
-  close_window (window);
 
   /* A store that cannot be opened. */
-  {
-    g_autofree char *missing = g_strconcat (uri, "-missing", NULL);
+  qstore_inspector_window_open_uri (window, missing);
+  test_wait (test_window_ready, window, 30);
+  shoot (GTK_WIDGET (window), "error", width);
+  close_window (window);
 
-    window = open_window (NULL, width, height);
-    qstore_inspector_window_open_uri (window, missing);
-    test_wait (test_window_ready, window, 30);
-    shoot (window, "error", width, dark);
-    close_window (window);
-  }
-}
-
-static void
-screenshots_at (int width)
-{
-  g_autoptr(GError) error = NULL;
-  g_autofree char *dir = g_dir_make_tmp ("qstore-window-XXXXXX", &error);
-  g_autofree char *uri = test_make_demo (qstore_path, dir, "demo");
-
-  shoot_all (uri, width, FALSE);
-  shoot_all (uri, width, TRUE);
   adw_style_manager_set_color_scheme (adw_style_manager_get_default (), ADW_COLOR_SCHEME_DEFAULT);
   test_remove_tree (dir);
 }
@@ -598,7 +587,7 @@ refreshes_by_itself (const char *spec)
   /* Reading the store changes files too (LMDB's lock file, SQLite's
    * shared memory): that must not make it read again, and again. */
   loads = qstore_inspector_window_get_n_loads (window);
-  test_run_for (1500);
+  test_run_for (1200);
   g_assert_cmpuint (qstore_inspector_window_get_n_loads (window), ==, loads);
 
   /* Scrolled down, a row selected. */
@@ -628,7 +617,7 @@ refreshes_by_itself (const char *spec)
   g_assert_null (qstore_inspector_window_get_monitor (window));
   loads = qstore_inspector_window_get_n_loads (window);
   test_exec_in_other_process (self_path, uri, "INSERT INTO t VALUES (1002, 'newer')");
-  test_run_for (1000);
+  test_run_for (800);
   g_assert_cmpuint (qstore_inspector_window_get_n_loads (window), ==, loads);
   g_settings_set_boolean (settings, "auto-refresh", TRUE);
 
