@@ -133,6 +133,12 @@ column_titled (QStoreInspectorDataPage *page,
   g_assert_not_reached ();
 }
 
+static gboolean
+snapshot_released (gpointer data)
+{
+  return !qstore_inspector_row_model_holds_snapshot (data) && !qstore_inspector_row_model_is_busy (data);
+}
+
 /* The order of every row, read page after page: each row once, in order. */
 static void
 assert_sorted_by_score (QStoreInspectorRowModel *model,
@@ -191,10 +197,15 @@ test_sort (Browser       *b,
                                             qstore_inspector_contents_get_provider (b->store.contents),
                                             "main", "people", N_PEOPLE, &error);
     g_assert_no_error (error);
+    qstore_inspector_row_model_set_snapshot_idle (alone, 50);
     qstore_inspector_row_model_set_order (alone, "score", TRUE);
     g_assert_cmpfloat (score_at (alone, 0), ==, 25.0);
     g_assert_cmpuint (qstore_inspector_row_model_get_n_loaded_pages (alone), ==, 1);
     g_assert_cmpuint (g_list_model_get_n_items (G_LIST_MODEL (alone)), ==, N_PEOPLE);
+    /* Its read transaction is its snapshot, let go once idle, as a
+     * table's is. */
+    g_assert_true (qstore_inspector_row_model_holds_snapshot (alone));
+    test_wait (snapshot_released, alone, 10);
   }
 
   gtk_column_view_sort_by_column (view, column_titled (b->page, "score"), GTK_SORT_DESCENDING);
