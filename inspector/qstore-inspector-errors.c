@@ -175,19 +175,3 @@ qstore_inspector_explain_error (const GError            *error,
       return explain_store (code, subject);
     }
 }
-
-/**
- * qstore_inspector_location_of:
- * @uri: a store URI such as `lmdb:/path/to/dir?map_size=…`
- *
- * Returns: (transfer full): the location in @uri, as a person names it:
- *   its path, without the provider and the options
- */
-char *
-qstore_inspector_location_of (const char *uri)
-{
-  const char *colon = strchr (uri, ':');
-  const char *location = colon != NULL && colon[1] != '\0' ? colon + 1 : uri;
-
-  return g_strndup (location, strcspn (location, "?"));
-}

@@ -31,6 +31,5 @@ typedef enum
 char *qstore_inspector_explain_error (const GError            *error,
                                       QStoreInspectorActivity  activity,
                                       const char              *subject);
-char *qstore_inspector_location_of   (const char              *uri);
 
 G_END_DECLS

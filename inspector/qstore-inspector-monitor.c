@@ -6,7 +6,7 @@
 
 #include <string.h>
 
-#include "qstore-inspector-errors.h"
+#include "qstore-inspector-names.h"
 #include "qstore-inspector-monitor.h"
 
 /* A commit reaches a store's files: LMDB writes data.mdb; SQLite in WAL

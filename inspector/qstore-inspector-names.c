@@ -127,25 +127,37 @@ qstore_inspector_quote_identifier (const char *name)
 }
 
 /**
+ * qstore_inspector_location_of:
+ * @uri: a store URI such as `lmdb:/path/to/dir?map_size=…`
+ *
+ * Returns: (transfer full): the location in @uri, as a person names it:
+ *   its path, without the provider and the options
+ */
+char *
+qstore_inspector_location_of (const char *uri)
+{
+  const char *colon = strchr (uri, ':');
+  const char *location = colon != NULL && colon[1] != '\0' ? colon + 1 : uri;
+
+  return g_strndup (location, strcspn (location, "?"));
+}
+
+/**
  * qstore_inspector_store_title:
  * @uri: a store URI, such as `lmdb:/home/ada/shop`
  *
  * Returns: (transfer full): what a person calls the store: the last part
- *   of its location, such as “shop”, without the URI's options
+ *   of its location, such as “shop”
  */
 char *
 qstore_inspector_store_title (const char *uri)
 {
-  const char *colon = strchr (uri, ':');
-  const char *location = colon ? colon + 1 : uri;
-  g_autofree char *path = g_strndup (location, strcspn (location, "?"));
-  g_autofree char *trimmed = NULL;
+  g_autofree char *path = qstore_inspector_location_of (uri);
   gsize len = strlen (path);
 
   while (len > 1 && path[len - 1] == '/')
     path[--len] = '\0';
   if (len == 0)
     return g_strdup (uri);
-  trimmed = g_path_get_basename (path);
-  return g_steal_pointer (&trimmed);
+  return g_path_get_basename (path);
 }

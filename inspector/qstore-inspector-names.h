@@ -13,6 +13,7 @@ int   qstore_inspector_natural_compare (const char *a,
 char *qstore_inspector_qualified_name  (const char *schema,
                                         const char *name);
 char *qstore_inspector_quote_identifier (const char *name);
+char *qstore_inspector_location_of     (const char *uri);
 char *qstore_inspector_store_title     (const char *uri);
 
 G_END_DECLS

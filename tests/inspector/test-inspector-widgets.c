@@ -13,6 +13,7 @@
 #include "qstore-inspector-catalog-page.h"
 #include "qstore-inspector-contents.h"
 #include "qstore-inspector-data-page.h"
+#include "qstore-inspector-names.h"
 #include "qstore-inspector-row-model.h"
 #include "qstore-inspector-stale-page.h"
 
@@ -270,6 +271,26 @@ test_stale_page (Fixture       *f,
 }
 
 
+
+/* Names in the order people count, and what a store is called. */
+static void
+test_names (void)
+{
+  const char *ordered[] = { "a", "a1", "a2", "a10", "A11", "a100", "b", "t01", "t1", "t1x", "t2", "t010" };
+  g_autofree char *title = qstore_inspector_store_title ("lmdb:/home/ada/shop/?map_size=1024");
+  g_autofree char *location = qstore_inspector_location_of ("sqlite:/srv/notes.db?atomic=0");
+
+  for (guint i = 0; i < G_N_ELEMENTS (ordered); i++)
+    for (guint j = 0; j < G_N_ELEMENTS (ordered); j++)
+      {
+        int cmp = qstore_inspector_natural_compare (ordered[i], ordered[j]);
+
+        if ((i < j && cmp >= 0) || (i > j && cmp <= 0) || (i == j && cmp != 0))
+          g_error ("“%s” and “%s” compare as %d", ordered[i], ordered[j], cmp);
+      }
+  g_assert_cmpstr (title, ==, "shop");
+  g_assert_cmpstr (location, ==, "/srv/notes.db");
+}
 
 static GtkWidget *
 find_list_box (GtkWidget *root)
@@ -656,6 +677,7 @@ main (int    argc,
 
 #define ADD(name, func) \
   g_test_add ("/inspector/" name, Fixture, NULL, fixture_set_up, func, fixture_tear_down)
+  g_test_add_func ("/inspector/names", test_names);
   ADD ("catalog-page", test_catalog_page);
   ADD ("definition-shows", test_definition_shows);
   ADD ("sections", test_sections);
