@@ -5,13 +5,18 @@
 #include "config.h"
 
 #include <glib/gi18n.h>
+#include <string.h>
 
 #include "qstore-inspector-catalog-page.h"
+#include "qstore-inspector-names.h"
+#include "qstore-inspector-text-group.h"
 
-/* A list of every catalog entry on the left (tables first), the selected
+/* A list of every catalog entry on the left, in sections (tables, views,
+ * materialized views, then the store's own bookkeeping), the selected
  * entry's details on the right: columns, primary key, indexes and row
  * count for a table, definition for every kind, and the parse error of an
- * entry the next open would report. */
+ * entry the next open would report. A narrow window shows one or the
+ * other: selecting an entry goes to its details, Back to the list. */
 
 struct _QStoreInspectorCatalogPage
 {
@@ -19,14 +24,18 @@ struct _QStoreInspectorCatalogPage
 
   QStoreInspectorContents *contents;
   GtkFilterListModel      *filter_model;
-  GtkSingleSelection      *selection;
   GtkCustomFilter         *filter;
   char                    *search;
+  char                    *selected;      /* the entry shown, by name */
   GPtrArray               *detail_lines;
+  gboolean                 can_go_back;
 
   GtkStack                *stack;
+  AdwLeaflet              *leaflet;
   GtkSearchEntry          *search_entry;
-  GtkListView             *entry_list;
+  GtkScrolledWindow       *list_scroller;
+  GtkListBox              *entry_list;
+  GtkScrolledWindow       *detail_scroller;
   GtkImage                *detail_icon;
   GtkLabel                *detail_title;
   GtkLabel                *detail_subtitle;
@@ -34,7 +43,21 @@ struct _QStoreInspectorCatalogPage
   GtkBox                  *groups_box;
 };
 
+enum
+{
+  PROP_0,
+  PROP_CAN_GO_BACK,
+  N_PROPS
+};
+
+static GParamSpec *properties[N_PROPS];
+
+#define ENTRY_KEY "qstore-inspector-entry"
+
 G_DEFINE_FINAL_TYPE (QStoreInspectorCatalogPage, qstore_inspector_catalog_page, ADW_TYPE_BIN)
+
+static void show_entry (QStoreInspectorCatalogPage *self,
+                        QStoreCatalogEntry         *entry);
 
 static const char *
 kind_icon (QStoreCatalogKeyKind kind)
@@ -92,6 +115,27 @@ kind_rank (QStoreCatalogKeyKind kind)
     }
 }
 
+static const char *
+section_title (QStoreCatalogKeyKind kind)
+{
+  switch (kind)
+    {
+    case QSTORE_CATALOG_KEY_TABLE:
+      return _("Tables");
+    case QSTORE_CATALOG_KEY_VIEW:
+      return _("Views");
+    case QSTORE_CATALOG_KEY_MATERIALIZED_VIEW:
+      return _("Materialized Views");
+    case QSTORE_CATALOG_KEY_META:
+      /* Translators: a heading over the entries the store keeps for
+       * itself (the clean-shutdown marker, the stale set…) */
+      return _("Bookkeeping");
+    case QSTORE_CATALOG_KEY_INVALID:
+    default:
+      return _("Other Entries");
+    }
+}
+
 static char *
 qualified_name (QStoreCatalogEntry *entry)
 {
@@ -103,10 +147,17 @@ qualified_name (QStoreCatalogEntry *entry)
 }
 
 static char *
-format_rows (gint64 count)
+format_rows (QStoreInspectorContents *contents,
+             QStoreCatalogEntry      *entry)
 {
+  const char *schema = qstore_catalog_entry_get_schema (entry);
+  const char *name = qstore_catalog_entry_get_name (entry);
+  gint64 count = qstore_inspector_contents_get_row_count (contents, schema, name);
   g_autofree char *number = NULL;
 
+  if (count < 0 && qstore_inspector_contents_is_counting (contents, schema, name))
+    /* Translators: shown instead of a row count while the rows are counted */
+    return g_strdup (_("counting rows…"));
   if (count < 0)
     return g_strdup (_("row count unknown"));
   number = g_strdup_printf ("%'" G_GINT64_FORMAT, count);
@@ -142,9 +193,7 @@ qstore_inspector_catalog_page_describe_entry (QStoreInspectorContents *contents,
       g_autofree char *cols = NULL;
       g_autofree char *idx = NULL;
 
-      rows = format_rows (qstore_inspector_contents_get_row_count (contents,
-                                                                  qstore_catalog_entry_get_schema (entry),
-                                                                  qstore_catalog_entry_get_name (entry)));
+      rows = format_rows (contents, entry);
       cols = g_strdup_printf (g_dngettext (GETTEXT_PACKAGE, "%u column", "%u columns", n_columns),
                               n_columns);
       if (kind == QSTORE_CATALOG_KEY_MATERIALIZED_VIEW)
@@ -160,58 +209,115 @@ qstore_inspector_catalog_page_describe_entry (QStoreInspectorContents *contents,
 /* The entry list */
 
 static void
-entry_setup_cb (GtkSignalListItemFactory *factory,
-                GtkListItem              *item,
-                gpointer                  user_data)
+update_row (GtkWidget                  *row,
+            QStoreInspectorCatalogPage *self)
 {
+  QStoreCatalogEntry *entry = g_object_get_data (G_OBJECT (row), ENTRY_KEY);
+  GtkWidget *box = gtk_list_box_row_get_child (GTK_LIST_BOX_ROW (row));
+  GtkWidget *icon = gtk_widget_get_first_child (box);
+  GtkWidget *labels = gtk_widget_get_next_sibling (icon);
+  GtkWidget *subtitle = gtk_widget_get_next_sibling (gtk_widget_get_first_child (labels));
+  g_autofree char *summary = qstore_inspector_catalog_page_describe_entry (self->contents, entry);
+
+  gtk_label_set_label (GTK_LABEL (subtitle), summary);
+}
+
+static void
+row_counted_cb (QStoreInspectorContents    *contents,
+                const char                 *schema,
+                const char                 *name,
+                GtkWidget                  *row)
+{
+  QStoreCatalogEntry *entry = g_object_get_data (G_OBJECT (row), ENTRY_KEY);
+  GtkWidget *page = gtk_widget_get_ancestor (row, QSTORE_INSPECTOR_TYPE_CATALOG_PAGE);
+
+  if (page != NULL &&
+      g_ascii_strcasecmp (qstore_catalog_entry_get_name (entry), name) == 0 &&
+      g_ascii_strcasecmp (qstore_catalog_entry_get_schema (entry), schema) == 0)
+    update_row (row, QSTORE_INSPECTOR_CATALOG_PAGE (page));
+}
+
+static GtkWidget *
+create_row (gpointer item,
+            gpointer user_data)
+{
+  QStoreInspectorCatalogPage *self = user_data;
+  QStoreCatalogEntry *entry = item;
+  GtkWidget *row = gtk_list_box_row_new ();
   GtkWidget *box = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 12);
   GtkWidget *labels = gtk_box_new (GTK_ORIENTATION_VERTICAL, 0);
-  GtkWidget *icon = gtk_image_new ();
-  GtkWidget *title = gtk_label_new (NULL);
+  GtkWidget *icon = gtk_image_new_from_icon_name (kind_icon (qstore_catalog_entry_get_kind (entry)));
+  g_autofree char *name = qualified_name (entry);
+  GtkWidget *title = gtk_label_new (name);
   GtkWidget *subtitle = gtk_label_new (NULL);
   GtkWidget *warning = gtk_image_new_from_icon_name ("dialog-warning-symbolic");
 
+  g_object_set_data_full (G_OBJECT (row), ENTRY_KEY, g_object_ref (entry), g_object_unref);
   gtk_widget_set_margin_top (box, 6);
   gtk_widget_set_margin_bottom (box, 6);
+  /* A name of any length fits: its middle gives way, the tooltip has it
+   * whole. */
   gtk_label_set_xalign (GTK_LABEL (title), 0);
-  gtk_label_set_ellipsize (GTK_LABEL (title), PANGO_ELLIPSIZE_END);
+  gtk_label_set_ellipsize (GTK_LABEL (title), PANGO_ELLIPSIZE_MIDDLE);
+  gtk_widget_set_tooltip_text (title, name);
+  /* The summary wraps rather than lose its end (the row count). */
   gtk_label_set_xalign (GTK_LABEL (subtitle), 0);
-  gtk_label_set_ellipsize (GTK_LABEL (subtitle), PANGO_ELLIPSIZE_END);
+  gtk_label_set_wrap (GTK_LABEL (subtitle), TRUE);
+  gtk_label_set_wrap_mode (GTK_LABEL (subtitle), PANGO_WRAP_WORD_CHAR);
+  /* Wide enough for one line of the usual summary when there is room. */
+  gtk_label_set_max_width_chars (GTK_LABEL (subtitle), 36);
   gtk_widget_add_css_class (subtitle, "caption");
   gtk_widget_add_css_class (subtitle, "dim-label");
   gtk_widget_set_hexpand (labels, TRUE);
+  gtk_widget_set_valign (icon, GTK_ALIGN_CENTER);
   gtk_widget_add_css_class (warning, "error");
   gtk_widget_set_tooltip_text (warning, _("This entry cannot be read"));
+  gtk_widget_set_visible (warning, qstore_catalog_entry_get_error (entry) != NULL);
   gtk_box_append (GTK_BOX (labels), title);
   gtk_box_append (GTK_BOX (labels), subtitle);
   gtk_box_append (GTK_BOX (box), icon);
   gtk_box_append (GTK_BOX (box), labels);
   gtk_box_append (GTK_BOX (box), warning);
-  gtk_list_item_set_child (item, box);
+  gtk_list_box_row_set_child (GTK_LIST_BOX_ROW (row), box);
+  update_row (row, self);
+
+  g_signal_connect_object (self->contents, "row-counted", G_CALLBACK (row_counted_cb), row, 0);
+  return row;
 }
 
-static void
-entry_bind_cb (GtkSignalListItemFactory   *factory,
-               GtkListItem                *item,
-               QStoreInspectorCatalogPage *self)
+static QStoreCatalogKeyKind
+row_kind (GtkListBoxRow *row)
 {
-  QStoreCatalogEntry *entry = gtk_list_item_get_item (item);
-  GtkWidget *box = gtk_list_item_get_child (item);
-  GtkWidget *icon = gtk_widget_get_first_child (box);
-  GtkWidget *labels = gtk_widget_get_next_sibling (icon);
-  GtkWidget *warning = gtk_widget_get_next_sibling (labels);
-  GtkWidget *title = gtk_widget_get_first_child (labels);
-  GtkWidget *subtitle = gtk_widget_get_next_sibling (title);
-  g_autofree char *name = qualified_name (entry);
-  g_autofree char *summary = NULL;
-
-  summary = qstore_inspector_catalog_page_describe_entry (self->contents, entry);
-  gtk_image_set_from_icon_name (GTK_IMAGE (icon), kind_icon (qstore_catalog_entry_get_kind (entry)));
-  gtk_label_set_label (GTK_LABEL (title), name);
-  gtk_label_set_label (GTK_LABEL (subtitle), summary);
-  gtk_widget_set_visible (warning, qstore_catalog_entry_get_error (entry) != NULL);
+  return qstore_catalog_entry_get_kind (g_object_get_data (G_OBJECT (row), ENTRY_KEY));
 }
 
+/* A heading over the first entry of each kind. */
+static void
+update_header (GtkListBoxRow *row,
+               GtkListBoxRow *before,
+               gpointer       user_data)
+{
+  QStoreCatalogKeyKind kind = row_kind (row);
+  GtkWidget *header;
+
+  if (before != NULL && row_kind (before) == kind)
+    {
+      gtk_list_box_row_set_header (row, NULL);
+      return;
+    }
+  header = gtk_label_new (section_title (kind));
+  gtk_label_set_xalign (GTK_LABEL (header), 0);
+  gtk_label_set_ellipsize (GTK_LABEL (header), PANGO_ELLIPSIZE_END);
+  gtk_widget_set_margin_start (header, 12);
+  gtk_widget_set_margin_end (header, 12);
+  gtk_widget_set_margin_top (header, before != NULL ? 12 : 6);
+  gtk_widget_set_margin_bottom (header, 6);
+  gtk_widget_add_css_class (header, "heading");
+  gtk_widget_add_css_class (header, "dim-label");
+  gtk_list_box_row_set_header (row, header);
+}
+
+/* By kind, then by name as people count: t2 before t10. */
 static int
 compare_entries (gconstpointer a,
                  gconstpointer b,
@@ -227,7 +333,7 @@ compare_entries (gconstpointer a,
     return rank;
   xn = qualified_name (x);
   yn = qualified_name (y);
-  return g_utf8_collate (xn, yn);
+  return qstore_inspector_natural_compare (xn, yn);
 }
 
 static gboolean
@@ -284,6 +390,26 @@ add_group (QStoreInspectorCatalogPage *self,
   return group;
 }
 
+/* Titles are names (of columns, indexes…): a long one wraps whole,
+ * without a hyphen it does not have. (Limiting the title to a line
+ * instead trips a size bug of wrapping labels in GTK 4.8.) */
+static void
+no_hyphens (GtkWidget *widget)
+{
+  if (GTK_IS_LABEL (widget) && gtk_widget_has_css_class (widget, "title"))
+    {
+      PangoAttrList *attributes = pango_attr_list_new ();
+
+      pango_attr_list_insert (attributes, pango_attr_insert_hyphens_new (FALSE));
+      gtk_label_set_attributes (GTK_LABEL (widget), attributes);
+      pango_attr_list_unref (attributes);
+      return;
+    }
+  for (GtkWidget *child = gtk_widget_get_first_child (widget); child != NULL;
+       child = gtk_widget_get_next_sibling (child))
+    no_hyphens (child);
+}
+
 static GtkWidget *
 add_row (QStoreInspectorCatalogPage *self,
          GtkWidget                  *group,
@@ -295,6 +421,7 @@ add_row (QStoreInspectorCatalogPage *self,
 
   adw_preferences_row_set_use_markup (ADW_PREFERENCES_ROW (row), FALSE);
   adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row), title);
+  no_hyphens (row);
   if (subtitle != NULL)
     adw_action_row_set_subtitle (ADW_ACTION_ROW (row), subtitle);
   if (code)
@@ -322,30 +449,7 @@ add_code (QStoreInspectorCatalogPage *self,
           const char                 *title,
           const char                 *text)
 {
-  GtkWidget *group = add_group (self, title, NULL);
-  GtkWidget *view = gtk_text_view_new ();
-  GtkWidget *copy = gtk_button_new_from_icon_name ("edit-copy-symbolic");
-
-  gtk_text_buffer_set_text (gtk_text_view_get_buffer (GTK_TEXT_VIEW (view)), text, -1);
-  gtk_text_view_set_editable (GTK_TEXT_VIEW (view), FALSE);
-  gtk_text_view_set_monospace (GTK_TEXT_VIEW (view), TRUE);
-  gtk_text_view_set_wrap_mode (GTK_TEXT_VIEW (view), GTK_WRAP_WORD_CHAR);
-  gtk_text_view_set_left_margin (GTK_TEXT_VIEW (view), 12);
-  gtk_text_view_set_right_margin (GTK_TEXT_VIEW (view), 12);
-  gtk_text_view_set_top_margin (GTK_TEXT_VIEW (view), 12);
-  gtk_text_view_set_bottom_margin (GTK_TEXT_VIEW (view), 12);
-  gtk_widget_add_css_class (view, "card");
-  gtk_widget_add_css_class (view, "code");
-  gtk_accessible_update_property (GTK_ACCESSIBLE (view), GTK_ACCESSIBLE_PROPERTY_LABEL, title, -1);
-
-  gtk_widget_add_css_class (copy, "flat");
-  gtk_widget_set_valign (copy, GTK_ALIGN_CENTER);
-  gtk_widget_set_tooltip_text (copy, _("Copy"));
-  gtk_actionable_set_action_name (GTK_ACTIONABLE (copy), "catalog.copy");
-  gtk_actionable_set_action_target (GTK_ACTIONABLE (copy), "s", text);
-  adw_preferences_group_set_header_suffix (ADW_PREFERENCES_GROUP (group), copy);
-
-  adw_preferences_group_add (ADW_PREFERENCES_GROUP (group), view);
+  gtk_box_append (self->groups_box, qstore_inspector_text_group_new (title, NULL, text, NULL, "code"));
   add_line (self, title, text, NULL);
 }
 
@@ -437,9 +541,7 @@ show_row_count (QStoreInspectorCatalogPage *self,
   GtkWidget *group = add_group (self, _("Statistics"), NULL);
   g_autofree char *rows = NULL;
 
-  rows = format_rows (qstore_inspector_contents_get_row_count (self->contents,
-                                                              qstore_catalog_entry_get_schema (entry),
-                                                              qstore_catalog_entry_get_name (entry)));
+  rows = format_rows (self->contents, entry);
   add_row (self, group, _("Rows"), rows, FALSE);
 }
 
@@ -514,7 +616,18 @@ show_materialized_view (QStoreInspectorCatalogPage *self,
              strategy_description (qstore_materialized_view_get_strategy (view)), FALSE);
   else if (load_error != NULL && qstore_catalog_entry_get_error (entry) == NULL)
     {
-      row = add_row (self, group, _("Does not load"), load_error, FALSE);
+      g_autofree char *why = NULL;
+
+      /* Told from what the catalog shows, in the user's language, for
+       * someone who can only look; the library's words follow. */
+      if (g_list_model_get_n_items (qstore_catalog_entry_get_columns (entry)) == 0)
+        why = g_strdup_printf (_("Its rows are not stored yet, and the inspector never writes to a store, "
+                                 "so it cannot compute them: a program that opens the store for "
+                                 "writing will. (%s)"), load_error);
+      else
+        why = g_strdup_printf (_("Opening the store would not keep it up to date as it is defined. (%s)"),
+                               load_error);
+      row = add_row (self, group, _("Does not load"), why, FALSE);
       gtk_widget_add_css_class (row, "error-row");
     }
 
@@ -533,10 +646,11 @@ show_materialized_view (QStoreInspectorCatalogPage *self,
           row = add_row (self, group, _("Next open"), _("Cannot be rebuilt"), FALSE);
           break;
         }
+      /* To this view's verdict on the stale views page. */
       button = gtk_button_new_with_mnemonic (_("_Why?"));
       gtk_widget_set_valign (button, GTK_ALIGN_CENTER);
-      gtk_actionable_set_action_name (GTK_ACTIONABLE (button), "win.show-page");
-      gtk_actionable_set_action_target (GTK_ACTIONABLE (button), "s", "stale");
+      gtk_actionable_set_action_name (GTK_ACTIONABLE (button), "win.show-verdict");
+      gtk_actionable_set_action_target (GTK_ACTIONABLE (button), "s", name);
       adw_action_row_add_suffix (ADW_ACTION_ROW (row), button);
     }
 
@@ -563,17 +677,20 @@ show_entry (QStoreInspectorCatalogPage *self,
   g_ptr_array_set_size (self->detail_lines, 0);
   g_ptr_array_add (self->detail_lines, NULL);
 
+  g_clear_pointer (&self->selected, g_free);
   if (entry == NULL)
     return;
 
   kind = qstore_catalog_entry_get_kind (entry);
   name = qualified_name (entry);
+  self->selected = g_strdup (name);
   summary = qstore_inspector_catalog_page_describe_entry (self->contents, entry);
   error = qstore_catalog_entry_get_error (entry);
   ddl = qstore_catalog_entry_get_ddl (entry);
 
   gtk_image_set_from_icon_name (self->detail_icon, kind_icon (kind));
   gtk_label_set_label (self->detail_title, name);
+  gtk_widget_set_tooltip_text (GTK_WIDGET (self->detail_title), name);
   gtk_label_set_label (self->detail_subtitle, summary);
   add_line (self, _("Entry"), name, summary);
 
@@ -609,29 +726,106 @@ show_entry (QStoreInspectorCatalogPage *self,
     add_code (self, _("Definition"), ddl);
 }
 
+/* The selected table was counted: its details say how many rows. */
 static void
-selection_changed_cb (QStoreInspectorCatalogPage *self)
+selected_counted_cb (QStoreInspectorCatalogPage *self,
+                     const char                 *schema,
+                     const char                 *name)
 {
-  show_entry (self, gtk_single_selection_get_selected_item (self->selection));
+  g_autofree char *counted = qstore_inspector_qualified_name (schema, name);
+  GtkListBoxRow *row = gtk_list_box_get_selected_row (self->entry_list);
+  GtkAdjustment *adjustment = gtk_scrolled_window_get_vadjustment (self->detail_scroller);
+  double value = gtk_adjustment_get_value (adjustment);
+
+  if (row == NULL || self->selected == NULL || g_ascii_strcasecmp (counted, self->selected) != 0)
+    return;
+  show_entry (self, g_object_get_data (G_OBJECT (row), ENTRY_KEY));
+  gtk_adjustment_set_value (adjustment, value);
+}
+
+/* Narrow windows */
+
+static void
+update_can_go_back (QStoreInspectorCatalogPage *self)
+{
+  gboolean can_go_back = adw_leaflet_get_folded (self->leaflet) &&
+                         adw_leaflet_get_visible_child (self->leaflet) == GTK_WIDGET (self->detail_scroller) &&
+                         g_strcmp0 (gtk_stack_get_visible_child_name (self->stack), "catalog") == 0;
+
+  if (self->can_go_back == can_go_back)
+    return;
+  self->can_go_back = can_go_back;
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_CAN_GO_BACK]);
 }
 
 static void
-copy_action (GtkWidget  *widget,
-             const char *action_name,
-             GVariant   *parameter)
+leaflet_changed_cb (QStoreInspectorCatalogPage *self)
 {
-  QStoreInspectorCatalogPage *self = QSTORE_INSPECTOR_CATALOG_PAGE (widget);
-  GtkWidget *window = GTK_WIDGET (gtk_widget_get_root (widget));
-  GtkWidget *overlay;
+  update_can_go_back (self);
+}
 
-  gdk_clipboard_set_text (gtk_widget_get_clipboard (widget), g_variant_get_string (parameter, NULL));
+/* Whether the page shows an entry's details in place of the list, as in a
+ * narrow window, so that Back leads to the list. */
+gboolean
+qstore_inspector_catalog_page_can_go_back (QStoreInspectorCatalogPage *self)
+{
+  g_return_val_if_fail (QSTORE_INSPECTOR_IS_CATALOG_PAGE (self), FALSE);
+  return self->can_go_back;
+}
 
-  /* The window's toast overlay is its content. */
-  overlay = ADW_IS_APPLICATION_WINDOW (window)
-    ? adw_application_window_get_content (ADW_APPLICATION_WINDOW (window)) : NULL;
-  if (overlay != NULL && ADW_IS_TOAST_OVERLAY (overlay))
-    adw_toast_overlay_add_toast (ADW_TOAST_OVERLAY (overlay), adw_toast_new (_("Copied")));
-  (void) self;
+void
+qstore_inspector_catalog_page_go_back (QStoreInspectorCatalogPage *self)
+{
+  g_return_if_fail (QSTORE_INSPECTOR_IS_CATALOG_PAGE (self));
+  adw_leaflet_navigate (self->leaflet, ADW_NAVIGATION_DIRECTION_BACK);
+}
+
+/* Whether the list and the details are shown one at a time. */
+gboolean
+qstore_inspector_catalog_page_get_folded (QStoreInspectorCatalogPage *self)
+{
+  g_return_val_if_fail (QSTORE_INSPECTOR_IS_CATALOG_PAGE (self), FALSE);
+  return adw_leaflet_get_folded (self->leaflet);
+}
+
+/* Returns: (transfer none): the list when it shows, else the details */
+GtkWidget *
+qstore_inspector_catalog_page_get_visible_pane (QStoreInspectorCatalogPage *self)
+{
+  g_return_val_if_fail (QSTORE_INSPECTOR_IS_CATALOG_PAGE (self), NULL);
+  return adw_leaflet_get_visible_child (self->leaflet);
+}
+
+/* Selection */
+
+static void
+row_selected_cb (QStoreInspectorCatalogPage *self,
+                 GtkListBoxRow              *row)
+{
+  QStoreCatalogEntry *entry = row ? g_object_get_data (G_OBJECT (row), ENTRY_KEY) : NULL;
+  g_autofree char *name = entry ? qualified_name (entry) : NULL;
+
+  /* A refresh selects the same entry again: the details stay where they
+   * were scrolled to. */
+  if (name != NULL && g_strcmp0 (name, self->selected) == 0)
+    {
+      GtkAdjustment *adjustment = gtk_scrolled_window_get_vadjustment (self->detail_scroller);
+      double value = gtk_adjustment_get_value (adjustment);
+
+      show_entry (self, entry);
+      gtk_adjustment_set_value (adjustment, value);
+      return;
+    }
+  show_entry (self, entry);
+  gtk_adjustment_set_value (gtk_scrolled_window_get_vadjustment (self->detail_scroller), 0);
+}
+
+/* A click, or Enter, on an entry: in a narrow window, to its details. */
+static void
+row_activated_cb (QStoreInspectorCatalogPage *self,
+                  GtkListBoxRow              *row)
+{
+  adw_leaflet_set_visible_child (self->leaflet, GTK_WIDGET (self->detail_scroller));
 }
 
 /* GObject */
@@ -641,7 +835,11 @@ qstore_inspector_catalog_page_dispose (GObject *object)
 {
   QStoreInspectorCatalogPage *self = QSTORE_INSPECTOR_CATALOG_PAGE (object);
 
-  g_clear_object (&self->selection);
+  if (self->entry_list != NULL)
+    gtk_list_box_bind_model (self->entry_list, NULL, NULL, NULL, NULL);
+  if (self->contents != NULL)
+    g_signal_handlers_disconnect_by_func (self->contents, selected_counted_cb, self);
+  g_clear_object (&self->filter_model);
   g_clear_object (&self->contents);
 
   G_OBJECT_CLASS (qstore_inspector_catalog_page_parent_class)->dispose (object);
@@ -653,9 +851,28 @@ qstore_inspector_catalog_page_finalize (GObject *object)
   QStoreInspectorCatalogPage *self = QSTORE_INSPECTOR_CATALOG_PAGE (object);
 
   g_free (self->search);
+  g_free (self->selected);
   g_clear_pointer (&self->detail_lines, g_ptr_array_unref);
 
   G_OBJECT_CLASS (qstore_inspector_catalog_page_parent_class)->finalize (object);
+}
+
+static void
+qstore_inspector_catalog_page_get_property (GObject    *object,
+                                            guint       prop_id,
+                                            GValue     *value,
+                                            GParamSpec *pspec)
+{
+  QStoreInspectorCatalogPage *self = QSTORE_INSPECTOR_CATALOG_PAGE (object);
+
+  switch (prop_id)
+    {
+    case PROP_CAN_GO_BACK:
+      g_value_set_boolean (value, self->can_go_back);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
 }
 
 static void
@@ -666,25 +883,35 @@ qstore_inspector_catalog_page_class_init (QStoreInspectorCatalogPageClass *klass
 
   object_class->dispose = qstore_inspector_catalog_page_dispose;
   object_class->finalize = qstore_inspector_catalog_page_finalize;
+  object_class->get_property = qstore_inspector_catalog_page_get_property;
+
+  properties[PROP_CAN_GO_BACK] =
+    g_param_spec_boolean ("can-go-back", NULL, NULL, FALSE,
+                          G_PARAM_READABLE | G_PARAM_STATIC_STRINGS | G_PARAM_EXPLICIT_NOTIFY);
+  g_object_class_install_properties (object_class, N_PROPS, properties);
 
   gtk_widget_class_set_template_from_resource (widget_class, "/org/qstore/Inspector/qstore-inspector-catalog-page.ui");
   gtk_widget_class_bind_template_child (widget_class, QStoreInspectorCatalogPage, stack);
+  gtk_widget_class_bind_template_child (widget_class, QStoreInspectorCatalogPage, leaflet);
   gtk_widget_class_bind_template_child (widget_class, QStoreInspectorCatalogPage, search_entry);
+  gtk_widget_class_bind_template_child (widget_class, QStoreInspectorCatalogPage, list_scroller);
   gtk_widget_class_bind_template_child (widget_class, QStoreInspectorCatalogPage, entry_list);
+  gtk_widget_class_bind_template_child (widget_class, QStoreInspectorCatalogPage, detail_scroller);
   gtk_widget_class_bind_template_child (widget_class, QStoreInspectorCatalogPage, detail_icon);
   gtk_widget_class_bind_template_child (widget_class, QStoreInspectorCatalogPage, detail_title);
   gtk_widget_class_bind_template_child (widget_class, QStoreInspectorCatalogPage, detail_subtitle);
   gtk_widget_class_bind_template_child (widget_class, QStoreInspectorCatalogPage, show_rows_button);
   gtk_widget_class_bind_template_child (widget_class, QStoreInspectorCatalogPage, groups_box);
   gtk_widget_class_bind_template_callback (widget_class, search_changed_cb);
+  gtk_widget_class_bind_template_callback (widget_class, row_selected_cb);
+  gtk_widget_class_bind_template_callback (widget_class, row_activated_cb);
+  gtk_widget_class_bind_template_callback (widget_class, leaflet_changed_cb);
 
-  gtk_widget_class_install_action (widget_class, "catalog.copy", "s", copy_action);
 }
 
 static void
 qstore_inspector_catalog_page_init (QStoreInspectorCatalogPage *self)
 {
-  GtkListItemFactory *factory;
   GtkCustomSorter *sorter;
   GtkSortListModel *sorted;
 
@@ -697,24 +924,27 @@ qstore_inspector_catalog_page_init (QStoreInspectorCatalogPage *self)
   sorted = gtk_sort_list_model_new (NULL, GTK_SORTER (sorter));
   self->filter = gtk_custom_filter_new (filter_entry, self, NULL);
   self->filter_model = gtk_filter_list_model_new (G_LIST_MODEL (sorted), GTK_FILTER (self->filter));
-  self->selection = gtk_single_selection_new (G_LIST_MODEL (g_object_ref (self->filter_model)));
-  g_signal_connect_swapped (self->selection, "notify::selected-item",
-                            G_CALLBACK (selection_changed_cb), self);
-
-  factory = gtk_signal_list_item_factory_new ();
-  g_signal_connect (factory, "setup", G_CALLBACK (entry_setup_cb), self);
-  g_signal_connect (factory, "bind", G_CALLBACK (entry_bind_cb), self);
-  gtk_list_view_set_factory (self->entry_list, factory);
-  gtk_list_view_set_model (self->entry_list, GTK_SELECTION_MODEL (self->selection));
-  g_object_unref (factory);
+  gtk_list_box_set_header_func (self->entry_list, update_header, NULL, NULL);
+  g_signal_connect_swapped (self->stack, "notify::visible-child", G_CALLBACK (update_can_go_back), self);
 }
 
-static char *
-selected_name (QStoreInspectorCatalogPage *self)
+static GtkListBoxRow *
+find_row (QStoreInspectorCatalogPage *self,
+          const char                 *name)
 {
-  QStoreCatalogEntry *entry = gtk_single_selection_get_selected_item (self->selection);
+  for (GtkWidget *child = gtk_widget_get_first_child (GTK_WIDGET (self->entry_list)); child != NULL;
+       child = gtk_widget_get_next_sibling (child))
+    {
+      QStoreCatalogEntry *entry;
+      g_autofree char *entry_name = NULL;
 
-  return entry ? qualified_name (entry) : NULL;
+      if (!GTK_IS_LIST_BOX_ROW (child) || !(entry = g_object_get_data (G_OBJECT (child), ENTRY_KEY)))
+        continue;
+      entry_name = qualified_name (entry);
+      if (g_ascii_strcasecmp (entry_name, name) == 0)
+        return GTK_LIST_BOX_ROW (child);
+    }
+  return NULL;
 }
 
 /**
@@ -722,27 +952,47 @@ selected_name (QStoreInspectorCatalogPage *self)
  * @self: a #QStoreInspectorCatalogPage
  * @contents: what was read from the store
  *
- * Shows @contents, keeping the selected entry when it still exists.
+ * Shows @contents, keeping the selected entry when it still exists, and
+ * where the list and the details were scrolled to.
  */
 void
 qstore_inspector_catalog_page_set_contents (QStoreInspectorCatalogPage *self,
                                             QStoreInspectorContents    *contents)
 {
   GtkSortListModel *sorted = GTK_SORT_LIST_MODEL (gtk_filter_list_model_get_model (self->filter_model));
-  g_autofree char *keep = selected_name (self);
+  g_autofree char *keep = g_strdup (self->selected);
+  GtkAdjustment *list_adjustment = gtk_scrolled_window_get_vadjustment (self->list_scroller);
+  double list_position = gtk_adjustment_get_value (list_adjustment);
+  GtkListBoxRow *row;
 
   g_return_if_fail (QSTORE_INSPECTOR_IS_CATALOG_PAGE (self));
 
+  gtk_list_box_bind_model (self->entry_list, NULL, NULL, NULL, NULL);
+  if (self->contents != NULL)
+    g_signal_handlers_disconnect_by_func (self->contents, selected_counted_cb, self);
   g_set_object (&self->contents, contents);
+  if (contents != NULL)
+    g_signal_connect_swapped (contents, "row-counted", G_CALLBACK (selected_counted_cb), self);
   gtk_sort_list_model_set_model (sorted, contents ? qstore_inspector_contents_get_entries (contents) : NULL);
+  if (contents != NULL)
+    gtk_list_box_bind_model (self->entry_list, G_LIST_MODEL (self->filter_model), create_row, self, NULL);
 
   gtk_stack_set_visible_child_name (self->stack,
                                     g_list_model_get_n_items (G_LIST_MODEL (sorted)) > 0
                                       ? "catalog" : "empty");
-  if (keep == NULL || !qstore_inspector_catalog_page_select_name (self, keep))
+  if (keep == NULL || !(row = find_row (self, keep)))
     {
-      gtk_single_selection_set_selected (self->selection, 0);
-      show_entry (self, gtk_single_selection_get_selected_item (self->selection));
+      GtkListBoxRow *first = gtk_list_box_get_row_at_index (self->entry_list, 0);
+
+      g_clear_pointer (&self->selected, g_free);
+      gtk_list_box_select_row (self->entry_list, first);
+      if (first == NULL)
+        show_entry (self, NULL);
+    }
+  else
+    {
+      gtk_list_box_select_row (self->entry_list, row);
+      gtk_adjustment_set_value (list_adjustment, list_position);
     }
 }
 
@@ -757,33 +1007,37 @@ qstore_inspector_catalog_page_get_model (QStoreInspectorCatalogPage *self)
 QStoreCatalogEntry *
 qstore_inspector_catalog_page_get_selected (QStoreInspectorCatalogPage *self)
 {
+  GtkListBoxRow *row;
+
   g_return_val_if_fail (QSTORE_INSPECTOR_IS_CATALOG_PAGE (self), NULL);
-  return gtk_single_selection_get_selected_item (self->selection);
+
+  row = gtk_list_box_get_selected_row (self->entry_list);
+  return row ? g_object_get_data (G_OBJECT (row), ENTRY_KEY) : NULL;
 }
 
-/* Selects the entry called @name (`schema.name`, or a meta entry's name). */
+/**
+ * qstore_inspector_catalog_page_select_name:
+ * @self: a #QStoreInspectorCatalogPage
+ * @name: `schema.name`, or a bookkeeping entry's name
+ *
+ * Selects the entry and shows its details (in a narrow window, in place
+ * of the list).
+ *
+ * Returns: whether the list has the entry
+ */
 gboolean
 qstore_inspector_catalog_page_select_name (QStoreInspectorCatalogPage *self,
                                            const char                 *name)
 {
-  GListModel *model = G_LIST_MODEL (self->filter_model);
+  GtkListBoxRow *row;
 
   g_return_val_if_fail (QSTORE_INSPECTOR_IS_CATALOG_PAGE (self), FALSE);
 
-  for (guint i = 0; i < g_list_model_get_n_items (model); i++)
-    {
-      g_autoptr(QStoreCatalogEntry) entry = g_list_model_get_item (model, i);
-      g_autofree char *entry_name = qualified_name (entry);
-
-      if (g_ascii_strcasecmp (entry_name, name) == 0)
-        {
-          gtk_single_selection_set_selected (self->selection, i);
-          show_entry (self, entry);
-          gtk_widget_activate_action (GTK_WIDGET (self->entry_list), "list.scroll-to-item", "u", i);
-          return TRUE;
-        }
-    }
-  return FALSE;
+  if (!(row = find_row (self, name)))
+    return FALSE;
+  gtk_list_box_select_row (self->entry_list, row);
+  adw_leaflet_set_visible_child (self->leaflet, GTK_WIDGET (self->detail_scroller));
+  return TRUE;
 }
 
 /* Returns: (transfer none): one line per row the details show,
@@ -793,4 +1047,12 @@ qstore_inspector_catalog_page_get_detail_lines (QStoreInspectorCatalogPage *self
 {
   g_return_val_if_fail (QSTORE_INSPECTOR_IS_CATALOG_PAGE (self), NULL);
   return (const char * const *) self->detail_lines->pdata;
+}
+
+/* Returns: (transfer none): the label that shows the selected entry's name */
+GtkWidget *
+qstore_inspector_catalog_page_get_title_label (QStoreInspectorCatalogPage *self)
+{
+  g_return_val_if_fail (QSTORE_INSPECTOR_IS_CATALOG_PAGE (self), NULL);
+  return GTK_WIDGET (self->detail_title);
 }

@@ -22,5 +22,10 @@ gboolean            qstore_inspector_catalog_page_select_name    (QStoreInspecto
 const char * const *qstore_inspector_catalog_page_get_detail_lines (QStoreInspectorCatalogPage *self);
 char               *qstore_inspector_catalog_page_describe_entry (QStoreInspectorContents    *contents,
                                                                   QStoreCatalogEntry         *entry);
+gboolean            qstore_inspector_catalog_page_can_go_back    (QStoreInspectorCatalogPage *self);
+void                qstore_inspector_catalog_page_go_back        (QStoreInspectorCatalogPage *self);
+gboolean            qstore_inspector_catalog_page_get_folded     (QStoreInspectorCatalogPage *self);
+GtkWidget          *qstore_inspector_catalog_page_get_visible_pane (QStoreInspectorCatalogPage *self);
+GtkWidget          *qstore_inspector_catalog_page_get_title_label (QStoreInspectorCatalogPage *self);
 
 G_END_DECLS

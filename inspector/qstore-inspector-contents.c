@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include <glib/gi18n.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "qstore-inspector-contents.h"
@@ -28,8 +29,17 @@ struct _QStoreInspectorContents
   QStoreStaleReport *stale;
   GHashTable        *mviews;        /* "schema.name" → QStoreMaterializedView */
   GHashTable        *mview_errors;  /* "schema.name" → why it did not load */
+  GHashTable        *counting;      /* "schema.name" of tables being counted */
   GDateTime         *loaded_at;
 };
+
+enum
+{
+  ROW_COUNTED,
+  N_SIGNALS
+};
+
+static guint signals[N_SIGNALS];
 
 G_DEFINE_FINAL_TYPE (QStoreInspectorContents, qstore_inspector_contents, G_TYPE_OBJECT)
 
@@ -45,6 +55,7 @@ qstore_inspector_contents_finalize (GObject *object)
   g_clear_object (&self->stale);
   g_clear_pointer (&self->mviews, g_hash_table_unref);
   g_clear_pointer (&self->mview_errors, g_hash_table_unref);
+  g_clear_pointer (&self->counting, g_hash_table_unref);
   g_clear_pointer (&self->loaded_at, g_date_time_unref);
 
   G_OBJECT_CLASS (qstore_inspector_contents_parent_class)->finalize (object);
@@ -54,6 +65,20 @@ static void
 qstore_inspector_contents_class_init (QStoreInspectorContentsClass *klass)
 {
   G_OBJECT_CLASS (klass)->finalize = qstore_inspector_contents_finalize;
+
+  /**
+   * QStoreInspectorContents::row-counted:
+   * @self: the contents
+   * @schema: the table's schema
+   * @name: the table's name
+   *
+   * A table whose statistics hold no row count was counted (or could not
+   * be): qstore_inspector_contents_get_row_count() says how many rows it
+   * has now.
+   */
+  signals[ROW_COUNTED] =
+    g_signal_new ("row-counted", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
+                  0, NULL, NULL, NULL, G_TYPE_NONE, 2, G_TYPE_STRING, G_TYPE_STRING);
 }
 
 static void
@@ -62,12 +87,34 @@ qstore_inspector_contents_init (QStoreInspectorContents *self)
   self->row_counts = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
   self->mviews = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_object_unref);
   self->mview_errors = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
+  self->counting = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+}
+
+/* Whether the file at @path starts as an SQLite database does. */
+static gboolean
+is_sqlite_file (const char *path)
+{
+  static const char magic[16] = "SQLite format 3";
+  char head[sizeof magic] = { 0 };
+  FILE *file = fopen (path, "rb");
+  gsize n = 0;
+
+  if (file == NULL)
+    return FALSE;
+  n = fread (head, 1, sizeof head, file);
+  fclose (file);
+  return n == sizeof head && memcmp (head, magic, sizeof magic) == 0;
 }
 
 /**
  * qstore_inspector_uri_for_path:
- * @path: a directory (an LMDB store) or a file (an SQLite store)
+ * @path: a directory (an LMDB store), the data.mdb file in one, or
+ *   another file (an SQLite store)
  * @error: return location for a #GError
+ *
+ * A file chooser picks files or folders, not both: picking an LMDB
+ * store's data.mdb file opens its folder, so one chooser opens both
+ * kinds.
  *
  * Returns: (transfer full): the store URI, or %NULL when @path is neither
  */
@@ -76,11 +123,20 @@ qstore_inspector_uri_for_path (const char  *path,
                                GError     **error)
 {
   g_autofree char *absolute = g_canonicalize_filename (path, NULL);
+  g_autofree char *name = g_path_get_basename (absolute);
 
   if (g_file_test (absolute, G_FILE_TEST_IS_DIR))
     return g_strconcat ("lmdb:", absolute, NULL);
   if (g_file_test (absolute, G_FILE_TEST_IS_REGULAR))
-    return g_strconcat ("sqlite:", absolute, NULL);
+    {
+      if (g_str_equal (name, "data.mdb") && !is_sqlite_file (absolute))
+        {
+          g_autofree char *folder = g_path_get_dirname (absolute);
+
+          return g_strconcat ("lmdb:", folder, NULL);
+        }
+      return g_strconcat ("sqlite:", absolute, NULL);
+    }
 
   g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_NOT_FOUND,
                _("“%s” does not exist. Choose a folder for an LMDB store or a file for an SQLite store."),
@@ -220,6 +276,8 @@ qstore_inspector_contents_load (const char      *uri,
       if (qstore_catalog_entry_get_kind (entry) != QSTORE_CATALOG_KEY_TABLE)
         continue;
 
+      /* -1 when the statistics hold no count: counted later, in the
+       * background (qstore_inspector_contents_count_rows()). */
       count = qstore_catalog_get_row_count (self->provider,
                                             qstore_catalog_entry_get_schema (entry),
                                             qstore_catalog_entry_get_name (entry),
@@ -229,10 +287,11 @@ qstore_inspector_contents_load (const char      *uri,
           g_propagate_error (error, local_error);
           return NULL;
         }
-      g_hash_table_insert (self->row_counts,
-                           qualified (qstore_catalog_entry_get_schema (entry),
-                                      qstore_catalog_entry_get_name (entry)),
-                           g_memdup2 (&count, sizeof count));
+      if (count >= 0)
+        g_hash_table_insert (self->row_counts,
+                             qualified (qstore_catalog_entry_get_schema (entry),
+                                        qstore_catalog_entry_get_name (entry)),
+                             g_memdup2 (&count, sizeof count));
     }
 
   if (!(self->stale = qstore_stale_report_new (self->provider, error)))
@@ -308,6 +367,171 @@ qstore_inspector_contents_load_finish (GAsyncResult  *result,
   return g_task_propagate_pointer (G_TASK (result), error);
 }
 
+/* Counting rows */
+
+/* A table written before statistics were kept, or created and never
+ * written, has no row count in them: its rows are counted, off the UI
+ * thread, by walking its store through one snapshot. */
+
+typedef struct
+{
+  QStoreInspectorContents *contents;
+  char                    *schema;
+  char                    *name;
+  gint64                   count;
+} Counted;
+
+static void
+counted_free (Counted *counted)
+{
+  g_object_unref (counted->contents);
+  g_free (counted->schema);
+  g_free (counted->name);
+  g_free (counted);
+}
+
+static gboolean
+counted_cb (gpointer data)
+{
+  Counted *counted = data;
+  QStoreInspectorContents *self = counted->contents;
+  g_autofree char *key = qualified (counted->schema, counted->name);
+
+  if (!g_hash_table_remove (self->counting, key))
+    return G_SOURCE_REMOVE;
+  if (counted->count >= 0)
+    g_hash_table_insert (self->row_counts, g_steal_pointer (&key),
+                         g_memdup2 (&counted->count, sizeof counted->count));
+  g_signal_emit (self, signals[ROW_COUNTED], 0, counted->schema, counted->name);
+  return G_SOURCE_REMOVE;
+}
+
+/* Returns: the number of keys in the table's store, -1 when it cannot be
+ * read, or when counting was cancelled */
+static gint64
+count_store (QStoreProvider *provider,
+             QStoreSnapshot *snapshot,
+             const char     *schema,
+             const char     *name,
+             GCancellable   *cancellable)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(QStoreKV) store = NULL;
+  g_autoptr(QStoreIter) iter = NULL;
+  gint64 count = 0;
+
+  store = qstore_provider_get_store (provider, schema, name, &error);
+  /* A table that was never written may have no store yet: no rows. */
+  if (store == NULL)
+    return g_error_matches (error, QSTORE_ERROR, QSTORE_ERROR_NOT_FOUND) ? 0 : -1;
+  iter = snapshot ? qstore_snapshot_iterate (snapshot, store, NULL, &error)
+                  : qstore_kv_iterate (store, NULL, &error);
+  if (iter == NULL)
+    return -1;
+  while (qstore_iter_next (iter, &error))
+    if (++count % 4096 == 0 && g_cancellable_is_cancelled (cancellable))
+      return -1;
+  return error != NULL ? -1 : count;
+}
+
+static void
+count_thread (GTask        *task,
+              gpointer      source_object,
+              gpointer      task_data,
+              GCancellable *cancellable)
+{
+  QStoreInspectorContents *self = source_object;
+  GPtrArray *tables = task_data;   /* schema, name, schema, name… */
+  g_autoptr(QStoreSnapshot) snapshot = NULL;
+  GMainContext *context = g_task_get_context (task);
+
+  if (qstore_provider_get_capabilities (self->provider) & QSTORE_CAPABILITY_SNAPSHOTS)
+    snapshot = qstore_provider_begin_snapshot (self->provider, NULL);
+
+  for (guint i = 0; i + 1 < tables->len; i += 2)
+    {
+      Counted *counted = g_new0 (Counted, 1);
+      GSource *source;
+
+      counted->contents = g_object_ref (self);
+      counted->schema = g_strdup (g_ptr_array_index (tables, i));
+      counted->name = g_strdup (g_ptr_array_index (tables, i + 1));
+      counted->count = g_cancellable_is_cancelled (cancellable)
+        ? -1 : count_store (self->provider, snapshot, counted->schema, counted->name, cancellable);
+      /* Not g_main_context_invoke(): from a thread it runs the callback
+       * right there when the context happens to be free. */
+      source = g_idle_source_new ();
+      g_source_set_priority (source, G_PRIORITY_DEFAULT);
+      g_source_set_callback (source, counted_cb, counted, (GDestroyNotify) counted_free);
+      g_source_attach (source, context);
+      g_source_unref (source);
+    }
+  g_task_return_boolean (task, TRUE);
+}
+
+/**
+ * qstore_inspector_contents_count_rows:
+ * @self: a #QStoreInspectorContents
+ * @cancellable: (nullable): stops the counting
+ *
+ * Counts, in a worker thread, the rows of every table whose statistics
+ * give no count. Until a table is counted,
+ * qstore_inspector_contents_is_counting() says so; then
+ * #QStoreInspectorContents::row-counted is emitted, on the thread that
+ * called this.
+ */
+void
+qstore_inspector_contents_count_rows (QStoreInspectorContents *self,
+                                      GCancellable            *cancellable)
+{
+  g_autoptr(GTask) task = NULL;
+  GPtrArray *tables = g_ptr_array_new_with_free_func (g_free);
+  guint n;
+
+  g_return_if_fail (QSTORE_INSPECTOR_IS_CONTENTS (self));
+
+  n = g_list_model_get_n_items (self->entries);
+  for (guint i = 0; i < n; i++)
+    {
+      g_autoptr(QStoreCatalogEntry) entry = g_list_model_get_item (self->entries, i);
+      const char *schema = qstore_catalog_entry_get_schema (entry);
+      const char *name = qstore_catalog_entry_get_name (entry);
+      g_autofree char *key = NULL;
+
+      if (qstore_catalog_entry_get_kind (entry) != QSTORE_CATALOG_KEY_TABLE ||
+          qstore_catalog_entry_get_error (entry) != NULL)
+        continue;
+      key = qualified (schema, name);
+      if (g_hash_table_contains (self->row_counts, key) || g_hash_table_contains (self->counting, key))
+        continue;
+      g_hash_table_add (self->counting, g_steal_pointer (&key));
+      g_ptr_array_add (tables, g_strdup (schema));
+      g_ptr_array_add (tables, g_strdup (name));
+    }
+
+  if (tables->len == 0)
+    {
+      g_ptr_array_unref (tables);
+      return;
+    }
+  task = g_task_new (self, cancellable, NULL, NULL);
+  g_task_set_source_tag (task, qstore_inspector_contents_count_rows);
+  g_task_set_task_data (task, tables, (GDestroyNotify) g_ptr_array_unref);
+  g_task_run_in_thread (task, count_thread);
+}
+
+/* Whether the table's rows are being counted now. */
+gboolean
+qstore_inspector_contents_is_counting (QStoreInspectorContents *self,
+                                       const char              *schema,
+                                       const char              *name)
+{
+  g_autofree char *key = qualified (schema, name);
+
+  g_return_val_if_fail (QSTORE_INSPECTOR_IS_CONTENTS (self), FALSE);
+  return g_hash_table_contains (self->counting, key);
+}
+
 const char *
 qstore_inspector_contents_get_uri (QStoreInspectorContents *self)
 {
@@ -336,7 +560,8 @@ qstore_inspector_contents_get_stale_report (QStoreInspectorContents *self)
   return self->stale;
 }
 
-/* Returns: the table's row count from its statistics, -1 when unknown */
+/* Returns: the table's row count, from its statistics or counted; -1
+ * while it is being counted, or when it cannot be */
 gint64
 qstore_inspector_contents_get_row_count (QStoreInspectorContents *self,
                                          const char              *schema,

@@ -44,5 +44,10 @@ QStoreMaterializedView  *qstore_inspector_contents_lookup_materialized_view (QSt
                                                                               const char               *name,
                                                                               const char              **error_message);
 GDateTime               *qstore_inspector_contents_get_loaded_at    (QStoreInspectorContents  *self);
+void                     qstore_inspector_contents_count_rows       (QStoreInspectorContents  *self,
+                                                                     GCancellable             *cancellable);
+gboolean                 qstore_inspector_contents_is_counting      (QStoreInspectorContents  *self,
+                                                                     const char               *schema,
+                                                                     const char               *name);
 
 G_END_DECLS

@@ -26,5 +26,18 @@ GListModel              *qstore_inspector_data_page_get_views     (QStoreInspect
 GListModel              *qstore_inspector_data_page_get_labels    (QStoreInspectorDataPage *self);
 guint                    qstore_inspector_data_page_get_n_columns (QStoreInspectorDataPage *self);
 const char              *qstore_inspector_data_page_get_error     (QStoreInspectorDataPage *self);
+const char              *qstore_inspector_data_page_get_state     (QStoreInspectorDataPage *self);
+GtkSelectionModel       *qstore_inspector_data_page_get_selection (QStoreInspectorDataPage *self);
+GListModel              *qstore_inspector_data_page_get_chooser_model (QStoreInspectorDataPage *self);
+guint                    qstore_inspector_data_page_get_n_copies  (QStoreInspectorDataPage *self);
+GtkWidget               *qstore_inspector_data_page_get_part      (QStoreInspectorDataPage *self,
+                                                                   const char              *part);
+GtkWindow               *qstore_inspector_data_page_show_row      (QStoreInspectorDataPage *self,
+                                                                   guint                    position);
+void                     qstore_inspector_data_page_popup_menu    (QStoreInspectorDataPage *self,
+                                                                   guint                    position,
+                                                                   int                      column,
+                                                                   double                   x,
+                                                                   double                   y);
 
 G_END_DECLS

@@ -7,10 +7,9 @@
 #include <gio/gio.h>
 #include <qstore.h>
 
-G_BEGIN_DECLS
+#include "qstore-inspector-row.h"
 
-#define QSTORE_INSPECTOR_TYPE_ROW (qstore_inspector_row_get_type ())
-G_DECLARE_FINAL_TYPE (QStoreInspectorRow, qstore_inspector_row, QSTORE_INSPECTOR, ROW, GObject)
+G_BEGIN_DECLS
 
 #define QSTORE_INSPECTOR_TYPE_ROW_MODEL (qstore_inspector_row_model_get_type ())
 G_DECLARE_FINAL_TYPE (QStoreInspectorRowModel, qstore_inspector_row_model, QSTORE_INSPECTOR, ROW_MODEL, GObject)
@@ -18,17 +17,8 @@ G_DECLARE_FINAL_TYPE (QStoreInspectorRowModel, qstore_inspector_row_model, QSTOR
 /* How many rows one fetch reads. */
 #define QSTORE_INSPECTOR_ROW_PAGE_SIZE 200
 
-guint                    qstore_inspector_row_get_position      (QStoreInspectorRow      *self);
-gboolean                 qstore_inspector_row_is_loaded         (QStoreInspectorRow      *self);
-GVariant                *qstore_inspector_row_get_values        (QStoreInspectorRow      *self);
-const char              *qstore_inspector_row_get_error         (QStoreInspectorRow      *self);
-GVariant                *qstore_inspector_row_get_value         (QStoreInspectorRow      *self,
-                                                                 guint                    column);
-char                    *qstore_inspector_format_value          (GVariant                *value,
-                                                                 gboolean                *is_null,
-                                                                 gboolean                *is_number);
-
-QStoreInspectorRowModel *qstore_inspector_row_model_new         (QStoreProvider          *provider,
+QStoreInspectorRowModel *qstore_inspector_row_model_new         (const char              *uri,
+                                                                 QStoreProvider          *provider,
                                                                  const char              *schema,
                                                                  const char              *table,
                                                                  gint64                   row_count_hint,
@@ -39,6 +29,7 @@ QStoreInspectorRowModel *qstore_inspector_row_model_new_for_view (const char    
                                                                   GError                **error);
 const char              *qstore_inspector_row_model_get_schema  (QStoreInspectorRowModel *self);
 const char              *qstore_inspector_row_model_get_table   (QStoreInspectorRowModel *self);
+gboolean                 qstore_inspector_row_model_is_view     (QStoreInspectorRowModel *self);
 gboolean                 qstore_inspector_row_model_is_busy     (QStoreInspectorRowModel *self);
 guint                    qstore_inspector_row_model_get_n_loaded_pages (QStoreInspectorRowModel *self);
 gboolean                 qstore_inspector_row_model_holds_snapshot (QStoreInspectorRowModel *self);
@@ -46,5 +37,19 @@ void                     qstore_inspector_row_model_set_snapshot_idle (QStoreIns
                                                                        guint                    ms);
 const GError            *qstore_inspector_row_model_get_error   (QStoreInspectorRowModel *self);
 const char * const      *qstore_inspector_row_model_get_column_names (QStoreInspectorRowModel *self);
+
+void                     qstore_inspector_row_model_set_order   (QStoreInspectorRowModel *self,
+                                                                 const char              *column,
+                                                                 gboolean                 descending);
+const char              *qstore_inspector_row_model_get_order   (QStoreInspectorRowModel *self,
+                                                                 gboolean                *descending);
+void                     qstore_inspector_row_model_set_search  (QStoreInspectorRowModel *self,
+                                                                 const char              *text,
+                                                                 const char * const      *columns);
+const char              *qstore_inspector_row_model_get_search  (QStoreInspectorRowModel *self);
+gboolean                 qstore_inspector_row_model_uses_sql    (QStoreInspectorRowModel *self);
+gboolean                 qstore_inspector_row_model_is_counted  (QStoreInspectorRowModel *self);
+void                     qstore_inspector_row_model_reload      (QStoreInspectorRowModel *self,
+                                                                 gint64                   row_count_hint);
 
 G_END_DECLS

@@ -27,7 +27,10 @@ struct _QStoreInspectorStalePage
   AdwActionRow            *atomic_row;
   AdwPreferencesGroup     *verdict_group;
   GtkListBox              *view_list;
+  char                    *highlighted;   /* the view a “Why?” led to */
 };
+
+#define VIEW_NAME_KEY "qstore-inspector-view-name"
 
 G_DEFINE_FINAL_TYPE (QStoreInspectorStalePage, qstore_inspector_stale_page, ADW_TYPE_BIN)
 
@@ -114,6 +117,7 @@ create_view_row (gpointer item,
       break;
     }
 
+  g_object_set_data_full (G_OBJECT (row), VIEW_NAME_KEY, g_strdup (qstore_stale_view_get_name (view)), g_free);
   adw_preferences_row_set_use_markup (ADW_PREFERENCES_ROW (row), FALSE);
   adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row), qstore_stale_view_get_name (view));
   adw_action_row_set_subtitle (ADW_ACTION_ROW (row), sentence);
@@ -165,6 +169,7 @@ qstore_inspector_stale_page_set_contents (QStoreInspectorStalePage *self,
   g_return_if_fail (QSTORE_INSPECTOR_IS_STALE_PAGE (self));
 
   g_set_object (&self->contents, contents);
+  g_clear_pointer (&self->highlighted, g_free);
   if (contents == NULL)
     {
       gtk_list_box_bind_model (self->view_list, NULL, NULL, NULL, NULL);
@@ -277,6 +282,62 @@ qstore_inspector_stale_page_get_set_summary (QStoreInspectorStalePage *self)
   return adw_action_row_get_subtitle (self->set_row);
 }
 
+/**
+ * qstore_inspector_stale_page_show_view:
+ * @self: a #QStoreInspectorStalePage
+ * @name: a materialized view's `schema.name`
+ *
+ * Scrolls to the view's verdict, highlights it and gives it the focus: where
+ * a “Why?” about the view leads.
+ *
+ * Returns: whether the page lists the view
+ */
+gboolean
+qstore_inspector_stale_page_show_view (QStoreInspectorStalePage *self,
+                                       const char               *name)
+{
+  GtkWidget *found = NULL;
+
+  g_return_val_if_fail (QSTORE_INSPECTOR_IS_STALE_PAGE (self), FALSE);
+
+  for (GtkWidget *row = gtk_widget_get_first_child (GTK_WIDGET (self->view_list)); row != NULL;
+       row = gtk_widget_get_next_sibling (row))
+    {
+      const char *row_name = g_object_get_data (G_OBJECT (row), VIEW_NAME_KEY);
+
+      gtk_widget_remove_css_class (row, "highlighted");
+      if (row_name != NULL && g_ascii_strcasecmp (row_name, name) == 0)
+        found = row;
+    }
+
+  g_clear_pointer (&self->highlighted, g_free);
+  if (found == NULL)
+    return FALSE;
+  self->highlighted = g_strdup (g_object_get_data (G_OBJECT (found), VIEW_NAME_KEY));
+  gtk_widget_add_css_class (found, "highlighted");
+  /* The focus scrolls the page to the row. */
+  gtk_widget_grab_focus (found);
+  return TRUE;
+}
+
+/* Returns: (nullable): the view whose verdict is highlighted */
+const char *
+qstore_inspector_stale_page_get_highlighted (QStoreInspectorStalePage *self)
+{
+  g_return_val_if_fail (QSTORE_INSPECTOR_IS_STALE_PAGE (self), NULL);
+  return self->highlighted;
+}
+
+static void
+qstore_inspector_stale_page_finalize (GObject *object)
+{
+  QStoreInspectorStalePage *self = QSTORE_INSPECTOR_STALE_PAGE (object);
+
+  g_free (self->highlighted);
+
+  G_OBJECT_CLASS (qstore_inspector_stale_page_parent_class)->finalize (object);
+}
+
 static void
 qstore_inspector_stale_page_dispose (GObject *object)
 {
@@ -294,6 +355,7 @@ qstore_inspector_stale_page_class_init (QStoreInspectorStalePageClass *klass)
   GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
 
   object_class->dispose = qstore_inspector_stale_page_dispose;
+  object_class->finalize = qstore_inspector_stale_page_finalize;
 
   gtk_widget_class_set_template_from_resource (widget_class, "/org/qstore/Inspector/qstore-inspector-stale-page.ui");
   gtk_widget_class_bind_template_child (widget_class, QStoreInspectorStalePage, marker_row);

@@ -19,5 +19,8 @@ GListModel *qstore_inspector_stale_page_get_model          (QStoreInspectorStale
 const char *qstore_inspector_stale_page_get_marker_summary (QStoreInspectorStalePage *self);
 const char *qstore_inspector_stale_page_get_set_summary    (QStoreInspectorStalePage *self);
 char       *qstore_inspector_describe_verdict              (QStoreStaleView          *view);
+gboolean    qstore_inspector_stale_page_show_view          (QStoreInspectorStalePage *self,
+                                                            const char               *name);
+const char *qstore_inspector_stale_page_get_highlighted    (QStoreInspectorStalePage *self);
 
 G_END_DECLS

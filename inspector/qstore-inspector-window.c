@@ -6,11 +6,24 @@
 
 #include <glib/gi18n.h>
 
+#include "qstore-inspector-errors.h"
+#include "qstore-inspector-monitor.h"
+#include "qstore-inspector-names.h"
 #include "qstore-inspector-window.h"
 
 /* One window shows one store. Opening and refreshing read everything
  * the pages show in a worker thread (QStoreInspectorContents), then hand
- * it to the pages at once, so they never show a half-read store. */
+ * it to the pages at once, so they never show a half-read store. While
+ * the window is open, a monitor of the store's files refreshes it when
+ * another process commits (unless the auto-refresh setting is off).
+ *
+ * Narrow windows: the sidebar and the page fold into one column (a
+ * leaflet), as do the catalog's list and details inside the page; the
+ * page's Back button leads from details to the list, then to the
+ * sidebar. The minimum size is 360×294, the smallest GNOME targets. */
+
+#define MIN_WIDTH 360
+#define MIN_HEIGHT 294
 
 struct _QStoreInspectorWindow
 {
@@ -20,12 +33,18 @@ struct _QStoreInspectorWindow
   GCancellable               *cancellable;
   char                       *uri;
   char                       *error;
+  char                       *error_details;
   QStoreInspectorContents    *contents;
+  QStoreInspectorMonitor     *monitor;
   gboolean                    busy;
+  gboolean                    auto_refresh;
+  gboolean                    refresh_pending;
+  guint                       n_loads;
 
   AdwToastOverlay            *toast_overlay;
   GtkStack                   *main_stack;
   AdwStatusPage              *error_page;
+  GtkLabel                   *error_details_label;
   GtkSpinner                 *loading_spinner;
   AdwPreferencesGroup        *recent_group;
   GtkListBox                 *recent_list;
@@ -35,8 +54,11 @@ struct _QStoreInspectorWindow
   GtkListBoxRow              *stale_row;
   GtkListBoxRow              *data_row;
   GtkWidget                  *stale_warning_icon;
+  GtkLabel                   *store_name_label;
+  GtkLabel                   *store_kind_label;
   GtkLabel                   *store_label;
   AdwSplitButton             *open_button;
+  GtkWidget                  *back_button;
   AdwWindowTitle             *content_title;
   GtkSpinner                 *busy_spinner;
   GtkStack                   *page_stack;
@@ -50,12 +72,15 @@ enum
   PROP_0,
   PROP_BUSY,
   PROP_CONTENTS,
+  PROP_AUTO_REFRESH,
   N_PROPS
 };
 
 static GParamSpec *properties[N_PROPS];
 
 G_DEFINE_FINAL_TYPE (QStoreInspectorWindow, qstore_inspector_window, ADW_TYPE_APPLICATION_WINDOW)
+
+static void update_monitor (QStoreInspectorWindow *self);
 
 static void
 set_busy (QStoreInspectorWindow *self,
@@ -85,6 +110,8 @@ update_recent (QStoreInspectorWindow *self)
 {
   g_auto(GStrv) recent = get_recent (self);
   g_autoptr(GMenu) menu = g_menu_new ();
+  g_autoptr(GMenu) kinds = g_menu_new ();
+  g_autoptr(GMenu) stores = g_menu_new ();
   GtkWidget *child;
   guint n = g_strv_length (recent);
 
@@ -93,35 +120,34 @@ update_recent (QStoreInspectorWindow *self)
 
   for (guint i = 0; i < n; i++)
     {
-      g_autofree char *label = NULL;
-      GtkWidget *row;
-      GtkWidget *icon;
-      const char *location = strchr (recent[i], ':');
+      g_autofree char *label = qstore_inspector_store_title (recent[i]);
+      g_autoptr(GMenuItem) item = g_menu_item_new (label, NULL);
+      GtkWidget *row = adw_action_row_new ();
       gboolean lmdb = g_str_has_prefix (recent[i], "lmdb:");
 
-      location = location ? location + 1 : recent[i];
-      label = g_path_get_basename (location);
-
-      row = adw_action_row_new ();
-      adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row), label);
+      /* Paths of any length: one line each, ellipsized. */
       adw_preferences_row_set_use_markup (ADW_PREFERENCES_ROW (row), FALSE);
+      adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row), label);
+      adw_action_row_set_title_lines (ADW_ACTION_ROW (row), 1);
       adw_action_row_set_subtitle (ADW_ACTION_ROW (row), recent[i]);
-      icon = gtk_image_new_from_icon_name (lmdb ? "folder-symbolic" : "text-x-generic-symbolic");
-      adw_action_row_add_prefix (ADW_ACTION_ROW (row), icon);
+      adw_action_row_set_subtitle_lines (ADW_ACTION_ROW (row), 1);
+      gtk_widget_set_tooltip_text (row, recent[i]);
+      adw_action_row_add_prefix (ADW_ACTION_ROW (row),
+                                 gtk_image_new_from_icon_name (lmdb ? "folder-symbolic" : "text-x-generic-symbolic"));
       adw_action_row_add_suffix (ADW_ACTION_ROW (row), gtk_image_new_from_icon_name ("go-next-symbolic"));
       gtk_actionable_set_action_name (GTK_ACTIONABLE (row), "win.open-uri");
       gtk_actionable_set_action_target (GTK_ACTIONABLE (row), "s", recent[i]);
       gtk_list_box_row_set_activatable (GTK_LIST_BOX_ROW (row), TRUE);
       gtk_list_box_append (self->recent_list, row);
 
-      {
-        g_autoptr(GMenuItem) item = g_menu_item_new (label, NULL);
-
-        g_menu_item_set_action_and_target (item, "win.open-uri", "s", recent[i]);
-        g_menu_append_item (menu, item);
-      }
+      g_menu_item_set_action_and_target (item, "win.open-uri", "s", recent[i]);
+      g_menu_append_item (stores, item);
     }
 
+  g_menu_append (kinds, _("Open LMDB _Folder…"), "win.open-folder");
+  g_menu_append_section (menu, NULL, G_MENU_MODEL (kinds));
+  if (n > 0)
+    g_menu_append_section (menu, _("Recent Stores"), G_MENU_MODEL (stores));
   gtk_widget_set_visible (GTK_WIDGET (self->recent_group), n > 0);
   adw_split_button_set_menu_model (self->open_button, G_MENU_MODEL (menu));
 }
@@ -152,6 +178,60 @@ remember_uri (QStoreInspectorWindow *self,
   g_settings_set_strv (self->settings, "recent-stores", (const char * const *) updated);
 }
 
+/* Titles */
+
+static void
+update_titles (QStoreInspectorWindow *self)
+{
+  const char *uri = self->contents ? qstore_inspector_contents_get_uri (self->contents) : NULL;
+  GtkWidget *page = gtk_stack_get_visible_child (self->page_stack);
+  g_autofree char *name = uri ? qstore_inspector_store_title (uri) : NULL;
+  g_autofree char *title = NULL;
+
+  if (name != NULL)
+    /* Translators: the window's title; %s is the store's name, such as
+     * “shop” for the store in the folder /home/ada/shop */
+    title = g_strdup_printf (_("%s — qstore Inspector"), name);
+  gtk_window_set_title (GTK_WINDOW (self), title ? title : _("qstore Inspector"));
+
+  gtk_label_set_label (self->store_name_label, name ? name : _("qstore Inspector"));
+  gtk_widget_set_tooltip_text (GTK_WIDGET (self->store_name_label), name);
+  gtk_label_set_label (self->store_kind_label,
+                       uri == NULL ? NULL
+                       : g_str_has_prefix (uri, "lmdb:") ? _("LMDB store")
+                       : g_str_has_prefix (uri, "sqlite:") ? _("SQLite store")
+                       : NULL);
+  gtk_widget_set_visible (GTK_WIDGET (self->store_kind_label), uri != NULL);
+  /* The address itself shows once, under the pages. */
+  gtk_label_set_label (self->store_label, uri ? uri : "");
+  gtk_widget_set_tooltip_text (GTK_WIDGET (self->store_label), uri);
+
+  adw_window_title_set_title (self->content_title,
+                              page ? gtk_stack_page_get_title (gtk_stack_get_page (self->page_stack, page)) : NULL);
+}
+
+/* Back leads from an entry's details to the catalog's list, and from a
+ * page to the sidebar, when they do not show side by side. */
+static void
+update_back_cb (QStoreInspectorWindow *self)
+{
+  gboolean on_catalog = g_strcmp0 (gtk_stack_get_visible_child_name (self->page_stack), "catalog") == 0;
+
+  gtk_widget_set_visible (self->back_button,
+                          adw_leaflet_get_folded (self->leaflet) ||
+                          (on_catalog && qstore_inspector_catalog_page_can_go_back (self->catalog_page)));
+}
+
+static void
+back_clicked_cb (QStoreInspectorWindow *self)
+{
+  if (g_strcmp0 (gtk_stack_get_visible_child_name (self->page_stack), "catalog") == 0 &&
+      qstore_inspector_catalog_page_can_go_back (self->catalog_page))
+    qstore_inspector_catalog_page_go_back (self->catalog_page);
+  else
+    adw_leaflet_navigate (self->leaflet, ADW_NAVIGATION_DIRECTION_BACK);
+}
+
 /* Loading */
 
 static void
@@ -167,6 +247,9 @@ show_contents (QStoreInspectorWindow   *self,
   qstore_inspector_catalog_page_set_contents (self->catalog_page, contents);
   qstore_inspector_stale_page_set_contents (self->stale_page, contents);
   qstore_inspector_data_page_set_contents (self->data_page, contents);
+  /* Tables whose statistics hold no count are counted now, off the UI
+   * thread; the pages say “counting” meanwhile. */
+  qstore_inspector_contents_count_rows (contents, self->cancellable);
 
   for (guint i = 0; i < g_list_model_get_n_items (views); i++)
     {
@@ -177,11 +260,35 @@ show_contents (QStoreInspectorWindow   *self,
     }
   gtk_widget_set_visible (self->stale_warning_icon, refills);
 
-  adw_window_title_set_subtitle (self->content_title, qstore_inspector_contents_get_uri (contents));
-  gtk_label_set_label (self->store_label, qstore_inspector_contents_get_uri (contents));
-  gtk_widget_set_tooltip_text (GTK_WIDGET (self->store_label), qstore_inspector_contents_get_uri (contents));
+  update_titles (self);
   gtk_stack_set_visible_child_name (self->main_stack, "store");
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_CONTENTS]);
+}
+
+static void
+show_error_details (GtkWidget  *widget,
+                    const char *action_name,
+                    GVariant   *parameter)
+{
+  QStoreInspectorWindow *self = QSTORE_INSPECTOR_WINDOW (widget);
+  GtkWidget *dialog;
+
+  if (self->error == NULL)
+    return;
+  dialog = adw_message_dialog_new (GTK_WINDOW (self), _("Cannot Refresh the Store"), self->error);
+  adw_message_dialog_add_response (ADW_MESSAGE_DIALOG (dialog), "close", _("_Close"));
+  if (self->error_details != NULL)
+    {
+      GtkWidget *details = gtk_label_new (self->error_details);
+
+      gtk_label_set_wrap (GTK_LABEL (details), TRUE);
+      gtk_label_set_wrap_mode (GTK_LABEL (details), PANGO_WRAP_WORD_CHAR);
+      gtk_label_set_selectable (GTK_LABEL (details), TRUE);
+      gtk_widget_add_css_class (details, "caption");
+      gtk_widget_add_css_class (details, "dim-label");
+      adw_message_dialog_set_extra_child (ADW_MESSAGE_DIALOG (dialog), details);
+    }
+  gtk_window_present (GTK_WINDOW (dialog));
 }
 
 static void
@@ -197,29 +304,42 @@ load_done (GObject      *object,
   contents = qstore_inspector_contents_load_finish (result, &error);
   if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
     return;
+  self->n_loads++;
 
   if (contents == NULL)
     {
+      g_autofree char *location = qstore_inspector_location_of (self->uri);
+
       g_free (self->error);
-      self->error = g_strdup (error->message);
+      self->error = qstore_inspector_explain_error (error,
+                                                    refresh ? QSTORE_INSPECTOR_ACTIVITY_REFRESH
+                                                            : QSTORE_INSPECTOR_ACTIVITY_OPEN,
+                                                    location);
+      g_free (self->error_details);
+      self->error_details = g_strdup (error->message);
 
       if (refresh)
         {
-          AdwToast *toast = adw_toast_new_format (_("Cannot refresh: %s"), error->message);
+          AdwToast *toast = adw_toast_new (_("Cannot refresh the store"));
 
+          adw_toast_set_button_label (toast, _("_Details"));
+          adw_toast_set_action_name (toast, "win.show-error");
           adw_toast_set_timeout (toast, 0);
           adw_toast_overlay_add_toast (self->toast_overlay, toast);
         }
       else
         {
-          adw_status_page_set_description (self->error_page, error->message);
+          adw_status_page_set_description (self->error_page, self->error);
+          gtk_label_set_label (self->error_details_label, error->message);
           gtk_stack_set_visible_child_name (self->main_stack, "error");
+          update_titles (self);
         }
       set_busy (self, FALSE);
       return;
     }
 
   g_clear_pointer (&self->error, g_free);
+  g_clear_pointer (&self->error_details, g_free);
   if (!refresh)
     {
       remember_uri (self, self->uri);
@@ -227,6 +347,14 @@ load_done (GObject      *object,
     }
   show_contents (self, contents);
   set_busy (self, FALSE);
+  update_monitor (self);
+
+  /* The store changed again while it was read. */
+  if (self->refresh_pending)
+    {
+      self->refresh_pending = FALSE;
+      qstore_inspector_window_refresh (self);
+    }
 }
 
 /**
@@ -256,7 +384,10 @@ qstore_inspector_window_open_uri (QStoreInspectorWindow *self,
   g_free (self->uri);
   self->uri = g_strdup (uri);
   g_clear_pointer (&self->error, g_free);
+  g_clear_pointer (&self->error_details, g_free);
   g_clear_object (&self->contents);
+  g_clear_object (&self->monitor);
+  self->refresh_pending = FALSE;
   qstore_inspector_data_page_set_contents (self->data_page, NULL);
 
   set_busy (self, TRUE);
@@ -270,6 +401,7 @@ qstore_inspector_window_open_uri (QStoreInspectorWindow *self,
  * @self: a #QStoreInspectorWindow
  *
  * Reads the open store again: what another process wrote since shows.
+ * The pages keep their selection and where they were scrolled to.
  */
 void
 qstore_inspector_window_refresh (QStoreInspectorWindow *self)
@@ -284,6 +416,56 @@ qstore_inspector_window_refresh (QStoreInspectorWindow *self)
                                         qstore_inspector_contents_get_provider (self->contents),
                                         self->cancellable, load_done, g_object_ref (self));
 }
+
+/* Refreshing by itself */
+
+static void
+store_changed_cb (QStoreInspectorWindow *self)
+{
+  if (!self->auto_refresh || self->contents == NULL)
+    return;
+  if (self->busy)
+    self->refresh_pending = TRUE;
+  else
+    qstore_inspector_window_refresh (self);
+}
+
+static void
+update_monitor (QStoreInspectorWindow *self)
+{
+  g_autoptr(GError) error = NULL;
+
+  if (!self->auto_refresh || self->contents == NULL)
+    {
+      g_clear_object (&self->monitor);
+      return;
+    }
+  if (self->monitor != NULL &&
+      g_str_equal (qstore_inspector_monitor_get_uri (self->monitor), self->uri))
+    return;
+
+  g_clear_object (&self->monitor);
+  self->monitor = qstore_inspector_monitor_new (self->uri, &error);
+  if (self->monitor != NULL)
+    g_signal_connect_object (self->monitor, "changed", G_CALLBACK (store_changed_cb), self,
+                             G_CONNECT_SWAPPED);
+  else if (error != NULL)
+    /* F5 still works; nothing else depends on it. */
+    g_debug ("Cannot watch %s for changes: %s", self->uri, error->message);
+}
+
+static void
+set_auto_refresh (QStoreInspectorWindow *self,
+                  gboolean               auto_refresh)
+{
+  if (self->auto_refresh == auto_refresh)
+    return;
+  self->auto_refresh = auto_refresh;
+  update_monitor (self);
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_AUTO_REFRESH]);
+}
+
+/* Pages */
 
 void
 qstore_inspector_window_show_page (QStoreInspectorWindow *self,
@@ -304,13 +486,9 @@ qstore_inspector_window_show_page (QStoreInspectorWindow *self,
 
   gtk_list_box_select_row (self->sidebar_list, row);
   gtk_stack_set_visible_child_name (self->page_stack, name);
-  adw_window_title_set_title (self->content_title,
-                              gtk_stack_page_get_title (gtk_stack_get_page (self->page_stack,
-                                                                            gtk_stack_get_visible_child (self->page_stack))));
+  update_titles (self);
   adw_leaflet_navigate (self->leaflet, ADW_NAVIGATION_DIRECTION_FORWARD);
 }
-
-/* Callbacks and actions */
 
 static void
 sidebar_row_activated_cb (QStoreInspectorWindow *self,
@@ -319,10 +497,19 @@ sidebar_row_activated_cb (QStoreInspectorWindow *self,
   qstore_inspector_window_show_page (self, gtk_widget_get_name (GTK_WIDGET (row)));
 }
 
+/* Opening */
+
 static void
-back_clicked_cb (QStoreInspectorWindow *self)
+open_path (QStoreInspectorWindow *self,
+           const char            *path)
 {
-  adw_leaflet_navigate (self->leaflet, ADW_NAVIGATION_DIRECTION_BACK);
+  g_autoptr(GError) error = NULL;
+  g_autofree char *uri = qstore_inspector_uri_for_path (path, &error);
+
+  if (uri != NULL)
+    qstore_inspector_window_open_uri (self, uri);
+  else
+    adw_toast_overlay_add_toast (self->toast_overlay, adw_toast_new (error->message));
 }
 
 static void
@@ -334,77 +521,117 @@ chooser_response_cb (GtkNativeDialog       *dialog,
     {
       g_autoptr(GFile) file = gtk_file_chooser_get_file (GTK_FILE_CHOOSER (dialog));
       g_autofree char *path = file ? g_file_get_path (file) : NULL;
-      g_autoptr(GError) error = NULL;
-      g_autofree char *uri = NULL;
 
-      if (path != NULL && (uri = qstore_inspector_uri_for_path (path, &error)) != NULL)
-        qstore_inspector_window_open_uri (self, uri);
-      else if (error != NULL)
-        adw_toast_overlay_add_toast (self->toast_overlay, adw_toast_new (error->message));
+      if (path != NULL)
+        open_path (self, path);
     }
 
   gtk_native_dialog_destroy (dialog);
   g_object_unref (dialog);
 }
 
+/* Where the last store opened is: its folder for an LMDB store (so its
+ * data.mdb shows), else the folder holding the file. */
+static GFile *
+recent_folder (QStoreInspectorWindow *self)
+{
+  g_auto(GStrv) recent = get_recent (self);
+  g_autofree char *location = NULL;
+  g_autoptr(GFile) file = NULL;
+
+  if (recent[0] == NULL)
+    return NULL;
+  location = qstore_inspector_location_of (recent[0]);
+  file = g_file_new_for_path (location);
+  if (g_str_has_prefix (recent[0], "lmdb:"))
+    return g_steal_pointer (&file);
+  return g_file_get_parent (file);
+}
+
+/* One chooser for both kinds: GtkFileChooser picks either files or
+ * folders, so it picks files, and the data.mdb file of an LMDB store
+ * stands for its folder (qstore_inspector_uri_for_path()). A folder can
+ * be opened as such from the menu of the Open button, or dropped. */
 static void
-open_store (QStoreInspectorWindow *self,
-            gboolean               folder)
+open_chooser (QStoreInspectorWindow *self,
+              gboolean               folder)
 {
   GtkFileChooserNative *chooser;
-  g_autoptr(GtkFileFilter) filter = NULL;
+  g_autoptr(GFile) start = recent_folder (self);
 
-  chooser = gtk_file_chooser_native_new (folder ? _("Open an LMDB Store") : _("Open an SQLite Store"),
+  chooser = gtk_file_chooser_native_new (folder ? _("Open an LMDB Store’s Folder") : _("Open a Store"),
                                          GTK_WINDOW (self),
                                          folder ? GTK_FILE_CHOOSER_ACTION_SELECT_FOLDER
                                                 : GTK_FILE_CHOOSER_ACTION_OPEN,
                                          _("_Open"), _("_Cancel"));
   gtk_native_dialog_set_modal (GTK_NATIVE_DIALOG (chooser), TRUE);
+  if (start != NULL && g_file_query_exists (start, NULL))
+    gtk_file_chooser_set_current_folder (GTK_FILE_CHOOSER (chooser), start, NULL);
   if (!folder)
     {
-      filter = gtk_file_filter_new ();
-      gtk_file_filter_set_name (filter, _("All Files"));
-      gtk_file_filter_add_pattern (filter, "*");
-      gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (chooser), filter);
+      g_autoptr(GtkFileFilter) stores = gtk_file_filter_new ();
+      g_autoptr(GtkFileFilter) all = gtk_file_filter_new ();
+
+      gtk_file_filter_set_name (stores, _("Stores (SQLite files, LMDB data.mdb)"));
+      gtk_file_filter_add_pattern (stores, "*.db");
+      gtk_file_filter_add_pattern (stores, "*.sqlite");
+      gtk_file_filter_add_pattern (stores, "*.sqlite3");
+      gtk_file_filter_add_pattern (stores, "data.mdb");
+      gtk_file_filter_add_mime_type (stores, "application/vnd.sqlite3");
+      gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (chooser), stores);
+      gtk_file_filter_set_name (all, _("All Files"));
+      gtk_file_filter_add_pattern (all, "*");
+      gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (chooser), all);
     }
   g_signal_connect (chooser, "response", G_CALLBACK (chooser_response_cb), self);
   gtk_native_dialog_show (GTK_NATIVE_DIALOG (chooser));
 }
 
-/* One chooser cannot pick either a folder or a file, so a short dialog
- * asks which kind of store to open first. */
-static void
-kind_response_cb (AdwMessageDialog      *dialog,
-                  const char            *response,
-                  QStoreInspectorWindow *self)
+static gboolean
+drop_cb (GtkDropTarget         *target,
+         const GValue          *value,
+         double                 x,
+         double                 y,
+         QStoreInspectorWindow *self)
 {
-  if (g_str_equal (response, "lmdb"))
-    open_store (self, TRUE);
-  else if (g_str_equal (response, "sqlite"))
-    open_store (self, FALSE);
+  GFile *file = NULL;
+  g_autofree char *path = NULL;
+
+  if (G_VALUE_HOLDS (value, GDK_TYPE_FILE_LIST))
+    {
+      GSList *files = g_value_get_boxed (value);
+
+      file = files ? files->data : NULL;
+    }
+  else if (G_VALUE_HOLDS (value, G_TYPE_FILE))
+    file = g_value_get_object (value);
+
+  if (file == NULL || !(path = g_file_get_path (file)))
+    {
+      adw_toast_overlay_add_toast (self->toast_overlay,
+                                   adw_toast_new (_("Only a folder or a file on this computer can be opened")));
+      return FALSE;
+    }
+  open_path (self, path);
+  return TRUE;
 }
+
+/* Actions */
 
 static void
 open_action (GtkWidget  *widget,
              const char *action_name,
              GVariant   *parameter)
 {
-  QStoreInspectorWindow *self = QSTORE_INSPECTOR_WINDOW (widget);
-  GtkWidget *dialog;
+  open_chooser (QSTORE_INSPECTOR_WINDOW (widget), FALSE);
+}
 
-  dialog = adw_message_dialog_new (GTK_WINDOW (self), _("Open a Store"),
-                                   _("An LMDB store is a folder; an SQLite store is a single file."));
-  adw_message_dialog_add_responses (ADW_MESSAGE_DIALOG (dialog),
-                                    "cancel", _("_Cancel"),
-                                    "sqlite", _("SQLite _File…"),
-                                    "lmdb", _("LMDB _Folder…"),
-                                    NULL);
-  adw_message_dialog_set_response_appearance (ADW_MESSAGE_DIALOG (dialog), "lmdb",
-                                              ADW_RESPONSE_SUGGESTED);
-  adw_message_dialog_set_default_response (ADW_MESSAGE_DIALOG (dialog), "lmdb");
-  adw_message_dialog_set_close_response (ADW_MESSAGE_DIALOG (dialog), "cancel");
-  g_signal_connect (dialog, "response", G_CALLBACK (kind_response_cb), self);
-  gtk_window_present (GTK_WINDOW (dialog));
+static void
+open_folder_action (GtkWidget  *widget,
+                    const char *action_name,
+                    GVariant   *parameter)
+{
+  open_chooser (QSTORE_INSPECTOR_WINDOW (widget), TRUE);
 }
 
 static void
@@ -455,6 +682,18 @@ show_entry_action (GtkWidget  *widget,
   qstore_inspector_window_show_page (self, "catalog");
 }
 
+/* “Why?” next to a materialized view: its own verdict, not just the page. */
+static void
+show_verdict_action (GtkWidget  *widget,
+                     const char *action_name,
+                     GVariant   *parameter)
+{
+  QStoreInspectorWindow *self = QSTORE_INSPECTOR_WINDOW (widget);
+
+  qstore_inspector_window_show_page (self, "stale");
+  qstore_inspector_stale_page_show_view (self->stale_page, g_variant_get_string (parameter, NULL));
+}
+
 /* GObject */
 
 static gboolean
@@ -486,6 +725,7 @@ qstore_inspector_window_dispose (GObject *object)
   QStoreInspectorWindow *self = QSTORE_INSPECTOR_WINDOW (object);
 
   g_cancellable_cancel (self->cancellable);
+  g_clear_object (&self->monitor);
 
   G_OBJECT_CLASS (qstore_inspector_window_parent_class)->dispose (object);
 }
@@ -500,6 +740,7 @@ qstore_inspector_window_finalize (GObject *object)
   g_clear_object (&self->contents);
   g_free (self->uri);
   g_free (self->error);
+  g_free (self->error_details);
 
   G_OBJECT_CLASS (qstore_inspector_window_parent_class)->finalize (object);
 }
@@ -520,6 +761,27 @@ qstore_inspector_window_get_property (GObject    *object,
     case PROP_CONTENTS:
       g_value_set_object (value, self->contents);
       break;
+    case PROP_AUTO_REFRESH:
+      g_value_set_boolean (value, self->auto_refresh);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+qstore_inspector_window_set_property (GObject      *object,
+                                      guint         prop_id,
+                                      const GValue *value,
+                                      GParamSpec   *pspec)
+{
+  QStoreInspectorWindow *self = QSTORE_INSPECTOR_WINDOW (object);
+
+  switch (prop_id)
+    {
+    case PROP_AUTO_REFRESH:
+      set_auto_refresh (self, g_value_get_boolean (value));
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
@@ -535,6 +797,7 @@ qstore_inspector_window_class_init (QStoreInspectorWindowClass *klass)
   object_class->dispose = qstore_inspector_window_dispose;
   object_class->finalize = qstore_inspector_window_finalize;
   object_class->get_property = qstore_inspector_window_get_property;
+  object_class->set_property = qstore_inspector_window_set_property;
   window_class->close_request = qstore_inspector_window_close_request;
 
   properties[PROP_BUSY] =
@@ -543,6 +806,11 @@ qstore_inspector_window_class_init (QStoreInspectorWindowClass *klass)
   properties[PROP_CONTENTS] =
     g_param_spec_object ("contents", NULL, NULL, QSTORE_INSPECTOR_TYPE_CONTENTS,
                          G_PARAM_READABLE | G_PARAM_STATIC_STRINGS | G_PARAM_EXPLICIT_NOTIFY);
+  /* Whether a commit by another process refreshes the window; bound to
+   * the auto-refresh setting. */
+  properties[PROP_AUTO_REFRESH] =
+    g_param_spec_boolean ("auto-refresh", NULL, NULL, TRUE,
+                          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | G_PARAM_EXPLICIT_NOTIFY);
   g_object_class_install_properties (object_class, N_PROPS, properties);
 
   g_type_ensure (QSTORE_INSPECTOR_TYPE_CATALOG_PAGE);
@@ -553,6 +821,8 @@ qstore_inspector_window_class_init (QStoreInspectorWindowClass *klass)
   gtk_widget_class_bind_template_child (widget_class, QStoreInspectorWindow, toast_overlay);
   gtk_widget_class_bind_template_child (widget_class, QStoreInspectorWindow, main_stack);
   gtk_widget_class_bind_template_child (widget_class, QStoreInspectorWindow, error_page);
+  gtk_widget_class_bind_template_child_full (widget_class, "error_details", FALSE,
+                                             G_STRUCT_OFFSET (QStoreInspectorWindow, error_details_label));
   gtk_widget_class_bind_template_child (widget_class, QStoreInspectorWindow, loading_spinner);
   gtk_widget_class_bind_template_child (widget_class, QStoreInspectorWindow, recent_group);
   gtk_widget_class_bind_template_child (widget_class, QStoreInspectorWindow, recent_list);
@@ -562,8 +832,11 @@ qstore_inspector_window_class_init (QStoreInspectorWindowClass *klass)
   gtk_widget_class_bind_template_child (widget_class, QStoreInspectorWindow, stale_row);
   gtk_widget_class_bind_template_child (widget_class, QStoreInspectorWindow, data_row);
   gtk_widget_class_bind_template_child (widget_class, QStoreInspectorWindow, stale_warning_icon);
+  gtk_widget_class_bind_template_child (widget_class, QStoreInspectorWindow, store_name_label);
+  gtk_widget_class_bind_template_child (widget_class, QStoreInspectorWindow, store_kind_label);
   gtk_widget_class_bind_template_child (widget_class, QStoreInspectorWindow, store_label);
   gtk_widget_class_bind_template_child (widget_class, QStoreInspectorWindow, open_button);
+  gtk_widget_class_bind_template_child (widget_class, QStoreInspectorWindow, back_button);
   gtk_widget_class_bind_template_child (widget_class, QStoreInspectorWindow, content_title);
   gtk_widget_class_bind_template_child (widget_class, QStoreInspectorWindow, busy_spinner);
   gtk_widget_class_bind_template_child (widget_class, QStoreInspectorWindow, page_stack);
@@ -572,15 +845,21 @@ qstore_inspector_window_class_init (QStoreInspectorWindowClass *klass)
   gtk_widget_class_bind_template_child (widget_class, QStoreInspectorWindow, data_page);
   gtk_widget_class_bind_template_callback (widget_class, sidebar_row_activated_cb);
   gtk_widget_class_bind_template_callback (widget_class, back_clicked_cb);
+  gtk_widget_class_bind_template_callback (widget_class, update_back_cb);
 
   gtk_widget_class_install_action (widget_class, "win.open", NULL, open_action);
+  gtk_widget_class_install_action (widget_class, "win.open-folder", NULL, open_folder_action);
   gtk_widget_class_install_action (widget_class, "win.open-uri", "s", open_uri_action);
   gtk_widget_class_install_action (widget_class, "win.refresh", NULL, refresh_action);
+  gtk_widget_class_install_property_action (widget_class, "win.auto-refresh", "auto-refresh");
+  gtk_widget_class_install_action (widget_class, "win.show-error", NULL, show_error_details);
   gtk_widget_class_install_action (widget_class, "win.show-page", "s", show_page_action);
   gtk_widget_class_install_action (widget_class, "win.show-table", "s", show_table_action);
   gtk_widget_class_install_action (widget_class, "win.show-entry", "s", show_entry_action);
+  gtk_widget_class_install_action (widget_class, "win.show-verdict", "s", show_verdict_action);
 
   gtk_widget_class_add_binding_action (widget_class, GDK_KEY_o, GDK_CONTROL_MASK, "win.open", NULL);
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_o, GDK_CONTROL_MASK | GDK_SHIFT_MASK, "win.open-folder", NULL);
   gtk_widget_class_add_binding_action (widget_class, GDK_KEY_r, GDK_CONTROL_MASK, "win.refresh", NULL);
   gtk_widget_class_add_binding_action (widget_class, GDK_KEY_F5, 0, "win.refresh", NULL);
   gtk_widget_class_add_binding_action (widget_class, GDK_KEY_1, GDK_ALT_MASK, "win.show-page", "s", "catalog");
@@ -591,12 +870,24 @@ qstore_inspector_window_class_init (QStoreInspectorWindowClass *klass)
 static void
 qstore_inspector_window_init (QStoreInspectorWindow *self)
 {
+  GtkDropTarget *target;
+  GType types[] = { GDK_TYPE_FILE_LIST, G_TYPE_FILE };
+
+  self->auto_refresh = TRUE;
   gtk_widget_init_template (GTK_WIDGET (self));
   self->cancellable = g_cancellable_new ();
+
+  /* A folder or a file dropped anywhere on the window opens. */
+  target = gtk_drop_target_new (G_TYPE_INVALID, GDK_ACTION_COPY);
+  gtk_drop_target_set_gtypes (target, types, G_N_ELEMENTS (types));
+  g_signal_connect (target, "drop", G_CALLBACK (drop_cb), self);
+  gtk_widget_add_controller (GTK_WIDGET (self), GTK_EVENT_CONTROLLER (target));
 
   gtk_widget_action_set_enabled (GTK_WIDGET (self), "win.refresh", FALSE);
   qstore_inspector_window_show_page (self, "catalog");
   update_recent (self);
+  update_titles (self);
+  update_back_cb (self);
 }
 
 QStoreInspectorWindow *
@@ -610,6 +901,9 @@ qstore_inspector_window_new (AdwApplication *application)
  * @self: a #QStoreInspectorWindow
  * @settings: (nullable): the application's settings, or %NULL when its
  *   schema is not installed (then nothing is remembered)
+ *
+ * Takes the size the window had when it was last closed, never smaller
+ * than the smallest it can be, and the auto-refresh setting.
  */
 void
 qstore_inspector_window_set_settings (QStoreInspectorWindow *self,
@@ -620,11 +914,14 @@ qstore_inspector_window_set_settings (QStoreInspectorWindow *self,
   g_set_object (&self->settings, settings);
   if (settings != NULL)
     {
+      /* A size saved by an older version, or edited by hand, may be below
+       * what the window can show. */
       gtk_window_set_default_size (GTK_WINDOW (self),
-                                   g_settings_get_int (settings, "window-width"),
-                                   g_settings_get_int (settings, "window-height"));
+                                   MAX (g_settings_get_int (settings, "window-width"), MIN_WIDTH),
+                                   MAX (g_settings_get_int (settings, "window-height"), MIN_HEIGHT));
       if (g_settings_get_boolean (settings, "window-maximized"))
         gtk_window_maximize (GTK_WINDOW (self));
+      g_settings_bind (settings, "auto-refresh", self, "auto-refresh", G_SETTINGS_BIND_DEFAULT);
     }
   update_recent (self);
 }
@@ -651,11 +948,54 @@ qstore_inspector_window_is_busy (QStoreInspectorWindow *self)
   return self->busy;
 }
 
+/* Returns: (nullable): why the store did not open or refresh, in the
+ * user's language */
 const char *
 qstore_inspector_window_get_error (QStoreInspectorWindow *self)
 {
   g_return_val_if_fail (QSTORE_INSPECTOR_IS_WINDOW (self), NULL);
   return self->error;
+}
+
+/* Returns: (nullable): what the library said about it */
+const char *
+qstore_inspector_window_get_error_details (QStoreInspectorWindow *self)
+{
+  g_return_val_if_fail (QSTORE_INSPECTOR_IS_WINDOW (self), NULL);
+  return self->error_details;
+}
+
+/* How many times the store was read (opened or refreshed). */
+guint
+qstore_inspector_window_get_n_loads (QStoreInspectorWindow *self)
+{
+  g_return_val_if_fail (QSTORE_INSPECTOR_IS_WINDOW (self), 0);
+  return self->n_loads;
+}
+
+/* Whether the sidebar and the pages show one at a time. */
+gboolean
+qstore_inspector_window_get_folded (QStoreInspectorWindow *self)
+{
+  g_return_val_if_fail (QSTORE_INSPECTOR_IS_WINDOW (self), FALSE);
+  return adw_leaflet_get_folded (self->leaflet);
+}
+
+/* Returns: (transfer none): the window's Back button */
+GtkWidget *
+qstore_inspector_window_get_back_button (QStoreInspectorWindow *self)
+{
+  g_return_val_if_fail (QSTORE_INSPECTOR_IS_WINDOW (self), NULL);
+  return self->back_button;
+}
+
+/* Returns: (transfer none) (nullable): what watches the store for commits
+ * of other processes, %NULL when auto-refresh is off */
+QStoreInspectorMonitor *
+qstore_inspector_window_get_monitor (QStoreInspectorWindow *self)
+{
+  g_return_val_if_fail (QSTORE_INSPECTOR_IS_WINDOW (self), NULL);
+  return self->monitor;
 }
 
 QStoreInspectorContents *

@@ -9,6 +9,7 @@
 #include "qstore-inspector-catalog-page.h"
 #include "qstore-inspector-contents.h"
 #include "qstore-inspector-data-page.h"
+#include "qstore-inspector-monitor.h"
 #include "qstore-inspector-stale-page.h"
 
 G_BEGIN_DECLS
@@ -26,6 +27,11 @@ const char                 *qstore_inspector_window_get_page         (QStoreInsp
 const char                 *qstore_inspector_window_get_state        (QStoreInspectorWindow *self);
 gboolean                    qstore_inspector_window_is_busy          (QStoreInspectorWindow *self);
 const char                 *qstore_inspector_window_get_error        (QStoreInspectorWindow *self);
+const char                 *qstore_inspector_window_get_error_details (QStoreInspectorWindow *self);
+guint                       qstore_inspector_window_get_n_loads      (QStoreInspectorWindow *self);
+gboolean                    qstore_inspector_window_get_folded       (QStoreInspectorWindow *self);
+GtkWidget                  *qstore_inspector_window_get_back_button  (QStoreInspectorWindow *self);
+QStoreInspectorMonitor     *qstore_inspector_window_get_monitor      (QStoreInspectorWindow *self);
 QStoreInspectorContents    *qstore_inspector_window_get_contents     (QStoreInspectorWindow *self);
 QStoreInspectorCatalogPage *qstore_inspector_window_get_catalog_page (QStoreInspectorWindow *self);
 QStoreInspectorStalePage   *qstore_inspector_window_get_stale_page   (QStoreInspectorWindow *self);

@@ -85,8 +85,8 @@ test_count_colours (GdkTexture *texture)
   g_autoptr(GHashTable) colours = g_hash_table_new (NULL, NULL);
 
   gdk_texture_download (texture, pixels, stride);
-  for (int y = 0; y < height; y += 2)
-    for (int x = 0; x < width; x += 2)
+  for (int y = 0; y < height; y += 3)
+    for (int x = 0; x < width; x += 3)
       {
         guint32 pixel;
 
@@ -115,6 +115,44 @@ test_screenshot (GtkWidget  *widget,
   path = g_strdup_printf ("%s/%s.png", dir, name);
   g_assert_true (gdk_texture_save_to_png (texture, path));
   g_test_message ("saved %s", path);
+}
+
+/* Widgets */
+
+/* The first widget under @root, in depth-first order, that has the CSS
+ * class @css_class. */
+static inline GtkWidget *
+test_find_by_class (GtkWidget  *root,
+                    const char *css_class)
+{
+  if (gtk_widget_has_css_class (root, css_class))
+    return root;
+  for (GtkWidget *child = gtk_widget_get_first_child (root); child != NULL;
+       child = gtk_widget_get_next_sibling (child))
+    {
+      GtkWidget *found = test_find_by_class (child, css_class);
+
+      if (found != NULL)
+        return found;
+    }
+  return NULL;
+}
+
+/* The text a code box shows: a label's, or a text view's buffer. */
+static inline char *
+test_widget_text (GtkWidget *widget)
+{
+  if (GTK_IS_LABEL (widget))
+    return g_strdup (gtk_label_get_text (GTK_LABEL (widget)));
+  if (GTK_IS_TEXT_VIEW (widget))
+    {
+      GtkTextBuffer *buffer = gtk_text_view_get_buffer (GTK_TEXT_VIEW (widget));
+      GtkTextIter start, end;
+
+      gtk_text_buffer_get_bounds (buffer, &start, &end);
+      return gtk_text_buffer_get_text (buffer, &start, &end, FALSE);
+    }
+  g_assert_not_reached ();
 }
 
 /* Stores */
@@ -159,6 +197,34 @@ test_assert_same_sums (GHashTable *before,
       g_assert_cmpstr (g_hash_table_lookup (after, key), ==, value);
     }
   g_assert_cmpuint (g_hash_table_size (after), ==, g_hash_table_size (before));
+}
+
+/* A test program run as `PROGRAM --exec URI SQL` runs @SQL on the store
+ * and exits: a writer in another process. Returns whether it was. */
+static inline gboolean
+test_exec_subcommand (int    argc,
+                      char **argv)
+{
+  if (argc != 4 || !g_str_equal (argv[1], "--exec"))
+    return FALSE;
+  test_exec_at (argv[2], argv[3]);
+  return TRUE;
+}
+
+/* Runs @sql on the store at @uri in another process: this test program
+ * (@self_path), run as `--exec URI SQL`. */
+static inline void
+test_exec_in_other_process (const char *self_path,
+                            const char *uri,
+                            const char *sql)
+{
+  g_autoptr(GError) error = NULL;
+  int status = 0;
+  const char *argv[] = { self_path, "--exec", uri, sql, NULL };
+
+  g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, NULL, NULL, &status, &error);
+  g_assert_no_error (error);
+  g_assert_true (g_spawn_check_wait_status (status, NULL));
 }
 
 /* A store per test: the provider from QSTORE_TEST_PROVIDER (lmdb or

@@ -9,14 +9,17 @@
  *                      $QSTORE_SCREENSHOT_DIR; fail on a blank page or an
  *                      error
  *   read-only          checksum every file of an LMDB and an SQLite store,
- *                      inspect them (every page, a refresh), checksum again
+ *                      inspect them (every page, a refresh), checksum again;
+ *                      no new files either, once a read-only open of the
+ *                      provider alone leaves none
  *   concurrent-writer  a child process commits in a loop while the window
  *                      refreshes; the new rows appear, with no error
  *   bad-stores         a file and a folder of garbage, a missing path: the
  *                      window says what is wrong and changes nothing
  *   german             the pages in German (LC_ALL=de_DE.UTF-8, the locale
  *                      compiled into LOCPATH by the build): translated
- *                      text and German number formats, one PNG per page
+ *                      text and German number formats, one PNG per page;
+ *                      a bad store's error in German
  *
  * Each mode runs in its own process (one application per process), under
  * xvfb-run and dbus-run-session.
@@ -26,81 +29,19 @@
 #include <adwaita.h>
 #include <locale.h>
 
-#include "inspector-test-util.h"
+#include "inspector-window-test-util.h"
 #include "qstore-inspector-application.h"
 #include "qstore-inspector-window.h"
 
 static const char *qstore_path;
 static const char *self_path;
 
-/* Waiting for the window */
-
-static gboolean
-window_ready (gpointer data)
-{
-  QStoreInspectorWindow *window = data;
-  const char *state = qstore_inspector_window_get_state (window);
-
-  return !qstore_inspector_window_is_busy (window) &&
-         (g_strcmp0 (state, "store") == 0 || g_strcmp0 (state, "error") == 0);
-}
-
-static gboolean
-data_ready (gpointer data)
-{
-  QStoreInspectorWindow *window = data;
-  QStoreInspectorRowModel *model = qstore_inspector_data_page_get_model (qstore_inspector_window_get_data_page (window));
-  g_autoptr(QStoreInspectorRow) row = NULL;
-
-  if (model == NULL)
-    return TRUE;
-  if (g_list_model_get_n_items (G_LIST_MODEL (model)) == 0)
-    return !qstore_inspector_row_model_is_busy (model);
-  row = g_list_model_get_item (G_LIST_MODEL (model), 0);
-  return qstore_inspector_row_is_loaded (row) && !qstore_inspector_row_model_is_busy (model);
-}
-
-static void
-wait_ready (QStoreInspectorWindow *window)
-{
-  test_wait (window_ready, window, 30);
-  g_assert_cmpstr (qstore_inspector_window_get_error (window), ==, NULL);
-  g_assert_cmpstr (qstore_inspector_window_get_state (window), ==, "store");
-}
-
-static void
-show_page (QStoreInspectorWindow *window,
-           const char            *page)
-{
-  gtk_widget_activate_action (GTK_WIDGET (window), "win.show-page", "s", page);
-  g_assert_cmpstr (qstore_inspector_window_get_page (window), ==, page);
-  if (g_str_equal (page, "data"))
-    test_wait (data_ready, window, 30);
-  /* Layout and drawing of the page just shown. */
-  test_run_for (300);
-}
-
 static void
 refresh (QStoreInspectorWindow *window)
 {
   gtk_widget_activate_action (GTK_WIDGET (window), "win.refresh", NULL);
   g_assert_true (qstore_inspector_window_is_busy (window));
-  wait_ready (window);
-}
-
-static char *
-make_demo (const char *dir)
-{
-  g_autofree char *store = g_build_filename (dir, "demo", NULL);
-  g_autoptr(GError) error = NULL;
-  int status = 0;
-  const char *argv[] = { qstore_path, "demo", store, NULL };
-
-  g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL,
-                NULL, NULL, &status, &error);
-  g_assert_no_error (error);
-  g_assert_true (g_spawn_check_wait_status (status, NULL));
-  return g_strconcat ("lmdb:", store, NULL);
+  test_wait_ready (window);
 }
 
 typedef struct
@@ -123,11 +64,11 @@ drive_app (gpointer data)
 
   g_assert_true (QSTORE_INSPECTOR_IS_WINDOW (active));
   window = QSTORE_INSPECTOR_WINDOW (active);
-  wait_ready (window);
+  test_wait_ready (window);
   contents = qstore_inspector_window_get_contents (window);
   g_assert_cmpstr (qstore_inspector_contents_get_uri (contents), ==, run->uri);
 
-  show_page (window, "catalog");
+  test_show_page (window, "catalog");
   g_assert_cmpuint (g_list_model_get_n_items (qstore_inspector_catalog_page_get_model (qstore_inspector_window_get_catalog_page (window))), >=, 5);
   g_assert_true (qstore_inspector_catalog_page_select_name (qstore_inspector_window_get_catalog_page (window),
                                                             "main.orders"));
@@ -138,14 +79,14 @@ drive_app (gpointer data)
   test_run_for (200);
   test_screenshot (GTK_WIDGET (window), "materialized-view");
 
-  show_page (window, "stale");
+  test_show_page (window, "stale");
   g_assert_cmpstr (qstore_inspector_stale_page_get_marker_summary (qstore_inspector_window_get_stale_page (window)),
                    ==, "Present: the store was closed cleanly");
   test_screenshot (GTK_WIDGET (window), "stale");
 
   /* The catalog's "Show Rows" action leads to the data page. */
   gtk_widget_activate_action (GTK_WIDGET (window), "win.show-table", "s", "main.orders");
-  show_page (window, "data");
+  test_show_page (window, "data");
   g_assert_cmpstr (qstore_inspector_data_page_get_table (qstore_inspector_window_get_data_page (window)),
                    ==, "main.orders");
   g_assert_null (qstore_inspector_data_page_get_error (qstore_inspector_window_get_data_page (window)));
@@ -154,7 +95,7 @@ drive_app (gpointer data)
   test_screenshot (GTK_WIDGET (window), "data");
 
   refresh (window);
-  show_page (window, "data");
+  test_show_page (window, "data");
   g_assert_null (qstore_inspector_window_get_error (window));
 
   g_action_group_activate_action (G_ACTION_GROUP (run->application), "about", NULL);
@@ -204,7 +145,7 @@ test_screenshots (void)
 {
   g_autoptr(GError) error = NULL;
   g_autofree char *dir = g_dir_make_tmp ("qstore-inspector-XXXXXX", &error);
-  g_autofree char *uri = make_demo (dir);
+  g_autofree char *uri = test_make_demo (qstore_path, dir, "demo");
   g_autoptr(QStoreInspectorApplication) application = qstore_inspector_application_new ();
   AppRun run = { G_APPLICATION (application), uri, FALSE };
   char *argv[] = { (char *) "qstore-inspector", uri, NULL };
@@ -243,14 +184,91 @@ open_window (AdwApplication *application,
   gtk_window_set_default_size (GTK_WINDOW (window), 1100, 720);
   gtk_window_present (GTK_WINDOW (window));
   qstore_inspector_window_open_uri (window, uri);
-  wait_ready (window);
+  test_wait_ready (window);
   return window;
+}
+
+/* Whether the store's files are the same files (not contents: see
+ * test_checksum_store()) in @after as in @before. */
+static gboolean
+same_files (GHashTable *before,
+            GHashTable *after)
+{
+  GHashTableIter iter;
+  gpointer key;
+
+  if (g_hash_table_size (before) != g_hash_table_size (after))
+    return FALSE;
+  g_hash_table_iter_init (&iter, before);
+  while (g_hash_table_iter_next (&iter, &key, NULL))
+    if (!g_hash_table_contains (after, key))
+      return FALSE;
+  return TRUE;
+}
+
+static void
+copy_tree (const char *from,
+           const char *to)
+{
+  g_autoptr(GHashTable) files = test_checksum_tree (from);
+  GHashTableIter iter;
+  gpointer key;
+
+  g_hash_table_iter_init (&iter, files);
+  while (g_hash_table_iter_next (&iter, &key, NULL))
+    {
+      g_autofree char *source = g_build_filename (from, key, NULL);
+      g_autofree char *target = g_build_filename (to, key, NULL);
+      g_autofree char *folder = g_path_get_dirname (target);
+      g_autofree char *contents = NULL;
+      gsize len;
+
+      g_assert_cmpint (g_mkdir_with_parents (folder, 0755), ==, 0);
+      g_assert_true (g_file_get_contents (source, &contents, &len, NULL));
+      g_assert_true (g_file_set_contents (target, contents, len, NULL));
+    }
+}
+
+/* A read-only open of the provider alone, on a copy of the store:
+ * whether it leaves new files behind (an SQLite reader in WAL mode may
+ * create -wal and -shm files). Until the provider leaves none, the
+ * inspector cannot either; once it does, the read-only test holds the
+ * inspector to it, with no change here. */
+static gboolean
+provider_leaves_no_files (const char *dir,
+                          const char *uri)
+{
+  g_autoptr(GError) error = NULL;
+  g_autofree char *copy = g_dir_make_tmp ("qstore-probe-XXXXXX", &error);
+  g_autofree char *copy_uri = NULL;
+  g_autoptr(GHashTable) before = NULL;
+  g_autoptr(GHashTable) after = NULL;
+  g_auto(GStrv) parts = g_strsplit (uri, dir, 2);
+  QStoreProvider *provider;
+  gboolean clean;
+
+  copy_tree (dir, copy);
+  copy_uri = g_strconcat (parts[0], copy, parts[1], NULL);
+  before = test_checksum_tree (copy);
+  provider = qstore_provider_new_for_uri (copy_uri, QSTORE_OPEN_READ_ONLY, &error);
+  g_assert_no_error (error);
+  g_object_unref (qstore_catalog_list_entries (provider, &error));
+  g_assert_no_error (error);
+  qstore_provider_close_all (provider);
+  g_object_unref (provider);
+  after = test_checksum_tree (copy);
+  clean = same_files (before, after);
+  test_remove_tree (copy);
+  return clean;
 }
 
 static void
 inspect_read_only (const char *dir,
                    const char *uri)
 {
+  g_autoptr(GHashTable) files_before = NULL;
+  g_autoptr(GHashTable) files_after = NULL;
+  gboolean expect_no_new_files;
   g_autoptr(GHashTable) before = NULL;
   g_autoptr(GHashTable) after = NULL;
   g_autoptr(QStoreProvider) provider = NULL;
@@ -259,33 +277,45 @@ inspect_read_only (const char *dir,
   QStoreInspectorWindow *window;
 
   make_store (uri);
+  expect_no_new_files = provider_leaves_no_files (dir, uri);
   before = test_checksum_store (dir);
+  files_before = test_checksum_tree (dir);
 
   window = open_window (NULL, uri);
-  show_page (window, "catalog");
-  show_page (window, "stale");
-  show_page (window, "data");
+  test_show_page (window, "catalog");
+  test_show_page (window, "stale");
+  test_show_page (window, "data");
   g_assert_true (qstore_inspector_data_page_select_table (qstore_inspector_window_get_data_page (window), "main.u"));
-  show_page (window, "data");
+  test_show_page (window, "data");
   /* A view's rows come from SQL on the store opened read-only, a
    * materialized view's from the table holding them. */
   g_assert_true (qstore_inspector_data_page_select_table (qstore_inspector_window_get_data_page (window), "main.tv"));
-  show_page (window, "data");
+  test_show_page (window, "data");
   g_assert_cmpuint (g_list_model_get_n_items (G_LIST_MODEL (qstore_inspector_data_page_get_model (qstore_inspector_window_get_data_page (window)))),
                     ==, 1000);
   g_assert_true (qstore_inspector_data_page_select_table (qstore_inspector_window_get_data_page (window), "main.mv"));
-  show_page (window, "data");
+  test_show_page (window, "data");
   g_assert_cmpuint (g_list_model_get_n_items (G_LIST_MODEL (qstore_inspector_data_page_get_model (qstore_inspector_window_get_data_page (window)))),
                     ==, 500);
   refresh (window);
-  show_page (window, "catalog");
-  show_page (window, "data");
+  test_show_page (window, "catalog");
+  test_show_page (window, "data");
   g_assert_null (qstore_inspector_window_get_error (window));
   gtk_window_destroy (GTK_WINDOW (window));
   test_run_for (200);
 
   after = test_checksum_store (dir);
   test_assert_same_sums (before, after);
+
+  /* No new files either, as soon as the provider's own read-only open
+   * leaves none. */
+  files_after = test_checksum_tree (dir);
+  if (expect_no_new_files)
+    g_assert_true (same_files (files_before, files_after));
+  else
+    g_test_message ("%s: a read-only open of the provider leaves new files, so the inspector "
+                    "is not held to leaving none (it left %s)", uri,
+                    same_files (files_before, files_after) ? "none" : "some");
 
   provider = qstore_provider_new_for_uri (uri, QSTORE_OPEN_READ_ONLY, &error);
   g_assert_no_error (error);
@@ -379,7 +409,7 @@ inspect_beside_writer (const char *uri)
 
   make_store (uri);
   window = open_window (NULL, uri);
-  show_page (window, "data");
+  test_show_page (window, "data");
   g_assert_cmpint (qstore_inspector_contents_get_row_count (qstore_inspector_window_get_contents (window),
                                                             "main", "t"), ==, 1000);
 
@@ -390,7 +420,7 @@ inspect_beside_writer (const char *uri)
   while (!done)
     {
       refresh (window);
-      show_page (window, refreshes % 2 ? "catalog" : "data");
+      test_show_page (window, refreshes % 2 ? "catalog" : "data");
       g_assert_null (qstore_inspector_window_get_error (window));
       g_assert_null (qstore_inspector_data_page_get_error (qstore_inspector_window_get_data_page (window)));
       refreshes++;
@@ -401,7 +431,7 @@ inspect_beside_writer (const char *uri)
   g_assert_cmpuint (refreshes, >, 1);
 
   refresh (window);
-  show_page (window, "data");
+  test_show_page (window, "data");
   /* The store has a materialized view too: look at the table the writer
    * wrote, whichever the page shows first. */
   g_assert_true (qstore_inspector_data_page_select_table (qstore_inspector_window_get_data_page (window),
@@ -451,7 +481,7 @@ assert_refused (const char *uri,
 
   gtk_window_present (GTK_WINDOW (window));
   qstore_inspector_window_open_uri (window, uri);
-  test_wait (window_ready, window, 30);
+  test_wait (test_window_ready, window, 30);
   g_assert_cmpstr (qstore_inspector_window_get_state (window), ==, "error");
   message = qstore_inspector_window_get_error (window);
   g_test_message ("%s: %s", uri, message);
@@ -509,7 +539,7 @@ test_german (void)
 {
   g_autoptr(GError) error = NULL;
   g_autofree char *dir = g_dir_make_tmp ("qstore-inspector-XXXXXX", &error);
-  g_autofree char *uri = make_demo (dir);
+  g_autofree char *uri = test_make_demo (qstore_path, dir, "demo");
   g_autofree char *summary = NULL;
   g_autoptr(QStoreInspectorApplication) application = qstore_inspector_application_new ();
   QStoreInspectorCatalogPage *catalog;
@@ -528,7 +558,7 @@ test_german (void)
 
   window = open_window (ADW_APPLICATION (application), uri);
   catalog = qstore_inspector_window_get_catalog_page (window);
-  show_page (window, "catalog");
+  test_show_page (window, "catalog");
   g_assert_true (qstore_inspector_catalog_page_select_name (catalog, "main.orders"));
   summary = qstore_inspector_catalog_page_describe_entry (qstore_inspector_window_get_contents (window),
                                                           qstore_inspector_catalog_page_get_selected (catalog));
@@ -543,20 +573,55 @@ test_german (void)
                                                           qstore_inspector_catalog_page_get_selected (catalog));
   g_assert_true (g_str_has_prefix (summary, "Materialisierte Sicht · 2 Spalten · "));
   test_run_for (200);
+  g_assert_cmpuint (test_assert_summaries_whole (GTK_WIDGET (catalog)), >=, 9);
   test_screenshot (GTK_WIDGET (window), "materialized-view-de");
 
-  show_page (window, "stale");
+  test_show_page (window, "stale");
   g_assert_cmpstr (qstore_inspector_stale_page_get_marker_summary (qstore_inspector_window_get_stale_page (window)),
                    ==, "Vorhanden: Der Speicher wurde sauber geschlossen");
   test_screenshot (GTK_WIDGET (window), "stale-de");
 
   gtk_widget_activate_action (GTK_WIDGET (window), "win.show-table", "s", "main.orders");
-  show_page (window, "data");
+  test_show_page (window, "data");
   g_assert_null (qstore_inspector_data_page_get_error (qstore_inspector_window_get_data_page (window)));
   test_screenshot (GTK_WIDGET (window), "data-de");
 
   gtk_window_destroy (GTK_WINDOW (window));
   test_run_for (100);
+
+  /* Errors too: what happened and what to do, in German, whatever
+   * language the library's own message is in. */
+  {
+    g_autofree char *junk = g_build_filename (dir, "kaputt.db", NULL);
+    g_autofree char *junk_uri = g_strconcat ("sqlite:", junk, NULL);
+    g_autofree char *missing_uri = g_strconcat ("lmdb:", dir, "/fehlt", NULL);
+    g_autofree char *expected = NULL;
+    const char *message;
+
+    g_assert_true (g_file_set_contents (junk, "kein Speicher, nur Text", -1, NULL));
+    window = qstore_inspector_window_new (ADW_APPLICATION (application));
+    gtk_window_present (GTK_WINDOW (window));
+    qstore_inspector_window_open_uri (window, junk_uri);
+    test_wait (test_window_ready, window, 30);
+    message = qstore_inspector_window_get_error (window);
+    g_test_message ("%s", message);
+    expected = g_strdup_printf ("„%s“ ist kein qstore-Speicher oder ist beschädigt", junk);
+    g_assert_true (g_str_has_prefix (message, expected));
+    g_assert_nonnull (strstr (message, "Wählen Sie einen anderen Ordner oder eine andere Datei."));
+    /* The library's words are there too, as details. */
+    g_assert_nonnull (qstore_inspector_window_get_error_details (window));
+    test_run_for (600);
+    test_screenshot (GTK_WIDGET (window), "error-de");
+
+    qstore_inspector_window_open_uri (window, missing_uri);
+    test_wait (test_window_ready, window, 30);
+    message = qstore_inspector_window_get_error (window);
+    g_test_message ("%s", message);
+    g_assert_true (g_str_has_prefix (message, "Unter „"));
+    g_assert_nonnull (strstr (message, "gibt es keinen qstore-Speicher"));
+    gtk_window_destroy (GTK_WINDOW (window));
+    test_run_for (100);
+  }
   test_remove_tree (dir);
 }
 
