@@ -14,6 +14,10 @@ G_BEGIN_DECLS
 
 #define QSTORE_VTAB_MODULE_NAME "qstore"
 
+/* Tables named so are kept by qstore's own layers (see
+ * qstore_table_name_is_reserved()). */
+#define QSTORE_RESERVED_TABLE_PREFIX "_qstore_"
+
 /* One qstore table as the SQL layer sees it: the QStoreTable, plus what the
  * virtual table needs between calls. The virtual table on the main
  * connection holds a reference; DDL that changes the schema swaps @table
@@ -101,6 +105,11 @@ struct _QStoreDatabase
                                      const char      *new_name,
                                      GError         **error);
 
+  /* Above 0 while a layer of qstore runs its own DDL
+   * (qstore_database_exec_reserved()): the only time a table with a
+   * reserved name may be created. */
+  guint               reserved_ddl;
+
   /* Inside BEGIN … COMMIT until a statement writes: the state every
    * statement reads, as in SQLite's read transactions. */
   QStoreSnapshot     *read_snapshot;
@@ -155,6 +164,14 @@ qstore_database_set_authorizer (QStoreDatabase *self,
   self->authorizer = authorizer;
   self->authorizer_data = data;
 }
+
+/* qstore_database_exec() for a layer of qstore creating the tables it
+ * keeps its state in, whose names are reserved. Exported for tests that
+ * plant such tables. */
+QSTORE_AVAILABLE_IN_ALL
+gboolean        qstore_database_exec_reserved       (QStoreDatabase  *self,
+                                                     const char      *sql,
+                                                     GError         **error);
 
 /* Runs @sql (statements without results) on @conn. */
 gboolean        qstore_database_run                 (QStoreDatabase  *self,

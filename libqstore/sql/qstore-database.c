@@ -746,7 +746,9 @@ compare_names (gconstpointer a,
  * qstore_database_list_tables:
  * @self: a #QStoreDatabase
  *
- * Lists the tables of the database (not TEMP tables), by name as declared.
+ * Lists the user's tables of the database, by name as declared: not TEMP
+ * tables, not the contents of materialized views, and not the tables
+ * qstore's own layers keep (see qstore_table_name_is_reserved()).
  *
  * Returns: (transfer full) (array zero-terminated=1): the names, sorted
  */
@@ -763,10 +765,31 @@ qstore_database_list_tables (QStoreDatabase *self)
     {
       g_hash_table_iter_init (&iter, self->tables);
       while (g_hash_table_iter_next (&iter, NULL, (gpointer *) &entry))
-        if (entry->owner == NULL)   /* another object's contents */
+        if (entry->owner == NULL && !qstore_table_name_is_reserved (entry->schema->name))
           g_ptr_array_add (names, g_strdup (entry->schema->name));
     }
   g_ptr_array_sort (names, compare_names);
   g_ptr_array_add (names, NULL);
   return (char **) g_ptr_array_free (names, FALSE);
+}
+
+/**
+ * qstore_table_name_is_reserved:
+ * @name: a table's name
+ *
+ * Tells whether @name belongs to qstore itself: names that start with
+ * `_qstore_` (in any case) are those of the tables qstore's own layers
+ * keep their state in, such as an unsafe window's or a staged import's.
+ * SQL refuses to create such a table, and
+ * qstore_database_list_tables() leaves them out; they can still be read.
+ *
+ * Returns: %TRUE when @name is reserved
+ */
+gboolean
+qstore_table_name_is_reserved (const char *name)
+{
+  g_return_val_if_fail (name != NULL, FALSE);
+
+  return g_ascii_strncasecmp (name, QSTORE_RESERVED_TABLE_PREFIX,
+                              strlen (QSTORE_RESERVED_TABLE_PREFIX)) == 0;
 }

@@ -43,6 +43,8 @@ QStoreResult      *qstore_database_query           (QStoreDatabase   *self,
                                                     GVariant         *params,
                                                     GError          **error);
 QSTORE_AVAILABLE_IN_ALL
+gboolean           qstore_table_name_is_reserved   (const char       *name);
+QSTORE_AVAILABLE_IN_ALL
 gboolean           qstore_database_is_read_only_sql (QStoreDatabase  *self,
                                                     const char       *sql);
 QSTORE_AVAILABLE_IN_ALL

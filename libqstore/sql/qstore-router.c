@@ -379,6 +379,16 @@ qstore_router_read (QStoreDatabase   *db,
       statement->table = g_strdup (statement->name);
     }
 
+  if (statement->kind == QSTORE_STATEMENT_CREATE_TABLE && db->reserved_ddl == 0 &&
+      qstore_table_name_is_reserved (statement->name))
+    {
+      g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
+                   "Table names that start with “%s” are qstore's own, for the state of "
+                   "unsafe windows, staged imports and the like: choose another name than "
+                   "“%s”", QSTORE_RESERVED_TABLE_PREFIX, statement->name);
+      return FALSE;
+    }
+
   if (statement->kind == QSTORE_STATEMENT_CREATE_TABLE && statement->reads)
     {
       g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_UNSUPPORTED,
@@ -657,6 +667,19 @@ qstore_database_exec (QStoreDatabase  *self,
       p = tail > p ? tail : p + strlen (p);
     }
   return TRUE;
+}
+
+gboolean
+qstore_database_exec_reserved (QStoreDatabase  *self,
+                               const char      *sql,
+                               GError         **error)
+{
+  gboolean ok;
+
+  self->reserved_ddl++;
+  ok = qstore_database_exec (self, sql, error);
+  self->reserved_ddl--;
+  return ok;
 }
 
 /**

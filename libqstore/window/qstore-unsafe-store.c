@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "qstore-codec-private.h"
+#include "qstore-database-private.h"
 #include "qstore-error.h"
 #include "qstore-suid.h"
 #include "qstore-table-private.h"
@@ -301,7 +302,7 @@ qstore_unsafe_store_create (QStoreUnsafeStore  *store,
         {
           sql = g_strdup_printf ("CREATE TABLE IF NOT EXISTS %s (%s)", store->names[i],
                                  spec->definition);
-          if (!qstore_database_exec (store->database, sql, error))
+          if (!qstore_database_exec_reserved (store->database, sql, error))
             {
               g_prefix_error (error, "Unsafe window “%s”: cannot create table “%s”: ",
                               store->window, store->names[i]);
@@ -315,7 +316,7 @@ qstore_unsafe_store_create (QStoreUnsafeStore  *store,
           sql = g_strdup_printf ("CREATE INDEX IF NOT EXISTS %s_%s ON %s (%s)",
                                  store->names[i], spec->index_suffix, store->names[i],
                                  spec->index_columns);
-          if (!qstore_database_exec (store->database, sql, error))
+          if (!qstore_database_exec_reserved (store->database, sql, error))
             {
               g_prefix_error (error, "Unsafe window “%s”: cannot index table “%s”: ",
                               store->window, store->names[i]);

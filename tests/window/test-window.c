@@ -1214,8 +1214,13 @@ test_bad_input (WindowFixture *f,
     test_close_database (&torn);
   }
 
-  /* A table in the way that is not a window's. */
-  test_exec (f->t.db, "CREATE TABLE _qstore_window_other_receipts (a, b)");
+  /* A table in the way that is not a window's (SQL refuses the name to
+   * users; another layer or an older version may have made it). */
+  test_exec_fails (f->t.db, "CREATE TABLE _qstore_window_other_receipts (a, b)",
+                   QSTORE_ERROR_INVALID_ARGUMENT, "are qstore's own");
+  g_assert_true (qstore_database_exec_reserved (f->t.db,
+                                                "CREATE TABLE _qstore_window_other_receipts (a, b)",
+                                                NULL));
   g_assert_null (qstore_unsafe_window_new (f->t.db, "other", &error));
   g_assert_error (error, QSTORE_ERROR, QSTORE_ERROR_EXISTS);
   g_assert_nonnull (strstr (error->message, "_qstore_window_other_receipts"));
@@ -1260,10 +1265,9 @@ test_internal_names (WindowFixture *f,
 
       g_assert_true (qstore_unsafe_window_is_internal_table_name (name));
     }
-  /* The database holds the window's tables and nothing else (a listing
-   * of the user's tables may leave them out). */
-  for (guint i = 0; tables[i] != NULL; i++)
-    g_assert_true (qstore_unsafe_window_is_internal_table_name (tables[i]));
+  /* The database holds the window's tables and nothing else, and the
+   * user's list of tables leaves them out. */
+  g_assert_cmpuint (g_strv_length (tables), ==, 0);
   {
     g_autoptr(GError) error = NULL;
     QStoreProvider *provider = qstore_database_get_provider (f->t.db);

@@ -10,6 +10,7 @@
 #pragma once
 
 #include "qstore-test-util.h"
+#include "qstore-database-private.h"
 #include "qstore-fault-private.h"
 #include "qstore-unsafe-window-private.h"
 
