@@ -30,6 +30,7 @@
 #include "qstore-affinity-private.h"
 #include "qstore-coordinator-private.h"
 #include "qstore-error.h"
+#include "qstore-vtab-auto-private.h"
 #include "qstore-vtab-private.h"
 
 typedef struct _QStoreCursor QStoreCursor;
@@ -86,6 +87,18 @@ struct _QStoreCursor
   QStoreValue         *values;
   guint                n_values;
   gint64               rowid;
+
+  /* An automatic-index plan (PLAN_AUTO): the first probe walks the
+   * table, the second builds the structure, the others use it. It lasts
+   * as long as the cursor (one run of one statement) and only while the
+   * table takes no write. */
+  guint                auto_probes;
+  QStoreAutoIndex     *auto_index;
+  guint64              auto_writes;   /* the table's n_writes it was built at */
+  gboolean             auto_walk;     /* the current walk is over auto_matches */
+  GArray              *auto_matches;  /* guint32 rows of auto_index */
+  guint                auto_next;
+  gboolean             auto_off;      /* walk the table instead, for this run */
 };
 
 /* Helpers */
@@ -229,13 +242,25 @@ cursor_reset (QStoreCursor *cursor)
   cursor->key = NULL;
   cursor->row_data = NULL;
   cursor->point = FALSE;
+  cursor->auto_walk = FALSE;
   cursor->eof = TRUE;
+}
+
+/* The end of a statement run: its automatic index goes. */
+static void
+cursor_forget_auto (QStoreCursor *cursor)
+{
+  g_clear_pointer (&cursor->auto_index, qstore_auto_index_free);
+  cursor->auto_probes = 0;
+  cursor->auto_off = FALSE;
 }
 
 static void
 cursor_free (QStoreCursor *cursor)
 {
   cursor_reset (cursor);
+  cursor_forget_auto (cursor);
+  g_clear_pointer (&cursor->auto_matches, g_array_unref);
   g_clear_object (&cursor->table);
   g_clear_pointer (&cursor->values, g_free);
   g_clear_pointer (&cursor->parts, g_array_unref);
@@ -253,6 +278,7 @@ vtab_close (sqlite3_vtab_cursor *base)
   QStoreVtab *vtab = (QStoreVtab *) base->pVtab;
 
   cursor_reset (cursor);
+  cursor_forget_auto (cursor);
   /* Keep one, with its buffers. */
   if (vtab != NULL && vtab->spare == NULL)
     vtab->spare = cursor;
@@ -382,6 +408,23 @@ cursor_advance (QStoreCursor  *cursor,
           /* The one row was read by xFilter. */
           cursor->eof = TRUE;
           return TRUE;
+        }
+
+      if (cursor->auto_walk)
+        {
+          if (cursor->auto_next >= cursor->auto_matches->len)
+            {
+              cursor->eof = TRUE;
+              return TRUE;
+            }
+          qstore_auto_index_get_row (cursor->auto_index,
+                                     g_array_index (cursor->auto_matches, guint32,
+                                                    cursor->auto_next++),
+                                     &cursor->key, &cursor->key_len,
+                                     &cursor->row_data, &cursor->row_len);
+          cursor->rowid = 0;
+          return qstore_table_decode_row (cursor->table, cursor->row_data, cursor->row_len,
+                                          cursor->values, &cursor->rowid, error);
         }
 
       if (cursor->iter == NULL)
@@ -537,6 +580,125 @@ point_read (QStoreCursor   *cursor,
   return TRUE;
 }
 
+/* Past this, an automatic index is given up and the table walked for
+ * each probe instead. */
+#define AUTO_MAX_BYTES (256 * 1024 * 1024)
+
+/* Builds the automatic index of @column from every row the statement
+ * reads: through the shared snapshot outside a transaction, through the
+ * coordinator (with the transaction's own writes) inside one. */
+static gboolean
+auto_build (QStoreCursor     *cursor,
+            guint             column,
+            QStoreCollation   collation,
+            GError          **error)
+{
+  QStoreColumn *col = qstore_vtab_schema_column (cursor->entry->schema, column);
+  Window all = { NULL, TRUE, NULL, FALSE };
+  QStoreAutoIndex *index;
+  QStoreIter *iter;
+  gboolean ok = TRUE;
+
+  cursor->by_index = FALSE;
+  cursor->reverse = FALSE;
+  if (!hold_snapshot (cursor, TRUE, error) ||
+      !(iter = open_window (cursor, &all, error)))
+    return FALSE;
+
+  index = qstore_auto_index_new (column, collation, col->affinity);
+  while (ok)
+    {
+      GError *local_error = NULL;
+      const guint8 *key, *row;
+      gsize key_len, row_len;
+
+      if (!qstore_iter_next (iter, &local_error))
+        {
+          if (local_error != NULL)
+            {
+              g_propagate_error (error, local_error);
+              ok = FALSE;
+            }
+          break;
+        }
+      key = qstore_iter_peek_key (iter, &key_len);
+      row = qstore_iter_peek_value (iter, &row_len);
+      ok = qstore_table_decode_row (cursor->table, row, row_len, cursor->values, NULL, error) &&
+           qstore_auto_index_add (index, key, key_len, row, row_len, &cursor->values[column],
+                                  error);
+      if (ok && qstore_auto_index_get_size (index) > AUTO_MAX_BYTES)
+        {
+          g_clear_pointer (&index, qstore_auto_index_free);
+          cursor->auto_off = TRUE;
+          break;
+        }
+    }
+  g_object_unref (iter);
+  if (cursor->snapshot != NULL)
+    qstore_coordinator_release_snapshot (cursor->entry->database->coordinator,
+                                         g_steal_pointer (&cursor->snapshot));
+  if (!ok)
+    {
+      qstore_auto_index_free (index);
+      return FALSE;
+    }
+  cursor->auto_index = index;
+  cursor->auto_writes = cursor->table->n_writes;
+  return TRUE;
+}
+
+static gboolean
+auto_filter (QStoreCursor   *cursor,
+             int             idx_num,
+             int             argc,
+             sqlite3_value **argv,
+             GError        **error)
+{
+  guint column = PLAN_INDEX_NO (idx_num);
+  QStoreCollation collation = PLAN_COLLATION (idx_num);
+
+  if (column >= cursor->entry->schema->columns->len || argc < 1)
+    {
+      g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_FAILED,
+                   "The plan for table “%s” names a column it no longer has: run the "
+                   "statement again", cursor->entry->schema->name);
+      return FALSE;
+    }
+
+  /* Rows written since it was built (by this statement or by the work
+   * it set off) are not in it: the table is walked from then on. */
+  if (cursor->auto_index != NULL &&
+      (!qstore_auto_index_is_for (cursor->auto_index, column, collation) ||
+       cursor->auto_writes != cursor->table->n_writes))
+    {
+      g_clear_pointer (&cursor->auto_index, qstore_auto_index_free);
+      cursor->auto_off = TRUE;
+    }
+
+  if (cursor->auto_index == NULL && !cursor->auto_off && ++cursor->auto_probes >= 2 &&
+      !auto_build (cursor, column, collation, error))
+    return FALSE;
+
+  if (cursor->auto_index == NULL)
+    {
+      /* One probe so far: a walk of the table, which SQLite filters. */
+      Window all = { NULL, TRUE, NULL, FALSE };
+
+      if (!hold_snapshot (cursor, TRUE, error))
+        return FALSE;
+      g_array_append_val (cursor->windows, all);
+      return cursor_advance (cursor, error);
+    }
+
+  if (cursor->auto_matches == NULL)
+    cursor->auto_matches = g_array_new (FALSE, FALSE, sizeof (guint32));
+  if (!qstore_auto_index_probe (cursor->auto_index, argv[0], cursor->auto_matches, error))
+    return FALSE;
+  cursor->auto_walk = TRUE;
+  cursor->auto_next = 0;
+  return cursor_advance (cursor, error);
+}
+
 static int
 vtab_filter (sqlite3_vtab_cursor  *base,
              int                   idx_num,
@@ -561,6 +723,7 @@ vtab_filter (sqlite3_vtab_cursor  *base,
   if (cursor->table != entry->table)
     {
       g_set_object (&cursor->table, entry->table);
+      g_clear_pointer (&cursor->auto_index, qstore_auto_index_free);
       g_clear_pointer (&cursor->parts, g_array_unref);
       cursor->parts_index = -2;
     }
@@ -581,6 +744,13 @@ vtab_filter (sqlite3_vtab_cursor  *base,
                    "The plan for table “%s” names an index it no longer has: run the "
                    "statement again", entry->schema->name);
       return vtab_fail (base->pVtab, entry->database, g_steal_pointer (&error));
+    }
+
+  if (kind == PLAN_AUTO)
+    {
+      if (!auto_filter (cursor, idx_num, argc, argv, &error))
+        return vtab_fail (base->pVtab, entry->database, g_steal_pointer (&error));
+      return SQLITE_OK;
     }
 
   if (kind == PLAN_SCAN)
