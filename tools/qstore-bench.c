@@ -48,6 +48,8 @@
 #include "qstore-database-private.h"
 #include "qstore-table-private.h"
 
+#include "qstore-bench-mixed.h"
+
 #define BENCH_SEED       42
 #define SCAN_COUNT       1000
 #define SCAN_LO_MOD      99990
@@ -1357,6 +1359,7 @@ main (int    argc,
   g_autofree char *provider_name = NULL;
   g_autofree char *layer = NULL;
   g_autofree char *phases_text = NULL;
+  g_autofree char *workload = NULL;
   g_autofree char *dir = NULL;
   g_autofree guint64 *ids = NULL;
   gint64 rows = 1000000;
@@ -1369,6 +1372,9 @@ main (int    argc,
       "The provider to measure: memory, lmdb, sqlite…", "NAME" },
     { "layer", 0, 0, G_OPTION_ARG_STRING, &layer,
       "The layer the workload goes through: kv (the default), table or sql", "LAYER" },
+    { "workload", 'w', 0, G_OPTION_ARG_STRING, &workload,
+      "baseline (the default: the bench-baseline phases) or mixed (everyday SQL against "
+      "native SQLite, per query class; with --layer sql)", "NAME" },
     { "rows", 'n', 0, G_OPTION_ARG_INT64, &rows,
       "Rows to load, from 1 to 99000000 (default 1000000)", "N" },
     { "phases", 0, 0, G_OPTION_ARG_STRING, &phases_text,
@@ -1429,6 +1435,10 @@ main (int    argc,
         }
       bench.layer = (Layer) i;
     }
+  if (workload != NULL && !g_str_equal (workload, "baseline") && !g_str_equal (workload, "mixed"))
+    return usage_error ("Unknown --workload: use baseline or mixed");
+  if (workload != NULL && g_str_equal (workload, "mixed") && bench.layer != LAYER_SQL)
+    return usage_error ("--workload mixed runs SQL: add --layer sql");
   if (rows < 1 || rows > MAX_ROWS)
     return usage_error ("--rows must be from 1 to 99000000");
   bench.phases = PHASE_LOAD | PHASE_GET | PHASE_SCAN | PHASE_SMALL_TXN | PHASE_SIZE;
@@ -1460,6 +1470,21 @@ main (int    argc,
       bench.location = g_strdup_printf ("%s/qstore-%s-%d%s", dir, bench.provider_name,
                                         (int) getpid (),
                                         g_str_equal (bench.provider_name, "sqlite") ? ".db" : "");
+    }
+
+  if (workload != NULL && g_str_equal (workload, "mixed"))
+    {
+      gboolean ok = qstore_bench_mixed (bench.provider_name, bench.location,
+                                        (caps & QSTORE_CAPABILITY_PERSISTENT) != 0, run, &error);
+
+      if (!keep)
+        location_remove (bench.location);
+      if (!ok)
+        {
+          g_printerr ("qstore-bench: %s\n", error->message);
+          return 1;
+        }
+      return 0;
     }
 
   if (bench.layer == LAYER_KV)
