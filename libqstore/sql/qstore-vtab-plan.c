@@ -262,6 +262,8 @@ order_matches (QStoreTableSchema  *schema,
   return TRUE;
 }
 
+#define EQ_ROWS 10.0
+
 static gboolean
 plan_candidate (QStoreTableSchema  *schema,
                 sqlite3_index_info *info,
@@ -356,6 +358,12 @@ plan_candidate (QStoreTableSchema  *schema,
   else
     {
       out->rows = MAX (1.0, n_rows * selectivity);
+      /* Without statistics, SQLite takes an equality on an index to match
+       * about ten rows, whatever the table's size: so does qstore, or a
+       * seek on a large table would look dearer than a walk of a small
+       * one feeding it. */
+      if (out->n_eq > 0)
+        out->rows = MIN (out->rows, EQ_ROWS);
       out->cost = log_rows + out->rows * (index >= 0 ? 2.0 : 1.0);
     }
 
@@ -477,14 +485,15 @@ collation_from_name (const char      *name,
 /* Of what the structure costs to build (a walk of the table), the share
  * each probe is charged: it pays once several probes share it. Above an
  * index seek's cost, so that a real index always wins. */
-#define AUTO_BUILD_SHARE 0.25
+#define AUTO_BUILD_SHARE 0.1
 
 /* An automatic index (qstore-vtab-auto.c) for an equality on a column no
  * index seeks on, its other side coming from an outer loop (or a
  * parameter): SQLite would otherwise walk the whole table for every row
  * of that loop. The cursor walks the table on the first probe and builds
  * the structure on the second, so a statement that probes once pays no
- * more than a scan. A constant (`c = 5`) is probed once: no plan. */
+ * more than a scan. A constant (`c = 5`) is probed once: no plan. Nor
+ * for `c IN (…)`, which SQLite checks in one walk of the table. */
 static gboolean
 plan_auto (QStoreTableSchema  *schema,
            sqlite3_index_info *info,
@@ -496,8 +505,6 @@ plan_auto (QStoreTableSchema  *schema,
       const struct sqlite3_index_constraint *constraint = &info->aConstraint[i];
       sqlite3_value *rhs = NULL;
       QStoreCollation collation;
-      QStoreColumn *column;
-      Part part;
 
       if (!constraint->usable || constraint->op != SQLITE_INDEX_CONSTRAINT_EQ ||
           constraint->iColumn < 0 || constraint->iColumn > PLAN_MAX_AUTO_COLUMN)
@@ -507,9 +514,7 @@ plan_auto (QStoreTableSchema  *schema,
         continue;
       if (sqlite3_vtab_rhs_value (info, i, &rhs) == SQLITE_OK)
         continue;
-      column = qstore_vtab_schema_column (schema, constraint->iColumn);
-      part = (Part) { constraint->iColumn, collation, FALSE, column->affinity, FALSE };
-      if (in_needs_sqlite (info, i, &part))
+      if (sqlite3_vtab_in (info, i, -1))
         continue;
 
       memset (out, 0, sizeof *out);
@@ -519,7 +524,7 @@ plan_auto (QStoreTableSchema  *schema,
       out->eq[0] = i;
       out->lower = out->upper = -1;
       out->collation = collation;
-      out->rows = MAX (1.0, n_rows * 0.1);
+      out->rows = MAX (1.0, MIN (n_rows * 0.1, EQ_ROWS));
       out->cost = seek_cost (n_rows) + out->rows + n_rows * AUTO_BUILD_SHARE;
       return TRUE;
     }
@@ -550,6 +555,28 @@ candidate_better (const Candidate    *a,
   if (a_cost != b_cost)
     return a_cost < b_cost;
   return a->ordered && !b->ordered;
+}
+
+/* SQLite checks every constraint on the rows a plan returns, and takes
+ * the plan's row estimate as what the loop yields: the constraints the
+ * plan does not use filter those rows further. The same guesses as
+ * SQLite's for an ordinary table's terms no index serves: an equality
+ * keeps a quarter of the rows, anything else a little less than all. */
+static double
+unused_filter (sqlite3_index_info *info)
+{
+  double keep = 1.0;
+
+  for (int i = 0; i < info->nConstraint; i++)
+    {
+      unsigned char op = info->aConstraint[i].op;
+
+      if (!info->aConstraint[i].usable || info->aConstraintUsage[i].argvIndex > 0 ||
+          op == SQLITE_INDEX_CONSTRAINT_LIMIT || op == SQLITE_INDEX_CONSTRAINT_OFFSET)
+        continue;
+      keep *= is_eq (op) ? 0.25 : 0.9;
+    }
+  return keep;
 }
 
 int
@@ -615,7 +642,7 @@ qstore_vtab_best_index (QStoreSqlTable     *entry,
     info->idxNum |= PLAN_PACK_COLLATION (best.collation);
   info->orderByConsumed = best.ordered;
   info->estimatedCost = best.cost;
-  info->estimatedRows = (sqlite3_int64) best.rows;
+  info->estimatedRows = (sqlite3_int64) MAX (1.0, best.rows * unused_filter (info));
   if (best.unique)
     info->idxFlags |= SQLITE_INDEX_SCAN_UNIQUE;
 
