@@ -84,9 +84,13 @@ struct _QStoreCursor
   GBytes              *row;         /* when fetched through an index */
   const guint8        *row_data;
   gsize                row_len;
-  QStoreValue         *values;
-  guint                n_values;
-  gint64               rowid;
+  QStoreValue         *values;      /* the row's stored values, table->n_values slots */
+  guint                n_values;    /* the columns SQLite sees */
+  guint                n_slots;
+  /* Values are decoded as SQLite asks for them: a statement that reads
+   * one column of a wide row decodes only up to it. */
+  QStoreRowReader      reader;
+  guint                n_decoded;
 
   /* An automatic-index plan (PLAN_AUTO): the first probe walks the
    * table, the second builds the structure, the others use it. It lasts
@@ -388,6 +392,50 @@ hold_snapshot (QStoreCursor  *cursor,
   return TRUE;
 }
 
+/* Takes cursor->row_data as the current row; its values are decoded
+ * later, as asked for (row_decode_to()). */
+static gboolean
+row_start (QStoreCursor  *cursor,
+           GError       **error)
+{
+  QStoreTable *table = cursor->table;
+  guint n;
+
+  cursor->n_decoded = 0;
+  if (!qstore_row_reader_init (&cursor->reader, cursor->row_data, cursor->row_len, &n, error))
+    {
+      g_prefix_error (error, "Table “%s”: ", cursor->entry->schema->name);
+      return FALSE;
+    }
+  if (n != table->n_values)
+    {
+      g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_CORRUPT,
+                   "A row of table “%s” holds %u values where %u are expected: the data "
+                   "store does not match the table's schema",
+                   cursor->entry->schema->name, n, table->n_values);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* Decodes the current row's values up to slot @slot. */
+static gboolean
+row_decode_to (QStoreCursor  *cursor,
+               guint          slot,
+               GError       **error)
+{
+  while (cursor->n_decoded <= slot)
+    {
+      if (!qstore_row_reader_next (&cursor->reader, &cursor->values[cursor->n_decoded], error))
+        {
+          g_prefix_error (error, "Table “%s”: ", cursor->entry->schema->name);
+          return FALSE;
+        }
+      cursor->n_decoded++;
+    }
+  return TRUE;
+}
+
 /* Moves to the next row of the plan, across its windows. */
 static gboolean
 cursor_advance (QStoreCursor  *cursor,
@@ -422,9 +470,7 @@ cursor_advance (QStoreCursor  *cursor,
                                                     cursor->auto_next++),
                                      &cursor->key, &cursor->key_len,
                                      &cursor->row_data, &cursor->row_len);
-          cursor->rowid = 0;
-          return qstore_table_decode_row (cursor->table, cursor->row_data, cursor->row_len,
-                                          cursor->values, &cursor->rowid, error);
+          return row_start (cursor, error);
         }
 
       if (cursor->iter == NULL)
@@ -498,9 +544,7 @@ cursor_advance (QStoreCursor  *cursor,
           cursor->row_data = qstore_iter_peek_value (cursor->iter, &cursor->row_len);
         }
 
-      cursor->rowid = 0;
-      return qstore_table_decode_row (cursor->table, cursor->row_data, cursor->row_len,
-                                      cursor->values, &cursor->rowid, error);
+      return row_start (cursor, error);
     }
 }
 
@@ -573,11 +617,7 @@ point_read (QStoreCursor   *cursor,
 
   cursor->key = key->data;
   cursor->key_len = key->len;
-  cursor->rowid = 0;
-  if (!qstore_table_decode_row (cursor->table, cursor->row_data, cursor->row_len,
-                                cursor->values, &cursor->rowid, error))
-    return FALSE;
-  return TRUE;
+  return row_start (cursor, error);
 }
 
 /* Past this, an automatic index is given up and the table walked for
@@ -623,7 +663,9 @@ auto_build (QStoreCursor     *cursor,
         }
       key = qstore_iter_peek_key (iter, &key_len);
       row = qstore_iter_peek_value (iter, &row_len);
-      ok = qstore_table_decode_row (cursor->table, row, row_len, cursor->values, NULL, error) &&
+      cursor->row_data = row;
+      cursor->row_len = row_len;
+      ok = row_start (cursor, error) && row_decode_to (cursor, column, error) &&
            qstore_auto_index_add (index, key, key_len, row, row_len, &cursor->values[column],
                                   error);
       if (ok && qstore_auto_index_get_size (index) > AUTO_MAX_BYTES)
@@ -634,6 +676,7 @@ auto_build (QStoreCursor     *cursor,
         }
     }
   g_object_unref (iter);
+  cursor->row_data = NULL;
   if (cursor->snapshot != NULL)
     qstore_coordinator_release_snapshot (cursor->entry->database->coordinator,
                                          g_steal_pointer (&cursor->snapshot));
@@ -727,11 +770,13 @@ vtab_filter (sqlite3_vtab_cursor  *base,
       g_clear_pointer (&cursor->parts, g_array_unref);
       cursor->parts_index = -2;
     }
-  if (cursor->values == NULL || cursor->n_values != n_columns)
+  if (cursor->values == NULL || cursor->n_values != n_columns ||
+      cursor->n_slots != cursor->table->n_values)
     {
       g_free (cursor->values);
       cursor->n_values = n_columns;
-      cursor->values = g_new0 (QStoreValue, MAX (cursor->n_values, 1));
+      cursor->n_slots = cursor->table->n_values;
+      cursor->values = g_new0 (QStoreValue, MAX (cursor->n_slots, 1));
     }
   cursor->by_index = kind == PLAN_INDEX;
   cursor->index = PLAN_INDEX_NO (idx_num);
@@ -807,12 +852,15 @@ vtab_column (sqlite3_vtab_cursor *base,
              int                  column)
 {
   QStoreCursor *cursor = (QStoreCursor *) base;
+  GError *error = NULL;
 
   if (column < 0 || (guint) column >= cursor->n_values || cursor->eof)
     {
       sqlite3_result_null (context);
       return SQLITE_OK;
     }
+  if (!row_decode_to (cursor, column, &error))
+    return vtab_fail (base->pVtab, cursor->entry->database, error);
   qstore_value_to_result (context, &cursor->values[column]);
   return SQLITE_OK;
 }
@@ -843,7 +891,21 @@ vtab_rowid (sqlite3_vtab_cursor *base,
   QStoreCursor *cursor = (QStoreCursor *) base;
 
   if (qstore_vtab_keyed_by_rowid (cursor->entry->schema))
-    *rowid = cursor->rowid;
+    {
+      int position = cursor->table->rowid_position;
+      GError *error = NULL;
+
+      if (position < 0 || !row_decode_to (cursor, position, &error) ||
+          cursor->values[position].type != QSTORE_VALUE_INTEGER)
+        {
+          if (error == NULL)
+            g_set_error (&error, QSTORE_ERROR, QSTORE_ERROR_CORRUPT,
+                         "A row of table “%s” has no integer rowid: the data store does not "
+                         "match the table's schema", cursor->entry->schema->name);
+          return vtab_fail (base->pVtab, cursor->entry->database, error);
+        }
+      *rowid = cursor->values[position].integer;
+    }
   else
     *rowid = rowid_for_key (cursor->entry, cursor->key, cursor->key_len);
   return SQLITE_OK;
