@@ -52,4 +52,43 @@ void             qstore_auto_index_get_row   (QStoreAutoIndex    *self,
                                               const guint8      **row,
                                               gsize              *row_len);
 
+/* A correlated subquery's tables are opened again for every row of the
+ * query around it: what a cursor learnt about its automatic index (the
+ * structure, or how many probes it saw) is shelved when it closes, for
+ * the next cursor of the same plan in the same statement run. The shelf
+ * empties when no cursor of the database is open: statements have
+ * ended. A shelved structure is taken only under the same token (the
+ * table's writes, the transaction, the snapshot). */
+typedef struct _QStoreAutoShelf QStoreAutoShelf;
+
+typedef struct
+{
+  guint64  writes;       /* the table's n_writes */
+  guint64  in_transaction;
+  guint64  serial;       /* the shared snapshot held, 0 for none */
+} QStoreAutoToken;
+
+QStoreAutoShelf *qstore_auto_shelf_new          (void);
+void             qstore_auto_shelf_free         (QStoreAutoShelf       *self);
+void             qstore_auto_shelf_opened       (QStoreAutoShelf       *self);
+void             qstore_auto_shelf_closed       (QStoreAutoShelf       *self);
+/* Shelves @index (taken; may be NULL) and @probes for @owner's plan
+ * @plan (its idxStr). */
+void             qstore_auto_shelf_put          (QStoreAutoShelf       *self,
+                                                 gconstpointer          owner,
+                                                 const char            *plan,
+                                                 QStoreAutoIndex       *index,
+                                                 guint                  probes,
+                                                 const QStoreAutoToken *token);
+/* What was shelved for @owner's @plan under @token: the structure (or
+ * NULL) and, in *@probes, the probes so far (0 when nothing matches). */
+QStoreAutoIndex *qstore_auto_shelf_take         (QStoreAutoShelf       *self,
+                                                 gconstpointer          owner,
+                                                 const char            *plan,
+                                                 const QStoreAutoToken *token,
+                                                 guint                 *probes);
+/* Forgets what @owner shelved (it goes away). */
+void             qstore_auto_shelf_forget       (QStoreAutoShelf       *self,
+                                                 gconstpointer          owner);
+
 G_END_DECLS

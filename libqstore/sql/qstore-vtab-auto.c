@@ -413,3 +413,122 @@ qstore_auto_index_get_row (QStoreAutoIndex  *self,
   *row = self->arena->data + r->row_off;
   *row_len = r->row_len;
 }
+
+/* The shelf */
+
+typedef struct
+{
+  gconstpointer     owner;
+  const char       *plan;
+  QStoreAutoIndex  *index;
+  guint             probes;
+  QStoreAutoToken   token;
+} Shelved;
+
+struct _QStoreAutoShelf
+{
+  guint   open_cursors;
+  GArray *items;   /* Shelved */
+};
+
+static void
+shelved_clear (gpointer data)
+{
+  qstore_auto_index_free (((Shelved *) data)->index);
+}
+
+QStoreAutoShelf *
+qstore_auto_shelf_new (void)
+{
+  QStoreAutoShelf *self = g_new0 (QStoreAutoShelf, 1);
+
+  self->items = g_array_new (FALSE, FALSE, sizeof (Shelved));
+  g_array_set_clear_func (self->items, shelved_clear);
+  return self;
+}
+
+void
+qstore_auto_shelf_free (QStoreAutoShelf *self)
+{
+  g_array_unref (self->items);
+  g_free (self);
+}
+
+void
+qstore_auto_shelf_opened (QStoreAutoShelf *self)
+{
+  self->open_cursors++;
+}
+
+void
+qstore_auto_shelf_closed (QStoreAutoShelf *self)
+{
+  g_assert (self->open_cursors > 0);
+  if (--self->open_cursors == 0 && self->items->len > 0)
+    g_array_set_size (self->items, 0);
+}
+
+static gint
+shelf_find (QStoreAutoShelf *self,
+            gconstpointer    owner,
+            const char      *plan)
+{
+  for (guint i = 0; i < self->items->len; i++)
+    {
+      Shelved *item = &g_array_index (self->items, Shelved, i);
+
+      if (item->owner == owner && (plan == NULL || item->plan == plan))
+        return (gint) i;
+    }
+  return -1;
+}
+
+void
+qstore_auto_shelf_put (QStoreAutoShelf       *self,
+                       gconstpointer          owner,
+                       const char            *plan,
+                       QStoreAutoIndex       *index,
+                       guint                  probes,
+                       const QStoreAutoToken *token)
+{
+  Shelved item = { owner, plan, index, probes, *token };
+  gint found = shelf_find (self, owner, plan);
+
+  if (found >= 0)
+    g_array_remove_index_fast (self->items, found);
+  g_array_append_val (self->items, item);
+}
+
+QStoreAutoIndex *
+qstore_auto_shelf_take (QStoreAutoShelf       *self,
+                        gconstpointer          owner,
+                        const char            *plan,
+                        const QStoreAutoToken *token,
+                        guint                 *probes)
+{
+  gint found = shelf_find (self, owner, plan);
+  Shelved *item;
+  QStoreAutoIndex *index = NULL;
+
+  *probes = 0;
+  if (found < 0)
+    return NULL;
+  item = &g_array_index (self->items, Shelved, found);
+  if (memcmp (&item->token, token, sizeof *token) == 0)
+    {
+      index = g_steal_pointer (&item->index);
+      *probes = item->probes;
+    }
+  g_array_remove_index_fast (self->items, found);
+  return index;
+}
+
+void
+qstore_auto_shelf_forget (QStoreAutoShelf *self,
+                          gconstpointer    owner)
+{
+  gint found;
+
+  while ((found = shelf_find (self, owner, NULL)) >= 0)
+    g_array_remove_index_fast (self->items, found);
+}
