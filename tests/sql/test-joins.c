@@ -289,6 +289,10 @@ test_writes (Fixture       *f,
       both_exec (f, statements[i]);
       assert_same_tables (f);
       assert_same_rows (f, "SELECT l.id AS c1, r.id AS c2 FROM l JOIN r ON l.t = r.t");
+      /* The same text again: its structure from the last run (kept
+       * across the subquery's cursors) must not survive the write. */
+      assert_same_rows (f, "SELECT l.id AS c1, (SELECT group_concat(r.id) FROM r "
+                           "WHERE r.tn = l.t) AS c2 FROM l");
     }
 
   /* Inside a transaction, the join sees the transaction's own writes. */
