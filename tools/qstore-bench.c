@@ -24,8 +24,11 @@
  *   go in as values (encoded, constraint-checked, indexed by the table),
  *   reads decode stored rows.
  * - sql: the same table through SQL on the database's own connection, with
- *   the statements raw_sqlite prepares, prepared once and reused, and its
- *   BEGIN IMMEDIATE / BEGIN / COMMIT.
+ *   the statements raw_sqlite prepares, prepared once and reused; its
+ *   BEGIN IMMEDIATE / BEGIN / COMMIT go through qstore_database_exec(), as
+ *   an application's do, so that a read transaction reads one snapshot as
+ *   SQLite's does (a statement stepped on the connection directly does not
+ *   tell qstore that a transaction began).
  */
 #include "config.h"
 
@@ -124,9 +127,6 @@ typedef struct
   sqlite3_stmt      *st_insert;
   sqlite3_stmt      *st_get;
   sqlite3_stmt      *st_index;
-  sqlite3_stmt      *st_begin_write;
-  sqlite3_stmt      *st_begin_read;
-  sqlite3_stmt      *st_commit;
 
   guint64            rng;
 } Bench;
@@ -685,7 +685,7 @@ sql_insert_transaction (Bench          *bench,
                         guint64        *checksum,
                         GError        **error)
 {
-  if (!sql_run (bench, bench->st_begin_write, error))
+  if (!qstore_database_exec (bench->database, "BEGIN IMMEDIATE", error))
     return FALSE;
   for (guint64 i = 0; i < n; i++)
     {
@@ -695,7 +695,7 @@ sql_insert_transaction (Bench          *bench,
         return FALSE;
       *checksum += (guint64) row_score (id);
     }
-  return sql_run (bench, bench->st_commit, error);
+  return qstore_database_exec (bench->database, "COMMIT", error);
 }
 
 /* Phases */
@@ -852,7 +852,7 @@ begin_read (Bench            *bench,
     case LAYER_TABLE:
       return TRUE;
     case LAYER_SQL:
-      return sql_run (bench, bench->st_begin_read, error);
+      return qstore_database_exec (bench->database, "BEGIN", error);
     }
   g_assert_not_reached ();
 }
@@ -864,7 +864,7 @@ end_read (Bench            *bench,
 {
   g_clear_object (snapshot);
   if (bench->layer == LAYER_SQL)
-    return sql_run (bench, bench->st_commit, error);
+    return qstore_database_exec (bench->database, "COMMIT", error);
   return TRUE;
 }
 
@@ -1286,10 +1286,7 @@ open_database (Bench            *bench,
          sql_prepare (bench, "SELECT name, score FROM bench WHERE id=?",
                       &bench->st_get, error) &&
          sql_prepare (bench, "SELECT id FROM bench WHERE score BETWEEN ? AND ?",
-                      &bench->st_index, error) &&
-         sql_prepare (bench, "BEGIN IMMEDIATE", &bench->st_begin_write, error) &&
-         sql_prepare (bench, "BEGIN", &bench->st_begin_read, error) &&
-         sql_prepare (bench, "COMMIT", &bench->st_commit, error);
+                      &bench->st_index, error);
 }
 
 /* Lets go of every store, statement and handle; the database is closed
@@ -1304,9 +1301,6 @@ bench_close (Bench     *bench,
   g_clear_pointer (&bench->st_insert, sqlite3_finalize);
   g_clear_pointer (&bench->st_get, sqlite3_finalize);
   g_clear_pointer (&bench->st_index, sqlite3_finalize);
-  g_clear_pointer (&bench->st_begin_write, sqlite3_finalize);
-  g_clear_pointer (&bench->st_begin_read, sqlite3_finalize);
-  g_clear_pointer (&bench->st_commit, sqlite3_finalize);
   bench->db = NULL;
   g_clear_pointer (&bench->key_buf, g_byte_array_unref);
   g_clear_pointer (&bench->bound_buf, g_byte_array_unref);
