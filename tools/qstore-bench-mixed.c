@@ -172,21 +172,11 @@ static const Statement statements[] = {
 
 static const char *const kinds[] = { "click", "view", "buy", "share", "leave" };
 
-static guint64
-rng_next (guint64 *state)
-{
-  guint64 z = (*state += G_GUINT64_CONSTANT (0x9E3779B97F4A7C15));
-
-  z = (z ^ (z >> 30)) * G_GUINT64_CONSTANT (0xBF58476D1CE4E5B9);
-  z = (z ^ (z >> 27)) * G_GUINT64_CONSTANT (0x94D049BB133111EB);
-  return z ^ (z >> 31);
-}
-
 static gint64
 draw (guint64 *rng,
       gint64   n)
 {
-  return (gint64) (rng_next (rng) % (guint64) MAX (n, 1));
+  return (gint64) (qstore_bench_rng_next (rng) % (guint64) MAX (n, 1));
 }
 
 static char *
@@ -196,7 +186,7 @@ city_name (gint64   n,
   char *name = g_strdup_printf ("city-%02d", (int) n);
 
   /* Cities compare under NOCASE: ask in any case. */
-  if (rng != NULL && (rng_next (rng) & 1))
+  if (rng != NULL && (qstore_bench_rng_next (rng) & 1))
     name[0] = 'C';
   return name;
 }

@@ -139,16 +139,6 @@ typedef struct
 
 /* The workload */
 
-static guint64
-rng_next (guint64 *state)
-{
-  guint64 z = (*state += G_GUINT64_CONSTANT (0x9E3779B97F4A7C15));
-
-  z = (z ^ (z >> 30)) * G_GUINT64_CONSTANT (0xBF58476D1CE4E5B9);
-  z = (z ^ (z >> 27)) * G_GUINT64_CONSTANT (0x94D049BB133111EB);
-  return z ^ (z >> 31);
-}
-
 static gint64
 row_score (guint64 id)
 {
@@ -260,7 +250,7 @@ make_shuffled_ids (guint64  n,
     ids[i] = i;
   for (guint64 i = n; i-- > 1;)
     {
-      guint64 j = rng_next (rng) % (i + 1);
+      guint64 j = qstore_bench_rng_next (rng) % (i + 1);
       guint64 t = ids[i];
 
       ids[i] = ids[j];
@@ -889,7 +879,8 @@ phase_get (Bench   *bench,
   if (!begin_read (bench, &snapshot, error))
     return FALSE;
   for (guint64 i = 0; i < bench->rows; i++)
-    if (!read_row (bench, snapshot, rng_next (&bench->rng) % bench->rows, &checksum, error))
+    if (!read_row (bench, snapshot, qstore_bench_rng_next (&bench->rng) % bench->rows,
+                   &checksum, error))
       return FALSE;
   if (!end_read (bench, &snapshot, error))
     return FALSE;
@@ -897,7 +888,7 @@ phase_get (Bench   *bench,
 
   /* Replay the same draws against the row formulas. */
   for (guint64 i = 0; i < bench->rows; i++)
-    expected += expected_touch (rng_next (&rng_before) % bench->rows);
+    expected += expected_touch (qstore_bench_rng_next (&rng_before) % bench->rows);
   g_assert (rng_before == bench->rng);
   if (!check_checksum ("get", "checksum", checksum, expected, error))
     return FALSE;
@@ -975,7 +966,7 @@ phase_scan (Bench   *bench,
     return FALSE;
   for (int s = 0; s < SCAN_COUNT; s++)
     {
-      guint64 lo = rng_next (&bench->rng) % SCAN_LO_MOD;
+      guint64 lo = qstore_bench_rng_next (&bench->rng) % SCAN_LO_MOD;
       guint64 hi = lo + SCAN_WIDTH - 1;
       gboolean ok = FALSE;
 
@@ -1003,7 +994,7 @@ phase_scan (Bench   *bench,
   inverse = score_factor_inverse ();
   for (int s = 0; s < SCAN_COUNT; s++)
     {
-      guint64 lo = rng_next (&rng_before) % SCAN_LO_MOD;
+      guint64 lo = qstore_bench_rng_next (&rng_before) % SCAN_LO_MOD;
 
       for (guint64 score = lo; score < lo + SCAN_WIDTH; score++)
         for (guint64 id = (score * inverse) % SCORE_MOD; id < bench->rows; id += SCORE_MOD)
@@ -1514,7 +1505,7 @@ main (int    argc,
     }
   else
     for (guint64 i = 0; i < bench.rows; i++)
-      rng_next (&bench.rng);
+      qstore_bench_rng_next (&bench.rng);
 
   if (bench.phases & PHASE_SCAN)
     {
@@ -1523,7 +1514,7 @@ main (int    argc,
     }
   else
     for (guint i = 0; i < SCAN_COUNT; i++)
-      rng_next (&bench.rng);
+      qstore_bench_rng_next (&bench.rng);
 
   if (bench.phases & PHASE_SMALL_TXN)
     if (!phase_small_txn (&bench, &error))

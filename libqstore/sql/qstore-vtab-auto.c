@@ -392,8 +392,12 @@ qstore_auto_index_probe (QStoreAutoIndex  *self,
 
   g_array_sort (matches, compare_rows);
   for (guint i = 0; i < matches->len; i++)
-    if (kept == 0 || g_array_index (matches, guint32, i) != g_array_index (matches, guint32, kept - 1))
-      g_array_index (matches, guint32, kept++) = g_array_index (matches, guint32, i);
+    {
+      guint32 row = g_array_index (matches, guint32, i);
+
+      if (kept == 0 || row != g_array_index (matches, guint32, kept - 1))
+        g_array_index (matches, guint32, kept++) = row;
+    }
   g_array_set_size (matches, kept);
   return TRUE;
 }

@@ -467,21 +467,6 @@ column_is_indexed (QStoreTableSchema *schema,
   return FALSE;
 }
 
-static gboolean
-collation_from_name (const char      *name,
-                     QStoreCollation *collation)
-{
-  if (name == NULL || g_ascii_strcasecmp (name, "BINARY") == 0)
-    *collation = QSTORE_COLLATION_BINARY;
-  else if (g_ascii_strcasecmp (name, "NOCASE") == 0)
-    *collation = QSTORE_COLLATION_NOCASE;
-  else if (g_ascii_strcasecmp (name, "RTRIM") == 0)
-    *collation = QSTORE_COLLATION_RTRIM;
-  else
-    return FALSE;
-  return TRUE;
-}
-
 /* Of what the structure costs to build (a walk of the table), the share
  * each probe is charged: it pays once several probes share it. Above an
  * index seek's cost, so that a real index always wins. */
@@ -509,7 +494,7 @@ plan_auto (QStoreTableSchema  *schema,
       if (!constraint->usable || constraint->op != SQLITE_INDEX_CONSTRAINT_EQ ||
           constraint->iColumn < 0 || constraint->iColumn > PLAN_MAX_AUTO_COLUMN)
         continue;
-      if (!collation_from_name (sqlite3_vtab_collation (info, i), &collation) ||
+      if (!qstore_collation_from_name (sqlite3_vtab_collation (info, i), &collation) ||
           column_is_indexed (schema, constraint->iColumn, collation))
         continue;
       if (sqlite3_vtab_rhs_value (info, i, &rhs) == SQLITE_OK)
