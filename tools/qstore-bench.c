@@ -24,8 +24,11 @@
  *   go in as values (encoded, constraint-checked, indexed by the table),
  *   reads decode stored rows.
  * - sql: the same table through SQL on the database's own connection, with
- *   the statements raw_sqlite prepares, prepared once and reused, and its
- *   BEGIN IMMEDIATE / BEGIN / COMMIT.
+  *   the statements raw_sqlite prepares, prepared once and reused; its
+ *   BEGIN IMMEDIATE / BEGIN / COMMIT go through qstore_database_exec(), as
+ *   an application's do, so that a read transaction reads one snapshot as
+ *   SQLite's does (a statement stepped on the connection directly does not
+ *   tell qstore that a transaction began).
  * - unsafe-window: a workload of its own, --rows events (see
  *   qstore-bench-window.c): guarded applies against plain upserts of the
  *   same rows, and composed-page reads.
@@ -51,6 +54,7 @@
 #include "qstore-database-private.h"
 #include "qstore-table-private.h"
 
+#include "qstore-bench-mixed.h"
 #include "qstore-bench-window.h"
 
 #define BENCH_SEED       42
@@ -131,9 +135,6 @@ typedef struct
   sqlite3_stmt      *st_insert;
   sqlite3_stmt      *st_get;
   sqlite3_stmt      *st_index;
-  sqlite3_stmt      *st_begin_write;
-  sqlite3_stmt      *st_begin_read;
-  sqlite3_stmt      *st_commit;
 
   guint64            rng;
 } Bench;
@@ -145,16 +146,6 @@ typedef struct
 } Stamp;
 
 /* The workload */
-
-static guint64
-rng_next (guint64 *state)
-{
-  guint64 z = (*state += G_GUINT64_CONSTANT (0x9E3779B97F4A7C15));
-
-  z = (z ^ (z >> 30)) * G_GUINT64_CONSTANT (0xBF58476D1CE4E5B9);
-  z = (z ^ (z >> 27)) * G_GUINT64_CONSTANT (0x94D049BB133111EB);
-  return z ^ (z >> 31);
-}
 
 static gint64
 row_score (guint64 id)
@@ -267,7 +258,7 @@ make_shuffled_ids (guint64  n,
     ids[i] = i;
   for (guint64 i = n; i-- > 1;)
     {
-      guint64 j = rng_next (rng) % (i + 1);
+      guint64 j = qstore_bench_rng_next (rng) % (i + 1);
       guint64 t = ids[i];
 
       ids[i] = ids[j];
@@ -692,7 +683,7 @@ sql_insert_transaction (Bench          *bench,
                         guint64        *checksum,
                         GError        **error)
 {
-  if (!sql_run (bench, bench->st_begin_write, error))
+  if (!qstore_database_exec (bench->database, "BEGIN IMMEDIATE", error))
     return FALSE;
   for (guint64 i = 0; i < n; i++)
     {
@@ -702,7 +693,7 @@ sql_insert_transaction (Bench          *bench,
         return FALSE;
       *checksum += (guint64) row_score (id);
     }
-  return sql_run (bench, bench->st_commit, error);
+  return qstore_database_exec (bench->database, "COMMIT", error);
 }
 
 /* Phases */
@@ -859,7 +850,7 @@ begin_read (Bench            *bench,
     case LAYER_TABLE:
       return TRUE;
     case LAYER_SQL:
-      return sql_run (bench, bench->st_begin_read, error);
+      return qstore_database_exec (bench->database, "BEGIN", error);
     }
   g_assert_not_reached ();
 }
@@ -871,7 +862,7 @@ end_read (Bench            *bench,
 {
   g_clear_object (snapshot);
   if (bench->layer == LAYER_SQL)
-    return sql_run (bench, bench->st_commit, error);
+    return qstore_database_exec (bench->database, "COMMIT", error);
   return TRUE;
 }
 
@@ -896,7 +887,8 @@ phase_get (Bench   *bench,
   if (!begin_read (bench, &snapshot, error))
     return FALSE;
   for (guint64 i = 0; i < bench->rows; i++)
-    if (!read_row (bench, snapshot, rng_next (&bench->rng) % bench->rows, &checksum, error))
+    if (!read_row (bench, snapshot, qstore_bench_rng_next (&bench->rng) % bench->rows,
+                   &checksum, error))
       return FALSE;
   if (!end_read (bench, &snapshot, error))
     return FALSE;
@@ -904,7 +896,7 @@ phase_get (Bench   *bench,
 
   /* Replay the same draws against the row formulas. */
   for (guint64 i = 0; i < bench->rows; i++)
-    expected += expected_touch (rng_next (&rng_before) % bench->rows);
+    expected += expected_touch (qstore_bench_rng_next (&rng_before) % bench->rows);
   g_assert (rng_before == bench->rng);
   if (!check_checksum ("get", "checksum", checksum, expected, error))
     return FALSE;
@@ -982,7 +974,7 @@ phase_scan (Bench   *bench,
     return FALSE;
   for (int s = 0; s < SCAN_COUNT; s++)
     {
-      guint64 lo = rng_next (&bench->rng) % SCAN_LO_MOD;
+      guint64 lo = qstore_bench_rng_next (&bench->rng) % SCAN_LO_MOD;
       guint64 hi = lo + SCAN_WIDTH - 1;
       gboolean ok = FALSE;
 
@@ -1010,7 +1002,7 @@ phase_scan (Bench   *bench,
   inverse = score_factor_inverse ();
   for (int s = 0; s < SCAN_COUNT; s++)
     {
-      guint64 lo = rng_next (&rng_before) % SCAN_LO_MOD;
+      guint64 lo = qstore_bench_rng_next (&rng_before) % SCAN_LO_MOD;
 
       for (guint64 score = lo; score < lo + SCAN_WIDTH; score++)
         for (guint64 id = (score * inverse) % SCORE_MOD; id < bench->rows; id += SCORE_MOD)
@@ -1293,10 +1285,7 @@ open_database (Bench            *bench,
          sql_prepare (bench, "SELECT name, score FROM bench WHERE id=?",
                       &bench->st_get, error) &&
          sql_prepare (bench, "SELECT id FROM bench WHERE score BETWEEN ? AND ?",
-                      &bench->st_index, error) &&
-         sql_prepare (bench, "BEGIN IMMEDIATE", &bench->st_begin_write, error) &&
-         sql_prepare (bench, "BEGIN", &bench->st_begin_read, error) &&
-         sql_prepare (bench, "COMMIT", &bench->st_commit, error);
+                      &bench->st_index, error);
 }
 
 /* Lets go of every store, statement and handle; the database is closed
@@ -1311,9 +1300,6 @@ bench_close (Bench     *bench,
   g_clear_pointer (&bench->st_insert, sqlite3_finalize);
   g_clear_pointer (&bench->st_get, sqlite3_finalize);
   g_clear_pointer (&bench->st_index, sqlite3_finalize);
-  g_clear_pointer (&bench->st_begin_write, sqlite3_finalize);
-  g_clear_pointer (&bench->st_begin_read, sqlite3_finalize);
-  g_clear_pointer (&bench->st_commit, sqlite3_finalize);
   bench->db = NULL;
   g_clear_pointer (&bench->key_buf, g_byte_array_unref);
   g_clear_pointer (&bench->bound_buf, g_byte_array_unref);
@@ -1380,6 +1366,7 @@ main (int    argc,
   g_autofree char *provider_name = NULL;
   g_autofree char *layer = NULL;
   g_autofree char *phases_text = NULL;
+  g_autofree char *workload = NULL;
   g_autofree char *dir = NULL;
   g_autofree guint64 *ids = NULL;
   gint64 rows = -1;
@@ -1394,6 +1381,9 @@ main (int    argc,
     { "layer", 0, 0, G_OPTION_ARG_STRING, &layer,
       "The layer the workload goes through: kv (the default), table, sql or "
       "unsafe-window", "LAYER" },
+    { "workload", 'w', 0, G_OPTION_ARG_STRING, &workload,
+      "baseline (the default: the bench-baseline phases) or mixed (everyday SQL against "
+      "native SQLite, per query class; with --layer sql)", "NAME" },
     { "rows", 'n', 0, G_OPTION_ARG_INT64, &rows,
       "Rows to load, from 1 to 99000000 (default 1000000); events for unsafe-window "
       "(default 10000)", "N" },
@@ -1458,6 +1448,10 @@ main (int    argc,
     }
   if (rows == -1)
     rows = window_layer ? 10000 : 1000000;
+  if (workload != NULL && !g_str_equal (workload, "baseline") && !g_str_equal (workload, "mixed"))
+    return usage_error ("Unknown --workload: use baseline or mixed");
+  if (workload != NULL && g_str_equal (workload, "mixed") && bench.layer != LAYER_SQL)
+    return usage_error ("--workload mixed runs SQL: add --layer sql");
   if (rows < 1 || rows > MAX_ROWS)
     return usage_error ("--rows must be from 1 to 99000000");
   bench.phases = PHASE_LOAD | PHASE_GET | PHASE_SCAN | PHASE_SMALL_TXN | PHASE_SIZE;
@@ -1508,6 +1502,21 @@ main (int    argc,
       return 0;
     }
 
+  if (workload != NULL && g_str_equal (workload, "mixed"))
+    {
+      gboolean ok = qstore_bench_mixed (bench.provider_name, bench.location,
+                                        (caps & QSTORE_CAPABILITY_PERSISTENT) != 0, run, &error);
+
+      if (!keep)
+        location_remove (bench.location);
+      if (!ok)
+        {
+          g_printerr ("qstore-bench: %s\n", error->message);
+          return 1;
+        }
+      return 0;
+    }
+
   if (bench.layer == LAYER_KV)
     {
       bench.provider = qstore_provider_new (bench.provider_name, bench.location,
@@ -1541,7 +1550,7 @@ main (int    argc,
     }
   else
     for (guint64 i = 0; i < bench.rows; i++)
-      rng_next (&bench.rng);
+      qstore_bench_rng_next (&bench.rng);
 
   if (bench.phases & PHASE_SCAN)
     {
@@ -1550,7 +1559,7 @@ main (int    argc,
     }
   else
     for (guint i = 0; i < SCAN_COUNT; i++)
-      rng_next (&bench.rng);
+      qstore_bench_rng_next (&bench.rng);
 
   if (bench.phases & PHASE_SMALL_TXN)
     if (!phase_small_txn (&bench, &error))

@@ -57,6 +57,7 @@ typedef struct
   char            *object;        /* what that DDL is about */
   char            *refusal;       /* why the statement is refused */
   gboolean         drops_index;
+  gboolean         plain;         /* reads and writes rows, nothing else */
 } Watch;
 
 static void
@@ -150,6 +151,23 @@ watch_authorizer (void       *data,
       break;
 
     default:
+      break;
+    }
+
+  switch (action)
+    {
+    case SQLITE_SELECT:
+    case SQLITE_READ:
+    case SQLITE_INSERT:
+    case SQLITE_UPDATE:
+    case SQLITE_DELETE:
+    case SQLITE_FUNCTION:
+    case SQLITE_RECURSIVE:
+    case SQLITE_TRANSACTION:
+    case SQLITE_SAVEPOINT:
+      break;
+    default:
+      w->plain = FALSE;
       break;
     }
 
@@ -288,16 +306,36 @@ refused_on_vtab (const QStoreStatement *statement,
   return FALSE;
 }
 
+static gboolean
+router_read (QStoreDatabase   *db,
+             const char       *sql,
+             QStoreStatement  *statement,
+             gboolean         *plain,
+             GError          **error);
+
 gboolean
 qstore_router_read (QStoreDatabase   *db,
                     const char       *sql,
                     QStoreStatement  *statement,
                     GError          **error)
 {
-  g_auto(Watch) w = { db, statement, QSTORE_STATEMENT_SQL, NULL, NULL, FALSE };
+  gboolean plain;
+
+  return router_read (db, sql, statement, &plain, error);
+}
+
+static gboolean
+router_read (QStoreDatabase   *db,
+             const char       *sql,
+             QStoreStatement  *statement,
+             gboolean         *plain,
+             GError          **error)
+{
+  g_auto(Watch) w = { db, statement, QSTORE_STATEMENT_SQL, NULL, NULL, FALSE, TRUE };
   const char *tail = NULL;
   int rc;
 
+  *plain = FALSE;
   qstore_statement_parse (sql, statement);
   switch (statement->kind)
     {
@@ -411,7 +449,152 @@ qstore_router_read (QStoreDatabase   *db,
         }
       statement->insert_shape = qstore_statement_insert_shape (statement->text);
     }
+  *plain = w.plain && statement->kind == QSTORE_STATEMENT_SQL;
   return TRUE;
+}
+
+/* The statement cache */
+
+/* Statements that only read and write rows, kept prepared by their text:
+ * an application runs the same few again and again, and preparing one
+ * (SQLite's parse and plan, qstore's planning of every table in it, the
+ * authorizer's classification) costs more than running a small one. A
+ * statement is taken again only for exactly the text it was read from,
+ * and only while nothing but such statements ran: anything else (DDL, a
+ * PRAGMA, a TEMP table…) may change what a text means, and empties the
+ * cache. A statement running (its text run again from inside it) is
+ * not handed out twice. */
+
+#define CACHE_MAX 64
+
+typedef struct
+{
+  gatomicrefcount  ref;
+  char            *sql;
+  sqlite3_stmt    *stmt;
+  gboolean         busy;
+  /* What reading it found (see QStoreStatement) */
+  gboolean         writes;
+  gboolean         reads;
+  gboolean         rolls_back;
+  int              dml_action;
+  char            *dml_table;
+  char            *text;
+  gsize            end;           /* where it ends in @sql */
+} Cached;
+
+static Cached *
+cached_ref (Cached *cached)
+{
+  g_atomic_ref_count_inc (&cached->ref);
+  return cached;
+}
+
+static void
+cached_unref (Cached *cached)
+{
+  if (!g_atomic_ref_count_dec (&cached->ref))
+    return;
+  sqlite3_finalize (cached->stmt);
+  g_free (cached->sql);
+  g_free (cached->dml_table);
+  g_free (cached->text);
+  g_free (cached);
+}
+
+static const char cache_key[] = "statement cache";
+
+static GHashTable *
+statement_cache (QStoreDatabase *db)
+{
+  GHashTable *cache = qstore_database_get_extension_state (db, cache_key);
+
+  if (cache == NULL)
+    {
+      cache = g_hash_table_new_full (g_str_hash, g_str_equal, NULL,
+                                     (GDestroyNotify) cached_unref);
+      qstore_database_add_extension_state (db, cache_key, cache,
+                                           (GDestroyNotify) g_hash_table_unref);
+    }
+  return cache;
+}
+
+static void
+cache_clear (QStoreDatabase *db)
+{
+  GHashTable *cache = qstore_database_get_extension_state (db, cache_key);
+
+  if (cache != NULL)
+    g_hash_table_remove_all (cache);
+}
+
+/* The statement read from @sql before, filled into @statement, or NULL. */
+static Cached *
+cache_lookup (QStoreDatabase  *db,
+              const char      *sql,
+              QStoreStatement *statement)
+{
+  Cached *cached = g_hash_table_lookup (statement_cache (db), sql);
+
+  if (cached == NULL || cached->busy)
+    return NULL;
+
+  statement->kind = QSTORE_STATEMENT_SQL;
+  statement->start = sql;
+  statement->end = sql + cached->end;
+  statement->stmt = cached->stmt;
+  statement->writes = cached->writes;
+  statement->reads = cached->reads;
+  statement->rolls_back = cached->rolls_back;
+  statement->dml_action = cached->dml_action;
+  statement->dml_table = g_strdup (cached->dml_table);
+  if (cached->dml_action == SQLITE_INSERT)
+    statement->insert_shape = qstore_statement_insert_shape (cached->text);
+  cached->busy = TRUE;
+  return cached_ref (cached);
+}
+
+/* Keeps @statement, just read from @sql, when it is the whole of @sql. */
+static Cached *
+cache_add (QStoreDatabase  *db,
+           const char      *sql,
+           QStoreStatement *statement)
+{
+  GHashTable *cache = statement_cache (db);
+  Cached *cached;
+
+  if (statement->stmt == NULL || *qstore_sql_skip_space (statement->end) != '\0')
+    return NULL;
+  if (g_hash_table_size (cache) >= CACHE_MAX)
+    g_hash_table_remove_all (cache);
+
+  cached = g_new0 (Cached, 1);
+  g_atomic_ref_count_init (&cached->ref);
+  cached->sql = g_strdup (sql);
+  cached->stmt = statement->stmt;
+  cached->writes = statement->writes;
+  cached->reads = statement->reads;
+  cached->rolls_back = statement->rolls_back;
+  cached->dml_action = statement->dml_action;
+  cached->dml_table = g_strdup (statement->dml_table);
+  cached->text = g_strdup (statement->text);
+  cached->end = statement->end - sql;
+  cached->busy = TRUE;
+  g_hash_table_replace (cache, cached->sql, cached);
+  return cached_ref (cached);
+}
+
+/* Gives a statement from the cache back, ready to run again. */
+static void
+cache_return (QStoreStatement *statement,
+              Cached          *cached)
+{
+  g_assert (statement->stmt == NULL || statement->stmt == cached->stmt);
+  sqlite3_reset (cached->stmt);
+  sqlite3_clear_bindings (cached->stmt);
+  statement->stmt = NULL;
+  cached->busy = FALSE;
+  cached_unref (cached);
 }
 
 /* Running */
@@ -533,6 +716,7 @@ empty_result (QStoreDatabase *db)
 static gboolean
 run_sql (QStoreDatabase   *db,
          QStoreStatement  *statement,
+         Cached           *cached,
          GVariant         *params,
          QStoreResult    **result,
          GError          **error)
@@ -548,7 +732,10 @@ run_sql (QStoreDatabase   *db,
   db->insert_shape = g_steal_pointer (&statement->insert_shape);
   update_read_snapshot (db);
   ok = step_statement (db, statement->stmt, statement->writes, rows, error);
-  g_clear_pointer (&statement->stmt, sqlite3_finalize);
+  if (cached != NULL)
+    sqlite3_reset (statement->stmt);
+  else
+    g_clear_pointer (&statement->stmt, sqlite3_finalize);
   g_clear_pointer (&db->insert_shape, qstore_insert_shape_free);
   update_read_snapshot (db);
 
@@ -561,6 +748,62 @@ run_sql (QStoreDatabase   *db,
   return ok;
 }
 
+static gboolean
+dispatch (QStoreDatabase   *db,
+          QStoreStatement  *statement,
+          Cached           *cached,
+          GVariant         *params,
+          gboolean          single,
+          QStoreResult    **result,
+          GError          **error)
+{
+  const QStoreStatementHandler *handler;
+  gboolean reopen;
+  gboolean ok;
+
+  if (statement->kind == QSTORE_STATEMENT_EMPTY)
+    {
+      if (result != NULL)
+        *result = empty_result (db);
+      return TRUE;
+    }
+
+  if (!check_single (statement->end, single, error))
+    return FALSE;
+
+  for (guint i = 0; i < db->setup->n_extensions; i++)
+    {
+      const QStoreDatabaseExtension *extension = db->setup->extensions[i];
+
+      if (extension->check_statement != NULL &&
+          !extension->check_statement (db, statement, error))
+        return FALSE;
+    }
+
+  if (statement->kind == QSTORE_STATEMENT_SQL)
+    return run_sql (db, statement, cached, params, result, error);
+
+  handler = find_handler (db, statement);
+  if (handler == NULL)
+    {
+      g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_UNSUPPORTED,
+                   "%s is not supported by this database", qstore_statement_verb (statement->kind));
+      return FALSE;
+    }
+
+  if (!(handler->flags & QSTORE_HANDLER_DDL))
+    return handler->run (db, statement, result, error);
+
+  if (!ddl_begin (db, &reopen, error))
+    return FALSE;
+  ok = handler->run (db, statement, NULL, error);
+  if (!ddl_end (db, reopen, ok, error))
+    return FALSE;
+  if (result != NULL)
+    *result = empty_result (db);
+  return TRUE;
+}
+
 gboolean
 qstore_router_run (QStoreDatabase   *db,
                    const char       *sql,
@@ -571,57 +814,35 @@ qstore_router_run (QStoreDatabase   *db,
                    GError          **error)
 {
   g_auto(QStoreStatement) statement = { 0 };
-  const QStoreStatementHandler *handler;
-  gboolean reopen;
+  Cached *cached;
+  gboolean plain = FALSE;
   gboolean ok;
 
   *tail = qstore_sql_skip_space (sql);
   g_clear_error (&db->callback_error);
-  if (!qstore_router_read (db, sql, &statement, error))
-    return FALSE;
+  cached = cache_lookup (db, sql, &statement);
+  if (cached == NULL)
+    {
+      /* Whatever is not a plain statement may change what another
+       * text means: the cache starts again after it. */
+      if (!router_read (db, sql, &statement, &plain, error))
+        {
+          cache_clear (db);
+          return FALSE;
+        }
+      if (plain)
+        cached = cache_add (db, sql, &statement);
+      else
+        cache_clear (db);
+    }
   *tail = statement.end;
 
-  if (statement.kind == QSTORE_STATEMENT_EMPTY)
-    {
-      if (result != NULL)
-        *result = empty_result (db);
-      return TRUE;
-    }
-
-  if (!check_single (statement.end, single, error))
-    return FALSE;
-
-  for (guint i = 0; i < db->setup->n_extensions; i++)
-    {
-      const QStoreDatabaseExtension *extension = db->setup->extensions[i];
-
-      if (extension->check_statement != NULL &&
-          !extension->check_statement (db, &statement, error))
-        return FALSE;
-    }
-
-  if (statement.kind == QSTORE_STATEMENT_SQL)
-    return run_sql (db, &statement, params, result, error);
-
-  handler = find_handler (db, &statement);
-  if (handler == NULL)
-    {
-      g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_UNSUPPORTED,
-                   "%s is not supported by this database", qstore_statement_verb (statement.kind));
-      return FALSE;
-    }
-
-  if (!(handler->flags & QSTORE_HANDLER_DDL))
-    return handler->run (db, &statement, result, error);
-
-  if (!ddl_begin (db, &reopen, error))
-    return FALSE;
-  ok = handler->run (db, &statement, NULL, error);
-  if (!ddl_end (db, reopen, ok, error))
-    return FALSE;
-  if (result != NULL)
-    *result = empty_result (db);
-  return TRUE;
+  ok = dispatch (db, &statement, cached, params, single, result, error);
+  if (cached != NULL)
+    cache_return (&statement, cached);
+  else if (!plain)
+    cache_clear (db);
+  return ok;
 }
 
 /**

@@ -12,6 +12,9 @@ G_BEGIN_DECLS
 #define PLAN_SCAN  0
 #define PLAN_PK    1
 #define PLAN_INDEX 2
+/* A statement's automatic index (qstore-vtab-auto.c): the column in the
+ * index bits, the comparison's collation in PLAN_COLLATION. */
+#define PLAN_AUTO  3
 
 #define BOUND_NONE      0
 #define BOUND_STRICT    1
@@ -19,6 +22,7 @@ G_BEGIN_DECLS
 
 #define PLAN_MAX_PARTS   63
 #define PLAN_MAX_INDEXES 255
+#define PLAN_MAX_AUTO_COLUMN 255
 
 #define PLAN_PACK(kind, index, n_eq, lower, upper, reverse) \
   ((kind) | ((index) << 2) | ((n_eq) << 10) | ((lower) << 16) | ((upper) << 18) | ((reverse) << 20))
@@ -28,6 +32,8 @@ G_BEGIN_DECLS
 #define PLAN_LOWER(n)   (((n) >> 16) & 0x3)
 #define PLAN_UPPER(n)   (((n) >> 18) & 0x3)
 #define PLAN_REVERSE(n) (((n) >> 20) & 0x1)
+#define PLAN_PACK_COLLATION(collation) ((collation) << 21)
+#define PLAN_COLLATION(n) ((QStoreCollation) (((n) >> 21) & 0x3))
 
 /* One component of the key a plan walks. */
 typedef struct

@@ -199,6 +199,7 @@ typedef struct
   gboolean  reverse;
   double    cost;
   double    rows;
+  QStoreCollation collation;    /* PLAN_AUTO's comparison */
 } Candidate;
 
 /* Whether the rows of @parts, the first @n_fixed of them held to one
@@ -260,6 +261,8 @@ order_matches (QStoreTableSchema  *schema,
   *reverse = direction == 1;
   return TRUE;
 }
+
+#define EQ_ROWS 10.0
 
 static gboolean
 plan_candidate (QStoreTableSchema  *schema,
@@ -355,6 +358,12 @@ plan_candidate (QStoreTableSchema  *schema,
   else
     {
       out->rows = MAX (1.0, n_rows * selectivity);
+      /* Without statistics, SQLite takes an equality on an index to match
+       * about ten rows, whatever the table's size: so does qstore, or a
+       * seek on a large table would look dearer than a walk of a small
+       * one feeding it. */
+      if (out->n_eq > 0)
+        out->rows = MIN (out->rows, EQ_ROWS);
       out->cost = log_rows + out->rows * (index >= 0 ? 2.0 : 1.0);
     }
 
@@ -428,6 +437,85 @@ rows_wanted (sqlite3_index_info *info,
   return MIN (n_rows, (limit + offset) * filters);
 }
 
+/* Whether a walk of the primary key or of a whole index seeks on
+ * @column under @collation: then no automatic index is needed. */
+static gboolean
+column_is_indexed (QStoreTableSchema *schema,
+                   int                column,
+                   QStoreCollation    collation)
+{
+  if (column == schema->rowid_column)
+    return TRUE;
+  if (schema->pk->len > 0)
+    {
+      const QStoreKeyPart *first = &g_array_index (schema->pk, QStoreKeyPart, 0);
+
+      if ((int) first->column == column && first->collation == collation)
+        return TRUE;
+    }
+  for (guint i = 0; i < schema->indexes->len && i < PLAN_MAX_INDEXES; i++)
+    {
+      QStoreIndexSchema *index = g_ptr_array_index (schema->indexes, i);
+      const QStoreKeyPart *first;
+
+      if (index->where_sql != NULL || index->parts->len == 0)
+        continue;
+      first = &g_array_index (index->parts, QStoreKeyPart, 0);
+      if ((int) first->column == column && first->collation == collation)
+        return TRUE;
+    }
+  return FALSE;
+}
+
+/* Of what the structure costs to build (a walk of the table), the share
+ * each probe is charged: it pays once several probes share it. Above an
+ * index seek's cost, so that a real index always wins. */
+#define AUTO_BUILD_SHARE 0.1
+
+/* An automatic index (qstore-vtab-auto.c) for an equality on a column no
+ * index seeks on, its other side coming from an outer loop (or a
+ * parameter): SQLite would otherwise walk the whole table for every row
+ * of that loop. The cursor walks the table on the first probe and builds
+ * the structure on the second, so a statement that probes once pays no
+ * more than a scan. A constant (`c = 5`) is probed once: no plan. Nor
+ * for `c IN (…)`, which SQLite checks in one walk of the table. */
+static gboolean
+plan_auto (QStoreTableSchema  *schema,
+           sqlite3_index_info *info,
+           double              n_rows,
+           Candidate          *out)
+{
+  for (int i = 0; i < info->nConstraint; i++)
+    {
+      const struct sqlite3_index_constraint *constraint = &info->aConstraint[i];
+      sqlite3_value *rhs = NULL;
+      QStoreCollation collation;
+
+      if (!constraint->usable || constraint->op != SQLITE_INDEX_CONSTRAINT_EQ ||
+          constraint->iColumn < 0 || constraint->iColumn > PLAN_MAX_AUTO_COLUMN)
+        continue;
+      if (!qstore_collation_from_name (sqlite3_vtab_collation (info, i), &collation) ||
+          column_is_indexed (schema, constraint->iColumn, collation))
+        continue;
+      if (sqlite3_vtab_rhs_value (info, i, &rhs) == SQLITE_OK)
+        continue;
+      if (sqlite3_vtab_in (info, i, -1))
+        continue;
+
+      memset (out, 0, sizeof *out);
+      out->kind = PLAN_AUTO;
+      out->index = constraint->iColumn;
+      out->n_eq = 1;
+      out->eq[0] = i;
+      out->lower = out->upper = -1;
+      out->collation = collation;
+      out->rows = MAX (1.0, MIN (n_rows * 0.1, EQ_ROWS));
+      out->cost = seek_cost (n_rows) + out->rows + n_rows * AUTO_BUILD_SHARE;
+      return TRUE;
+    }
+  return FALSE;
+}
+
 /* SQLite sorts what an unordered plan gives when the statement wants an
  * order: the choice weighs that in. */
 #define SORT_COST_PER_ROW_AND_LEVEL 0.04
@@ -452,6 +540,28 @@ candidate_better (const Candidate    *a,
   if (a_cost != b_cost)
     return a_cost < b_cost;
   return a->ordered && !b->ordered;
+}
+
+/* SQLite checks every constraint on the rows a plan returns, and takes
+ * the plan's row estimate as what the loop yields: the constraints the
+ * plan does not use filter those rows further. The same guesses as
+ * SQLite's for an ordinary table's terms no index serves: an equality
+ * keeps a quarter of the rows, anything else a little less than all. */
+static double
+unused_filter (sqlite3_index_info *info)
+{
+  double keep = 1.0;
+
+  for (int i = 0; i < info->nConstraint; i++)
+    {
+      unsigned char op = info->aConstraint[i].op;
+
+      if (!info->aConstraint[i].usable || info->aConstraintUsage[i].argvIndex > 0 ||
+          op == SQLITE_INDEX_CONSTRAINT_LIMIT || op == SQLITE_INDEX_CONSTRAINT_OFFSET)
+        continue;
+      keep *= is_eq (op) ? 0.25 : 0.9;
+    }
+  return keep;
 }
 
 int
@@ -499,6 +609,9 @@ qstore_vtab_best_index (QStoreSqlTable     *entry,
         best = candidate;
     }
 
+  if (plan_auto (schema, info, n_rows, &candidate) && candidate_better (&candidate, &best, info))
+    best = candidate;
+
   for (guint k = 0; k < best.n_eq; k++)
     info->aConstraintUsage[best.eq[k]].argvIndex = argv_index++;
   if (best.lower >= 0)
@@ -510,9 +623,11 @@ qstore_vtab_best_index (QStoreSqlTable     *entry,
                             best.lower >= 0 ? best.lower_op : BOUND_NONE,
                             best.upper >= 0 ? best.upper_op : BOUND_NONE,
                             best.ordered && best.reverse ? 1 : 0);
+  if (best.kind == PLAN_AUTO)
+    info->idxNum |= PLAN_PACK_COLLATION (best.collation);
   info->orderByConsumed = best.ordered;
   info->estimatedCost = best.cost;
-  info->estimatedRows = (sqlite3_int64) best.rows;
+  info->estimatedRows = (sqlite3_int64) MAX (1.0, best.rows * unused_filter (info));
   if (best.unique)
     info->idxFlags |= SQLITE_INDEX_SCAN_UNIQUE;
 
@@ -534,6 +649,18 @@ qstore_vtab_best_index (QStoreSqlTable     *entry,
         else
           name = "index-range";
         info->idxStr = sqlite3_mprintf ("%s:%s", name, index->name);
+      }
+      break;
+
+    case PLAN_AUTO:
+      {
+        QStoreColumn *column = qstore_vtab_schema_column (schema, best.index);
+
+        if (best.collation == column->collation)
+          info->idxStr = sqlite3_mprintf ("auto-index:%s", column->name);
+        else
+          info->idxStr = sqlite3_mprintf ("auto-index:%s COLLATE %s", column->name,
+                                          qstore_collation_name (best.collation));
       }
       break;
 

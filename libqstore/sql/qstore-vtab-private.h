@@ -8,6 +8,35 @@
 
 G_BEGIN_DECLS
 
+typedef struct _QStoreCursor QStoreCursor;
+
+typedef struct
+{
+  sqlite3_vtab    base;
+  QStoreSqlTable *entry;
+  /* A closed cursor kept for the next xOpen: SQLite opens and closes one
+   * per statement run. */
+  QStoreCursor   *spare;
+
+  /* The row an index walk fetched last, under the shared snapshot of
+   * serial last_serial (0: none): a point read of its key that follows
+   * (ids from an index, then each row by id) takes it from here. */
+  guint64         last_serial;
+  GByteArray     *last_key;
+  GByteArray     *last_row;
+} QStoreVtab;
+
+/* Reports @error (taken) to SQLite through @vtab, and keeps it on the
+ * database so the caller sees qstore's code rather than SQLite's. */
+int       qstore_vtab_fail               (sqlite3_vtab       *vtab,
+                                          QStoreDatabase     *database,
+                                          GError             *error);
+/* xUpdate (qstore-vtab-write.c) */
+int       qstore_vtab_update             (sqlite3_vtab       *vtab,
+                                          int                 argc,
+                                          sqlite3_value     **argv,
+                                          sqlite3_int64      *rowid_out);
+
 /* Registers the module on @self's main connection. */
 gboolean  qstore_vtab_register_module    (QStoreDatabase     *self,
                                           GError            **error);

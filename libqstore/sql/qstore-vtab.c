@@ -14,12 +14,12 @@
  * text depending on the other operand's affinity, which a virtual table
  * cannot see, so the seek then also covers every text value.
  *
- * Writes: xUpdate applies the column affinity and the DEFAULTs SQLite
- * leaves to virtual tables, then hands the row to the QStoreTable, which
- * checks every constraint. Transactions and savepoints go to the
- * database's coordinator, which every table shares: a statement touching
- * several tables calls each hook once per table, so the coordinator's
- * hooks are idempotent.
+ * Writes (qstore-vtab-write.c): xUpdate applies the column affinity and
+ * the DEFAULTs SQLite leaves to virtual tables, then hands the row to the
+ * QStoreTable, which checks every constraint. Transactions and savepoints
+ * go to the database's coordinator, which every table shares: a statement
+ * touching several tables calls each hook once per table, so the
+ * coordinator's hooks are idempotent.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -30,25 +30,10 @@
 #include "qstore-affinity-private.h"
 #include "qstore-coordinator-private.h"
 #include "qstore-error.h"
+#include "qstore-vtab-auto-private.h"
 #include "qstore-vtab-private.h"
 
-typedef struct _QStoreCursor QStoreCursor;
 
-typedef struct
-{
-  sqlite3_vtab    base;
-  QStoreSqlTable *entry;
-  /* A closed cursor kept for the next xOpen: SQLite opens and closes one
-   * per statement run. */
-  QStoreCursor   *spare;
-
-  /* The row an index walk fetched last, under the shared snapshot of
-   * serial last_serial (0: none): a point read of its key that follows
-   * (ids from an index, then each row by id) takes it from here. */
-  guint64         last_serial;
-  GByteArray     *last_key;
-  GByteArray     *last_row;
-} QStoreVtab;
 
 struct _QStoreCursor
 {
@@ -83,9 +68,26 @@ struct _QStoreCursor
   GBytes              *row;         /* when fetched through an index */
   const guint8        *row_data;
   gsize                row_len;
-  QStoreValue         *values;
-  guint                n_values;
-  gint64               rowid;
+  QStoreValue         *values;      /* the row's stored values, table->n_values slots */
+  guint                n_values;    /* the columns SQLite sees */
+  guint                n_slots;
+  /* Values are decoded as SQLite asks for them: a statement that reads
+   * one column of a wide row decodes only up to it. */
+  QStoreRowReader      reader;
+  guint                n_decoded;
+
+  /* An automatic-index plan (PLAN_AUTO): the first probe walks the
+   * table, the second builds the structure, the others use it. It lasts
+   * as long as the cursor (one run of one statement) and only while the
+   * table takes no write. */
+  guint                auto_probes;
+  QStoreAutoIndex     *auto_index;
+  guint64              auto_writes;   /* the table's n_writes it was built at */
+  gboolean             auto_walk;     /* the current walk is over auto_matches */
+  GArray              *auto_matches;  /* guint32 rows of auto_index */
+  guint                auto_next;
+  gboolean             auto_off;      /* walk the table instead, for this run */
+  const char          *auto_plan;     /* the plan's idxStr, owned by the statement */
 };
 
 /* Helpers */
@@ -166,10 +168,10 @@ sqlite_code_for_error (const GError *error)
 
 /* Reports @error (taken) to SQLite through @vtab, and keeps it on the
  * database so the caller sees qstore's code rather than SQLite's. */
-static int
-vtab_fail (sqlite3_vtab   *vtab,
-           QStoreDatabase *database,
-           GError         *error)
+int
+qstore_vtab_fail (sqlite3_vtab   *vtab,
+                  QStoreDatabase *database,
+                  GError         *error)
 {
   int rc = sqlite_code_for_error (error);
 
@@ -190,6 +192,40 @@ vtab_best_index (sqlite3_vtab       *vtab,
 
 /* Cursors */
 
+static const char shelf_key[] = "automatic index shelf";
+
+static QStoreAutoShelf *
+vtab_shelf (QStoreDatabase *database,
+            gboolean        create)
+{
+  QStoreAutoShelf *shelf = qstore_database_get_extension_state (database, shelf_key);
+
+  if (shelf == NULL && create)
+    {
+      shelf = qstore_auto_shelf_new ();
+      qstore_database_add_extension_state (database, shelf_key, shelf,
+                                           (GDestroyNotify) qstore_auto_shelf_free);
+    }
+  return shelf;
+}
+
+/* What the table's contents are as the cursor reads them now: an
+ * automatic index built under another token is not taken again. */
+static void
+auto_token (QStoreCursor    *cursor,
+            QStoreAutoToken *token)
+{
+  QStoreCoordinator *coordinator = cursor->entry->database->coordinator;
+  QStoreSnapshot *held;
+
+  token->writes = cursor->table->n_writes;
+  token->in_transaction = qstore_coordinator_in_transaction (coordinator);
+  token->serial = 0;
+  held = qstore_coordinator_hold_snapshot (coordinator, FALSE, &token->serial, NULL);
+  if (held != NULL)
+    qstore_coordinator_release_snapshot (coordinator, held);
+}
+
 static int
 vtab_open (sqlite3_vtab         *vtab,
            sqlite3_vtab_cursor **out)
@@ -209,6 +245,7 @@ vtab_open (sqlite3_vtab         *vtab,
     }
   memset (&cursor->base, 0, sizeof cursor->base);
   cursor->eof = TRUE;
+  qstore_auto_shelf_opened (vtab_shelf (self->entry->database, TRUE));
   *out = &cursor->base;
   return SQLITE_OK;
 }
@@ -229,13 +266,26 @@ cursor_reset (QStoreCursor *cursor)
   cursor->key = NULL;
   cursor->row_data = NULL;
   cursor->point = FALSE;
+  cursor->auto_walk = FALSE;
   cursor->eof = TRUE;
+}
+
+/* The end of a statement run: its automatic index goes. */
+static void
+cursor_forget_auto (QStoreCursor *cursor)
+{
+  g_clear_pointer (&cursor->auto_index, qstore_auto_index_free);
+  cursor->auto_probes = 0;
+  cursor->auto_off = FALSE;
+  cursor->auto_plan = NULL;
 }
 
 static void
 cursor_free (QStoreCursor *cursor)
 {
   cursor_reset (cursor);
+  cursor_forget_auto (cursor);
+  g_clear_pointer (&cursor->auto_matches, g_array_unref);
   g_clear_object (&cursor->table);
   g_clear_pointer (&cursor->values, g_free);
   g_clear_pointer (&cursor->parts, g_array_unref);
@@ -251,8 +301,24 @@ vtab_close (sqlite3_vtab_cursor *base)
 {
   QStoreCursor *cursor = (QStoreCursor *) base;
   QStoreVtab *vtab = (QStoreVtab *) base->pVtab;
+  QStoreAutoShelf *shelf = vtab_shelf (cursor->entry->database, FALSE);
 
   cursor_reset (cursor);
+  /* What an automatic-index plan learnt, for the same plan opened again
+   * in this statement (a correlated subquery's). */
+  if (shelf != NULL && cursor->auto_probes > 0 && !cursor->auto_off && cursor->auto_plan != NULL)
+    {
+      QStoreAutoToken token;
+
+      auto_token (cursor, &token);
+      if (token.writes == cursor->auto_writes || cursor->auto_index == NULL)
+        qstore_auto_shelf_put (shelf, vtab, cursor->auto_plan,
+                               g_steal_pointer (&cursor->auto_index), cursor->auto_probes,
+                               &token);
+    }
+  cursor_forget_auto (cursor);
+  if (shelf != NULL)
+    qstore_auto_shelf_closed (shelf);
   /* Keep one, with its buffers. */
   if (vtab != NULL && vtab->spare == NULL)
     vtab->spare = cursor;
@@ -362,6 +428,50 @@ hold_snapshot (QStoreCursor  *cursor,
   return TRUE;
 }
 
+/* Takes cursor->row_data as the current row; its values are decoded
+ * later, as asked for (row_decode_to()). */
+static gboolean
+row_start (QStoreCursor  *cursor,
+           GError       **error)
+{
+  QStoreTable *table = cursor->table;
+  guint n;
+
+  cursor->n_decoded = 0;
+  if (!qstore_row_reader_init (&cursor->reader, cursor->row_data, cursor->row_len, &n, error))
+    {
+      g_prefix_error (error, "Table “%s”: ", cursor->entry->schema->name);
+      return FALSE;
+    }
+  if (n != table->n_values)
+    {
+      g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_CORRUPT,
+                   "A row of table “%s” holds %u values where %u are expected: the data "
+                   "store does not match the table's schema",
+                   cursor->entry->schema->name, n, table->n_values);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* Decodes the current row's values up to slot @slot. */
+static gboolean
+row_decode_to (QStoreCursor  *cursor,
+               guint          slot,
+               GError       **error)
+{
+  while (cursor->n_decoded <= slot)
+    {
+      if (!qstore_row_reader_next (&cursor->reader, &cursor->values[cursor->n_decoded], error))
+        {
+          g_prefix_error (error, "Table “%s”: ", cursor->entry->schema->name);
+          return FALSE;
+        }
+      cursor->n_decoded++;
+    }
+  return TRUE;
+}
+
 /* Moves to the next row of the plan, across its windows. */
 static gboolean
 cursor_advance (QStoreCursor  *cursor,
@@ -382,6 +492,21 @@ cursor_advance (QStoreCursor  *cursor,
           /* The one row was read by xFilter. */
           cursor->eof = TRUE;
           return TRUE;
+        }
+
+      if (cursor->auto_walk)
+        {
+          if (cursor->auto_next >= cursor->auto_matches->len)
+            {
+              cursor->eof = TRUE;
+              return TRUE;
+            }
+          qstore_auto_index_get_row (cursor->auto_index,
+                                     g_array_index (cursor->auto_matches, guint32,
+                                                    cursor->auto_next++),
+                                     &cursor->key, &cursor->key_len,
+                                     &cursor->row_data, &cursor->row_len);
+          return row_start (cursor, error);
         }
 
       if (cursor->iter == NULL)
@@ -455,9 +580,7 @@ cursor_advance (QStoreCursor  *cursor,
           cursor->row_data = qstore_iter_peek_value (cursor->iter, &cursor->row_len);
         }
 
-      cursor->rowid = 0;
-      return qstore_table_decode_row (cursor->table, cursor->row_data, cursor->row_len,
-                                      cursor->values, &cursor->rowid, error);
+      return row_start (cursor, error);
     }
 }
 
@@ -530,11 +653,143 @@ point_read (QStoreCursor   *cursor,
 
   cursor->key = key->data;
   cursor->key_len = key->len;
-  cursor->rowid = 0;
-  if (!qstore_table_decode_row (cursor->table, cursor->row_data, cursor->row_len,
-                                cursor->values, &cursor->rowid, error))
+  return row_start (cursor, error);
+}
+
+/* Past this, an automatic index is given up and the table walked for
+ * each probe instead. */
+#define AUTO_MAX_BYTES (256 * 1024 * 1024)
+
+/* Builds the automatic index of @column from every row the statement
+ * reads: through the shared snapshot outside a transaction, through the
+ * coordinator (with the transaction's own writes) inside one. */
+static gboolean
+auto_build (QStoreCursor     *cursor,
+            guint             column,
+            QStoreCollation   collation,
+            GError          **error)
+{
+  QStoreColumn *col = qstore_vtab_schema_column (cursor->entry->schema, column);
+  Window all = { NULL, TRUE, NULL, FALSE };
+  QStoreAutoIndex *index;
+  QStoreIter *iter;
+  gboolean ok = TRUE;
+
+  cursor->by_index = FALSE;
+  cursor->reverse = FALSE;
+  if (!hold_snapshot (cursor, TRUE, error) ||
+      !(iter = open_window (cursor, &all, error)))
     return FALSE;
+
+  index = qstore_auto_index_new (column, collation, col->affinity);
+  while (ok)
+    {
+      GError *local_error = NULL;
+      const guint8 *key, *row;
+      gsize key_len, row_len;
+
+      if (!qstore_iter_next (iter, &local_error))
+        {
+          if (local_error != NULL)
+            {
+              g_propagate_error (error, local_error);
+              ok = FALSE;
+            }
+          break;
+        }
+      key = qstore_iter_peek_key (iter, &key_len);
+      row = qstore_iter_peek_value (iter, &row_len);
+      cursor->row_data = row;
+      cursor->row_len = row_len;
+      ok = row_start (cursor, error) && row_decode_to (cursor, column, error) &&
+           qstore_auto_index_add (index, key, key_len, row, row_len, &cursor->values[column],
+                                  error);
+      if (ok && qstore_auto_index_get_size (index) > AUTO_MAX_BYTES)
+        {
+          g_clear_pointer (&index, qstore_auto_index_free);
+          cursor->auto_off = TRUE;
+          break;
+        }
+    }
+  g_object_unref (iter);
+  cursor->row_data = NULL;
+  if (cursor->snapshot != NULL)
+    qstore_coordinator_release_snapshot (cursor->entry->database->coordinator,
+                                         g_steal_pointer (&cursor->snapshot));
+  if (!ok)
+    {
+      qstore_auto_index_free (index);
+      return FALSE;
+    }
+  cursor->auto_index = index;
+  cursor->auto_writes = cursor->table->n_writes;
   return TRUE;
+}
+
+static gboolean
+auto_filter (QStoreCursor   *cursor,
+             int             idx_num,
+             const char     *idx_str,
+             int             argc,
+             sqlite3_value **argv,
+             GError        **error)
+{
+  guint column = PLAN_INDEX_NO (idx_num);
+  QStoreCollation collation = PLAN_COLLATION (idx_num);
+
+  if (column >= cursor->entry->schema->columns->len || argc < 1)
+    {
+      g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_FAILED,
+                   "The plan for table “%s” names a column it no longer has: run the "
+                   "statement again", cursor->entry->schema->name);
+      return FALSE;
+    }
+
+  if (cursor->auto_probes == 0 && cursor->auto_index == NULL && !cursor->auto_off)
+    {
+      QStoreAutoShelf *shelf = vtab_shelf (cursor->entry->database, FALSE);
+      QStoreAutoToken token;
+
+      auto_token (cursor, &token);
+      cursor->auto_plan = idx_str;
+      if (shelf != NULL)
+        cursor->auto_index = qstore_auto_shelf_take (shelf, cursor->base.pVtab, idx_str, &token,
+                                                     &cursor->auto_probes);
+      cursor->auto_writes = token.writes;
+    }
+
+  /* Rows written since it was built (by this statement or by the work
+   * it set off) are not in it: the table is walked from then on. */
+  if (cursor->auto_index != NULL &&
+      (!qstore_auto_index_is_for (cursor->auto_index, column, collation) ||
+       cursor->auto_writes != cursor->table->n_writes))
+    {
+      g_clear_pointer (&cursor->auto_index, qstore_auto_index_free);
+      cursor->auto_off = TRUE;
+    }
+
+  if (cursor->auto_index == NULL && !cursor->auto_off && ++cursor->auto_probes >= 2 &&
+      !auto_build (cursor, column, collation, error))
+    return FALSE;
+
+  if (cursor->auto_index == NULL)
+    {
+      /* One probe so far: a walk of the table, which SQLite filters. */
+      Window all = { NULL, TRUE, NULL, FALSE };
+
+      if (!hold_snapshot (cursor, TRUE, error))
+        return FALSE;
+      g_array_append_val (cursor->windows, all);
+      return cursor_advance (cursor, error);
+    }
+
+  if (cursor->auto_matches == NULL)
+    cursor->auto_matches = g_array_new (FALSE, FALSE, sizeof (guint32));
+  if (!qstore_auto_index_probe (cursor->auto_index, argv[0], cursor->auto_matches, error))
+    return FALSE;
+  cursor->auto_walk = TRUE;
+  cursor->auto_next = 0;
+  return cursor_advance (cursor, error);
 }
 
 static int
@@ -553,7 +808,7 @@ vtab_filter (sqlite3_vtab_cursor  *base,
 
   /* A materialized view's contents: work its transaction deferred first. */
   if (G_UNLIKELY (entry->before_read != NULL) && !entry->before_read (entry->owner, &error))
-    return vtab_fail (base->pVtab, entry->database, g_steal_pointer (&error));
+    return qstore_vtab_fail (base->pVtab, entry->database, g_steal_pointer (&error));
 
   cursor_reset (cursor);
   /* A schema change gives the entry a new table: the plan's parts were
@@ -561,14 +816,17 @@ vtab_filter (sqlite3_vtab_cursor  *base,
   if (cursor->table != entry->table)
     {
       g_set_object (&cursor->table, entry->table);
+      g_clear_pointer (&cursor->auto_index, qstore_auto_index_free);
       g_clear_pointer (&cursor->parts, g_array_unref);
       cursor->parts_index = -2;
     }
-  if (cursor->values == NULL || cursor->n_values != n_columns)
+  if (cursor->values == NULL || cursor->n_values != n_columns ||
+      cursor->n_slots != cursor->table->n_values)
     {
       g_free (cursor->values);
       cursor->n_values = n_columns;
-      cursor->values = g_new0 (QStoreValue, MAX (cursor->n_values, 1));
+      cursor->n_slots = cursor->table->n_values;
+      cursor->values = g_new0 (QStoreValue, MAX (cursor->n_slots, 1));
     }
   cursor->by_index = kind == PLAN_INDEX;
   cursor->index = PLAN_INDEX_NO (idx_num);
@@ -580,7 +838,14 @@ vtab_filter (sqlite3_vtab_cursor  *base,
       g_set_error (&error, QSTORE_ERROR, QSTORE_ERROR_FAILED,
                    "The plan for table “%s” names an index it no longer has: run the "
                    "statement again", entry->schema->name);
-      return vtab_fail (base->pVtab, entry->database, g_steal_pointer (&error));
+      return qstore_vtab_fail (base->pVtab, entry->database, g_steal_pointer (&error));
+    }
+
+  if (kind == PLAN_AUTO)
+    {
+      if (!auto_filter (cursor, idx_num, idx_str, argc, argv, &error))
+        return qstore_vtab_fail (base->pVtab, entry->database, g_steal_pointer (&error));
+      return SQLITE_OK;
     }
 
   if (kind == PLAN_SCAN)
@@ -588,7 +853,7 @@ vtab_filter (sqlite3_vtab_cursor  *base,
       Window all = { NULL, TRUE, NULL, FALSE };
 
       if (!hold_snapshot (cursor, TRUE, &error))
-        return vtab_fail (base->pVtab, entry->database, g_steal_pointer (&error));
+        return qstore_vtab_fail (base->pVtab, entry->database, g_steal_pointer (&error));
       g_array_append_val (cursor->windows, all);
     }
   else
@@ -606,11 +871,11 @@ vtab_filter (sqlite3_vtab_cursor  *base,
       if (error != NULL ||
           !hold_snapshot (cursor, TRUE, &error) ||
           !qstore_vtab_build_windows (cursor->windows, cursor->parts, idx_num, argc, argv, &error))
-        return vtab_fail (base->pVtab, entry->database, g_steal_pointer (&error));
+        return qstore_vtab_fail (base->pVtab, entry->database, g_steal_pointer (&error));
     }
 
   if (!cursor_advance (cursor, &error))
-    return vtab_fail (base->pVtab, entry->database, g_steal_pointer (&error));
+    return qstore_vtab_fail (base->pVtab, entry->database, g_steal_pointer (&error));
   return SQLITE_OK;
 }
 
@@ -621,7 +886,7 @@ vtab_next (sqlite3_vtab_cursor *base)
   g_autoptr(GError) error = NULL;
 
   if (!cursor_advance (cursor, &error))
-    return vtab_fail (base->pVtab, cursor->entry->database, g_steal_pointer (&error));
+    return qstore_vtab_fail (base->pVtab, cursor->entry->database, g_steal_pointer (&error));
   return SQLITE_OK;
 }
 
@@ -637,12 +902,15 @@ vtab_column (sqlite3_vtab_cursor *base,
              int                  column)
 {
   QStoreCursor *cursor = (QStoreCursor *) base;
+  GError *error = NULL;
 
   if (column < 0 || (guint) column >= cursor->n_values || cursor->eof)
     {
       sqlite3_result_null (context);
       return SQLITE_OK;
     }
+  if (!row_decode_to (cursor, column, &error))
+    return qstore_vtab_fail (base->pVtab, cursor->entry->database, error);
   qstore_value_to_result (context, &cursor->values[column]);
   return SQLITE_OK;
 }
@@ -673,361 +941,23 @@ vtab_rowid (sqlite3_vtab_cursor *base,
   QStoreCursor *cursor = (QStoreCursor *) base;
 
   if (qstore_vtab_keyed_by_rowid (cursor->entry->schema))
-    *rowid = cursor->rowid;
-  else
-    *rowid = rowid_for_key (cursor->entry, cursor->key, cursor->key_len);
-  return SQLITE_OK;
-}
-
-/* Writes */
-
-static GBytes *
-key_for_rowid (QStoreSqlTable  *entry,
-               sqlite3_value   *value,
-               GError         **error)
-{
-  gint64 rowid = sqlite3_value_int64 (value);
-
-  if (qstore_vtab_keyed_by_rowid (entry->schema))
     {
-      g_autoptr(GByteArray) key = g_byte_array_sized_new (24);
+      int position = cursor->table->rowid_position;
+      GError *error = NULL;
 
-      qstore_codec_append_integer (key, rowid, FALSE);
-      return g_byte_array_free_to_bytes (g_steal_pointer (&key));
-    }
-
-  if (rowid < 1 || (guint64) rowid > entry->key_by_rowid->len)
-    {
-      g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_FAILED,
-                   "Row %" G_GINT64_FORMAT " of table “%s” is unknown: table “%s” is keyed "
-                   "by its PRIMARY KEY and its rowids last one transaction; select the "
-                   "row again", rowid, entry->schema->name, entry->schema->name);
-      return NULL;
-    }
-  return g_bytes_ref (g_ptr_array_index (entry->key_by_rowid, rowid - 1));
-}
-
-static QStoreConflict
-conflict_for_statement (sqlite3 *db)
-{
-  switch (sqlite3_vtab_on_conflict (db))
-    {
-    case SQLITE_ROLLBACK:
-      return QSTORE_CONFLICT_ROLLBACK;
-    case SQLITE_FAIL:
-      return QSTORE_CONFLICT_FAIL;
-    case SQLITE_IGNORE:
-      return QSTORE_CONFLICT_IGNORE;
-    case SQLITE_REPLACE:
-      return QSTORE_CONFLICT_REPLACE;
-    case SQLITE_ABORT:
-    default:
-      return QSTORE_CONFLICT_ABORT;
-    }
-}
-
-/* Which columns the INSERT being run leaves to their DEFAULT; NULL when
- * it gives every column. */
-static gboolean *
-omitted_columns (QStoreSqlTable *entry)
-{
-  QStoreInsertShape *shape = entry->database->insert_shape;
-  QStoreTableSchema *schema = entry->schema;
-  gboolean *omitted;
-
-  if (shape == NULL || g_ascii_strcasecmp (shape->table, schema->name) != 0)
-    return NULL;
-  if (!shape->default_values && shape->columns == NULL)
-    return NULL;
-
-  omitted = g_new0 (gboolean, MAX (schema->columns->len, 1));
-  for (guint i = 0; i < schema->columns->len; i++)
-    {
-      const char *name = qstore_vtab_schema_column (schema, i)->name;
-
-      omitted[i] = TRUE;
-      for (guint k = 0; !shape->default_values && k < shape->columns->len; k++)
-        if (g_ascii_strcasecmp (g_ptr_array_index (shape->columns, k), name) == 0)
-          omitted[i] = FALSE;
-    }
-  return omitted;
-}
-
-/* A private copy of column @column's DEFAULT, evaluated by SQLite. */
-static sqlite3_value *
-evaluate_default (QStoreSqlTable  *entry,
-                  guint            column,
-                  GError         **error)
-{
-  QStoreDatabase *database = entry->database;
-  QStoreColumn *col = qstore_vtab_schema_column (entry->schema, column);
-  sqlite3_stmt *stmt = g_ptr_array_index (entry->default_stmts, column);
-  sqlite3_value *value;
-  int rc;
-
-  if (stmt == NULL)
-    {
-      g_autofree char *sql = g_strdup_printf ("SELECT %s", col->default_sql);
-
-      rc = sqlite3_prepare_v2 (database->scratch, sql, -1, &stmt, NULL);
-      if (rc != SQLITE_OK)
-        {
-          g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
-                       "The DEFAULT of column “%s” of table “%s” cannot be evaluated: %s",
-                       col->name, entry->schema->name, sqlite3_errmsg (database->scratch));
-          return NULL;
-        }
-      g_ptr_array_index (entry->default_stmts, column) = stmt;
-    }
-
-  rc = sqlite3_step (stmt);
-  if (rc != SQLITE_ROW)
-    {
-      g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
-                   "The DEFAULT of column “%s” of table “%s” cannot be evaluated: %s",
-                   col->name, entry->schema->name, sqlite3_errmsg (database->scratch));
-      sqlite3_reset (stmt);
-      return NULL;
-    }
-  value = sqlite3_value_dup (sqlite3_column_value (stmt, 0));
-  sqlite3_reset (stmt);
-  return value;
-}
-
-static void
-values_free (sqlite3_value **copies,
-             guint           n)
-{
-  for (guint i = 0; i < n; i++)
-    sqlite3_value_free (copies[i]);
-  g_free (copies);
-}
-
-static gboolean
-mismatch (QStoreTableSchema  *schema,
-          GError            **error)
-{
-  if (schema->rowid_column < 0)
-    g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
-                 "datatype mismatch: the rowid of table “%s” takes integers only",
-                 schema->name);
-  else
-    g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
-                 "datatype mismatch: column “%s” of table “%s” is an INTEGER PRIMARY KEY "
-                 "and takes integers only",
-                 qstore_vtab_schema_column (schema, schema->rowid_column)->name, schema->name);
-  return FALSE;
-}
-
-/* The rowid SQLite passes apart (argv[1]), made an integer as SQLite
- * makes a rowid: FALSE for anything else, NULL included ("datatype
- * mismatch"). */
-static gboolean
-rowid_argument (sqlite3_value *value,
-                gint64        *rowid)
-{
-  sqlite3_value *copy;
-  gboolean ok;
-
-  if (sqlite3_value_type (value) == SQLITE_INTEGER)
-    {
-      *rowid = sqlite3_value_int64 (value);
-      return TRUE;
-    }
-  if (sqlite3_value_type (value) == SQLITE_NULL || (copy = sqlite3_value_dup (value)) == NULL)
-    return FALSE;
-  ok = qstore_affinity_to_integer (copy, rowid);
-  sqlite3_value_free (copy);
-  return ok;
-}
-
-static int
-vtab_mismatch (sqlite3_vtab   *vtab,
-               QStoreDatabase *database)
-{
-  GError *error = NULL;
-
-  mismatch (((QStoreVtab *) vtab)->entry->schema, &error);
-  vtab_fail (vtab, database, error);
-  return SQLITE_MISMATCH;
-}
-
-static int
-vtab_update (sqlite3_vtab   *vtab,
-             int             argc,
-             sqlite3_value **argv,
-             sqlite3_int64  *rowid_out)
-{
-  QStoreVtab *self = (QStoreVtab *) vtab;
-  QStoreSqlTable *entry = self->entry;
-  QStoreDatabase *database = entry->database;
-  QStoreTableSchema *schema = entry->schema;
-  g_autoptr(GError) error = NULL;
-  g_autoptr(GBytes) old_key = NULL;
-  g_autofree QStoreValue *values = NULL;
-  g_autofree gboolean *omitted = NULL;
-  sqlite3_value **copies;
-  guint n_columns = schema->columns->len;
-  gboolean keyed_by_rowid = qstore_vtab_keyed_by_rowid (schema);
-  gboolean insert;
-  gboolean ignored = FALSE;
-  gboolean ok;
-  QStoreConflict conflict;
-
-  if (!qstore_database_check_writable (database, &error))
-    return vtab_fail (vtab, database, g_steal_pointer (&error));
-
-  if (argc == 1)
-    {
-      gsize key_len;
-      const guint8 *key;
-
-      if (!(old_key = key_for_rowid (entry, argv[0], &error)))
-        return vtab_fail (vtab, database, g_steal_pointer (&error));
-      key = g_bytes_get_data (old_key, &key_len);
-      if (!qstore_table_delete_key (entry->table, key, key_len, &error))
-        return vtab_fail (vtab, database, g_steal_pointer (&error));
-      return SQLITE_OK;
-    }
-
-  g_assert ((guint) argc == n_columns + 2);
-
-  insert = sqlite3_value_type (argv[0]) == SQLITE_NULL;
-  if (insert)
-    omitted = omitted_columns (entry);
-
-  copies = g_new0 (sqlite3_value *, MAX (n_columns, 1));
-  values = g_new0 (QStoreValue, MAX (n_columns, 1));
-
-  for (guint i = 0; i < n_columns; i++)
-    {
-      QStoreColumn *column = qstore_vtab_schema_column (schema, i);
-
-      /* SQLite ignores an INTEGER PRIMARY KEY's DEFAULT: left out, it is
-       * a new rowid. */
-      if (omitted != NULL && omitted[i] && column->default_sql != NULL &&
-          (int) i != schema->rowid_column)
-        copies[i] = evaluate_default (entry, i, &error);
-      else
-        copies[i] = sqlite3_value_dup (argv[2 + i]);
-      if (copies[i] == NULL)
+      if (position < 0 || !row_decode_to (cursor, position, &error) ||
+          cursor->values[position].type != QSTORE_VALUE_INTEGER)
         {
           if (error == NULL)
-            g_set_error_literal (&error, QSTORE_ERROR, QSTORE_ERROR_FAILED, "Out of memory");
-          values_free (copies, n_columns);
-          return vtab_fail (vtab, database, g_steal_pointer (&error));
+            g_set_error (&error, QSTORE_ERROR, QSTORE_ERROR_CORRUPT,
+                         "A row of table “%s” has no integer rowid: the data store does not "
+                         "match the table's schema", cursor->entry->schema->name);
+          return qstore_vtab_fail (base->pVtab, cursor->entry->database, error);
         }
-
-      if ((int) i == schema->rowid_column)
-        {
-          gint64 id;
-
-          if (sqlite3_value_type (copies[i]) == SQLITE_NULL)
-            values[i].type = QSTORE_VALUE_NULL;
-          else if (qstore_affinity_to_integer (copies[i], &id))
-            {
-              values[i].type = QSTORE_VALUE_INTEGER;
-              values[i].integer = id;
-            }
-          else
-            {
-              values_free (copies, n_columns);
-              mismatch (schema, &error);
-              vtab_fail (vtab, database, g_steal_pointer (&error));
-              return SQLITE_MISMATCH;
-            }
-        }
-      else
-        {
-          qstore_affinity_apply (column->affinity, copies[i], &values[i]);
-        }
-    }
-
-  conflict = conflict_for_statement (database->db);
-
-  /* Under REPLACE, SQLite puts a NOT NULL column's DEFAULT in place of a
-   * NULL (without one, the NOT NULL constraint fails as usual). */
-  if (conflict == QSTORE_CONFLICT_REPLACE)
-    {
-      for (guint i = 0; i < n_columns; i++)
-        {
-          QStoreColumn *column = qstore_vtab_schema_column (schema, i);
-          sqlite3_value *fallback;
-
-          if (!column->not_null || column->default_sql == NULL ||
-              values[i].type != QSTORE_VALUE_NULL || (int) i == schema->rowid_column)
-            continue;
-          if (!(fallback = evaluate_default (entry, i, &error)))
-            {
-              values_free (copies, n_columns);
-              return vtab_fail (vtab, database, g_steal_pointer (&error));
-            }
-          sqlite3_value_free (copies[i]);
-          copies[i] = fallback;
-          qstore_affinity_apply (column->affinity, copies[i], &values[i]);
-        }
-    }
-
-  if (insert)
-    {
-      gint64 rowid = 0;
-      gint64 explicit_rowid = 0;
-      gboolean has_rowid = FALSE;
-
-      /* `INSERT INTO t(rowid, …)`: SQLite passes the rowid apart. A table
-       * keyed by another PRIMARY KEY refuses it (QStoreTable says so). */
-      if (sqlite3_value_type (argv[1]) != SQLITE_NULL)
-        {
-          if (keyed_by_rowid && !rowid_argument (argv[1], &explicit_rowid))
-            {
-              values_free (copies, n_columns);
-              return vtab_mismatch (vtab, database);
-            }
-          has_rowid = TRUE;
-        }
-
-      ok = qstore_table_insert_values_with_rowid (entry->table, values,
-                                                  has_rowid ? &explicit_rowid : NULL,
-                                                  conflict, &rowid, &ignored, &error);
-      if (ok && !ignored)
-        *rowid_out = keyed_by_rowid ? rowid : sqlite3_last_insert_rowid (database->db);
+      *rowid = cursor->values[position].integer;
     }
   else
-    {
-      gint64 new_rowid = 0;
-      gboolean rowid_changed = FALSE;
-      gsize key_len;
-      const guint8 *key;
-
-      old_key = key_for_rowid (entry, argv[0], &error);
-      ok = old_key != NULL;
-
-      /* `UPDATE t SET rowid = …` passes the new rowid apart; anything but
-       * an integer is SQLite's "datatype mismatch". */
-      if (ok && !rowid_argument (argv[1], &new_rowid))
-        {
-          values_free (copies, n_columns);
-          return vtab_mismatch (vtab, database);
-        }
-      rowid_changed = ok && new_rowid != sqlite3_value_int64 (argv[0]);
-
-      if (ok)
-        {
-          key = g_bytes_get_data (old_key, &key_len);
-          ok = qstore_table_update_values_with_rowid (entry->table, key, key_len, values,
-                                                      rowid_changed ? &new_rowid : NULL,
-                                                      conflict, &ignored, &error);
-        }
-    }
-
-  values_free (copies, n_columns);
-
-  if (!ok)
-    return vtab_fail (vtab, database, g_steal_pointer (&error));
-  /* Under OR IGNORE, SQLite takes a constraint failure as "skip the row":
-   * it then counts no change and keeps last_insert_rowid(). */
-  if (ignored)
-    return SQLITE_CONSTRAINT;
+    *rowid = rowid_for_key (cursor->entry, cursor->key, cursor->key_len);
   return SQLITE_OK;
 }
 
@@ -1058,7 +988,7 @@ vtab_sync (sqlite3_vtab *vtab)
 
   if (qstore_coordinator_in_transaction (coordinator) &&
       !qstore_coordinator_commit (coordinator, &error))
-    return vtab_fail (vtab, ((QStoreVtab *) vtab)->entry->database, error);
+    return qstore_vtab_fail (vtab, ((QStoreVtab *) vtab)->entry->database, error);
   return SQLITE_OK;
 }
 
@@ -1125,7 +1055,7 @@ vtab_rename (sqlite3_vtab *vtab,
 
   if (!self->entry->database->rename_table (self->entry->database, self->entry, new_name,
                                                 &error))
-    return vtab_fail (vtab, self->entry->database, error);
+    return qstore_vtab_fail (vtab, self->entry->database, error);
   return SQLITE_OK;
 }
 
@@ -1173,7 +1103,10 @@ static int
 vtab_disconnect (sqlite3_vtab *base)
 {
   QStoreVtab *vtab = (QStoreVtab *) base;
+  QStoreAutoShelf *shelf = vtab_shelf (vtab->entry->database, FALSE);
 
+  if (shelf != NULL)
+    qstore_auto_shelf_forget (shelf, vtab);
   g_clear_pointer (&vtab->spare, cursor_free);
   g_clear_pointer (&vtab->last_key, g_byte_array_unref);
   g_clear_pointer (&vtab->last_row, g_byte_array_unref);
@@ -1199,7 +1132,7 @@ static const sqlite3_module qstore_module = {
   .xEof = vtab_eof,
   .xColumn = vtab_column,
   .xRowid = vtab_rowid,
-  .xUpdate = vtab_update,
+  .xUpdate = qstore_vtab_update,
   .xBegin = vtab_begin,
   .xSync = vtab_sync,
   .xCommit = vtab_commit,

@@ -182,6 +182,11 @@ struct _QStoreTable
    * own. */
   WriteBuffers        buffers;
   gboolean            writing;
+
+  /* Rows written or removed through this table so far: what was read
+   * from it under the same count is still what it holds (a statement's
+   * automatic index is rebuilt when the count moved). */
+  guint64             n_writes;
 };
 
 static inline const QStoreColumn *

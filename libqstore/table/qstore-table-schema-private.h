@@ -106,6 +106,10 @@ gboolean           qstore_table_schema_is_rowid_table (QStoreTableSchema *self);
 char              *qstore_table_schema_to_bundle     (QStoreTableSchema  *self);
 
 QStoreAffinity     qstore_affinity_from_decl_type    (const char         *decl_type);
+/* BINARY, NOCASE or RTRIM (any case; NULL is BINARY) into *@out; FALSE
+ * for any other name. */
+gboolean           qstore_collation_from_name        (const char         *name,
+                                                      QStoreCollation    *out);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (QStoreTableSchema, qstore_table_schema_unref)
 

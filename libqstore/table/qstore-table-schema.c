@@ -319,9 +319,9 @@ column_text (sqlite3_stmt *stmt,
   return (const char *) sqlite3_column_text (stmt, i);
 }
 
-static gboolean
-collation_from_name (const char       *name,
-                     QStoreCollation  *out)
+gboolean
+qstore_collation_from_name (const char       *name,
+                            QStoreCollation  *out)
 {
   if (name == NULL || g_ascii_strcasecmp (name, "BINARY") == 0)
     *out = QSTORE_COLLATION_BINARY;
@@ -439,7 +439,7 @@ read_columns (QStoreTableSchema  *self,
       column->decl_type = g_strdup (decl_type ? decl_type : "");
       column->affinity = qstore_affinity_from_decl_type (column->decl_type);
       column->not_null = not_null != 0;
-      if (!collation_from_name (collation, &column->collation))
+      if (!qstore_collation_from_name (collation, &column->collation))
         {
           g_autofree char *where = g_strdup_printf ("column “%s”", column->name);
 
@@ -507,7 +507,7 @@ read_index_parts (QStoreTableSchema  *self,
 
       part.column = cid;
       part.descending = sqlite3_column_int (stmt, 3) != 0;
-      if (!collation_from_name (collation, &part.collation))
+      if (!qstore_collation_from_name (collation, &part.collation))
         {
           g_autofree char *where = g_strdup_printf ("index “%s”", name);
 

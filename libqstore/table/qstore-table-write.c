@@ -523,6 +523,7 @@ remove_row (QStoreTable   *self,
     }
 
   qstore_coordinator_delete (self->coordinator, self->data_store, key, key_len);
+  self->n_writes++;
   qstore_coordinator_record_change (self->coordinator, self->schema->schema,
                                     self->schema->name, QSTORE_CHANGE_DELETE, row, NULL);
   qstore_coordinator_adjust_row_count (self->coordinator, self->schema->schema,
@@ -705,6 +706,7 @@ write_row_with (QStoreTable        *self,
                                old_key->data, old_key->len);
   qstore_coordinator_put (self->coordinator, self->data_store, key->data, key->len,
                           encoded->data, encoded->len);
+  self->n_writes++;
 
   if (old_row != NULL)
     {

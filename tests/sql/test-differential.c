@@ -1527,7 +1527,9 @@ gen_select_aggregate (Gen   *g,
   return entry_new (ENTRY_SQL, 0, s->str);
 }
 
-/* Two columns of the same declared type, one of each table, if any. */
+/* Two columns of the same declared type, one of each table, if any; a
+ * third of the time any two, so that joins (on columns no index covers,
+ * answered by an automatic index) mix affinities and collations. */
 static gboolean
 pick_join_columns (Gen    *g,
                    Table  *a,
@@ -1536,12 +1538,14 @@ pick_join_columns (Gen    *g,
                    guint  *cb)
 {
   guint tries = 0;
+  gboolean any = chance (g, 0.33);
 
   while (tries++ < 20)
     {
       *ca = pick (g, a->columns->len);
       *cb = pick (g, b->columns->len);
-      if (g_ascii_strcasecmp (table_column (a, *ca)->type, table_column (b, *cb)->type) == 0)
+      if (any ||
+          g_ascii_strcasecmp (table_column (a, *ca)->type, table_column (b, *cb)->type) == 0)
         return TRUE;
     }
   return FALSE;

@@ -259,6 +259,8 @@ test_usage (void)
     { { "--provider", "memory", "--rows", "many", NULL }, 2 },
     { { "--provider", "memory", "--phases", "load,bogus", NULL }, 2 },
     { { "--provider", "memory", "extra", NULL }, 2 },
+    { { "--provider", "memory", "--workload", "mixed", NULL }, 2 },
+    { { "--provider", "memory", "--layer", "sql", "--workload", "busy", NULL }, 2 },
   };
 
   for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
@@ -269,6 +271,47 @@ test_usage (void)
       g_assert_cmpstr (r->out, ==, "");
       g_assert_true (g_str_has_prefix (r->err, "qstore-bench: "));
     }
+}
+
+/* The mixed workload: every query class once, each with both engines'
+ * times, and the same checksum on both (a difference fails the run). */
+static void
+test_mixed (void)
+{
+  static const char *const classes[] = {
+    "point", "range", "order-limit", "join-indexed", "join-unindexed", "group-having",
+    "compound", "subquery-correlated", "subquery-uncorrelated", "view", "dml", "total",
+  };
+  const char *args[] = { "--provider", "memory", "--layer", "sql", "--workload", "mixed", NULL };
+  g_autoptr(TestRun) r = run_bench (args);
+  g_auto(GStrv) lines = NULL;
+  guint n = 0;
+
+  g_assert_cmpint (r->status, ==, 0);
+  g_assert_cmpstr (r->err, ==, "");
+  lines = g_strsplit (r->out, "\n", -1);
+  for (guint i = 0; lines[i] != NULL; i++)
+    {
+      g_autoptr(JsonParser) parser = json_parser_new ();
+      g_autoptr(GError) error = NULL;
+      JsonObject *line;
+
+      if (lines[i][0] == '\0')
+        continue;
+      json_parser_load_from_data (parser, lines[i], -1, &error);
+      g_assert_no_error (error);
+      line = json_node_get_object (json_parser_get_root (parser));
+      g_assert_cmpuint (n, <, G_N_ELEMENTS (classes));
+      g_assert_cmpstr (json_object_get_string_member (line, "class"), ==, classes[n]);
+      g_assert_cmpstr (json_object_get_string_member (line, "engine"), ==, "qstore-memory-sql");
+      g_assert_cmpint (json_object_get_int_member (line, "ops"), >, 0);
+      g_assert_cmpfloat (json_object_get_double_member (line, "seconds"), >, 0);
+      g_assert_cmpfloat (json_object_get_double_member (line, "native_seconds"), >, 0);
+      g_assert_true (json_object_has_member (line, "ratio"));
+      g_assert_true (json_object_has_member (line, "checksum"));
+      n++;
+    }
+  g_assert_cmpuint (n, ==, G_N_ELEMENTS (classes));
 }
 
 int
@@ -283,6 +326,7 @@ main (int    argc,
   bench_path = test_program_argument (argc, argv, "PATH-TO-QSTORE-BENCH");
 
   g_test_add_func ("/tools/bench/usage", test_usage);
+  g_test_add_func ("/tools/bench/mixed/memory", test_mixed);
   for (guint i = 0; i < G_N_ELEMENTS (providers); i++)
     {
       g_autofree char *subset = g_strdup_printf ("/tools/bench/phases-subset/%s", providers[i]);
