@@ -438,7 +438,7 @@ router_read (QStoreDatabase   *db,
 
   if (statement->dml_action == SQLITE_INSERT)
     {
-      if (sqlite3_column_count (statement->stmt) > 0)
+      if (sqlite3_column_count (statement->stmt) > 0 && !sqlite3_stmt_isexplain (statement->stmt))
         {
           g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_UNSUPPORTED,
                        "INSERT … RETURNING is not supported on qstore table “%s”: it would "

@@ -1408,6 +1408,8 @@ test_query_plans (Fixture       *f,
   assert_plan (f, "SELECT * FROM e WHERE a > 1", "pk-range");
   assert_plan (f, "SELECT * FROM e WHERE a BETWEEN 1 AND 5", "pk-range");
   assert_plan (f, "SELECT * FROM e WHERE b = 'x'", "index-eq:e_b");
+  /* EXPLAIN of an INSERT has rows of its own: it is no INSERT … RETURNING. */
+  assert_plan (f, "INSERT INTO e (b) SELECT b FROM e WHERE a = 1", "pk-eq");
   assert_plan (f, "SELECT * FROM e WHERE b > 'x'", "index-range:e_b");
   assert_plan (f, "SELECT * FROM e WHERE d = 'x'", "index-eq:sqlite_autoindex_e_1");
   assert_plan (f, "SELECT * FROM e WHERE c = 1", "scan");
