@@ -28,6 +28,25 @@ qstore_catalog_item_clear (QStoreCatalogItem *item)
   g_clear_pointer (&item->text, g_free);
 }
 
+/* A setting is named as its handler spells it: `name` for the
+ * database's own (`PRAGMA name` or `PRAGMA main.name`), `schema.name`
+ * for one under a schema of its own (`PRAGMA qstore.change_log`). */
+static gboolean
+setting_matches (const char            *setting,
+                 const QStoreStatement *statement)
+{
+  gsize schema_len;
+
+  if (statement->name == NULL)
+    return FALSE;
+  if (statement->schema == NULL || g_ascii_strcasecmp (statement->schema, "main") == 0)
+    return g_ascii_strcasecmp (setting, statement->name) == 0;
+  schema_len = strlen (statement->schema);
+  return g_ascii_strncasecmp (setting, statement->schema, schema_len) == 0 &&
+         setting[schema_len] == '.' &&
+         g_ascii_strcasecmp (setting + schema_len + 1, statement->name) == 0;
+}
+
 static const QStoreStatementHandler *
 find_handler (QStoreDatabase        *db,
               const QStoreStatement *statement)
@@ -39,7 +58,7 @@ find_handler (QStoreDatabase        *db,
       if (handler->kind != statement->kind)
         continue;
       if (statement->kind == QSTORE_STATEMENT_SETTING &&
-          (statement->name == NULL || g_ascii_strcasecmp (handler->setting, statement->name) != 0))
+          !setting_matches (handler->setting, statement))
         continue;
       return handler;
     }
