@@ -26,4 +26,9 @@
 # include "qstore-result.h"
 # include "qstore-database.h"
 # include "qstore-materialized-view.h"
+# include "qstore-change-feed.h"
+# include "qstore-change-digest.h"
+# include "qstore-occurrence-counter.h"
+# include "qstore-change-claims.h"
+# include "qstore-replica-observation.h"
 #undef QSTORE_INSIDE
