@@ -42,6 +42,7 @@ struct _QStoreChangeFeed
   char            *watched_prefix;  /* file names that matter in a watched directory */
   GSource         *timer;         /* the fallback poll */
   GSource         *wakeup;        /* a poll soon, after a file changed */
+  gint64           settle_until;  /* polls follow a change until then (monotonic) */
   GMainContext    *context;
 };
 

@@ -23,6 +23,15 @@
  * without files). */
 #define FALLBACK_POLL_MS 1000
 
+/* A writer's first write of a commit is seen before the commit is, and
+ * the file monitor then holds back the events that follow for up to
+ * 100 ms (GLib rests a watch whose events only repeat a change it is
+ * still reporting). So after a change the follower keeps polling, every
+ * SETTLE_INTERVAL_MS, until SETTLE_MS passed without one: a store that
+ * is written is followed closely, one that is not is not polled. */
+#define SETTLE_MS          150
+#define SETTLE_INTERVAL_MS 2
+
 typedef struct
 {
   QStoreSnapshot *snapshot;   /* NULL: read the stores directly */
@@ -356,6 +365,9 @@ poll_log (QStoreChangeFeed  *self,
 
 /* Following */
 
+static void schedule_poll (QStoreChangeFeed *self,
+                           guint             delay_ms);
+
 static gboolean
 poll_now (gpointer data)
 {
@@ -365,7 +377,21 @@ poll_now (gpointer data)
   g_clear_pointer (&self->wakeup, g_source_unref);
   if (!qstore_change_feed_poll (self, &error) && !self->closed)
     qstore_change_feed_emit_failed (self, error);
+  if (!self->closed && g_get_monotonic_time () < self->settle_until)
+    schedule_poll (self, SETTLE_INTERVAL_MS);
   return G_SOURCE_REMOVE;
+}
+
+static void
+schedule_poll (QStoreChangeFeed *self,
+               guint             delay_ms)
+{
+  if (self->wakeup != NULL || self->closed)
+    return;
+  self->wakeup = delay_ms == 0 ? g_idle_source_new () : g_timeout_source_new (delay_ms);
+  g_source_set_priority (self->wakeup, G_PRIORITY_DEFAULT);
+  g_source_set_callback (self->wakeup, poll_now, self, NULL);
+  g_source_attach (self->wakeup, self->context);
 }
 
 static gboolean
@@ -382,14 +408,17 @@ poll_fallback (gpointer data)
 static void
 wake_up (QStoreChangeFeed *self)
 {
-  if (self->wakeup != NULL || self->closed)
-    return;
   /* Events come in bursts (a commit writes several pages): one poll
-   * answers them all. */
-  self->wakeup = g_idle_source_new ();
-  g_source_set_priority (self->wakeup, G_PRIORITY_DEFAULT);
-  g_source_set_callback (self->wakeup, poll_now, self, NULL);
-  g_source_attach (self->wakeup, self->context);
+   * answers them all, and the settling polls after it whatever their
+   * events were late for. */
+  self->settle_until = g_get_monotonic_time () + SETTLE_MS * G_TIME_SPAN_MILLISECOND;
+  if (self->wakeup != NULL && g_source_get_ready_time (self->wakeup) > 0)
+    {
+      /* A settling poll waits: poll now instead. */
+      g_source_destroy (self->wakeup);
+      g_clear_pointer (&self->wakeup, g_source_unref);
+    }
+  schedule_poll (self, 0);
 }
 
 static void

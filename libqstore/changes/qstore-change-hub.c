@@ -39,6 +39,8 @@ typedef struct
 
 static int hub_key;
 
+#define ENTRY_KEPT_BYTES (64 * 1024)
+
 static Hub *
 hub_of (QStoreDatabase *db)
 {
@@ -185,6 +187,12 @@ hub_committing (gpointer   data,
   qstore_change_log_key (tx_id, key);
   qstore_coordinator_put (coordinator, self->store, key, sizeof key,
                           self->entry->data, self->entry->len);
+  /* Kept for the next small entry, not the memory of a large one. */
+  if (self->entry->len > ENTRY_KEPT_BYTES)
+    {
+      g_byte_array_unref (self->entry);
+      self->entry = g_byte_array_new ();
+    }
 
   /* Every commit writes an entry, so one falls out with each. */
   if (tx_id > self->setting.retain)

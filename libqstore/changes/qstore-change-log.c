@@ -255,6 +255,23 @@ qstore_change_log_encode (GByteArray *out,
   guint last_index = 0, n_rows = 0;
   gsize start = out->len;
 
+  /* Room for it all at once: a transaction of a million rows would
+   * otherwise be copied at each doubling. */
+  if (changes != NULL)
+    {
+      gsize size = 64;
+
+      for (guint i = 0; i < changes->len; i++)
+        {
+          const QStoreChange *change = &g_array_index (changes, QStoreChange, i);
+
+          size += 14 + (change->old_row ? g_bytes_get_size (change->old_row) : 0) +
+                  (change->new_row ? g_bytes_get_size (change->new_row) : 0);
+        }
+      g_byte_array_set_size (out, start + size);
+      g_byte_array_set_size (out, start);
+    }
+
   g_byte_array_append (out, (const guint8 *) MAGIC, MAGIC_LEN);
   append_u64 (out, tx_id);
   append_u64 (out, (guint64) time);
