@@ -30,21 +30,6 @@ format_time (gint64 usec)
   return g_date_time_format (time, "%Y-%m-%dT%H:%M:%S.%fZ");
 }
 
-static const char *
-op_name (QStoreChangeOp op)
-{
-  switch (op)
-    {
-    case QSTORE_CHANGE_INSERT:
-      return "insert";
-    case QSTORE_CHANGE_UPDATE:
-      return "update";
-    case QSTORE_CHANGE_DELETE:
-    default:
-      return "delete";
-    }
-}
-
 /* A tuple of boxed values as a JSON array. */
 static void
 append_values (GString  *out,
@@ -154,7 +139,7 @@ on_changes (QStoreChangeFeed *feed,
           g_string_append (line, i > 0 ? ",{\"table\":" : "{\"table\":");
           qstore_tool_append_json_string (line, qstore_change_set_get_table (change_set, i));
           g_string_append_printf (line, ",\"op\":\"%s\",\"key\":",
-                                  op_name (qstore_change_set_get_op (change_set, i)));
+                                  qstore_change_op_get_name (qstore_change_set_get_op (change_set, i)));
           append_key (line, change_set, i);
           g_string_append (line, ",\"old\":");
           append_row (line, old_row, names);
@@ -166,7 +151,7 @@ on_changes (QStoreChangeFeed *feed,
         {
           g_string_append_printf (line, "%s %s %s ", i > 0 ? ";" : "",
                                   qstore_change_set_get_table (change_set, i),
-                                  op_name (qstore_change_set_get_op (change_set, i)));
+                                  qstore_change_op_get_name (qstore_change_set_get_op (change_set, i)));
           append_key (line, change_set, i);
         }
     }

@@ -10,6 +10,7 @@
 #include <json-glib/json-glib.h>
 
 #include "qstore-change-digest.h"
+#include "qstore-enums.h"
 
 /* A side effect of a change (a mail sent, a webhook called) must run
  * once although several consumers see the change. They agree on who
@@ -183,19 +184,24 @@ value_node (GVariant *value)
   return array_node (value);
 }
 
-static const char *
-op_name (QStoreChangeOp op)
+/**
+ * qstore_change_op_get_name:
+ * @op: what happened to a row
+ *
+ * Gets the name of an operation as change digests and every JSON of
+ * changes write it: `insert`, `update` or `delete`.
+ *
+ * Returns: the name
+ */
+const char *
+qstore_change_op_get_name (QStoreChangeOp op)
 {
-  switch (op)
-    {
-    case QSTORE_CHANGE_INSERT:
-      return "insert";
-    case QSTORE_CHANGE_UPDATE:
-      return "update";
-    case QSTORE_CHANGE_DELETE:
-    default:
-      return "delete";
-    }
+  GEnumClass *klass = g_type_class_ref (QSTORE_TYPE_CHANGE_OP);
+  GEnumValue *value = g_enum_get_value (klass, op);
+
+  g_type_class_unref (klass);
+  g_return_val_if_fail (value != NULL, NULL);
+  return value->value_nick;
 }
 
 static char *
@@ -260,7 +266,7 @@ qstore_change_digest (const char     *pipe,
   json_object_set_string_member (object, "key", key);
   json_object_set_member (object, "next",
                           next != NULL ? value_node (next) : json_node_new (JSON_NODE_NULL));
-  json_object_set_string_member (object, "op", op_name (op));
+  json_object_set_string_member (object, "op", qstore_change_op_get_name (op));
   json_object_set_string_member (object, "pipe", pipe);
   json_object_set_member (object, "prev",
                           prev != NULL ? value_node (prev) : json_node_new (JSON_NODE_NULL));

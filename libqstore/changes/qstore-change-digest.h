@@ -13,6 +13,8 @@
 G_BEGIN_DECLS
 
 QSTORE_AVAILABLE_IN_ALL
+const char *qstore_change_op_get_name (QStoreChangeOp   op);
+QSTORE_AVAILABLE_IN_ALL
 char *qstore_change_digest            (const char      *pipe,
                                        QStoreChangeOp   op,
                                        const char      *key,

@@ -4,6 +4,8 @@
  */
 #include "config.h"
 
+#include <string.h>
+
 #include "qstore-change-feed-private.h"
 #include "qstore-change-log-private.h"
 #include "qstore-codec.h"
@@ -70,6 +72,30 @@ reading_iterate (Reading             *r,
   return qstore_kv_iterate (store, bounds, error);
 }
 
+/* A catalog meta entry as text: TRUE with *@text NULL when it is absent. */
+static gboolean
+read_meta (QStoreChangeFeed  *self,
+           Reading           *r,
+           const char        *name,
+           char             **text,
+           GError           **error)
+{
+  g_autoptr(GBytes) key = qstore_catalog_key_for_meta (name);
+  g_autoptr(GBytes) value = NULL;
+  GError *local_error = NULL;
+
+  *text = NULL;
+  value = reading_get (r, self->catalog, key, &local_error);
+  if (local_error != NULL)
+    {
+      g_propagate_error (error, local_error);
+      return FALSE;
+    }
+  if (value != NULL)
+    *text = g_strndup (g_bytes_get_data (value, NULL), g_bytes_get_size (value));
+  return TRUE;
+}
+
 /* The setting, or FALSE with @error unset when there is none. */
 static gboolean
 read_setting (QStoreChangeFeed        *self,
@@ -77,22 +103,12 @@ read_setting (QStoreChangeFeed        *self,
               QStoreChangeLogSetting  *setting,
               GError                 **error)
 {
-  g_autoptr(GBytes) key = qstore_catalog_key_for_meta (QSTORE_CHANGE_LOG_META);
-  g_autoptr(GBytes) value = NULL;
-  GError *local_error = NULL;
-  gsize len;
-  const char *text;
+  g_autofree char *text = NULL;
 
-  value = reading_get (r, self->catalog, key, &local_error);
-  if (local_error != NULL)
-    {
-      g_propagate_error (error, local_error);
-      return FALSE;
-    }
-  if (value == NULL)
+  if (!read_meta (self, r, QSTORE_CHANGE_LOG_META, &text, error) || text == NULL)
     return FALSE;
-  text = g_bytes_get_data (value, &len);
-  return qstore_change_log_setting_parse (text, len, qstore_provider_get_location (self->provider),
+  return qstore_change_log_setting_parse (text, strlen (text),
+                                          qstore_provider_get_location (self->provider),
                                           setting, error);
 }
 
@@ -103,22 +119,12 @@ read_committed (QStoreChangeFeed  *self,
                 guint64           *tx_id,
                 GError           **error)
 {
-  g_autoptr(GBytes) key = qstore_catalog_key_for_meta (META_TX);
-  g_autoptr(GBytes) value = NULL;
   g_autofree char *text = NULL;
-  GError *local_error = NULL;
 
   *tx_id = 0;
-  value = reading_get (r, self->catalog, key, &local_error);
-  if (local_error != NULL)
-    {
-      g_propagate_error (error, local_error);
-      return FALSE;
-    }
-  if (value == NULL)
-    return TRUE;
-  text = g_strndup (g_bytes_get_data (value, NULL), g_bytes_get_size (value));
-  if (!g_ascii_string_to_unsigned (text, 10, 0, G_MAXUINT64, tx_id, NULL))
+  if (!read_meta (self, r, META_TX, &text, error))
+    return FALSE;
+  if (text != NULL && !g_ascii_string_to_unsigned (text, 10, 0, G_MAXUINT64, tx_id, NULL))
     {
       g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_CORRUPT,
                    "The store at “%s” holds a malformed last transaction id: it is damaged",
