@@ -12,8 +12,6 @@
 #include "qstore-codec-private.h"
 #include "qstore-coordinator-private.h"
 #include "qstore-error.h"
-#include "qstore-result-private.h"
-#include "qstore-sql-token-private.h"
 
 /* One per database, kept as its extension state. It is the coordinator's
  * change log (QStoreCoordinatorLog): at each commit it describes the
@@ -503,8 +501,6 @@ qstore_change_hub_log_setting (QStoreDatabase   *db,
                                GError          **error)
 {
   Hub *self = hub_of (db);
-  g_autoptr(sqlite3_stmt) stmt = NULL;
-  g_autoptr(QStoreResult) rows = NULL;
   guint64 retain = 0;
 
   if (statement->malformed ||
@@ -532,27 +528,10 @@ qstore_change_hub_log_setting (QStoreDatabase   *db,
         }
       if (retain != (self->on ? self->setting.retain : 0) && !change_setting (self, retain, error))
         return FALSE;
-      if (result != NULL)
-        {
-          *result = qstore_result_new_for_statement (NULL);
-          qstore_result_set_counts (*result, 0, sqlite3_last_insert_rowid (db->db));
-        }
-      return TRUE;
     }
-
-  if (sqlite3_prepare_v2 (db->db, "SELECT ?1 AS change_log", -1, &stmt, NULL) != SQLITE_OK)
-    {
-      qstore_database_set_sqlite_error (db, db->db, sqlite3_errcode (db->db), error);
-      return FALSE;
-    }
-  sqlite3_bind_int64 (stmt, 1, self->on ? (gint64) self->setting.retain : 0);
-  rows = qstore_result_new_for_statement (stmt);
-  if (sqlite3_step (stmt) == SQLITE_ROW)
-    qstore_result_add_row (rows, stmt);
-  qstore_result_set_counts (rows, 0, sqlite3_last_insert_rowid (db->db));
-  if (result != NULL)
-    *result = g_steal_pointer (&rows);
-  return TRUE;
+  return qstore_router_setting_result (db, "change_log", statement->value == NULL,
+                                       self->on ? (gint64) self->setting.retain : 0,
+                                       result, error);
 }
 
 /* The extension */

@@ -65,6 +65,39 @@ find_handler (QStoreDatabase        *db,
   return NULL;
 }
 
+gboolean
+qstore_router_setting_result (QStoreDatabase  *db,
+                              const char      *column,
+                              gboolean         read,
+                              gint64           value,
+                              QStoreResult   **result,
+                              GError         **error)
+{
+  g_autoptr(sqlite3_stmt) stmt = NULL;
+  g_autofree char *sql = NULL;
+
+  if (result == NULL)
+    return TRUE;
+  if (!read)
+    {
+      *result = qstore_result_new_for_statement (NULL);
+      qstore_result_set_counts (*result, 0, sqlite3_last_insert_rowid (db->db));
+      return TRUE;
+    }
+  sql = g_strdup_printf ("SELECT ?1 AS \"%s\"", column);
+  if (sqlite3_prepare_v2 (db->db, sql, -1, &stmt, NULL) != SQLITE_OK)
+    {
+      qstore_database_set_sqlite_error (db, db->db, sqlite3_errcode (db->db), error);
+      return FALSE;
+    }
+  sqlite3_bind_int64 (stmt, 1, value);
+  *result = qstore_result_new_for_statement (stmt);
+  if (sqlite3_step (stmt) == SQLITE_ROW)
+    qstore_result_add_row (*result, stmt);
+  qstore_result_set_counts (*result, 0, sqlite3_last_insert_rowid (db->db));
+  return TRUE;
+}
+
 /* Reading */
 
 /* What preparing a statement on the main connection shows. */
