@@ -223,7 +223,6 @@ record_text (GVariant *record)
   return g_strjoinv ("|", (char **) items->pdata);
 }
 
-
 static inline char *
 key_text (GVariant *key)
 {

@@ -20,19 +20,6 @@
 
 static const char *self_path;
 
-static gint64
-query_int (QStoreDatabase *db,
-           const char     *sql)
-{
-  g_autoptr(GError) error = NULL;
-  g_autoptr(QStoreResult) result = qstore_database_query (db, sql, NULL, &error);
-  g_autoptr(GVariant) value = NULL;
-
-  g_assert_no_error (error);
-  value = qstore_result_get_value (result, 0, 0);
-  return g_variant_get_int64 (value);
-}
-
 /* Digests of fixed inputs, computed apart from qstore: SHA-256 of the
  * canonical JSON each comment shows, as a short Python program writes it
  * (json.dumps of each string, keys sorted, reals as "%.17g" with ".0"
@@ -443,7 +430,7 @@ test_claims (void)
   g_assert_no_error (error);
   g_assert_cmpuint (removed, ==, 3);
   g_unsetenv (QSTORE_CHANGE_CLAIMS_TTL_ENV);
-  g_assert_cmpint (query_int (db, "SELECT count(*) FROM _qstore_change_claims"), ==, 0);
+  g_assert_cmpint (test_query_int (db, "SELECT count(*) FROM _qstore_change_claims"), ==, 0);
   test_close_database (&db);
 
   if (test_provider_persistent ())
@@ -650,7 +637,7 @@ test_observations (void)
   g_assert_cmpint (qstore_replica_observation_get_staleness_ms (observation), >=, 30);
   g_clear_object (&observation);
   g_clear_object (&list);
-  g_assert_cmpint (query_int (db, "SELECT count(*) FROM _qstore_replica_observations"), ==, 3);
+  g_assert_cmpint (test_query_int (db, "SELECT count(*) FROM _qstore_replica_observations"), ==, 3);
 
   /* What a process that only follows reads: a read-only provider. */
   if (test_provider_persistent ())

@@ -2,12 +2,14 @@
  *
  * Usage: test-changes-tool [--tap] QSTORE
  *
+ * Runs against a persistent provider (QSTORE_TEST_PROVIDER): the command
+ * is another process, which sees nothing of a memory store.
+ *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
 #include "config.h"
 
 #include <signal.h>
-#include <unistd.h>
 
 #include <gio/gunixinputstream.h>
 #include <json-glib/json-glib.h>
@@ -16,31 +18,18 @@
 
 static const char *qstore;
 
-typedef struct
-{
-  char           *dir;
-  char           *uri;
-} Fixture;
-
+/* The store of each test, in a directory of its own, not open: the
+ * command opens it. */
 static void
-fixture_setup (Fixture       *f,
+fixture_setup (TestDatabase  *t,
                gconstpointer  data)
 {
-  f->dir = test_make_tmp_dir ("qstore-changes-tool-XXXXXX");
-  f->uri = test_provider_uri (f->dir, "store");
-}
-
-static void
-fixture_teardown (Fixture       *f,
-                  gconstpointer  data)
-{
-  test_remove_tree (f->dir);
-  g_free (f->dir);
-  g_free (f->uri);
+  test_database_set_up (t, "qstore-changes-tool-XXXXXX");
+  test_close_database (&t->db);
 }
 
 static TestRun *
-changes (Fixture    *f,
+changes (TestDatabase *f,
          const char *first,
          ...)
 {
@@ -85,7 +74,7 @@ member_json (JsonObject *object,
 }
 
 static void
-test_no_log (Fixture       *f,
+test_no_log (TestDatabase  *f,
              gconstpointer  data)
 {
   g_autoptr(TestRun) run = NULL;
@@ -100,7 +89,7 @@ test_no_log (Fixture       *f,
 }
 
 static void
-test_usage (Fixture       *f,
+test_usage (TestDatabase  *f,
             gconstpointer  data)
 {
   const char *bad[][3] = {
@@ -129,7 +118,7 @@ test_usage (Fixture       *f,
 }
 
 static void
-fill (Fixture *f)
+fill (TestDatabase *f)
 {
   test_exec_at (f->uri,
                 "PRAGMA qstore.change_log = 100;"
@@ -141,7 +130,7 @@ fill (Fixture *f)
 }
 
 static void
-test_print (Fixture       *f,
+test_print (TestDatabase  *f,
             gconstpointer  data)
 {
   g_autoptr(TestRun) run = NULL;
@@ -149,11 +138,6 @@ test_print (Fixture       *f,
   g_auto(GStrv) lines = NULL;
   g_autofree char *expected = NULL;
 
-  if (!test_provider_persistent ())
-    {
-      g_test_skip ("another process sees nothing of a memory store");
-      return;
-    }
   fill (f);
   run = changes (f, NULL);
   g_assert_cmpint (run->status, ==, 0);
@@ -175,7 +159,7 @@ test_print (Fixture       *f,
 }
 
 static void
-test_json (Fixture       *f,
+test_json (TestDatabase  *f,
            gconstpointer  data)
 {
   g_autoptr(TestRun) run = NULL;
@@ -183,11 +167,6 @@ test_json (Fixture       *f,
   g_autoptr(JsonObject) four = NULL, five = NULL;
   g_autofree char *rows4 = NULL, *rows5 = NULL, *time = NULL;
 
-  if (!test_provider_persistent ())
-    {
-      g_test_skip ("another process sees nothing of a memory store");
-      return;
-    }
   fill (f);
   run = changes (f, "--json", "--since", "3", NULL);
   g_assert_cmpint (run->status, ==, 0);
@@ -219,7 +198,7 @@ test_json (Fixture       *f,
 }
 
 static void
-test_gap (Fixture       *f,
+test_gap (TestDatabase  *f,
           gconstpointer  data)
 {
   g_autoptr(TestRun) run = NULL;
@@ -227,11 +206,6 @@ test_gap (Fixture       *f,
   g_autoptr(JsonObject) gap = NULL, next = NULL;
   JsonObject *inner;
 
-  if (!test_provider_persistent ())
-    {
-      g_test_skip ("another process sees nothing of a memory store");
-      return;
-    }
   test_exec_at (f->uri, "PRAGMA qstore.change_log = 3; CREATE TABLE t (a);"
                         "INSERT INTO t VALUES (1); INSERT INTO t VALUES (2);"
                         "INSERT INTO t VALUES (3); INSERT INTO t VALUES (4)");
@@ -257,40 +231,8 @@ test_gap (Fixture       *f,
   }
 }
 
-/* Reads one line from @fd within @timeout_ms; NULL when none came. */
-static char *
-read_line (int      fd,
-           GString *pending,
-           int      timeout_ms)
-{
-  gint64 deadline = g_get_monotonic_time () + (gint64) timeout_ms * 1000;
-
-  for (;;)
-    {
-      char *newline = strchr (pending->str, '\n');
-      GPollFD poll_fd = { fd, G_IO_IN | G_IO_HUP, 0 };
-      gint64 left = (deadline - g_get_monotonic_time ()) / 1000;
-      char buffer[4096];
-      gssize n;
-
-      if (newline != NULL)
-        {
-          char *line = g_strndup (pending->str, newline - pending->str);
-
-          g_string_erase (pending, 0, newline - pending->str + 1);
-          return line;
-        }
-      if (left <= 0 || g_poll (&poll_fd, 1, (int) left) <= 0)
-        return NULL;
-      n = read (fd, buffer, sizeof buffer);
-      if (n <= 0)
-        return NULL;
-      g_string_append_len (pending, buffer, n);
-    }
-}
-
 static void
-follow_until_signal (Fixture *f,
+follow_until_signal (TestDatabase *f,
                      int      signal_number)
 {
   g_autoptr(QStoreDatabase) db = test_open_database (f->uri, QSTORE_OPEN_NONE);
@@ -321,7 +263,7 @@ follow_until_signal (Fixture *f,
       g_autoptr(JsonObject) object = NULL;
 
       test_exec (db, sql);
-      line = read_line (fd, pending, 5000);
+      line = test_read_line (fd, pending, 5000);
       if (line == NULL)
         g_error ("the follower printed nothing for commit %u", i);
       object = parse_object (line);
@@ -337,14 +279,9 @@ follow_until_signal (Fixture *f,
 }
 
 static void
-test_follow (Fixture       *f,
+test_follow (TestDatabase  *f,
              gconstpointer  data)
 {
-  if (!test_provider_persistent ())
-    {
-      g_test_skip ("another process sees nothing of a memory store");
-      return;
-    }
   test_exec_at (f->uri, "PRAGMA qstore.change_log = 100; CREATE TABLE t (a)");
   follow_until_signal (f, SIGTERM);
   follow_until_signal (f, SIGINT);
@@ -352,7 +289,7 @@ test_follow (Fixture       *f,
 
 /* What the command reads, it leaves as it was. */
 static void
-test_read_only (Fixture       *f,
+test_read_only (TestDatabase  *f,
                 gconstpointer  data)
 {
   g_autofree char *name = test_provider_name ();
@@ -360,11 +297,6 @@ test_read_only (Fixture       *f,
   g_autofree char *before = NULL, *after = NULL;
   g_autoptr(TestRun) run = NULL;
 
-  if (!test_provider_persistent ())
-    {
-      g_test_skip ("another process sees nothing of a memory store");
-      return;
-    }
   fill (f);
   data_file = g_str_equal (name, "sqlite") ? g_build_filename (f->dir, "store.db", NULL)
                                            : g_build_filename (f->dir, "store", "data.mdb", NULL);
@@ -380,7 +312,7 @@ test_read_only (Fixture       *f,
 }
 
 static void
-test_observers (Fixture       *f,
+test_observers (TestDatabase  *f,
                 gconstpointer  data)
 {
   g_autoptr(QStoreDatabase) db = NULL;
@@ -391,11 +323,6 @@ test_observers (Fixture       *f,
   g_autoptr(JsonObject) object = NULL;
   g_autoptr(GError) error = NULL;
 
-  if (!test_provider_persistent ())
-    {
-      g_test_skip ("another process sees nothing of a memory store");
-      return;
-    }
   db = test_open_database (f->uri, QSTORE_OPEN_NONE);
   /* None yet: no line. */
   run = changes (f, "--observers", NULL);
@@ -445,7 +372,7 @@ main (int    argc,
   qstore = test_program_argument (argc, argv, "QSTORE");
 
 #define ADD(name, func) \
-  g_test_add ("/changes/tool/" name, Fixture, NULL, fixture_setup, func, fixture_teardown)
+  g_test_add ("/changes/tool/" name, TestDatabase, NULL, fixture_setup, func, test_database_tear_down)
   ADD ("no-log", test_no_log);
   ADD ("usage", test_usage);
   ADD ("print", test_print);
