@@ -337,10 +337,12 @@ key_of (const QStoreChange *change,
     return NULL;
   for (guint i = 0; i < change->table->n_key; i++)
     {
+      g_autoptr(GVariant) part = NULL;
+
       if (change->table->key[i] >= g_variant_n_children (row))
         return NULL;
-      g_variant_builder_add_value (&builder,
-                                   g_variant_get_child_value (row, change->table->key[i]));
+      part = g_variant_get_child_value (row, change->table->key[i]);
+      g_variant_builder_add_value (&builder, part);
     }
   return g_variant_ref_sink (g_variant_builder_end (&builder));
 }

@@ -296,8 +296,11 @@ table_text (QStoreDatabase *db,
       g_autoptr(GVariant) record = NULL;
 
       for (guint c = 0; c < qstore_result_get_n_columns (result); c++)
-        g_variant_builder_add (&builder, "{sv}", qstore_result_get_column_name (result, c),
-                               qstore_result_get_value (result, r, c));
+        {
+          g_autoptr(GVariant) value = qstore_result_get_value (result, r, c);
+
+          g_variant_builder_add (&builder, "{sv}", qstore_result_get_column_name (result, c), value);
+        }
       record = g_variant_ref_sink (g_variant_builder_end (&builder));
       g_ptr_array_add (rows, record_text (record));
     }

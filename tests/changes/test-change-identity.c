@@ -133,7 +133,7 @@ test_digest_for_change (void)
 
       set = sets->pdata[i];
       key = qstore_change_set_get_key (set, 0);
-      key_text = qstore_change_key_text (g_variant_ref (key));
+      key_text = qstore_change_key_text (key);
       next = qstore_change_set_get_new_record (set, 0);
       prev = qstore_change_set_get_old_record (set, 0);
       expected = qstore_change_digest ("p", qstore_change_set_get_op (set, 0), key_text, next, prev);
@@ -414,9 +414,11 @@ test_claims (void)
   g_assert_true (g_strv_contains ((const char * const *) listed, k2));
   g_assert_cmpint (g_ascii_strcasecmp (listed[0], listed[1]), <, 0);
 
-  /* A claim lives for the lifetime the environment sets (36 ms here). */
-  g_setenv (QSTORE_CHANGE_CLAIMS_TTL_ENV, "0.00001", TRUE);
-  g_usleep (60000);
+  /* A claim lives for the lifetime the environment sets: 1.8 s here,
+   * long enough for the claims below to follow each other within it
+   * even on a loaded machine. */
+  g_setenv (QSTORE_CHANGE_CLAIMS_TTL_ENV, "0.0005", TRUE);
+  g_usleep (2 * G_USEC_PER_SEC);
   g_assert_true (qstore_database_claim_change (db, k3, &error));
   g_clear_pointer (&listed, g_strfreev);
   listed = qstore_database_list_change_claims (db, &error);
@@ -425,7 +427,7 @@ test_claims (void)
   /* Expired: taken over by the next claimant. */
   g_assert_true (qstore_database_claim_change (db, k1, &error));
   g_assert_false (qstore_database_claim_change (db, k1, &error));
-  g_usleep (60000);
+  g_usleep (2 * G_USEC_PER_SEC);
   removed = qstore_database_sweep_change_claims (db, &error);
   g_assert_no_error (error);
   g_assert_cmpuint (removed, ==, 3);

@@ -299,7 +299,8 @@ test_replay (TestDatabase  *t,
   model_assert_tables (&told, t->db, "told to a subscriber");
   g_test_message ("%u transactions, %u changes, last tx %" G_GUINT64_FORMAT, n,
                   told.n_changes, last_tx (t->db));
-  g_assert_cmpuint (told.n_changes, >, n);
+  /* Most transactions changed rows: the workload is not idle. */
+  g_assert_cmpuint (told.n_changes, >, n / 2);
 
   /* The log, read back by a follower in its own provider handle. */
   if (test_provider_persistent ())
@@ -420,6 +421,7 @@ test_mid_transaction (TestDatabase  *t,
   /* A rollback consumes nothing: the next commit follows on. */
   qstore_change_feed_close (first);
   g_clear_object (&first);
+  g_array_unref (a.told);
   test_exec (t->db, "BEGIN; INSERT INTO t VALUES (5, 'x')");
   first = subscribe_ordered (t->db, &a);
   test_exec (t->db, "ROLLBACK; INSERT INTO t VALUES (6, 'x')");
