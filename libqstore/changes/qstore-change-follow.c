@@ -490,9 +490,11 @@ watch (QStoreChangeFeed  *self,
  * @error: return location for a #GError
  *
  * Makes a follower poll by itself, from the main context that is the
- * thread's default now: at once, whenever the store's files change (a
- * #GFileMonitor tells it; it does not poll busily), and at least once a
- * second in case a change goes unseen. Errors are told by
+ * thread's default now: at once whenever the store's files change (a
+ * #GFileMonitor tells it), every 2 ms while they keep changing and for
+ * 150 ms after (the monitor reports a file that keeps changing late),
+ * and once a second otherwise, in case a change goes unseen. A store
+ * nobody writes is polled once a second. Errors are told by
  * [signal@ChangeFeed::failed]. Following until [method@ChangeFeed.close].
  *
  * A subscriber is told as commits happen: this does nothing for it.
