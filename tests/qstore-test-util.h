@@ -13,6 +13,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <gio/gio.h>
 #include <glib/gstdio.h>
@@ -94,6 +95,30 @@ test_provider_uri (const char *dir,
                    const char *leaf)
 {
   return test_spec_uri (test_provider_spec (), dir, leaf);
+}
+
+/* Tunables */
+
+/* QSTORE_TEST_SEED, else a fixed seed: random workloads repeat. */
+static inline guint32
+test_seed (void)
+{
+  const char *text = g_getenv ("QSTORE_TEST_SEED");
+
+  return text != NULL ? (guint32) g_ascii_strtoull (text, NULL, 10) : 20240611u;
+}
+
+/* A count from the environment variable @name, else @fallback. */
+static inline guint
+test_env_count (const char *name,
+                guint       fallback)
+{
+  const char *text = g_getenv (name);
+  guint64 value;
+
+  if (text == NULL || !g_ascii_string_to_unsigned (text, 10, 1, G_MAXUINT, &value, NULL))
+    return fallback;
+  return (guint) value;
 }
 
 /* Files */
@@ -361,6 +386,22 @@ test_query_text (QStoreDatabase  *db,
   return test_result_text (result, append_value);
 }
 
+/* The one integer the query @sql returns, which must run. */
+static inline gint64
+test_query_int (QStoreDatabase *db,
+                const char     *sql)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(QStoreResult) result = qstore_database_query (db, sql, NULL, &error);
+  g_autoptr(GVariant) value = NULL;
+
+  if (result == NULL)
+    g_error ("“%s” failed: %s", sql, error->message);
+  g_assert_cmpuint (qstore_result_get_n_rows (result), ==, 1);
+  value = qstore_result_get_value (result, 0, 0);
+  return g_variant_get_int64 (value);
+}
+
 static inline gboolean
 test_strv_has (const char * const *strv,
                const char         *s)
@@ -499,6 +540,40 @@ test_run_program (const char         *program,
   run = test_run_program_va (program, env, store, first, ap);
   va_end (ap);
   return run;
+}
+
+/* Reads the next line a child writes to @fd, without its newline,
+ * keeping what follows in @pending; NULL when none came within
+ * @timeout_ms (-1: wait as long as it takes) or the output ended. */
+static inline char *
+test_read_line (int      fd,
+                GString *pending,
+                int      timeout_ms)
+{
+  gint64 deadline = g_get_monotonic_time () + (gint64) timeout_ms * 1000;
+
+  for (;;)
+    {
+      char *newline = strchr (pending->str, '\n');
+      GPollFD poll_fd = { fd, G_IO_IN | G_IO_HUP, 0 };
+      gint64 left = timeout_ms < 0 ? -1 : MAX (0, (deadline - g_get_monotonic_time ()) / 1000);
+      char buffer[4096];
+      gssize n;
+
+      if (newline != NULL)
+        {
+          char *line = g_strndup (pending->str, newline - pending->str);
+
+          g_string_erase (pending, 0, newline - pending->str + 1);
+          return line;
+        }
+      if ((timeout_ms >= 0 && left == 0) || g_poll (&poll_fd, 1, (int) left) <= 0)
+        return NULL;
+      n = read (fd, buffer, sizeof buffer);
+      if (n <= 0)
+        return NULL;
+      g_string_append_len (pending, buffer, n);
+    }
 }
 
 G_END_DECLS

@@ -32,6 +32,11 @@
  * - unsafe-window: a workload of its own, --rows events (see
  *   qstore-bench-window.c): guarded applies against plain upserts of the
  *   same rows, and composed-page reads.
+ *
+ * With --change-log N the table and SQL layers keep a change log (the
+ * engine's name ends in +log). The follow_lag phase, never part of the
+ * default, measures how long `qstore changes --follow` takes to print a
+ * commit (qstore-bench-follow.c).
  */
 #include "config.h"
 
@@ -51,6 +56,7 @@
 
 /* The table and SQL layers reach below the public API: the table's value
  * entry points and the database's SQLite connection. */
+#include "qstore-bench-follow.h"
 #include "qstore-database-private.h"
 #include "qstore-table-private.h"
 
@@ -68,6 +74,7 @@
 #define NAME_MAX_LEN     32
 #define ROW_MAX_LEN      (4 + NAME_MAX_LEN + 8)
 #define N_COLUMNS        3
+#define FOLLOW_COMMITS   1000
 
 typedef enum
 {
@@ -89,6 +96,7 @@ typedef enum
   PHASE_SCAN      = 1 << 2,
   PHASE_SMALL_TXN = 1 << 3,
   PHASE_SIZE      = 1 << 4,
+  PHASE_FOLLOW_LAG = 1 << 5,
 } Phase;
 
 static const struct {
@@ -100,6 +108,7 @@ static const struct {
   { "scan", PHASE_SCAN },
   { "small_txn", PHASE_SMALL_TXN },
   { "size", PHASE_SIZE },
+  { "follow_lag", PHASE_FOLLOW_LAG },
 };
 
 typedef struct
@@ -111,6 +120,9 @@ typedef struct
   int                run;
   Phase              phases;
   char              *location;
+  char              *uri;
+  gint64             change_log;
+  char              *qstore;
 
   QStoreProvider    *provider;
   gboolean           atomic;
@@ -1090,6 +1102,34 @@ phase_small_txn (Bench   *bench,
   return TRUE;
 }
 
+static gboolean
+phase_follow_lag (Bench   *bench,
+                  GError **error)
+{
+  char median[G_ASCII_DTOSTR_BUF_SIZE], p99[G_ASCII_DTOSTR_BUF_SIZE];
+  g_autofree char *extra = NULL;
+  double median_ms, p99_ms;
+  Stamp t0, t1;
+
+  if (bench->database == NULL || bench->location == NULL)
+    {
+      g_set_error_literal (error, QSTORE_ERROR, QSTORE_ERROR_UNSUPPORTED,
+                           "The follow_lag phase follows a store from another process: use "
+                           "--layer table or sql and a persistent provider");
+      return FALSE;
+    }
+  t0 = stamp_now ();
+  if (!qstore_bench_follow_lag (bench->database, bench->uri, bench->qstore, FOLLOW_COMMITS,
+                                &median_ms, &p99_ms, error))
+    return FALSE;
+  t1 = stamp_now ();
+  extra = g_strdup_printf ("\"median_ms\":%s,\"p99_ms\":%s",
+                           g_ascii_formatd (median, sizeof median, "%.3f", median_ms),
+                           g_ascii_formatd (p99, sizeof p99, "%.3f", p99_ms));
+  emit_phase (bench, "follow_lag", FOLLOW_COMMITS, t0, t1, 0, extra);
+  return TRUE;
+}
+
 /* The location on disk: a directory (its regular files count) or a file
  * (with SQLite's companions). Nothing for a location that is not on disk. */
 static const char * const file_companions[] = { "", "-wal", "-shm", "-journal" };
@@ -1200,7 +1240,7 @@ parse_phases (const char  *text,
         {
           g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
                        "Unknown phase “%s” in --phases: the phases are "
-                       "load, get, scan, small_txn and size", names[i]);
+                       "load, get, scan, small_txn, size and follow_lag", names[i]);
           return FALSE;
         }
     }
@@ -1221,7 +1261,6 @@ open_database (Bench            *bench,
                GError          **error)
 {
   g_autofree char *escaped = NULL;
-  g_autofree char *uri = NULL;
   QStoreTableSchema *schema;
   const char *index_name;
   const char *ddl;
@@ -1244,10 +1283,18 @@ open_database (Bench            *bench,
 
   if (bench->location != NULL)
     escaped = g_uri_escape_string (bench->location, "/", FALSE);
-  uri = g_strdup_printf ("%s:%s", bench->provider_name, escaped != NULL ? escaped : "");
-  if (!(bench->database = qstore_database_open (uri, flags, error)) ||
+  bench->uri = g_strdup_printf ("%s:%s", bench->provider_name, escaped != NULL ? escaped : "");
+  if (!(bench->database = qstore_database_open (bench->uri, flags, error)) ||
       !qstore_database_exec (bench->database, ddl, error))
     return FALSE;
+  if (bench->change_log > 0)
+    {
+      g_autofree char *pragma = g_strdup_printf ("PRAGMA qstore.change_log = %" G_GINT64_FORMAT,
+                                                 bench->change_log);
+
+      if (!qstore_database_exec (bench->database, pragma, error))
+        return FALSE;
+    }
 
   bench->provider = g_object_ref (qstore_database_get_provider (bench->database));
   bench->coordinator = g_object_ref (qstore_database_get_coordinator (bench->database));
@@ -1338,6 +1385,8 @@ bench_clear (Bench *bench)
   g_clear_pointer (&bench->provider_name, g_free);
   g_clear_pointer (&bench->engine, g_free);
   g_clear_pointer (&bench->location, g_free);
+  g_clear_pointer (&bench->uri, g_free);
+  g_clear_pointer (&bench->qstore, g_free);
 }
 
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (Bench, bench_clear)
@@ -1398,6 +1447,10 @@ main (int    argc,
       "Do not delete the store at exit", NULL },
     { "no-atomic", 0, 0, G_OPTION_ARG_NONE, &no_atomic,
       "Withhold the atomic batch, as ?atomic=0 does: writes go store by store", NULL },
+    { "change-log", 0, 0, G_OPTION_ARG_INT64, &bench.change_log,
+      "Keep a change log of N transactions (table and sql layers)", "N" },
+    { "qstore", 0, 0, G_OPTION_ARG_FILENAME, &bench.qstore,
+      "The qstore command follow_lag runs (default: the one beside qstore-bench)", "PATH" },
     G_OPTION_ENTRY_NULL
   };
 
@@ -1459,9 +1512,18 @@ main (int    argc,
     return usage_error (error->message);
 
   bench.provider_name = g_steal_pointer (&provider_name);
-  bench.engine = g_strdup_printf ("qstore-%s-%s", bench.provider_name,
+  if (bench.change_log < 0 || (bench.change_log > 0 && bench.layer == LAYER_KV))
+    return usage_error ("--change-log takes a number of transactions, with --layer table or sql");
+  bench.engine = g_strdup_printf ("qstore-%s-%s%s", bench.provider_name,
                                   window_layer ? LAYER_UNSAFE_WINDOW_NAME
-                                               : layer_names[bench.layer]);
+                                               : layer_names[bench.layer],
+                                  bench.change_log > 0 ? "+log" : "");
+  if (bench.qstore == NULL)
+    {
+      g_autofree char *here = g_path_get_dirname (argv[0]);
+
+      bench.qstore = g_build_filename (here, "qstore", NULL);
+    }
   bench.rows = (guint64) rows;
   bench.run = run;
   bench.rng = BENCH_SEED;
@@ -1563,6 +1625,10 @@ main (int    argc,
 
   if (bench.phases & PHASE_SMALL_TXN)
     if (!phase_small_txn (&bench, &error))
+      return fail (&bench, error, keep);
+
+  if (bench.phases & PHASE_FOLLOW_LAG)
+    if (!phase_follow_lag (&bench, &error))
       return fail (&bench, error, keep);
 
   /* Sizes are taken with everything closed, as the baseline does. */

@@ -80,6 +80,12 @@ void            qstore_tool_add_json_data      (JsonBuilder         *builder,
                                                 gsize                len,
                                                 gboolean             hex);
 void            qstore_tool_print_json         (JsonNode            *node);
+/* SQL values in JSON: NULL null, integers and reals numbers (reals that
+ * read back as reals), text strings, blobs {"$blob": "<base64>"}. */
+void            qstore_tool_append_json_string (GString             *out,
+                                                const char          *text);
+void            qstore_tool_append_json_value  (GString             *out,
+                                                GVariant            *value);
 
 /* Sub-commands */
 int             qstore_tool_providers          (QStoreTool          *tool,
@@ -95,6 +101,9 @@ int             qstore_tool_catalog            (QStoreTool          *tool,
                                                 int                  argc,
                                                 char               **argv);
 int             qstore_tool_stale              (QStoreTool          *tool,
+                                                int                  argc,
+                                                char               **argv);
+int             qstore_tool_changes            (QStoreTool          *tool,
                                                 int                  argc,
                                                 char               **argv);
 int             qstore_tool_demo               (QStoreTool          *tool,

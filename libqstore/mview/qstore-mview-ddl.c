@@ -834,8 +834,6 @@ qstore_mview_threshold_setting (QStoreDatabase   *db,
                                 GError          **error)
 {
   QStoreMViews *self = qstore_mview_mviews_of (db);
-  g_autoptr(sqlite3_stmt) stmt = NULL;
-  g_autoptr(QStoreResult) rows = NULL;
 
   if (!check_syntax (statement, error))
     return FALSE;
@@ -852,24 +850,9 @@ qstore_mview_threshold_setting (QStoreDatabase   *db,
           return FALSE;
         }
       self->threshold = (gint64) value;
-      if (result != NULL)
-        {
-          *result = qstore_result_new_for_statement (NULL);
-          qstore_result_set_counts (*result, 0, sqlite3_last_insert_rowid (db->db));
-        }
-      return TRUE;
     }
-
-  if (sqlite3_prepare_v2 (db->db, "SELECT ?1 AS " THRESHOLD_SETTING, -1, &stmt, NULL) != SQLITE_OK)
-    return qstore_mview_set_sqlite_error (db, db->db, sqlite3_errcode (db->db), THRESHOLD_SETTING, error);
-  sqlite3_bind_int64 (stmt, 1, self->threshold);
-  rows = qstore_result_new_for_statement (stmt);
-  if (sqlite3_step (stmt) == SQLITE_ROW)
-    qstore_result_add_row (rows, stmt);
-  qstore_result_set_counts (rows, 0, sqlite3_last_insert_rowid (db->db));
-  if (result != NULL)
-    *result = g_steal_pointer (&rows);
-  return TRUE;
+  return qstore_router_setting_result (db, THRESHOLD_SETTING, statement->value == NULL,
+                                       self->threshold, result, error);
 }
 
 /* Drops "Materialized view “name”: " from a message about @view. */

@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include "qstore-alter-private.h"
+#include "qstore-change-hub-private.h"
 #include "qstore-ddl-private.h"
 #include "qstore-lifecycle-private.h"
 #include "qstore-mview-ddl-private.h"
@@ -30,12 +31,16 @@ static const QStoreStatementHandler handlers[] = {
   { QSTORE_STATEMENT_REFRESH_MATERIALIZED_VIEW, NULL, QSTORE_HANDLER_DDL, qstore_mview_refresh },
   { QSTORE_STATEMENT_SETTING, QSTORE_MVIEW_THRESHOLD_SETTING, QSTORE_HANDLER_NONE,
     qstore_mview_threshold_setting },
+  { QSTORE_STATEMENT_SETTING, QSTORE_CHANGE_LOG_SETTING, QSTORE_HANDLER_NONE,
+    qstore_change_hub_log_setting },
 };
 
 /* What the layers above SQL add to every database, in the order their
  * hooks run. A clean close ends with the materialized views' marker,
- * which must be the last write. */
+ * which must be the last write. The change log comes first: it is
+ * written in every commit, those the views make at open included. */
 static const QStoreDatabaseExtension * const extensions[] = {
+  &qstore_changes_extension,
   &qstore_mview_extension,
 };
 

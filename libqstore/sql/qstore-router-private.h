@@ -80,6 +80,16 @@ struct _QStoreDatabaseSetup
   guint                          n_extensions;
 };
 
+/* What a setting's handler gives back: for `PRAGMA name` (@read), one
+ * row with @value in a column called @column; for `PRAGMA name = value`,
+ * no rows. *@result may be NULL (nothing is asked). */
+gboolean  qstore_router_setting_result (QStoreDatabase  *db,
+                                        const char      *column,
+                                        gboolean         read,
+                                        gint64           value,
+                                        QStoreResult   **result,
+                                        GError         **error);
+
 /* Runs the first statement of @sql; *@tail gets where the next starts.
  * @params binds its parameters; @single refuses a second statement after
  * it; *@result (when given) gets its rows. */

@@ -28,6 +28,25 @@ qstore_catalog_item_clear (QStoreCatalogItem *item)
   g_clear_pointer (&item->text, g_free);
 }
 
+/* A setting is named as its handler spells it: `name` for the
+ * database's own (`PRAGMA name` or `PRAGMA main.name`), `schema.name`
+ * for one under a schema of its own (`PRAGMA qstore.change_log`). */
+static gboolean
+setting_matches (const char            *setting,
+                 const QStoreStatement *statement)
+{
+  gsize schema_len;
+
+  if (statement->name == NULL)
+    return FALSE;
+  if (statement->schema == NULL || g_ascii_strcasecmp (statement->schema, "main") == 0)
+    return g_ascii_strcasecmp (setting, statement->name) == 0;
+  schema_len = strlen (statement->schema);
+  return g_ascii_strncasecmp (setting, statement->schema, schema_len) == 0 &&
+         setting[schema_len] == '.' &&
+         g_ascii_strcasecmp (setting + schema_len + 1, statement->name) == 0;
+}
+
 static const QStoreStatementHandler *
 find_handler (QStoreDatabase        *db,
               const QStoreStatement *statement)
@@ -39,11 +58,44 @@ find_handler (QStoreDatabase        *db,
       if (handler->kind != statement->kind)
         continue;
       if (statement->kind == QSTORE_STATEMENT_SETTING &&
-          (statement->name == NULL || g_ascii_strcasecmp (handler->setting, statement->name) != 0))
+          !setting_matches (handler->setting, statement))
         continue;
       return handler;
     }
   return NULL;
+}
+
+gboolean
+qstore_router_setting_result (QStoreDatabase  *db,
+                              const char      *column,
+                              gboolean         read,
+                              gint64           value,
+                              QStoreResult   **result,
+                              GError         **error)
+{
+  g_autoptr(sqlite3_stmt) stmt = NULL;
+  g_autofree char *sql = NULL;
+
+  if (result == NULL)
+    return TRUE;
+  if (!read)
+    {
+      *result = qstore_result_new_for_statement (NULL);
+      qstore_result_set_counts (*result, 0, sqlite3_last_insert_rowid (db->db));
+      return TRUE;
+    }
+  sql = g_strdup_printf ("SELECT ?1 AS \"%s\"", column);
+  if (sqlite3_prepare_v2 (db->db, sql, -1, &stmt, NULL) != SQLITE_OK)
+    {
+      qstore_database_set_sqlite_error (db, db->db, sqlite3_errcode (db->db), error);
+      return FALSE;
+    }
+  sqlite3_bind_int64 (stmt, 1, value);
+  *result = qstore_result_new_for_statement (stmt);
+  if (sqlite3_step (stmt) == SQLITE_ROW)
+    qstore_result_add_row (*result, stmt);
+  qstore_result_set_counts (*result, 0, sqlite3_last_insert_rowid (db->db));
+  return TRUE;
 }
 
 /* Reading */

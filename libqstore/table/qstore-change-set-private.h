@@ -9,15 +9,28 @@
 G_BEGIN_DECLS
 
 /* A table's name as changes carry it: shared, reference counted, so a
- * million changes to one table hold one copy of it. */
+ * million changes to one table hold one copy of it. Described, it also
+ * says what its rows hold: @names, one per value of a stored row (the
+ * columns, then the rowid when the table keeps one apart), and @key, the
+ * positions of the values that make a row's key. The coordinator does
+ * not know them; the change log describes the tables it writes. */
 typedef struct
 {
-  char *schema;
-  char *table;
+  char  *schema;
+  char  *table;
+  char **names;    /* NULL when not described */
+  guint *key;
+  guint  n_key;
 } QStoreChangeTable;
 
 QStoreChangeTable *qstore_change_table_new   (const char        *schema,
                                               const char        *table);
+/* Takes @names and @key. */
+QStoreChangeTable *qstore_change_table_new_described (const char *schema,
+                                                      const char *table,
+                                                      char      **names,
+                                                      guint      *key,
+                                                      guint       n_key);
 QStoreChangeTable *qstore_change_table_ref   (QStoreChangeTable *self);
 void               qstore_change_table_unref (QStoreChangeTable *self);
 
@@ -37,5 +50,8 @@ void             qstore_change_clear          (gpointer     change);
 QStoreChangeSet *qstore_change_set_new_take   (guint64      tx_id,
                                                gint64       time,
                                                GArray      *changes);
+
+/* The set's QStoreChange array, not to be changed. */
+GArray          *qstore_change_set_get_changes (QStoreChangeSet *self);
 
 G_END_DECLS

@@ -17,7 +17,15 @@
  * data is durable. It is immutable, so it may be handed to other threads.
  * Rows are kept in their stored encoding and decoded only when asked for:
  * [method@ChangeSet.get_old_row] and [method@ChangeSet.get_new_row] return a
- * tuple with one `v` per column, in declaration order.
+ * tuple with one `v` per column, in declaration order, followed by the
+ * rowid when the table keeps it apart from its columns (a table without
+ * PRIMARY KEY nor INTEGER PRIMARY KEY).
+ *
+ * Change sets that come from a database (its change feeds and change log)
+ * also say what the values are: [method@ChangeSet.get_names] names them,
+ * [method@ChangeSet.get_key] gives a row's key, and
+ * [method@ChangeSet.get_old_record] and [method@ChangeSet.get_new_record]
+ * give the rows as dictionaries. Those of a bare coordinator do not.
  */
 
 struct _QStoreChangeSet
@@ -48,6 +56,21 @@ qstore_change_table_ref (QStoreChangeTable *self)
   return g_atomic_rc_box_acquire (self);
 }
 
+QStoreChangeTable *
+qstore_change_table_new_described (const char *schema,
+                                   const char *table,
+                                   char      **names,
+                                   guint      *key,
+                                   guint       n_key)
+{
+  QStoreChangeTable *self = qstore_change_table_new (schema, table);
+
+  self->names = names;
+  self->key = key;
+  self->n_key = n_key;
+  return self;
+}
+
 static void
 change_table_clear (gpointer data)
 {
@@ -55,6 +78,8 @@ change_table_clear (gpointer data)
 
   g_free (self->schema);
   g_free (self->table);
+  g_strfreev (self->names);
+  g_free (self->key);
 }
 
 void
@@ -107,6 +132,13 @@ qstore_change_set_new_take (guint64  tx_id,
   self->time = time;
   self->changes = changes;
   return self;
+}
+
+GArray *
+qstore_change_set_get_changes (QStoreChangeSet *self)
+{
+  g_return_val_if_fail (QSTORE_IS_CHANGE_SET (self), NULL);
+  return self->changes;
 }
 
 static const QStoreChange *
@@ -269,4 +301,161 @@ qstore_change_set_get_new_row (QStoreChangeSet *self,
   g_return_val_if_fail (QSTORE_IS_CHANGE_SET (self), NULL);
   g_return_val_if_fail (index < self->changes->len, NULL);
   return decode_row (get_change (self, index)->new_row);
+}
+
+/**
+ * qstore_change_set_get_names:
+ * @self: a #QStoreChangeSet
+ * @index: a change, below [method@ChangeSet.get_n_changes]
+ *
+ * Gets the names of the values of the change's rows, in the order
+ * [method@ChangeSet.get_old_row] gives them: the columns, then `rowid`
+ * (or `_rowid_`, or `oid`, whichever no column takes) when the table
+ * keeps its rowid apart from its columns.
+ *
+ * Returns: (transfer none) (nullable) (array zero-terminated=1): the
+ *   names, or %NULL when the change set does not describe the table (one
+ *   a coordinator made without a database)
+ */
+const char * const *
+qstore_change_set_get_names (QStoreChangeSet *self,
+                             guint            index)
+{
+  g_return_val_if_fail (QSTORE_IS_CHANGE_SET (self), NULL);
+  g_return_val_if_fail (index < self->changes->len, NULL);
+  return (const char * const *) get_change (self, index)->table->names;
+}
+
+static GVariant *
+key_of (const QStoreChange *change,
+        GBytes             *stored)
+{
+  g_autoptr(GVariant) row = NULL;
+  g_auto(GVariantBuilder) builder = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE_TUPLE);
+
+  if (change->table->names == NULL || stored == NULL || !(row = decode_row (stored)))
+    return NULL;
+  for (guint i = 0; i < change->table->n_key; i++)
+    {
+      g_autoptr(GVariant) part = NULL;
+
+      if (change->table->key[i] >= g_variant_n_children (row))
+        return NULL;
+      part = g_variant_get_child_value (row, change->table->key[i]);
+      g_variant_builder_add_value (&builder, part);
+    }
+  return g_variant_ref_sink (g_variant_builder_end (&builder));
+}
+
+/**
+ * qstore_change_set_get_key:
+ * @self: a #QStoreChangeSet
+ * @index: a change, below [method@ChangeSet.get_n_changes]
+ *
+ * Gets the key of the changed row: its PRIMARY KEY columns, or its rowid
+ * when it has none, taken from the row after the change (before it, for
+ * a delete). An update that changes the key gives the new one; the old
+ * one is in [method@ChangeSet.get_old_row].
+ *
+ * Returns: (transfer full) (nullable): a tuple of the key's values, each
+ *   boxed in `v`, or %NULL when the change set does not describe the
+ *   table
+ */
+GVariant *
+qstore_change_set_get_key (QStoreChangeSet *self,
+                           guint            index)
+{
+  const QStoreChange *change;
+
+  g_return_val_if_fail (QSTORE_IS_CHANGE_SET (self), NULL);
+  g_return_val_if_fail (index < self->changes->len, NULL);
+
+  change = get_change (self, index);
+  return key_of (change, change->new_row != NULL ? change->new_row : change->old_row);
+}
+
+/**
+ * qstore_change_set_get_old_key:
+ * @self: a #QStoreChangeSet
+ * @index: a change, below [method@ChangeSet.get_n_changes]
+ *
+ * Gets the key the row had before the change: where an update or a
+ * delete finds it. An update that changes the key has another one in
+ * [method@ChangeSet.get_key].
+ *
+ * Returns: (transfer full) (nullable): a tuple of the key's values, each
+ *   boxed in `v`, or %NULL for an insert or when the change set does not
+ *   describe the table
+ */
+GVariant *
+qstore_change_set_get_old_key (QStoreChangeSet *self,
+                               guint            index)
+{
+  g_return_val_if_fail (QSTORE_IS_CHANGE_SET (self), NULL);
+  g_return_val_if_fail (index < self->changes->len, NULL);
+  return key_of (get_change (self, index), get_change (self, index)->old_row);
+}
+
+static GVariant *
+record_of (const QStoreChange *change,
+           GBytes             *stored)
+{
+  g_auto(GVariantBuilder) builder = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE_VARDICT);
+  g_autoptr(GVariant) row = NULL;
+  char **names = change->table->names;
+  gsize n;
+
+  if (stored == NULL || names == NULL || !(row = decode_row (stored)))
+    return NULL;
+  n = g_variant_n_children (row);
+  for (gsize i = 0; i < n && names[i] != NULL; i++)
+    {
+      g_autoptr(GVariant) boxed = g_variant_get_child_value (row, i);
+
+      g_variant_builder_add_value (&builder,
+                                   g_variant_new_dict_entry (g_variant_new_string (names[i]),
+                                                             boxed));
+    }
+  return g_variant_ref_sink (g_variant_builder_end (&builder));
+}
+
+/**
+ * qstore_change_set_get_old_record:
+ * @self: a #QStoreChangeSet
+ * @index: a change, below [method@ChangeSet.get_n_changes]
+ *
+ * Gets the row as it was before the change, as a dictionary from the
+ * names of [method@ChangeSet.get_names] to the values (NULL is the empty
+ * maybe `mv`).
+ *
+ * Returns: (transfer full) (nullable): an `a{sv}`, or %NULL for an insert
+ *   or when the change set does not describe the table
+ */
+GVariant *
+qstore_change_set_get_old_record (QStoreChangeSet *self,
+                                  guint            index)
+{
+  g_return_val_if_fail (QSTORE_IS_CHANGE_SET (self), NULL);
+  g_return_val_if_fail (index < self->changes->len, NULL);
+  return record_of (get_change (self, index), get_change (self, index)->old_row);
+}
+
+/**
+ * qstore_change_set_get_new_record:
+ * @self: a #QStoreChangeSet
+ * @index: a change, below [method@ChangeSet.get_n_changes]
+ *
+ * Gets the row as it is after the change, as a dictionary (see
+ * [method@ChangeSet.get_old_record]).
+ *
+ * Returns: (transfer full) (nullable): an `a{sv}`, or %NULL for a delete
+ *   or when the change set does not describe the table
+ */
+GVariant *
+qstore_change_set_get_new_record (QStoreChangeSet *self,
+                                  guint            index)
+{
+  g_return_val_if_fail (QSTORE_IS_CHANGE_SET (self), NULL);
+  g_return_val_if_fail (index < self->changes->len, NULL);
+  return record_of (get_change (self, index), get_change (self, index)->new_row);
 }

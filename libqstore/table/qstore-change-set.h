@@ -55,5 +55,20 @@ GVariant       *qstore_change_set_get_old_row   (QStoreChangeSet *self,
 QSTORE_AVAILABLE_IN_ALL
 GVariant       *qstore_change_set_get_new_row   (QStoreChangeSet *self,
                                                  guint            index);
+QSTORE_AVAILABLE_IN_ALL
+const char * const *qstore_change_set_get_names (QStoreChangeSet *self,
+                                                 guint            index);
+QSTORE_AVAILABLE_IN_ALL
+GVariant       *qstore_change_set_get_key       (QStoreChangeSet *self,
+                                                 guint            index);
+QSTORE_AVAILABLE_IN_ALL
+GVariant       *qstore_change_set_get_old_key   (QStoreChangeSet *self,
+                                                 guint            index);
+QSTORE_AVAILABLE_IN_ALL
+GVariant       *qstore_change_set_get_old_record (QStoreChangeSet *self,
+                                                  guint            index);
+QSTORE_AVAILABLE_IN_ALL
+GVariant       *qstore_change_set_get_new_record (QStoreChangeSet *self,
+                                                  guint            index);
 
 G_END_DECLS

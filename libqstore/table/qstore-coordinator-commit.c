@@ -9,6 +9,7 @@
 #include "qstore-codec.h"
 #include "qstore-coordinator-private.h"
 #include "qstore-error.h"
+#include "qstore-fault-private.h"
 #include "qstore-provider-private.h"
 
 /* A commit that wrote something writes, with its rows and index entries,
@@ -196,6 +197,213 @@ typedef struct
   gsize n_ops;
 } StoreSlice;
 
+/* The undo journal (qstore_coordinator_set_undo_journal()) */
+
+#define UNDO_TYPE "a(sa(aymay))"
+
+static gboolean
+is_meta_key (const QStoreWriteOp *op,
+             GBytes              *key)
+{
+  gsize len;
+  const guint8 *data = g_bytes_get_data (key, &len);
+
+  return op->key_len == len && memcmp (op->key, data, len) == 0;
+}
+
+/* What every key of the commit held before it, store by store: a
+ * GVariant of UNDO_TYPE. The marker and the journal are left out: they
+ * are the commit's own bookkeeping. */
+static GBytes *
+build_undo (QStoreCoordinator  *self,
+            QStoreWriteOp      *ops,
+            GArray             *slices,
+            GError            **error)
+{
+  g_autoptr(GBytes) marker_key = qstore_catalog_key_for_meta (META_COMMIT);
+  g_autoptr(GBytes) undo_key = qstore_catalog_key_for_meta (META_UNDO);
+  g_auto(GVariantBuilder) builder = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE (UNDO_TYPE));
+  g_autoptr(GVariant) journal = NULL;
+
+  for (guint i = 0; i < slices->len; i++)
+    {
+      StoreSlice *slice = &g_array_index (slices, StoreSlice, i);
+      const char *name = qstore_pending_store_get_name (self->pending, slice->store);
+
+      g_variant_builder_open (&builder, G_VARIANT_TYPE ("(sa(aymay))"));
+      g_variant_builder_add (&builder, "s", name);
+      g_variant_builder_open (&builder, G_VARIANT_TYPE ("a(aymay)"));
+      for (gsize k = slice->first_op; k < slice->first_op + slice->n_ops; k++)
+        {
+          const QStoreWriteOp *op = &ops[k];
+          g_autoptr(GBytes) old = NULL;
+          GError *local_error = NULL;
+          GVariant *old_value = NULL;
+
+          if (op->store == self->catalog &&
+              (is_meta_key (op, marker_key) || is_meta_key (op, undo_key)))
+            continue;
+          old = qstore_kv_get (op->store, op->key, op->key_len, &local_error);
+          if (local_error != NULL)
+            {
+              g_propagate_prefixed_error (error, local_error,
+                                          "Reading what store “%s” holds before a commit "
+                                          "without an atomic batch: ", name);
+              return NULL;
+            }
+          if (old != NULL)
+            old_value = g_variant_new_from_bytes (G_VARIANT_TYPE_BYTESTRING, old, TRUE);
+          g_variant_builder_add_value (&builder,
+                                       g_variant_new ("(@ay@may)",
+                                                      g_variant_new_fixed_array (G_VARIANT_TYPE_BYTE,
+                                                                                 op->key, op->key_len, 1),
+                                                      g_variant_new_maybe (G_VARIANT_TYPE_BYTESTRING,
+                                                                           old_value)));
+        }
+      g_variant_builder_close (&builder);
+      g_variant_builder_close (&builder);
+    }
+  journal = g_variant_ref_sink (g_variant_builder_end (&builder));
+  return g_variant_get_data_as_bytes (journal);
+}
+
+/* Puts back what the journal says every store held, then removes the
+ * journal. Each write is synchronous, so nothing of the commit can become
+ * durable after the journal is gone. */
+static gboolean
+apply_undo (QStoreCoordinator  *self,
+            GBytes             *journal,
+            GError            **error)
+{
+  g_autoptr(GVariant) stores = g_variant_new_from_bytes (G_VARIANT_TYPE (UNDO_TYPE), journal,
+                                                         FALSE);
+  g_autoptr(GBytes) undo_key = qstore_catalog_key_for_meta (META_UNDO);
+  QStoreWriteOp remove = { 0 };
+  GVariantIter iter;
+  const char *name;
+  GVariant *entries;
+
+  /* Tests make the undo fail, as a crash before it would. */
+  if (!_qstore_fault_check (QSTORE_COORDINATOR_FAULT_UNDO, error))
+    return FALSE;
+  if (!g_variant_is_normal_form (stores))
+    {
+      g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_CORRUPT,
+                   "The undo journal of the commit interrupted in the %s store at “%s” "
+                   "is damaged",
+                   qstore_provider_get_name (self->provider),
+                   qstore_provider_get_location (self->provider));
+      return FALSE;
+    }
+
+  g_variant_iter_init (&iter, stores);
+  while (g_variant_iter_next (&iter, "(&s@a(aymay))", &name, &entries))
+    {
+      g_autoptr(GVariant) owned = entries;
+      g_autoptr(QStoreKV) kv = NULL;
+      g_autofree QStoreWriteOp *ops = NULL;
+      gsize n = g_variant_n_children (entries);
+      gboolean ok;
+
+      if (g_str_equal (name, QSTORE_CATALOG_STORE_NAME))
+        kv = g_object_ref (self->catalog);
+      else if (g_str_equal (name, QSTORE_STATS_STORE_NAME))
+        kv = g_object_ref (self->stats);
+      else if (!(kv = qstore_provider_open_store (self->provider, name, error)))
+        return FALSE;
+
+      ops = g_new0 (QStoreWriteOp, MAX (n, 1));
+      for (gsize i = 0; i < n; i++)
+        {
+          g_autoptr(GVariant) entry = g_variant_get_child_value (entries, i);
+          g_autoptr(GVariant) key = g_variant_get_child_value (entry, 0);
+          g_autoptr(GVariant) maybe = g_variant_get_child_value (entry, 1);
+          g_autoptr(GVariant) old = g_variant_get_maybe (maybe);
+
+          ops[i].store = kv;
+          ops[i].key = g_variant_get_fixed_array (key, &ops[i].key_len, 1);
+          if (old != NULL)
+            {
+              ops[i].kind = QSTORE_WRITE_OP_PUT;
+              ops[i].value = g_variant_get_fixed_array (old, &ops[i].value_len, 1);
+            }
+          else
+            ops[i].kind = QSTORE_WRITE_OP_DELETE;
+        }
+      /* The entries live as long as @stores: the pointers stay valid. */
+      ok = n == 0 || qstore_provider_write (self->provider, ops, n, QSTORE_WRITE_SYNC, error);
+      if (!ok)
+        {
+          g_prefix_error (error, "Undoing the interrupted commit in store “%s”: ", name);
+          return FALSE;
+        }
+    }
+
+  remove.store = self->catalog;
+  remove.kind = QSTORE_WRITE_OP_DELETE;
+  remove.key = g_bytes_get_data (undo_key, &remove.key_len);
+  return qstore_provider_write (self->provider, &remove, 1, QSTORE_WRITE_SYNC, error);
+}
+
+gboolean
+qstore_coordinator_recover_undo (QStoreCoordinator  *self,
+                                 GError            **error)
+{
+  g_autoptr(GBytes) key = qstore_catalog_key_for_meta (META_UNDO);
+  g_autoptr(GBytes) journal = NULL;
+  g_autoptr(GError) local_error = NULL;
+  gsize key_len;
+  const guint8 *key_data = g_bytes_get_data (key, &key_len);
+
+  if (self->pending_undo != NULL)
+    journal = g_bytes_ref (self->pending_undo);
+  else
+    {
+      /* Nobody can undo through a read-only handle: its reads may see a
+       * torn commit, the writer's next open undoes it. */
+      if (qstore_provider_get_flags (self->provider) & QSTORE_OPEN_READ_ONLY)
+        return TRUE;
+      journal = qstore_kv_get (self->catalog, key_data, key_len, &local_error);
+      if (local_error != NULL)
+        {
+          g_propagate_prefixed_error (error, g_steal_pointer (&local_error),
+                                      "Reading the undo journal of the %s store at “%s”: ",
+                                      qstore_provider_get_name (self->provider),
+                                      qstore_provider_get_location (self->provider));
+          return FALSE;
+        }
+      if (journal == NULL)
+        return TRUE;
+    }
+
+  if (!apply_undo (self, journal, &local_error))
+    {
+      if (!g_error_matches (local_error, QSTORE_ERROR, QSTORE_ERROR_CORRUPT))
+        {
+          g_clear_pointer (&self->pending_undo, g_bytes_unref);
+          self->pending_undo = g_bytes_ref (journal);
+          g_propagate_error (error, g_steal_pointer (&local_error));
+          return FALSE;
+        }
+      /* Nothing can be undone from it: the marker's repair is all that is
+       * left. */
+      g_warning ("%s; the commit it was for is repaired as a torn one", local_error->message);
+      {
+        QStoreWriteOp remove = { 0 };
+
+        g_clear_error (&local_error);
+        remove.store = self->catalog;
+        remove.kind = QSTORE_WRITE_OP_DELETE;
+        remove.key = key_data;
+        remove.key_len = key_len;
+        if (!qstore_provider_write (self->provider, &remove, 1, QSTORE_WRITE_SYNC, error))
+          return FALSE;
+      }
+    }
+  g_clear_pointer (&self->pending_undo, g_bytes_unref);
+  return TRUE;
+}
+
 /* Without an atomic batch: marker, then store by store, marker removal
  * last. Each provider write is synchronous so none of them can become
  * durable after the marker's removal. */
@@ -209,11 +417,15 @@ write_store_by_store (QStoreCoordinator  *self,
 {
   g_autoptr(GPtrArray) stores = g_ptr_array_new_with_free_func (g_free);
   g_autoptr(GBytes) marker_key = qstore_catalog_key_for_meta (META_COMMIT);
+  g_autoptr(GBytes) undo_key = qstore_catalog_key_for_meta (META_UNDO);
+  g_autoptr(GBytes) undo = NULL;
   g_autofree char *marker = NULL;
   QStoreWriteOp op = { 0 };
+  QStoreWriteOp first[2] = { { 0 } };
   StoreSlice *last;
-  gsize marker_key_len;
+  gsize marker_key_len, undo_key_len;
   const guint8 *marker_key_data = g_bytes_get_data (marker_key, &marker_key_len);
+  const guint8 *undo_key_data = g_bytes_get_data (undo_key, &undo_key_len);
 
   for (guint i = 0; i < self->interrupted_stores->len; i++)
     g_ptr_array_add (stores, g_strdup (self->interrupted_stores->pdata[i]));
@@ -226,14 +438,26 @@ write_store_by_store (QStoreCoordinator  *self,
         g_ptr_array_add (stores, g_strdup (name));
     }
   marker = marker_json (self, tx_id, stores);
+  if (self->undo_journal && !(undo = build_undo (self, ops, slices, error)))
+    return FALSE;
 
-  op.store = self->catalog;
-  op.kind = QSTORE_WRITE_OP_PUT;
-  op.key = marker_key_data;
-  op.key_len = marker_key_len;
-  op.value = (const guint8 *) marker;
-  op.value_len = strlen (marker);
-  if (!qstore_provider_write (self->provider, &op, 1, QSTORE_WRITE_SYNC, error))
+  /* The marker and the journal land together, before anything else. */
+  first[0].store = self->catalog;
+  first[0].kind = QSTORE_WRITE_OP_PUT;
+  first[0].key = marker_key_data;
+  first[0].key_len = marker_key_len;
+  first[0].value = (const guint8 *) marker;
+  first[0].value_len = strlen (marker);
+  if (undo != NULL)
+    {
+      first[1].store = self->catalog;
+      first[1].kind = QSTORE_WRITE_OP_PUT;
+      first[1].key = undo_key_data;
+      first[1].key_len = undo_key_len;
+      first[1].value = g_bytes_get_data (undo, &first[1].value_len);
+    }
+  if (!qstore_provider_write (self->provider, first, undo != NULL ? 2 : 1,
+                              QSTORE_WRITE_SYNC, error))
     return FALSE;
 
   /* The catalog is last (store_rank): its write also carries the marker's
@@ -243,12 +467,20 @@ write_store_by_store (QStoreCoordinator  *self,
                          QSTORE_CATALOG_STORE_NAME));
   op.store = qstore_pending_store_get_kv (self->pending, last->store);
   op.kind = QSTORE_WRITE_OP_DELETE;
-  op.value = NULL;
-  op.value_len = 0;
-  /* qstore_coordinator_commit_pending() left room for it. */
+  op.key = marker_key_data;
+  op.key_len = marker_key_len;
+  /* qstore_coordinator_commit_pending() left room for it, and for the
+   * journal's removal. */
   g_assert (last->first_op + last->n_ops == n_ops);
   ops[n_ops] = op;
   last->n_ops++;
+  if (undo != NULL)
+    {
+      op.key = undo_key_data;
+      op.key_len = undo_key_len;
+      ops[n_ops + 1] = op;
+      last->n_ops++;
+    }
 
   for (guint i = 0; i < slices->len; i++)
     {
@@ -257,14 +489,33 @@ write_store_by_store (QStoreCoordinator  *self,
       if (!qstore_provider_write (self->provider, &ops[slice->first_op],
                                   slice->n_ops, QSTORE_WRITE_SYNC, error))
         {
-          g_prefix_error (error, "Commit %" G_GUINT64_FORMAT " was interrupted after "
-                          "writing %u of %u stores (the database must repair the "
-                          "stores its marker lists): ", tx_id, i, slices->len);
           /* The marker is durable: report it, and list its stores in the
            * next one. */
           g_free (self->interrupted);
           self->interrupted = g_steal_pointer (&marker);
           qstore_coordinator_remember_marker_stores (self, self->interrupted);
+          if (undo != NULL)
+            {
+              GError *undo_error = NULL;
+
+              /* Undone now, or by the next commit or open. */
+              self->pending_undo = g_bytes_ref (undo);
+              if (!qstore_coordinator_recover_undo (self, &undo_error))
+                {
+                  g_prefix_error (error, "Commit %" G_GUINT64_FORMAT " was interrupted after "
+                                  "writing %u of %u stores, and cannot be undone yet (%s): ",
+                                  tx_id, i, slices->len, undo_error->message);
+                  g_error_free (undo_error);
+                  return FALSE;
+                }
+              g_prefix_error (error, "Commit %" G_GUINT64_FORMAT " was interrupted after "
+                              "writing %u of %u stores, and was undone: ", tx_id, i,
+                              slices->len);
+              return FALSE;
+            }
+          g_prefix_error (error, "Commit %" G_GUINT64_FORMAT " was interrupted after "
+                          "writing %u of %u stores (the database must repair the "
+                          "stores its marker lists): ", tx_id, i, slices->len);
           return FALSE;
         }
     }
@@ -292,6 +543,11 @@ qstore_coordinator_commit_pending (QStoreCoordinator   *self,
 
   /* What commit adds is never undone by a savepoint. */
   qstore_pending_set_undo (self->pending, FALSE);
+
+  /* A torn commit whose undo failed comes first: nothing may be written
+   * over it. */
+  if (self->pending_undo != NULL && !qstore_coordinator_recover_undo (self, error))
+    return FALSE;
 
   stats_id = qstore_pending_lookup_store (self->pending, self->stats, TRUE);
   for (guint i = 0; i < self->tx_tables->len; i++)
@@ -328,9 +584,10 @@ qstore_coordinator_commit_pending (QStoreCoordinator   *self,
   g_array_sort_with_data (store_ids, compare_store_ids, self->pending);
 
   /* Exactly the size needed (a GArray would round it up to a power of
-   * two), with room for the marker's removal of write_store_by_store(). A
-   * large transaction holds one op per buffered write. */
-  ops = g_new (QStoreWriteOp, max_ops + 1);
+   * two), with room for the removals of the marker and the undo journal
+   * by write_store_by_store(). A large transaction holds one op per
+   * buffered write. */
+  ops = g_new (QStoreWriteOp, max_ops + 2);
   for (guint i = 0; i < store_ids->len; i++)
     {
       guint store = g_array_index (store_ids, guint, i);

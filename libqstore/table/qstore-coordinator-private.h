@@ -72,6 +72,60 @@ void qstore_coordinator_set_observer (QStoreCoordinator               *self,
                                       const QStoreCoordinatorObserver *observer,
                                       gpointer                         data);
 
+/* What keeps a database's change log and tells its subscribers (the
+ * changes layer). @recording: whether the transaction that begins must
+ * keep its changes although no `committed` handler is connected.
+ * @committing: at every commit that writes something, once the
+ * transaction has its id and commit time and before anything is
+ * written; @changes is the transaction's QStoreChange array, or NULL
+ * when its changes were not all kept. Whatever it writes through the
+ * coordinator is stored with the transaction, in the same batch (or,
+ * without an atomic batch, under the commit marker); returning FALSE
+ * fails the commit. @ended: once a transaction is over, after
+ * `committed` was emitted: with the id and the change set a commit gave
+ * it (the set is NULL when its changes were not all kept), or with 0 and
+ * NULL after a rollback, a failed commit or a commit that wrote nothing.
+ * Each callback may be NULL. */
+typedef struct
+{
+  gboolean (*recording)  (gpointer          data);
+  gboolean (*committing) (gpointer          data,
+                          guint64           tx_id,
+                          gint64            time,
+                          GArray           *changes,
+                          GError          **error);
+  void     (*ended)      (gpointer          data,
+                          guint64           tx_id,
+                          QStoreChangeSet  *change_set);
+} QStoreCoordinatorLog;
+
+/* Installs (or, with NULL, removes) the one log. @log must outlive its
+ * installation. */
+void qstore_coordinator_set_log (QStoreCoordinator          *self,
+                                 const QStoreCoordinatorLog *log,
+                                 gpointer                    data);
+
+/* Without an atomic batch a commit goes store by store, and a crash in
+ * between tears it (see QStoreCoordinator). With the undo journal on,
+ * the commit marker is written together with the value every key of the
+ * commit had before (`\0meta\0undo`), and a torn commit is undone from
+ * it: right away when a store write fails, else by the next coordinator
+ * that opens the location for writing. Every store then holds what it
+ * held before the commit; the marker stays, as after any interruption.
+ * A change log turns it on, so that the log and the data it describes
+ * cannot disagree. */
+void qstore_coordinator_set_undo_journal (QStoreCoordinator *self,
+                                          gboolean           enabled);
+
+/* The fault point (_qstore_fault_arm()) passed before a torn commit is
+ * undone: armed, the undo fails as if the process had died first, and
+ * is left to the next commit or open. */
+#define QSTORE_COORDINATOR_FAULT_UNDO "commit-undo"
+
+/* Whether a transaction is open and keeping its changes: a subscriber
+ * that joins it now will get its change set. */
+gboolean qstore_coordinator_get_recording (QStoreCoordinator *self);
+
 /* Inside the coordinator: qstore-coordinator.c (the object, transactions,
  * writes, point reads and bookkeeping), qstore-coordinator-iter.c,
  * qstore-coordinator-commit.c and qstore-coordinator-savepoint.c share the
@@ -80,6 +134,7 @@ void qstore_coordinator_set_observer (QStoreCoordinator               *self,
 
 #define META_TX "tx"
 #define META_COMMIT "commit"
+#define META_UNDO "undo"
 
 typedef struct
 {
@@ -143,6 +198,14 @@ struct _QStoreCoordinator
   const QStoreCoordinatorObserver *observer;
   gpointer        observer_data;
   gboolean        committing;          /* the transaction ending now was stored */
+
+  /* The change log (qstore_coordinator_set_log()) */
+  const QStoreCoordinatorLog *log;
+  gpointer        log_data;
+  gboolean        undo_journal;
+  GBytes         *pending_undo;        /* a journal not applied yet, or NULL */
+  GQueue         *notify_queue;        /* Notice: ended transactions not told yet */
+  gboolean        notifying;
 };
 
 /* Row counts, the commit marker and the commit's writes
@@ -155,6 +218,9 @@ void     qstore_coordinator_remember_marker_stores (QStoreCoordinator   *self,
 gboolean qstore_coordinator_commit_pending         (QStoreCoordinator   *self,
                                                     guint64              tx_id,
                                                     const char * const  *drop,
+                                                    GError             **error);
+/* The undo journal: a torn commit undone at open (or reported) */
+gboolean qstore_coordinator_recover_undo           (QStoreCoordinator   *self,
                                                     GError             **error);
 
 /* Savepoint levels (qstore-coordinator-savepoint.c) */

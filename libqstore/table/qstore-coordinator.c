@@ -141,6 +141,60 @@ touch_table (QStoreCoordinator *self,
     }
 }
 
+/* Telling of ended transactions */
+
+/* A transaction that ended, waiting to be told: handlers of `committed`
+ * may commit again, and what they commit is told after what they are
+ * being told of, so every listener hears of commits in their order. */
+typedef struct
+{
+  guint64          tx_id;        /* 0: ended without a commit */
+  QStoreChangeSet *change_set;   /* NULL: not kept, or no commit */
+} Notice;
+
+static void
+notice_free (gpointer data)
+{
+  Notice *notice = data;
+
+  g_clear_object (&notice->change_set);
+  g_free (notice);
+}
+
+static void
+notify_ended (QStoreCoordinator *self,
+              guint64            tx_id,
+              QStoreChangeSet   *change_set)
+{
+  Notice *notice;
+
+  /* Nothing to tell: a rollback matters only to the change log. */
+  if (tx_id == 0 && (self->log == NULL || self->log->ended == NULL))
+    return;
+
+  notice = g_new0 (Notice, 1);
+  notice->tx_id = tx_id;
+  notice->change_set = change_set != NULL ? g_object_ref (change_set) : NULL;
+  if (self->notify_queue == NULL)
+    self->notify_queue = g_queue_new ();
+  g_queue_push_tail (self->notify_queue, notice);
+  if (self->notifying)
+    return;
+
+  self->notifying = TRUE;
+  g_object_ref (self);
+  while ((notice = g_queue_pop_head (self->notify_queue)) != NULL)
+    {
+      if (notice->change_set != NULL)
+        g_signal_emit (self, signals[COMMITTED], 0, notice->change_set);
+      if (self->log != NULL && self->log->ended != NULL)
+        self->log->ended (self->log_data, notice->tx_id, notice->change_set);
+      notice_free (notice);
+    }
+  self->notifying = FALSE;
+  g_object_unref (self);
+}
+
 /* Lifecycle */
 
 static GArray *
@@ -164,6 +218,9 @@ qstore_coordinator_finalize (GObject *object)
   g_clear_pointer (&self->tables, g_hash_table_unref);
   g_clear_pointer (&self->interrupted, g_free);
   g_clear_pointer (&self->interrupted_stores, g_ptr_array_unref);
+  g_clear_pointer (&self->pending_undo, g_bytes_unref);
+  if (self->notify_queue != NULL)
+    g_queue_free_full (self->notify_queue, notice_free);
   g_clear_object (&self->catalog);
   g_clear_object (&self->stats);
   g_clear_object (&self->read_kv);
@@ -241,13 +298,16 @@ qstore_coordinator_class_init (QStoreCoordinatorClass *klass)
    * @changes: what the transaction changed
    *
    * Emitted once per committed transaction that wrote something, in commit
-   * order, after its data is durable and the transaction has ended (a
-   * handler may begin the next one). Not emitted for a rollback or a
-   * failed commit.
+   * order, after its data is durable and the transaction has ended. A
+   * handler may begin and commit the next transaction: that one is told
+   * once every handler has heard of this one. Not emitted for a rollback
+   * or a failed commit.
    *
-   * Changes are recorded only while someone listens: a handler connected
-   * while a transaction is open is told of the transactions that begin
-   * after it, not of that one (its change set would be incomplete).
+   * Changes are kept only while someone listens (a handler, or the change
+   * log and the change feeds of a database). A handler connected while a
+   * transaction is open gets that transaction whole when its changes are
+   * being kept, else it starts with the next one. A change feed
+   * (qstore_database_subscribe_changes()) knows which of the two it was.
    */
   signals[COMMITTED] =
     g_signal_new ("committed",
@@ -358,7 +418,7 @@ qstore_coordinator_initable_init (GInitable     *initable,
       qstore_coordinator_remember_marker_stores (self, self->interrupted);
     }
 
-  return TRUE;
+  return qstore_coordinator_recover_undo (self, error);
 }
 
 static void
@@ -501,6 +561,9 @@ end_transaction (QStoreCoordinator *self)
 
   if (G_UNLIKELY (self->observer != NULL) && self->observer->ended != NULL)
     self->observer->ended (self->observer_data, committed);
+  /* A commit is told once its change set is made (commit_restructure()). */
+  if (!committed)
+    notify_ended (self, 0, NULL);
 }
 
 /**
@@ -521,7 +584,9 @@ qstore_coordinator_begin (QStoreCoordinator *self)
   self->in_tx = TRUE;
   /* Rows are kept for a change set only when someone will see it: a large
    * transaction would otherwise hold every row twice. */
-  self->recording = g_signal_has_handler_pending (self, signals[COMMITTED], 0, TRUE);
+  self->recording = g_signal_has_handler_pending (self, signals[COMMITTED], 0, TRUE) ||
+                    (self->log != NULL && self->log->recording != NULL &&
+                     self->log->recording (self->log_data));
   self->dropped_changes = FALSE;
 }
 
@@ -595,6 +660,7 @@ qstore_coordinator_commit_restructure (QStoreCoordinator   *self,
   gboolean anything = FALSE;
   gboolean complete;
   guint64 tx_id;
+  gint64 time;
 
   g_return_val_if_fail (QSTORE_IS_COORDINATOR (self), FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
@@ -624,6 +690,16 @@ qstore_coordinator_commit_restructure (QStoreCoordinator   *self,
     }
 
   tx_id = self->last_tx_id + 1;
+  time = g_get_real_time ();
+  complete = !self->dropped_changes;
+  /* The change log writes its entry into this very commit. */
+  if (G_UNLIKELY (self->log != NULL) && self->log->committing != NULL &&
+      !self->log->committing (self->log_data, tx_id, time,
+                              complete ? self->changes : NULL, error))
+    {
+      end_transaction (self);
+      return FALSE;
+    }
   if (!qstore_coordinator_commit_pending (self, tx_id, drop, error))
     {
       end_transaction (self);
@@ -638,18 +714,15 @@ qstore_coordinator_commit_restructure (QStoreCoordinator   *self,
       if (entry->delta != 0)
         entry->committed = MAX (0, entry->committed + entry->delta);
     }
-  complete = !self->dropped_changes;
   if (complete)
     {
-      change_set = qstore_change_set_new_take (tx_id, g_get_real_time (),
-                                               g_steal_pointer (&self->changes));
+      change_set = qstore_change_set_new_take (tx_id, time, g_steal_pointer (&self->changes));
       self->changes = changes_new ();
     }
   self->committing = TRUE;
   end_transaction (self);
 
-  if (complete)
-    g_signal_emit (self, signals[COMMITTED], 0, change_set);
+  notify_ended (self, tx_id, change_set);
   return TRUE;
 }
 
@@ -965,4 +1038,32 @@ qstore_coordinator_set_observer (QStoreCoordinator               *self,
 
   self->observer = observer;
   self->observer_data = observer != NULL ? data : NULL;
+}
+
+void
+qstore_coordinator_set_log (QStoreCoordinator          *self,
+                            const QStoreCoordinatorLog *log,
+                            gpointer                    data)
+{
+  g_return_if_fail (QSTORE_IS_COORDINATOR (self));
+
+  self->log = log;
+  self->log_data = log != NULL ? data : NULL;
+}
+
+void
+qstore_coordinator_set_undo_journal (QStoreCoordinator *self,
+                                     gboolean           enabled)
+{
+  g_return_if_fail (QSTORE_IS_COORDINATOR (self));
+
+  self->undo_journal = enabled;
+}
+
+gboolean
+qstore_coordinator_get_recording (QStoreCoordinator *self)
+{
+  g_return_val_if_fail (QSTORE_IS_COORDINATOR (self), FALSE);
+
+  return self->in_tx && self->recording;
 }

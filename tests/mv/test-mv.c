@@ -28,26 +28,6 @@
 
 static const char *self_path;
 
-static guint32
-test_seed (void)
-{
-  const char *text = g_getenv ("QSTORE_TEST_SEED");
-
-  return text != NULL ? (guint32) g_ascii_strtoull (text, NULL, 10) : 20240611u;
-}
-
-static guint
-env_count (const char *name,
-           guint       fallback)
-{
-  const char *text = g_getenv (name);
-  guint64 value;
-
-  if (text == NULL || !g_ascii_string_to_unsigned (text, 10, 1, G_MAXUINT, &value, NULL))
-    return fallback;
-  return (guint) value;
-}
-
 typedef TestDatabase Fixture;
 
 static void
@@ -84,20 +64,6 @@ rows_text (QStoreDatabase *db,
   for (guint i = 0; i < lines->len; i++)
     g_string_append_printf (text, "%s\n", (const char *) lines->pdata[i]);
   return g_string_free (text, FALSE);
-}
-
-static gint64
-query_int (QStoreDatabase *db,
-           const char     *sql)
-{
-  g_autoptr(GError) error = NULL;
-  g_autoptr(QStoreResult) result = qstore_database_query (db, sql, NULL, &error);
-  g_autoptr(GVariant) value = NULL;
-
-  g_assert_no_error (error);
-  g_assert_cmpuint (qstore_result_get_n_rows (result), ==, 1);
-  value = qstore_result_get_value (result, 0, 0);
-  return g_variant_get_int64 (value);
 }
 
 static QStoreMaterializedView *
@@ -246,7 +212,7 @@ test_ddl (Fixture       *f,
   assert_view_current (f->db, "inv", "after create");
   assert_view_current (f->db, "grp", "after create");
   assert_view_current (f->db, "fullv", "after create");
-  g_assert_cmpint (query_int (f->db, "SELECT count(*) FROM inv"), ==, 3);
+  g_assert_cmpint (test_query_int (f->db, "SELECT count(*) FROM inv"), ==, 3);
 
   view = find_view (f->db, "fullv");
   g_assert_cmpstr (qstore_materialized_view_get_name (view), ==, "fullv");
@@ -307,7 +273,7 @@ test_ddl (Fixture       *f,
 
   /* A column list names the columns. */
   test_exec (f->db, "CREATE MATERIALIZED VIEW named (ident, doubled) AS SELECT id, x * 2 FROM t");
-  g_assert_cmpint (query_int (f->db, "SELECT sum(doubled) FROM named WHERE ident < 3"), ==, 60);
+  g_assert_cmpint (test_query_int (f->db, "SELECT sum(doubled) FROM named WHERE ident < 3"), ==, 60);
   g_free (test_exec_error (f->db, "CREATE MATERIALIZED VIEW named2 (a) AS SELECT id, x FROM t",
                            QSTORE_ERROR_INVALID_ARGUMENT));
 
@@ -320,13 +286,13 @@ test_ddl (Fixture       *f,
   g_assert_null (find_view (f->db, "fullv"));
   g_free (test_exec_error (f->db, "SELECT * FROM fullv", QSTORE_ERROR_NOT_FOUND));
   test_exec (f->db, "CREATE MATERIALIZED VIEW fullv AS SELECT count(*) AS n FROM u");
-  g_assert_cmpint (query_int (f->db, "SELECT n FROM fullv"), ==, 3);
+  g_assert_cmpint (test_query_int (f->db, "SELECT n FROM fullv"), ==, 3);
 
   if (test_provider_persistent ())
     {
       test_database_reopen (f);
       g_assert_cmpint (view_strategy (f->db, "inv"), ==, QSTORE_MATERIALIZED_VIEW_STRATEGY_INVERSE_PROJECTION);
-      g_assert_cmpint (query_int (f->db, "SELECT n FROM fullv"), ==, 3);
+      g_assert_cmpint (test_query_int (f->db, "SELECT n FROM fullv"), ==, 3);
       assert_view_current (f->db, "grp", "after reopen");
       assert_view_current (f->db, "named", "after reopen");
       assert_contents_refused (f->db, "named");
@@ -349,7 +315,7 @@ test_threshold (Fixture       *f,
                     "INSERT INTO big SELECT i, i % 7, i * 3 FROM n");
 
   g_assert_cmpint (qstore_database_get_materialized_view_rebuild_row_threshold (f->db), ==, 10000);
-  g_assert_cmpint (query_int (f->db, "PRAGMA materialized_view_rebuild_row_threshold"), ==, 10000);
+  g_assert_cmpint (test_query_int (f->db, "PRAGMA materialized_view_rebuild_row_threshold"), ==, 10000);
   test_exec (f->db, "PRAGMA materialized_view_rebuild_row_threshold = 50");
   g_assert_cmpint (qstore_database_get_materialized_view_rebuild_row_threshold (f->db), ==, 50);
 
@@ -381,7 +347,7 @@ test_threshold (Fixture       *f,
                                   NULL, NULL);
   g_assert_nonnull (result);
   test_exec (f->db, "CREATE MATERIALIZED VIEW agg AS SELECT count(*) AS n FROM big");
-  g_assert_cmpint (query_int (f->db, "SELECT n FROM agg"), ==, 60);
+  g_assert_cmpint (test_query_int (f->db, "SELECT n FROM agg"), ==, 60);
   qstore_database_set_materialized_view_rebuild_row_threshold (f->db, 0);
   g_free (test_exec_error (f->db, "CREATE MATERIALIZED VIEW agg2 AS SELECT max(x) AS m FROM big",
                            QSTORE_ERROR_UNSUPPORTED));
@@ -403,26 +369,26 @@ test_row_time (Fixture       *f,
   test_exec (f->db, "CREATE MATERIALIZED VIEW over AS SELECT id, x + 1 AS y FROM inv");
 
   test_exec (f->db, "BEGIN; INSERT INTO t VALUES (10, 'c', 0, 99, 'z')");
-  g_assert_cmpint (query_int (f->db, "SELECT x FROM inv WHERE id = 10"), ==, 99);
-  g_assert_cmpint (query_int (f->db, "SELECT n FROM grp WHERE g = 'c'"), ==, 1);
-  g_assert_cmpint (query_int (f->db, "SELECT n FROM fullv"), ==, 5);
-  g_assert_cmpint (query_int (f->db, "SELECT y FROM over WHERE id = 10"), ==, 100);
+  g_assert_cmpint (test_query_int (f->db, "SELECT x FROM inv WHERE id = 10"), ==, 99);
+  g_assert_cmpint (test_query_int (f->db, "SELECT n FROM grp WHERE g = 'c'"), ==, 1);
+  g_assert_cmpint (test_query_int (f->db, "SELECT n FROM fullv"), ==, 5);
+  g_assert_cmpint (test_query_int (f->db, "SELECT y FROM over WHERE id = 10"), ==, 100);
   test_exec (f->db, "UPDATE t SET x = 5 WHERE id = 10");
-  g_assert_cmpint (query_int (f->db, "SELECT count(*) FROM inv WHERE id = 10"), ==, 0);
-  g_assert_cmpint (query_int (f->db, "SELECT sx FROM grp WHERE g = 'c'"), ==, 5);
-  g_assert_cmpint (query_int (f->db, "SELECT count(*) FROM over WHERE id = 10"), ==, 0);
+  g_assert_cmpint (test_query_int (f->db, "SELECT count(*) FROM inv WHERE id = 10"), ==, 0);
+  g_assert_cmpint (test_query_int (f->db, "SELECT sx FROM grp WHERE g = 'c'"), ==, 5);
+  g_assert_cmpint (test_query_int (f->db, "SELECT count(*) FROM over WHERE id = 10"), ==, 0);
   for (guint i = 0; views[i] != NULL; i++)
     assert_view_current (f->db, views[i], "inside the transaction");
   test_exec (f->db, "ROLLBACK");
   for (guint i = 0; views[i] != NULL; i++)
     assert_view_current (f->db, views[i], "after the rollback");
-  g_assert_cmpint (query_int (f->db, "SELECT n FROM fullv"), ==, 4);
+  g_assert_cmpint (test_query_int (f->db, "SELECT n FROM fullv"), ==, 4);
 
   test_exec (f->db,
              "BEGIN; DELETE FROM t WHERE g = 'a'; SAVEPOINT s1; UPDATE t SET g = 'a' WHERE id = 2");
-  g_assert_cmpint (query_int (f->db, "SELECT n FROM grp WHERE g = 'a'"), ==, 1);
+  g_assert_cmpint (test_query_int (f->db, "SELECT n FROM grp WHERE g = 'a'"), ==, 1);
   test_exec (f->db, "ROLLBACK TO s1");
-  g_assert_cmpint (query_int (f->db, "SELECT count(*) FROM grp WHERE g = 'a'"), ==, 0);
+  g_assert_cmpint (test_query_int (f->db, "SELECT count(*) FROM grp WHERE g = 'a'"), ==, 0);
   for (guint i = 0; views[i] != NULL; i++)
     assert_view_current (f->db, views[i], "after ROLLBACK TO");
   test_exec (f->db, "COMMIT");
@@ -585,7 +551,7 @@ test_oracle (Fixture       *f,
              gconstpointer  data)
 {
   g_autoptr(GRand) rand = g_rand_new_with_seed (test_seed ());
-  guint n_ops = env_count ("QSTORE_TEST_ORACLE_OPS", test_provider_persistent () ? 2000 : 3000);
+  guint n_ops = test_env_count ("QSTORE_TEST_ORACLE_OPS", test_provider_persistent () ? 2000 : 3000);
   gboolean in_transaction = FALSE;
   guint savepoints = 0;
   guint writes = 0;
@@ -670,7 +636,7 @@ test_temp (Fixture       *f,
   test_exec (f->db, "INSERT INTO tt VALUES (4, 40)");
   assert_view_current (f->db, "mt", "after an insert");
   assert_view_current (f->db, "mt2", "after an insert");
-  g_assert_cmpint (query_int (f->db, "SELECT n FROM mt2"), ==, 3);
+  g_assert_cmpint (test_query_int (f->db, "SELECT n FROM mt2"), ==, 3);
 
   test_exec (f->db, "BEGIN; UPDATE tt SET v = 0 WHERE id = 1");
   assert_view_current (f->db, "mt", "inside a transaction");
@@ -684,7 +650,7 @@ test_temp (Fixture       *f,
   test_exec (f->db, "ROLLBACK TO a; RELEASE a");
   assert_view_current (f->db, "mt", "after ROLLBACK TO");
   assert_view_current (f->db, "mt2", "after ROLLBACK TO");
-  g_assert_cmpint (query_int (f->db, "SELECT n FROM mt2"), ==, 3);
+  g_assert_cmpint (test_query_int (f->db, "SELECT n FROM mt2"), ==, 3);
 
   if (!test_provider_persistent ())
     return;
@@ -718,7 +684,7 @@ test_temp (Fixture       *f,
   test_exec (f->db,
              "CREATE TEMP TABLE tt (id INTEGER PRIMARY KEY, v INT); INSERT INTO tt VALUES (7, 70)");
   test_exec (f->db, "REFRESH MATERIALIZED VIEW mt");
-  g_assert_cmpint (query_int (f->db, "SELECT v FROM mt"), ==, 70);
+  g_assert_cmpint (test_query_int (f->db, "SELECT v FROM mt"), ==, 70);
   assert_view_current (f->db, "mt", "after refresh");
   test_exec (f->db, "DROP MATERIALIZED VIEW mt2");
   g_free (test_exec_error (f->db, "DROP MATERIALIZED VIEW mt2", QSTORE_ERROR_NOT_FOUND));
@@ -825,8 +791,8 @@ test_stale (Fixture       *f,
 
   /* Stale views keep their last contents and are no longer followed. */
   test_exec (f->db, "INSERT INTO t (id, a, b) VALUES (5, 's', 3)");
-  g_assert_cmpint (query_int (f->db, "SELECT count(*) FROM mv_a"), ==, 4);
-  g_assert_cmpint (query_int (f->db, "SELECT count(*) FROM mv_a WHERE id = 5"), ==, 0);
+  g_assert_cmpint (test_query_int (f->db, "SELECT count(*) FROM mv_a"), ==, 4);
+  g_assert_cmpint (test_query_int (f->db, "SELECT count(*) FROM mv_a WHERE id = 5"), ==, 0);
   assert_view_current (f->db, "mv_b", "beside stale views");
 
   /* REFRESH: the view over it waits for its source. */
@@ -869,7 +835,7 @@ test_stale (Fixture       *f,
   g_assert_false (view_stale (f->db, "mv_o"));
   test_exec (f->db, "DROP TABLE other");
   g_assert_true (view_stale (f->db, "mv_o"));
-  g_assert_cmpint (query_int (f->db, "SELECT count(*) FROM mv_o"), ==, 0);
+  g_assert_cmpint (test_query_int (f->db, "SELECT count(*) FROM mv_o"), ==, 0);
 
   /* Dropping a view makes the views over it stale. */
   test_exec (f->db, "ALTER TABLE t RENAME COLUMN a2 TO a; REFRESH MATERIALIZED VIEW mv_a;"
@@ -947,7 +913,7 @@ plant_row (const char *uri)
 static gboolean
 planted_row_seen (QStoreDatabase *db)
 {
-  return query_int (db, "SELECT count(*) FROM mv_a WHERE id = 999") == 1;
+  return test_query_int (db, "SELECT count(*) FROM mv_a WHERE id = 999") == 1;
 }
 
 /* Which views the last open adopted, as "a,b": the rest were refilled. */
@@ -1236,7 +1202,7 @@ test_trust_crash (Fixture       *f,
   else
     g_assert_cmpstr (list, ==, "");
   assert_trust_views_current (f->db, "after a crash");
-  g_assert_cmpint (query_int (f->db, "SELECT n FROM mv_b WHERE b = 2"), ==, 2);
+  g_assert_cmpint (test_query_int (f->db, "SELECT n FROM mv_b WHERE b = 2"), ==, 2);
 }
 
 /* Stage 5: the crash loop */
@@ -1349,7 +1315,7 @@ crash_child (const char *uri,
       g_printerr ("crash child: %s\n", error->message);
       return 1;
     }
-  next = query_int (db, "SELECT coalesce(max(tx), 0) + 1 FROM log");
+  next = test_query_int (db, "SELECT coalesce(max(tx), 0) + 1 FROM log");
 
   for (;;)
     {
@@ -1378,7 +1344,7 @@ test_oracle_ddl (Fixture       *f,
                  gconstpointer  data)
 {
   g_autoptr(GRand) rand = g_rand_new_with_seed (test_seed ());
-  guint steps = env_count ("QSTORE_TEST_ORACLE_OPS", test_provider_persistent () ? 300 : 600);
+  guint steps = test_env_count ("QSTORE_TEST_ORACLE_OPS", test_provider_persistent () ? 300 : 600);
   gint64 next = 1;
 
   create_sources (f->db);
@@ -1463,9 +1429,9 @@ check_after_crash (Fixture *f,
   }
 
   /* Every reported commit is there (ids are consecutive). */
-  g_assert_cmpint (query_int (f->db, "SELECT coalesce(max(tx), 0) FROM log"), >=, reported);
+  g_assert_cmpint (test_query_int (f->db, "SELECT coalesce(max(tx), 0) FROM log"), >=, reported);
   count_sql = g_strdup_printf ("SELECT count(*) FROM log WHERE tx <= %" G_GINT64_FORMAT, reported);
-  g_assert_cmpint (query_int (f->db, count_sql), ==, reported);
+  g_assert_cmpint (test_query_int (f->db, count_sql), ==, reported);
 
   for (guint i = 0; i < G_N_ELEMENTS (oracle_views); i++)
     {
@@ -1481,7 +1447,7 @@ test_crash (Fixture       *f,
             gconstpointer  data)
 {
   g_autoptr(GRand) rand = g_rand_new_with_seed (test_seed ());
-  guint iterations = env_count ("QSTORE_CRASH_ITERATIONS", 25);
+  guint iterations = test_env_count ("QSTORE_CRASH_ITERATIONS", 25);
   gint64 reported = 0;
 
   if (!test_provider_persistent ())

@@ -1,0 +1,74 @@
+/* qstore-change-feed-private.h: feeds as their sources drive them
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#pragma once
+
+#include <gio/gio.h>
+
+#include "qstore-change-feed.h"
+#include "qstore-kv.h"
+#include "qstore-provider.h"
+
+G_BEGIN_DECLS
+
+/* A feed is told of change sets in one of two ways: as a database's
+ * subscriber (qstore-change-hub.c, through the functions below), or by
+ * reading a change log as a follower (qstore-change-follow.c). Both files
+ * share the instance struct. */
+
+struct _QStoreChangeFeed
+{
+  GObject          parent_instance;
+
+  guint64          position;      /* the last transaction accounted for */
+  gint64           last_time;     /* the commit time of the last set told, or 0 */
+  gboolean         closed;
+
+  /* A subscriber: the database's hub, which it leaves at close. */
+  gpointer         hub;
+  void           (*unsubscribe) (gpointer          hub,
+                                 QStoreChangeFeed *feed);
+  gboolean         skip_open;     /* joined a transaction whose changes are not kept */
+
+  /* A follower */
+  QStoreProvider  *provider;
+  QStoreKV        *catalog;
+  QStoreKV        *log;
+  char            *log_id;        /* the id of the log read last, NULL before */
+  gboolean         log_off;       /* found without its log, and that was told */
+  gboolean         polling;       /* reading the log now */
+  GPtrArray       *monitors;      /* GFileMonitor */
+  char            *watched_prefix;  /* file names that matter in a watched directory */
+  GSource         *timer;         /* the fallback poll */
+  GSource         *wakeup;        /* a poll soon, after a file changed */
+  gint64           settle_until;  /* polls follow a change until then (monotonic) */
+  GMainContext    *context;
+};
+
+QStoreChangeFeed *qstore_change_feed_new_subscriber (gpointer           hub,
+                                                     void             (*unsubscribe) (gpointer          hub,
+                                                                                      QStoreChangeFeed *feed),
+                                                     guint64            position,
+                                                     gboolean           skip_open);
+/* What the database's hub tells each subscriber when a transaction ends
+ * (see QStoreCoordinatorLog's ended). */
+void              qstore_change_feed_deliver        (QStoreChangeFeed  *self,
+                                                     guint64            tx_id,
+                                                     QStoreChangeSet   *change_set);
+/* The database went away: no more change sets. */
+void              qstore_change_feed_detach         (QStoreChangeFeed  *self);
+
+/* Telling, for both kinds: @down_for_ms is -1 when unknown. */
+void              qstore_change_feed_emit_changes   (QStoreChangeFeed  *self,
+                                                     QStoreChangeSet   *change_set);
+void              qstore_change_feed_emit_gap       (QStoreChangeFeed  *self,
+                                                     const char        *reason,
+                                                     gint64             down_for_ms);
+void              qstore_change_feed_emit_failed    (QStoreChangeFeed  *self,
+                                                     const GError      *error);
+
+/* The follower's part of finalize and close (qstore-change-follow.c). */
+void              qstore_change_feed_stop_following (QStoreChangeFeed  *self);
+
+G_END_DECLS
