@@ -1205,6 +1205,96 @@ test_trust_crash (Fixture       *f,
   g_assert_cmpint (test_query_int (f->db, "SELECT n FROM mv_b WHERE b = 2"), ==, 2);
 }
 
+/* A writer that makes a view stale, waits, then writes its source
+ * without maintaining it: the scenario where another handle's clean close
+ * used to write a clean-shutdown marker of its own, which then vouched for
+ * the view behind its source. */
+static int
+forgery_child (const char *uri)
+{
+  g_autoptr(QStoreDatabase) db = NULL;
+  g_autoptr(GError) error = NULL;
+  char line[16];
+
+  if (!(db = qstore_database_open (uri, QSTORE_OPEN_NONE, &error)) ||
+      !qstore_database_exec (db, "ALTER TABLE src ALTER COLUMN v SET COLLATE NOCASE", &error))
+    {
+      g_printerr ("forgery child: %s\n", error->message);
+      return 1;
+    }
+  printf ("stale\n");
+  fflush (stdout);
+  if (fgets (line, sizeof line, stdin) == NULL ||
+      !qstore_database_exec (db, "INSERT INTO src VALUES (3, 'c')", &error))
+    {
+      g_printerr ("forgery child: %s\n", error != NULL ? error->message : "no go");
+      return 1;
+    }
+  printf ("inserted\n");
+  fflush (stdout);
+  for (;;)
+    g_usleep (G_USEC_PER_SEC);
+  return 0;
+}
+
+static void
+test_marker_forgery (Fixture       *f,
+                     gconstpointer  data)
+{
+  const char *argv[] = { self_path, "--forgery-child", NULL, NULL };
+  const char *tool = g_getenv ("QSTORE_TOOL");
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TestRun) reader = NULL;
+  QStoreRehydrationResult *result;
+  char buffer[16] = { 0 };
+  GPid pid;
+  int in_fd, out_fd;
+  int status;
+
+  if (!test_provider_persistent ())
+    {
+      g_test_skip ("a memory store is gone once closed");
+      return;
+    }
+  test_exec (f->db, "CREATE TABLE src (id INTEGER PRIMARY KEY, v TEXT);"
+                    "INSERT INTO src VALUES (1, 'a'), (2, 'b');"
+                    "CREATE MATERIALIZED VIEW mv AS SELECT id, v FROM src");
+  test_close_database (&f->db);
+
+  argv[2] = f->uri;
+  g_spawn_async_with_pipes (NULL, (char **) argv, NULL, G_SPAWN_DO_NOT_REAP_CHILD, NULL, NULL,
+                            &pid, &in_fd, &out_fd, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (read (out_fd, buffer, 6), ==, 6);
+  g_assert_cmpstr (buffer, ==, "stale\n");
+
+  /* A reader meanwhile opens read-only and writes no marker. */
+  reader = test_run_program (tool, NULL, f->uri, "sql", "SELECT count(*) FROM src", NULL);
+  g_assert_cmpint (reader->status, ==, 0);
+  g_assert_cmpstr (reader->out, ==, "2\n");
+
+  g_assert_cmpint (write (in_fd, "go\n", 3), ==, 3);
+  memset (buffer, 0, sizeof buffer);
+  g_assert_cmpint (read (out_fd, buffer, 9), ==, 9);
+  g_assert_cmpstr (buffer, ==, "inserted\n");
+  kill (pid, SIGKILL);
+  waitpid (pid, &status, 0);
+  g_spawn_close_pid (pid);
+  close (in_fd);
+  close (out_fd);
+
+  /* Nothing vouches for the view: it is computed again, not adopted
+   * behind its source. */
+  f->db = test_open_database (f->uri, QSTORE_OPEN_NONE);
+  result = qstore_database_get_rehydration_result (f->db);
+  g_assert_cmpuint (g_strv_length ((char **) qstore_rehydration_result_get_adopted_materialized_views (result)), ==, 0);
+  g_assert_true (g_strv_contains (qstore_rehydration_result_get_refilled_materialized_views (result),
+                                  "main.mv"));
+  g_assert_cmpint (test_query_int (f->db, "SELECT count(*) FROM mv"), ==,
+                   test_query_int (f->db, "SELECT count(*) FROM src"));
+  g_assert_cmpint (test_query_int (f->db, "SELECT count(*) FROM mv"), ==, 3);
+}
+
 /* Stage 5: the crash loop */
 
 /* One step of a writer's session: a transaction of random writes
@@ -1496,6 +1586,8 @@ main (int    argc,
   self_path = argv[0];
   if (argc == 3 && g_str_equal (argv[1], "--hold-child"))
     return hold_child (argv[2]);
+  if (argc == 3 && g_str_equal (argv[1], "--forgery-child"))
+    return forgery_child (argv[2]);
   if (argc == 4 && g_str_equal (argv[1], "--crash-child"))
     return crash_child (argv[2], (guint) g_ascii_strtoull (argv[3], NULL, 10));
   g_test_init (&argc, &argv, NULL);
@@ -1515,6 +1607,7 @@ main (int    argc,
   ADD ("trust/marker-once", test_trust_marker_once);
   ADD ("trust/upstream-refilled", test_trust_upstream);
   ADD ("trust/crash", test_trust_crash);
+  ADD ("trust/marker-forgery", test_marker_forgery);
   ADD ("crash", test_crash);
 #undef ADD
 
