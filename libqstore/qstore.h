@@ -17,6 +17,7 @@
 # include "qstore-provider.h"
 # include "qstore-codec.h"
 # include "qstore-catalog.h"
+# include "qstore-staging-leftovers.h"
 # include "qstore-rehydration-result.h"
 # include "qstore-stale.h"
 # include "qstore-change-set.h"
@@ -24,5 +25,6 @@
 # include "qstore-table.h"
 # include "qstore-result.h"
 # include "qstore-database.h"
+# include "qstore-staging-marker.h"
 # include "qstore-materialized-view.h"
 #undef QSTORE_INSIDE

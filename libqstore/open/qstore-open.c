@@ -9,6 +9,7 @@
 #include "qstore-lifecycle-private.h"
 #include "qstore-mview-ddl-private.h"
 #include "qstore-mview-extension-private.h"
+#include "qstore-staging-marker-private.h"
 #include "qstore-views-private.h"
 
 /* Every statement kind qstore runs itself, with its one handler. The
@@ -30,12 +31,15 @@ static const QStoreStatementHandler handlers[] = {
   { QSTORE_STATEMENT_REFRESH_MATERIALIZED_VIEW, NULL, QSTORE_HANDLER_DDL, qstore_mview_refresh },
   { QSTORE_STATEMENT_SETTING, QSTORE_MVIEW_THRESHOLD_SETTING, QSTORE_HANDLER_NONE,
     qstore_mview_threshold_setting },
+  { QSTORE_STATEMENT_SETTING, QSTORE_STAGING_STALE_SETTING, QSTORE_HANDLER_NONE,
+    qstore_staging_stale_minutes_setting },
 };
 
 /* What the layers above SQL add to every database, in the order their
  * hooks run. A clean close ends with the materialized views' marker,
  * which must be the last write. */
 static const QStoreDatabaseExtension * const extensions[] = {
+  &qstore_staging_marker_extension,
   &qstore_mview_extension,
 };
 

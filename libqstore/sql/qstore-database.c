@@ -10,6 +10,7 @@
 #include "qstore-database-private.h"
 #include "qstore-error.h"
 #include "qstore-sql-token-private.h"
+#include "qstore-staging-leftovers-private.h"
 
 /**
  * QStoreDatabase:
@@ -747,6 +748,9 @@ compare_names (gconstpointer a,
  * @self: a #QStoreDatabase
  *
  * Lists the tables of the database (not TEMP tables), by name as declared.
+ * The tables that hold a materialized view's rows are not listed, nor the
+ * staging tables and the marker table of imports (see
+ * qstore_is_staging_table_name()).
  *
  * Returns: (transfer full) (array zero-terminated=1): the names, sorted
  */
@@ -763,7 +767,8 @@ qstore_database_list_tables (QStoreDatabase *self)
     {
       g_hash_table_iter_init (&iter, self->tables);
       while (g_hash_table_iter_next (&iter, NULL, (gpointer *) &entry))
-        if (entry->owner == NULL)   /* another object's contents */
+        if (entry->owner == NULL &&   /* another object's contents */
+            !qstore_staging_is_reserved_name (entry->schema->name))
           g_ptr_array_add (names, g_strdup (entry->schema->name));
     }
   g_ptr_array_sort (names, compare_names);

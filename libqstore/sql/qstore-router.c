@@ -28,6 +28,25 @@ qstore_catalog_item_clear (QStoreCatalogItem *item)
   g_clear_pointer (&item->text, g_free);
 }
 
+/* A setting `name` is PRAGMA [schema.]name, as SQLite's are; a setting
+ * `schema.name` (`qstore.staging_stale_minutes`) is that schema and name
+ * exactly. */
+static gboolean
+setting_matches (const char            *setting,
+                 const QStoreStatement *statement)
+{
+  const char *dot = strchr (setting, '.');
+
+  if (statement->name == NULL)
+    return FALSE;
+  if (dot == NULL)
+    return g_ascii_strcasecmp (setting, statement->name) == 0;
+  return statement->schema != NULL &&
+         strlen (statement->schema) == (gsize) (dot - setting) &&
+         g_ascii_strncasecmp (setting, statement->schema, dot - setting) == 0 &&
+         g_ascii_strcasecmp (dot + 1, statement->name) == 0;
+}
+
 static const QStoreStatementHandler *
 find_handler (QStoreDatabase        *db,
               const QStoreStatement *statement)
@@ -39,7 +58,7 @@ find_handler (QStoreDatabase        *db,
       if (handler->kind != statement->kind)
         continue;
       if (statement->kind == QSTORE_STATEMENT_SETTING &&
-          (statement->name == NULL || g_ascii_strcasecmp (handler->setting, statement->name) != 0))
+          !setting_matches (handler->setting, statement))
         continue;
       return handler;
     }
