@@ -27,4 +27,6 @@
 # include "qstore-database.h"
 # include "qstore-staging-marker.h"
 # include "qstore-materialized-view.h"
+# include "qstore-import.h"
+# include "qstore-staging-sweep.h"
 #undef QSTORE_INSIDE
