@@ -15,6 +15,8 @@ kind_name (QStoreCatalogEntry *entry)
   switch (qstore_catalog_entry_get_kind (entry))
     {
     case QSTORE_CATALOG_KEY_TABLE:
+      if (qstore_catalog_entry_is_staging_table (entry))
+        return "staging_table";
       return qstore_catalog_entry_is_materialized_view_contents (entry)
              ? "materialized_view_contents" : "table";
     case QSTORE_CATALOG_KEY_VIEW:
@@ -136,7 +138,9 @@ qstore_tool_catalog (QStoreTool  *tool,
                                             "order, one per line: kind, name and DDL (or "
                                             "value), separated by tabs. The table holding a "
                                             "materialized view's rows is of kind "
-                                            "materialized_view_contents. The store is opened "
+                                            "materialized_view_contents. The staging tables of "
+                                            "imports, and their marker table, come last, of kind "
+                                            "staging_table. The store is opened "
                                             "read-only and nothing in it changes, so this "
                                             "works while another process writes it.");
   g_option_context_add_main_entries (context, entries_options, NULL);
@@ -157,15 +161,20 @@ qstore_tool_catalog (QStoreTool  *tool,
       return qstore_tool_fail (error);
     }
 
-  for (guint i = 0; i < g_list_model_get_n_items (entries); i++)
-    {
-      g_autoptr(QStoreCatalogEntry) entry = g_list_model_get_item (entries, i);
+  /* The tables first, then the bookkeeping of staged imports: a section
+   * of its own. */
+  for (guint pass = 0; pass < 2; pass++)
+    for (guint i = 0; i < g_list_model_get_n_items (entries); i++)
+      {
+        g_autoptr(QStoreCatalogEntry) entry = g_list_model_get_item (entries, i);
 
-      if (json)
-        print_json (entry);
-      else
-        print_plain (entry);
-    }
+        if (qstore_catalog_entry_is_staging_table (entry) != (pass == 1))
+          continue;
+        if (json)
+          print_json (entry);
+        else
+          print_plain (entry);
+      }
 
   fflush (stdout);
   qstore_provider_close_all (provider);

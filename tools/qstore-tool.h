@@ -97,6 +97,12 @@ int             qstore_tool_catalog            (QStoreTool          *tool,
 int             qstore_tool_stale              (QStoreTool          *tool,
                                                 int                  argc,
                                                 char               **argv);
+int             qstore_tool_import             (QStoreTool          *tool,
+                                                int                  argc,
+                                                char               **argv);
+int             qstore_tool_staging            (QStoreTool          *tool,
+                                                int                  argc,
+                                                char               **argv);
 int             qstore_tool_demo               (QStoreTool          *tool,
                                                 int                  argc,
                                                 char               **argv);
