@@ -239,7 +239,8 @@ step (QStoreImport  *self,
 }
 
 /* Which field a constraint message is about: SQLite names columns as
- * `table.column`. Returns the field's number from 1, 0 when none. */
+ * `table.column`, qstore's own messages as `column “name”`. Returns the
+ * field's number from 1, 0 when none. */
 static guint
 field_of_message (QStoreImport  *self,
                   const char    *message,
@@ -251,8 +252,14 @@ field_of_message (QStoreImport  *self,
     {
       g_autofree char *qualified = g_strdup_printf ("%s.%s", self->into,
                                                     column_name (self, columns[i]));
+      g_autofree char *named = g_strdup_printf ("column “%s”", column_name (self, columns[i]));
       const char *hit = strstr (message, qualified);
 
+      if (strstr (message, named) != NULL)
+        {
+          *name = column_name (self, columns[i]);
+          return i + 1;
+        }
       if (hit != NULL)
         {
           char after = hit[strlen (qualified)];
