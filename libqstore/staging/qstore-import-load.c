@@ -182,12 +182,14 @@ inserter_for (QStoreImport  *self,
       g_string_append (sql, ")");
     }
 
-  /* Read as any statement is, then stepped here for every row. */
+  /* Read as any statement is, then stepped here for every row. An
+   * INSERT that gives every column leaves no DEFAULT to work out. */
   if (!qstore_router_read (self->database, sql->str, &statement, error))
     return NULL;
   inserter = g_new0 (Inserter, 1);
   inserter->stmt = g_steal_pointer (&statement.stmt);
-  inserter->shape = g_steal_pointer (&statement.insert_shape);
+  if (n < qstore_table_get_n_columns (self->target))
+    inserter->shape = g_steal_pointer (&statement.insert_shape);
   g_hash_table_insert (self->inserters, g_strdup (key->str), inserter);
   return inserter;
 }
@@ -333,24 +335,28 @@ insert_record (QStoreImport        *self,
   guint n_fields;
   const QStoreImportField *fields = qstore_record_reader_get_fields (reader, &n_fields);
   guint64 line = qstore_record_reader_get_line (reader);
-  g_autofree guint *columns = NULL;
+  g_autofree guint *keyed = NULL;
   g_autofree guint *order = NULL;
   g_autoptr(GError) local_error = NULL;
   g_autoptr(GString) message = NULL;
+  const guint *columns;
   Inserter *inserter;
   const char *name;
   guint n, field;
 
   if (qstore_record_reader_is_named (reader))
     {
-      columns = g_new (guint, n_fields + 1);
+      keyed = g_new (guint, n_fields + 1);
       order = g_new (guint, n_fields + 1);
-      if (!match_keys (self, fields, n_fields, line, columns, order, &n, error))
+      if (!match_keys (self, fields, n_fields, line, keyed, order, &n, error) ||
+          !(inserter = inserter_for (self, keyed, n, error)))
         return FALSE;
+      columns = keyed;
     }
   else
     {
       n = self->mapping->len;
+      columns = (const guint *) self->mapping->data;
       if (n_fields != n)
         {
           g_autofree char *what =
@@ -360,15 +366,16 @@ insert_record (QStoreImport        *self,
           guint at = n_fields > n ? n + 1 : n_fields + 1;
 
           set_row_error (self, error, QSTORE_ERROR_INVALID_ARGUMENT, line, at,
-                         at <= n ? column_name (self, g_array_index (self->mapping, guint, at - 1))
-                                 : NULL, what);
+                         at <= n ? column_name (self, columns[at - 1]) : NULL, what);
           return FALSE;
         }
-      columns = g_memdup2 (self->mapping->data, sizeof (guint) * n);
+      /* Every such record gives the same columns: one INSERT for all. */
+      if (self->mapping_inserter == NULL &&
+          !(self->mapping_inserter = inserter_for (self, columns, n, error)))
+        return FALSE;
+      inserter = self->mapping_inserter;
     }
 
-  if (!(inserter = inserter_for (self, columns, n, error)))
-    return FALSE;
   for (guint i = 0; i < n; i++)
     bind_field (inserter->stmt, i + 1, &fields[order != NULL ? order[i] : i]);
   if (step (self, inserter, &local_error))
@@ -398,6 +405,7 @@ resolve_mapping (QStoreImport        *self,
                  GError             **error)
 {
   g_array_set_size (self->mapping, 0);
+  self->mapping_inserter = NULL;
   if (names == NULL)
     {
       for (guint i = 0; i < qstore_table_get_n_columns (self->target); i++)
@@ -877,6 +885,7 @@ qstore_import_load (QStoreImport  *self,
   ok = load (self, reader, cancellable, error);
   self->bytes_read = qstore_record_reader_get_bytes_read (reader);
   /* The swap drops the staging table: no statement may hold it. */
+  self->mapping_inserter = NULL;
   g_hash_table_remove_all (self->inserters);
   if (!ok)
     {

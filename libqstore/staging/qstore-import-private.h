@@ -43,6 +43,7 @@ struct _QStoreImport
   const char         *into;          /* the table rows go into */
   GArray             *mapping;       /* guint: table column of each field */
   GHashTable         *inserters;     /* column set → prepared INSERT */
+  gpointer            mapping_inserter; /* the one of @mapping, once made */
   QStoreStagedRun     run;
   guint64             good_position; /* input bytes up to the last row stored */
   guint64             good_line;

@@ -838,10 +838,12 @@ qstore_import_run (QStoreImport  *self,
   qstore_staging_marker_set_importer (self->database, self);
   self->mapping = g_array_new (FALSE, FALSE, sizeof (guint));
   self->inserters = qstore_import_inserters_new ();
+  self->mapping_inserter = NULL;
   ok = qstore_import_load (self, input, cancellable, error);
   if (self->in_transaction)
     qstore_database_exec (self->database, "ROLLBACK", NULL);
   self->in_transaction = FALSE;
+  self->mapping_inserter = NULL;
   g_clear_pointer (&self->inserters, g_hash_table_unref);
   g_clear_pointer (&self->mapping, g_array_unref);
   qstore_staged_run_clear (&self->run);
