@@ -730,6 +730,34 @@ read_details (QStoreImport      *self,
   return resolve_mapping (self, (const char * const *) strv, 0, error);
 }
 
+/* The staged rows must be those the record counts: where commits go
+ * store by store (a provider without an atomic batch), a crash may have
+ * stored the record and not the rows, or the rows and not the record,
+ * and continuing would swap in a table with rows missing or twice. */
+static gboolean
+check_staged_rows (QStoreImport  *self,
+                   GError       **error)
+{
+  g_autofree char *quoted = qstore_sql_quote (self->run.staging);
+  g_autofree char *sql = g_strdup_printf ("SELECT count(*) FROM %s", quoted);
+  g_autoptr(QStoreResult) result = NULL;
+  g_autoptr(GVariant) count = NULL;
+  gint64 staged;
+
+  if (!(result = qstore_database_query (self->database, sql, NULL, error)))
+    return FALSE;
+  count = qstore_result_get_value (result, 0, 0);
+  staged = g_variant_is_of_type (count, G_VARIANT_TYPE_INT64) ? g_variant_get_int64 (count) : -1;
+  if (staged == (gint64) self->rows_before)
+    return TRUE;
+  g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_CORRUPT,
+               "The interrupted import into “%s” recorded %" G_GUINT64_FORMAT " staged rows, "
+               "but “%s” holds %" G_GINT64_FORMAT ": it cannot be continued safely; discard it "
+               "with qstore staging --discard %s and import again", self->table,
+               self->rows_before, self->run.staging, staged, self->table);
+  return FALSE;
+}
+
 /* Finds the resumable run of the table and makes this run its sequel. */
 static gboolean
 start_resume (QStoreImport        *self,
@@ -770,7 +798,8 @@ start_resume (QStoreImport        *self,
                    self->run.staging, self->table, self->table);
       return FALSE;
     }
-  if (!read_details (self, found, &position, error))
+  if (!read_details (self, found, &position, error) ||
+      !check_staged_rows (self, error))
     return FALSE;
 
   *reader = qstore_record_reader_new (input, self->format);

@@ -610,6 +610,16 @@ test_resume (Fixture       *f,
   g_assert_nonnull (strstr (error->message, "--resume"));
   g_clear_error (&error);
 
+  /* A record that does not count the staged rows (a torn commit where
+   * stores commit one by one) is not continued. */
+  test_exec (f->t.db, "UPDATE _qstore_replace_in_progress SET details = json_set (details, '$.rows', 69999)");
+  g_assert_false (import_text (f->t.db, "t", good->str, good->len, &resume, NULL, &error));
+  g_assert_error (error, QSTORE_ERROR, QSTORE_ERROR_CORRUPT);
+  g_assert_nonnull (strstr (error->message, "recorded 69999 staged rows, but “_qstore_staging_t” holds 70000"));
+  g_clear_error (&error);
+  assert_query (f->t.db, "SELECT id, name FROM t", "1|old\n");
+  test_exec (f->t.db, "UPDATE _qstore_replace_in_progress SET details = json_set (details, '$.rows', 70000)");
+
   /* Resumed: only what is after the stored rows is read. */
   g_assert_true (import_text (f->t.db, "t", good->str, good->len, &resume, &import, &error));
   g_assert_no_error (error);
