@@ -839,9 +839,7 @@ qstore_staging_parse_minutes (const char *text,
   trimmed = g_strstrip (g_strdup (text));
   if (*trimmed == '+')
     memmove (trimmed, trimmed + 1, strlen (trimmed));
-  /* Digits only: no sign left, no fraction, no exponent, no hex. */
-  if (*trimmed == '\0' || strspn (trimmed, "0123456789") != strlen (trimmed))
-    return FALSE;
+  /* Digits only, in base 10: no sign left, no fraction, no exponent. */
   if (!g_ascii_string_to_unsigned (trimmed, 10, 1, G_MAXINT64 / 60000, &value, NULL))
     return FALSE;
   *minutes = (gint64) value;
