@@ -841,6 +841,67 @@ test_progress_cancel (Fixture       *f,
   }
 }
 
+/* While rows land, the heartbeat is written every couple of seconds:
+ * a load held up for more than two seconds beats again as soon as it
+ * moves on. */
+typedef struct
+{
+  gboolean slept;
+  GArray  *beats;     /* gint64: each heartbeat seen */
+} Beats;
+
+static void
+on_progress_watch_beat (QStoreImport *import,
+                        guint64       rows,
+                        guint64       bytes,
+                        Beats        *beats)
+{
+  g_autoptr(QStoreStagingLeftovers) leftovers = NULL;
+  g_autoptr(QStoreStagingRun) run = NULL;
+  gint64 beat;
+
+  leftovers = qstore_staging_leftovers_read (qstore_import_get_database (import), NULL);
+  g_assert_nonnull (leftovers);
+  run = g_list_model_get_item (G_LIST_MODEL (leftovers), 0);
+  beat = qstore_staging_run_get_heartbeat (run);
+  if (beats->beats->len == 0 || g_array_index (beats->beats, gint64, beats->beats->len - 1) != beat)
+    g_array_append_val (beats->beats, beat);
+  if (!beats->slept)
+    {
+      beats->slept = TRUE;
+      g_usleep (2200 * 1000);
+    }
+}
+
+static void
+test_heartbeat (Fixture       *f,
+                gconstpointer  data)
+{
+  Options replace = { .mode = QSTORE_IMPORT_MODE_REPLACE };
+  g_autoptr(QStoreImport) import = make_import (f->t.db, "t", &replace);
+  g_autoptr(GString) csv = g_string_new ("id,name\n");
+  g_autoptr(GInputStream) input = NULL;
+  g_autoptr(GError) error = NULL;
+  Beats beats = { FALSE, g_array_new (FALSE, FALSE, sizeof (gint64)) };
+
+  if (test_provider_persistent ())
+    {
+      g_test_skip ("the same on every provider: run on memory");
+      g_array_unref (beats.beats);
+      return;
+    }
+  for (guint i = 1; i <= 20000; i++)
+    g_string_append_printf (csv, "%u,n%u\n", i, i);
+  input = g_memory_input_stream_new_from_data (csv->str, csv->len, NULL);
+  g_signal_connect (import, "progress", G_CALLBACK (on_progress_watch_beat), &beats);
+  g_assert_true (qstore_import_run (import, input, NULL, &error));
+  g_assert_no_error (error);
+  g_assert_cmpuint (beats.beats->len, >=, 2);
+  g_assert_cmpint (g_array_index (beats.beats, gint64, beats.beats->len - 1) -
+                   g_array_index (beats.beats, gint64, 0), >=, 2000);
+  g_array_unref (beats.beats);
+}
+
 /* Names reserved for staged imports, and views over staging tables. */
 static void
 test_reserved (Fixture       *f,
@@ -1041,6 +1102,7 @@ main (int    argc,
   ADD ("/import/discard", test_discard);
   ADD ("/import/concurrent", test_concurrent);
   ADD ("/import/progress-cancel", test_progress_cancel);
+  ADD ("/import/heartbeat", test_heartbeat);
   ADD ("/staging/reserved", test_reserved);
   ADD ("/staging/setting", test_setting);
   ADD ("/staging/open-note", test_open_note);
