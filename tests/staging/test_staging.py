@@ -53,6 +53,19 @@ class StagingTests(unittest.TestCase):
         self.assertEqual(seen[-1], (1000, len(text)))
         self.assertEqual(self.rows()[0], (1, "n1", b"\x00\x01"))
 
+    def test_run_file(self):
+        path = "%s/rows.csv" % self.tmpdir
+        with open(path, "w") as f:
+            f.write("id,name\n1,a\n2,b\n")
+        imp = QStore.Import.new(self.db, "t")
+        self.assertTrue(imp.run_file(Gio.File.new_for_path(path), None))
+        self.assertEqual(imp.props.source_name, path)
+        self.assertEqual(imp.props.source_size, 16)
+        self.assertEqual(imp.props.rows, 2)
+        with self.assertRaises(GLib.Error) as raised:
+            imp.run_file(Gio.File.new_for_path(path + ".missing"), None)
+        self.assertTrue(raised.exception.matches(QStore.error_quark(), QStore.Error.NOT_FOUND))
+
     def test_error_place(self):
         imp = QStore.Import.new(self.db, "t")
         with self.assertRaises(GLib.Error) as raised:
