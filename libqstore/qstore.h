@@ -17,6 +17,7 @@
 # include "qstore-provider.h"
 # include "qstore-codec.h"
 # include "qstore-catalog.h"
+# include "qstore-staging-leftovers.h"
 # include "qstore-rehydration-result.h"
 # include "qstore-stale.h"
 # include "qstore-change-set.h"
@@ -24,6 +25,7 @@
 # include "qstore-table.h"
 # include "qstore-result.h"
 # include "qstore-database.h"
+# include "qstore-staging-marker.h"
 # include "qstore-materialized-view.h"
 # include "qstore-change-feed.h"
 # include "qstore-change-digest.h"
@@ -35,4 +37,6 @@
 # include "qstore-unsafe-event.h"
 # include "qstore-unsafe-row.h"
 # include "qstore-unsafe-window.h"
+# include "qstore-import.h"
+# include "qstore-staging-sweep.h"
 #undef QSTORE_INSIDE

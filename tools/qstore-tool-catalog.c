@@ -15,6 +15,8 @@ kind_name (QStoreCatalogEntry *entry)
   switch (qstore_catalog_entry_get_kind (entry))
     {
     case QSTORE_CATALOG_KEY_TABLE:
+      if (qstore_catalog_entry_is_staging_table (entry))
+        return "staging_table";
       if (qstore_catalog_entry_is_materialized_view_contents (entry))
         return "materialized_view_contents";
       /* An unsafe window's state, not one of the user's tables. */
@@ -142,7 +144,9 @@ qstore_tool_catalog (QStoreTool  *tool,
                                             "materialized view's rows is of kind "
                                             "materialized_view_contents, a table an unsafe "
                                             "window keeps its state in of kind "
-                                            "unsafe_window_table. The store is opened "
+                                            "unsafe_window_table. The staging tables of "
+                                            "imports, and their marker table, come last, of kind "
+                                            "staging_table. The store is opened "
                                             "read-only and nothing in it changes, so this "
                                             "works while another process writes it.");
   g_option_context_add_main_entries (context, entries_options, NULL);
@@ -163,15 +167,20 @@ qstore_tool_catalog (QStoreTool  *tool,
       return qstore_tool_fail (error);
     }
 
-  for (guint i = 0; i < g_list_model_get_n_items (entries); i++)
-    {
-      g_autoptr(QStoreCatalogEntry) entry = g_list_model_get_item (entries, i);
+  /* The tables first, then the bookkeeping of staged imports: a section
+   * of its own. */
+  for (guint pass = 0; pass < 2; pass++)
+    for (guint i = 0; i < g_list_model_get_n_items (entries); i++)
+      {
+        g_autoptr(QStoreCatalogEntry) entry = g_list_model_get_item (entries, i);
 
-      if (json)
-        print_json (entry);
-      else
-        print_plain (entry);
-    }
+        if (qstore_catalog_entry_is_staging_table (entry) != (pass == 1))
+          continue;
+        if (json)
+          print_json (entry);
+        else
+          print_plain (entry);
+      }
 
   fflush (stdout);
   qstore_provider_close_all (provider);

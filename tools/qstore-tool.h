@@ -106,6 +106,12 @@ int             qstore_tool_stale              (QStoreTool          *tool,
 int             qstore_tool_changes            (QStoreTool          *tool,
                                                 int                  argc,
                                                 char               **argv);
+int             qstore_tool_import             (QStoreTool          *tool,
+                                                int                  argc,
+                                                char               **argv);
+int             qstore_tool_staging            (QStoreTool          *tool,
+                                                int                  argc,
+                                                char               **argv);
 int             qstore_tool_demo               (QStoreTool          *tool,
                                                 int                  argc,
                                                 char               **argv);

@@ -19,6 +19,8 @@ static const QStoreToolCommand commands[] = {
   { "catalog",   "List the tables, views and bookkeeping of the store's catalog", qstore_tool_catalog },
   { "stale",     "Show the clean-shutdown marker, the durable stale set and each view's fate", qstore_tool_stale },
   { "changes",   "Print or follow the change log; list the replica observations", qstore_tool_changes },
+  { "import",    "Load a table from CSV or JSON lines, appending or replacing its rows", qstore_tool_import },
+  { "staging",   "List the staged imports left running or interrupted; sweep what may go", qstore_tool_staging },
   { "demo",      "Create a demo store with tables, indexes, rows and a view", qstore_tool_demo },
 };
 

@@ -10,6 +10,7 @@
 #include "qstore-lifecycle-private.h"
 #include "qstore-mview-ddl-private.h"
 #include "qstore-mview-extension-private.h"
+#include "qstore-staging-marker-private.h"
 #include "qstore-views-private.h"
 
 /* Every statement kind qstore runs itself, with its one handler. The
@@ -33,6 +34,8 @@ static const QStoreStatementHandler handlers[] = {
     qstore_mview_threshold_setting },
   { QSTORE_STATEMENT_SETTING, QSTORE_CHANGE_LOG_SETTING, QSTORE_HANDLER_NONE,
     qstore_change_hub_log_setting },
+  { QSTORE_STATEMENT_SETTING, QSTORE_STAGING_STALE_SETTING, QSTORE_HANDLER_NONE,
+    qstore_staging_stale_minutes_setting },
 };
 
 /* What the layers above SQL add to every database, in the order their
@@ -41,6 +44,7 @@ static const QStoreStatementHandler handlers[] = {
  * written in every commit, those the views make at open included. */
 static const QStoreDatabaseExtension * const extensions[] = {
   &qstore_changes_extension,
+  &qstore_staging_marker_extension,
   &qstore_mview_extension,
 };
 

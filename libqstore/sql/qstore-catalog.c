@@ -19,6 +19,7 @@
 #include "qstore-enums.h"
 #include "qstore-error.h"
 #include "qstore-sql-token-private.h"
+#include "qstore-staging-leftovers-private.h"
 #include "qstore-provider-private.h"
 #include "qstore-statement-private.h"
 #include "qstore-table-schema-private.h"
@@ -742,6 +743,25 @@ qstore_catalog_entry_is_materialized_view_contents (QStoreCatalogEntry *self)
   g_return_val_if_fail (QSTORE_IS_CATALOG_ENTRY (self), FALSE);
 
   return self->contents;
+}
+
+/**
+ * qstore_catalog_entry_is_staging_table:
+ * @self: a #QStoreCatalogEntry
+ *
+ * Gets whether a table entry is bookkeeping of staged imports: a staging
+ * table (see qstore_is_staging_table_name()) or the marker table
+ * %QSTORE_STAGING_MARKER_TABLE. Such tables are not the user's: viewers
+ * list them in a section of their own, apart from the tables.
+ *
+ * Returns: %TRUE for a staging table or the marker table
+ */
+gboolean
+qstore_catalog_entry_is_staging_table (QStoreCatalogEntry *self)
+{
+  g_return_val_if_fail (QSTORE_IS_CATALOG_ENTRY (self), FALSE);
+
+  return self->kind == QSTORE_CATALOG_KEY_TABLE && qstore_staging_is_reserved_name (self->name);
 }
 
 /**

@@ -64,6 +64,8 @@ const char         *qstore_catalog_entry_get_body               (QStoreCatalogEn
 QSTORE_AVAILABLE_IN_ALL
 gboolean            qstore_catalog_entry_is_materialized_view_contents (QStoreCatalogEntry *self);
 QSTORE_AVAILABLE_IN_ALL
+gboolean            qstore_catalog_entry_is_staging_table       (QStoreCatalogEntry  *self);
+QSTORE_AVAILABLE_IN_ALL
 const char         *qstore_catalog_entry_get_error              (QStoreCatalogEntry  *self);
 
 QSTORE_AVAILABLE_IN_ALL

@@ -10,6 +10,7 @@
 #include "qstore-database-private.h"
 #include "qstore-error.h"
 #include "qstore-sql-token-private.h"
+#include "qstore-staging-leftovers-private.h"
 
 /**
  * QStoreDatabase:

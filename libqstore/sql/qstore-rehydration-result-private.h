@@ -31,4 +31,8 @@ void      qstore_rehydration_result_add_error_entry       (QStoreRehydrationResu
 void      qstore_rehydration_result_forget_table          (QStoreRehydrationResult *self,
                                                            const char              *name);
 
+/* The staged imports the marker table records, judged at open. */
+void      qstore_rehydration_result_set_staging_leftovers (QStoreRehydrationResult *self,
+                                                           QStoreStagingLeftovers  *leftovers);
+
 G_END_DECLS

@@ -14,7 +14,10 @@
  * and materialized views now available, each as `schema.name`, and the
  * entries that failed, each with its DDL and why.
  *
- * One entry that fails never stops the others from loading.
+ * One entry that fails never stops the others from loading. The staging
+ * tables of imports are not listed among the tables: the staged imports
+ * that left them are (see
+ * qstore_rehydration_result_get_staging_leftovers()).
  */
 struct _QStoreRehydrationResult
 {
@@ -29,6 +32,7 @@ struct _QStoreRehydrationResult
   GPtrArray *error_names;
   GPtrArray *error_ddl;
   GPtrArray *error_messages;
+  QStoreStagingLeftovers *staging_leftovers;
 };
 
 G_DEFINE_FINAL_TYPE (QStoreRehydrationResult, qstore_rehydration_result, G_TYPE_OBJECT)
@@ -47,6 +51,7 @@ qstore_rehydration_result_finalize (GObject *object)
   g_ptr_array_unref (self->error_names);
   g_ptr_array_unref (self->error_ddl);
   g_ptr_array_unref (self->error_messages);
+  g_clear_object (&self->staging_leftovers);
 
   G_OBJECT_CLASS (qstore_rehydration_result_parent_class)->finalize (object);
 }
@@ -278,6 +283,35 @@ qstore_rehydration_result_get_error_message (QStoreRehydrationResult *self,
   g_return_val_if_fail (i < self->error_messages->len, NULL);
 
   return self->error_messages->pdata[i];
+}
+
+/**
+ * qstore_rehydration_result_get_staging_leftovers:
+ * @self: a #QStoreRehydrationResult
+ *
+ * Gets the staged imports (`qstore import --mode replace`) the database
+ * records as running or interrupted, judged when it opened: which staging
+ * tables each left, how old its heartbeat was, and whether they may be
+ * dropped, and why. Opening reports them, and logs one line when there are
+ * any, but never drops anything: `qstore staging --sweep` does.
+ *
+ * Returns: (transfer none) (nullable): the leftovers (empty when there are
+ *   none), or %NULL when the database could not read its marker table (the
+ *   errors say why)
+ */
+QStoreStagingLeftovers *
+qstore_rehydration_result_get_staging_leftovers (QStoreRehydrationResult *self)
+{
+  g_return_val_if_fail (QSTORE_IS_REHYDRATION_RESULT (self), NULL);
+
+  return self->staging_leftovers;
+}
+
+void
+qstore_rehydration_result_set_staging_leftovers (QStoreRehydrationResult *self,
+                                                 QStoreStagingLeftovers  *leftovers)
+{
+  g_set_object (&self->staging_leftovers, leftovers);
 }
 
 void

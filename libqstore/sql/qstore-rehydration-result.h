@@ -10,6 +10,7 @@
 
 #include <glib-object.h>
 
+#include "qstore-staging-leftovers.h"
 #include "qstore-version-macros.h"
 
 G_BEGIN_DECLS
@@ -42,5 +43,7 @@ const char         *qstore_rehydration_result_get_error_ddl     (QStoreRehydrati
 QSTORE_AVAILABLE_IN_ALL
 const char         *qstore_rehydration_result_get_error_message (QStoreRehydrationResult *self,
                                                                  guint                    i);
+QSTORE_AVAILABLE_IN_ALL
+QStoreStagingLeftovers *qstore_rehydration_result_get_staging_leftovers (QStoreRehydrationResult *self);
 
 G_END_DECLS

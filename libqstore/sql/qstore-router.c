@@ -469,16 +469,6 @@ router_read (QStoreDatabase   *db,
       statement->table = g_strdup (statement->name);
     }
 
-  if (statement->kind == QSTORE_STATEMENT_CREATE_TABLE && db->reserved_ddl == 0 &&
-      qstore_table_name_is_reserved (statement->name))
-    {
-      g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
-                   "Table names that start with “%s” are qstore's own, for the state of "
-                   "unsafe windows, staged imports and the like: choose another name than "
-                   "“%s”", QSTORE_RESERVED_TABLE_PREFIX, statement->name);
-      return FALSE;
-    }
-
   if (statement->kind == QSTORE_STATEMENT_CREATE_TABLE && statement->reads)
     {
       g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_UNSUPPORTED,
@@ -764,6 +754,39 @@ empty_result (QStoreDatabase *db)
   return result;
 }
 
+/* Names starting with `_qstore_` are for qstore's own layers
+ * (qstore_table_name_is_reserved()): a user's statement may not give one
+ * to a new table, index, view or materialized view. */
+static gboolean
+check_reserved_name (QStoreDatabase   *db,
+                     QStoreStatement  *statement,
+                     GError          **error)
+{
+  const char *name = NULL;
+
+  switch (statement->kind)
+    {
+    case QSTORE_STATEMENT_CREATE_TABLE:
+    case QSTORE_STATEMENT_CREATE_INDEX:
+    case QSTORE_STATEMENT_CREATE_VIEW:
+    case QSTORE_STATEMENT_CREATE_MATERIALIZED_VIEW:
+      name = statement->name;
+      break;
+    case QSTORE_STATEMENT_RENAME_TABLE:
+      name = statement->new_name;
+      break;
+    default:
+      break;
+    }
+  if (name == NULL || db->reserved_ddl > 0 || !qstore_table_name_is_reserved (name))
+    return TRUE;
+  g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
+               "Names that start with “%s” are qstore's own, for the state of unsafe "
+               "windows, staged imports and the like: choose another name than “%s”",
+               QSTORE_RESERVED_TABLE_PREFIX, name);
+  return FALSE;
+}
+
 /* What SQLite runs as it is. */
 static gboolean
 run_sql (QStoreDatabase   *db,
@@ -820,7 +843,8 @@ dispatch (QStoreDatabase   *db,
       return TRUE;
     }
 
-  if (!check_single (statement->end, single, error))
+  if (!check_single (statement->end, single, error) ||
+      !check_reserved_name (db, statement, error))
     return FALSE;
 
   for (guint i = 0; i < db->setup->n_extensions; i++)

@@ -79,6 +79,7 @@ typedef struct
   gboolean             malformed;
 
   QStoreAlterKind      alter;
+  char                *new_name;    /* ALTER TABLE … RENAME TO: the new name */
 
   /* CREATE MATERIALIZED VIEW: the column list (char *, or NULL) and where
    * the SELECT starts in @text. */

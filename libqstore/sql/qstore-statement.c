@@ -34,6 +34,7 @@ qstore_statement_clear (QStoreStatement *statement)
   g_clear_pointer (&statement->name, g_free);
   g_clear_pointer (&statement->name_text, g_free);
   g_clear_pointer (&statement->table, g_free);
+  g_clear_pointer (&statement->new_name, g_free);
   g_clear_pointer (&statement->columns, g_ptr_array_unref);
   g_clear_pointer (&statement->value, g_free);
   g_clear_pointer (&statement->stmt, sqlite3_finalize);
@@ -297,10 +298,15 @@ parse_alter_table (const char      *p,
                                                                    : QSTORE_ALTER_DROP_COLUMN;
   else if (qstore_sql_token_is (&token, "RENAME"))
     {
+      QStoreSqlToken third;
+
+      qstore_sql_next_token (p, &third);
       if (qstore_sql_token_is (&second, "CONSTRAINT"))
         statement->alter = QSTORE_ALTER_RENAME_CONSTRAINT;
       else if (!qstore_sql_token_is (&second, "TO"))
         statement->alter = QSTORE_ALTER_RENAME_COLUMN;
+      else if (qstore_sql_token_is_name (&third))
+        statement->new_name = qstore_sql_token_name (&third);
     }
   /* DROP COLUMN takes the indexes that use the column along, which
    * SQLite refuses to do: qstore runs it as it runs the arms. */
