@@ -164,10 +164,26 @@ qstore_mview_set_sqlite_error (QStoreDatabase  *db,
 
 typedef struct
 {
-  GPtrArray *reads;      /* char *: "db\ttable\tcolumn" */
-  GHashTable *seen;
-  int        refused;    /* the first action that is not a read, or 0 */
+  GPtrArray  *reads;     /* char *: "db\ttable\tcolumn" */
+  GHashTable *seen;      /* the same, folded to lower case */
+  int         refused;   /* the first action that is not a read, or 0 */
 } PlanAuth;
+
+/* A column read twice, or once by name and once by a join, is listed once. */
+static void
+plan_auth_add (PlanAuth   *auth,
+               const char *db_name,
+               const char *table,
+               const char *column)
+{
+  char *read = g_strdup_printf ("%s\t%s\t%s", db_name, table, column);
+  char *folded = g_ascii_strdown (read, -1);
+
+  if (g_hash_table_add (auth->seen, folded))
+    g_ptr_array_add (auth->reads, read);
+  else
+    g_free (read);
+}
 
 static int
 plan_authorizer (void       *data,
@@ -183,19 +199,7 @@ plan_authorizer (void       *data,
     {
     case SQLITE_READ:
       if (arg1 != NULL && g_ascii_strncasecmp (arg1, "sqlite_", 7) != 0)
-        {
-          char *read = g_strdup_printf ("%s\t%s\t%s", db_name != NULL ? db_name : "main", arg1,
-                                        arg2 != NULL ? arg2 : "");
-
-          /* A column read twice is listed once; the list owns the text. */
-          if (g_hash_table_contains (auth->seen, read))
-            g_free (read);
-          else
-            {
-              g_hash_table_add (auth->seen, read);
-              g_ptr_array_add (auth->reads, read);
-            }
-        }
+        plan_auth_add (auth, db_name != NULL ? db_name : "main", arg1, arg2 != NULL ? arg2 : "");
       return SQLITE_OK;
 
     case SQLITE_SELECT:
@@ -208,6 +212,23 @@ plan_authorizer (void       *data,
         auth->refused = action;
       return SQLITE_DENY;
     }
+}
+
+/* The planner names the columns a join's USING or NATURAL compares, which
+ * the authorizer does not: without them a change to such a column, or to
+ * a table read only through one, would pass the view by. */
+static void
+plan_columns_used (gpointer        data,
+                   QStoreSqlTable *entry,
+                   guint64         mask)
+{
+  PlanAuth *auth = data;
+  GPtrArray *columns = entry->schema->columns;
+
+  for (guint i = 0; i < columns->len; i++)
+    if (mask & (G_GUINT64_CONSTANT (1) << MIN (i, 63)))
+      plan_auth_add (auth, "main", entry->schema->name,
+                     ((QStoreColumn *) g_ptr_array_index (columns, i))->name);
 }
 
 static QStoreCollation
@@ -746,7 +767,7 @@ qstore_mview_plan_new (QStoreDatabase  *db,
 {
   g_autoptr(Plan) plan = plan_new_empty ();
   g_autoptr(sqlite3_stmt) stmt = NULL;
-  g_autoptr(GHashTable) seen = g_hash_table_new (g_str_hash, g_str_equal);
+  g_autoptr(GHashTable) seen = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   g_autoptr(GHashTable) names = g_hash_table_new_full (qstore_mview_name_hash, qstore_mview_name_equal, g_free, NULL);
   PlanAuth auth = { g_ptr_array_new_with_free_func (g_free), seen, 0 };
   g_autofree char *view_lower = qstore_mview_lower (name);
@@ -759,7 +780,11 @@ qstore_mview_plan_new (QStoreDatabase  *db,
   previous = db->authorizer;
   previous_data = db->authorizer_data;
   qstore_database_set_authorizer (db, plan_authorizer, &auth);
+  db->columns_used = plan_columns_used;
+  db->columns_used_data = &auth;
   rc = sqlite3_prepare_v2 (db->db, body, -1, &stmt, &tail);
+  db->columns_used = NULL;
+  db->columns_used_data = NULL;
   qstore_database_set_authorizer (db, previous, previous_data);
   if (rc != SQLITE_OK)
     {

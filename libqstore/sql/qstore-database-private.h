@@ -98,6 +98,15 @@ struct _QStoreDatabase
                                    const char *, const char *);
   gpointer            authorizer_data;
 
+  /* Hears, while a statement prepares on the main connection, which
+   * columns of each qstore table it uses (the planner's colUsed: bit i is
+   * column i, bit 63 every column from 63 on), or NULL. The authorizer
+   * misses the columns that a join's USING or NATURAL compares. */
+  void              (*columns_used) (gpointer        data,
+                                     QStoreSqlTable *entry,
+                                     guint64         mask);
+  gpointer            columns_used_data;
+
   /* What ALTER TABLE … RENAME TO does to a qstore table's stores and
    * catalog, called from the virtual table's xRename. */
   gboolean          (*rename_table) (QStoreDatabase  *self,

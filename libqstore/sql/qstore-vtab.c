@@ -187,7 +187,12 @@ static int
 vtab_best_index (sqlite3_vtab       *vtab,
                  sqlite3_index_info *info)
 {
-  return qstore_vtab_best_index (((QStoreVtab *) vtab)->entry, info);
+  QStoreSqlTable *entry = ((QStoreVtab *) vtab)->entry;
+  QStoreDatabase *database = entry->database;
+
+  if (database->columns_used != NULL)
+    database->columns_used (database->columns_used_data, entry, info->colUsed);
+  return qstore_vtab_best_index (entry, info);
 }
 
 /* Cursors */

@@ -418,6 +418,9 @@ static const char * const oracle_views[][2] = {
   { "grp_having", "SELECT g, count(*) AS n FROM t GROUP BY g HAVING count(*) > 2" },
   { "grp_w", "SELECT a, count(*) AS n, sum(b) AS sb FROM w GROUP BY a" },
   { "full_join", "SELECT t.id, u.k, t.x + u.v AS z FROM t JOIN u ON t.g = u.g" },
+  /* The columns USING and NATURAL compare are read by no name. */
+  { "using_join", "SELECT t.id, v FROM t JOIN u USING (g)" },
+  { "natural_join", "SELECT count(*) AS n FROM t NATURAL JOIN u" },
   { "full_agg", "SELECT count(*) AS n, total(x) AS tx FROM t" },
   { "full_grp", "SELECT h, count(*) AS n FROM t GROUP BY h" },
   { "mm_inv", "SELECT id, x2 + 1 AS y FROM inv_t WHERE x2 > 10" },
@@ -432,6 +435,8 @@ static const QStoreMaterializedViewStrategy oracle_strategies[] = {
   QSTORE_MATERIALIZED_VIEW_STRATEGY_GROUP_RECOMPUTE,
   QSTORE_MATERIALIZED_VIEW_STRATEGY_GROUP_RECOMPUTE,
   QSTORE_MATERIALIZED_VIEW_STRATEGY_GROUP_RECOMPUTE,
+  QSTORE_MATERIALIZED_VIEW_STRATEGY_FULL_REBUILD,
+  QSTORE_MATERIALIZED_VIEW_STRATEGY_FULL_REBUILD,
   QSTORE_MATERIALIZED_VIEW_STRATEGY_FULL_REBUILD,
   QSTORE_MATERIALIZED_VIEW_STRATEGY_FULL_REBUILD,
   QSTORE_MATERIALIZED_VIEW_STRATEGY_FULL_REBUILD,
