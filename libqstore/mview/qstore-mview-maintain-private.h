@@ -32,6 +32,9 @@ void qstore_mview_on_before_commit (gpointer data);
 void qstore_mview_on_undone (gpointer data);
 void qstore_mview_on_ended (gpointer data,
                             gboolean committed);
+gboolean qstore_mview_before_write (QStoreDatabase  *db,
+                                    GError         **error);
+void qstore_mview_after_write (QStoreDatabase *db);
 void qstore_mview_mark_temp_views (QStoreMViews *self,
                                    const char   *table);
 void qstore_mview_install_hooks (QStoreMViews *self);

@@ -814,17 +814,15 @@ flush_all (QStoreMViews *self)
   self->maybe_work = again;
 }
 
+/* Does the deferred work of @view and what it reads, or of every view
+ * (@view NULL). */
 static gboolean
-before_read (gpointer   mview,
-                          GError   **error)
+bring_up_to_date (QStoreMViews  *self,
+                  QStoreMView   *view,
+                  GError       **error)
 {
-  QStoreMView *view = mview;
-  QStoreMViews *self = view->owner;
   QStoreCoordinator *coordinator = self->db->coordinator;
   gboolean own_transaction;
-
-  if (!self->maybe_work || view->stale || view->flushing)
-    return TRUE;
 
   /* Only a view over TEMP tables has work outside a transaction (SQLite
    * wrote them without qstore): it is done in a transaction of its own. */
@@ -835,13 +833,55 @@ before_read (gpointer   mview,
         return TRUE;
       qstore_coordinator_begin (coordinator);
     }
-  flush_with_upstream (view, 0);
+  if (view != NULL)
+    flush_with_upstream (view, 0);
+  else
+    flush_all (self);
   if (own_transaction && !qstore_coordinator_commit (coordinator, error))
     {
-      g_prefix_error (error, "Materialized view “%s” cannot be brought up to date: ", view->name);
+      if (view != NULL)
+        g_prefix_error (error, "Materialized view “%s” cannot be brought up to date: ", view->name);
       return FALSE;
     }
   return TRUE;
+}
+
+static gboolean
+before_read (gpointer   mview,
+             GError   **error)
+{
+  QStoreMView *view = mview;
+  QStoreMViews *self = view->owner;
+
+  /* A statement that writes reads the views as they were when it began:
+   * were they to follow its own writes, `INSERT INTO src SELECT … FROM
+   * view` would read the rows it adds, without end. */
+  if (!self->maybe_work || view->stale || view->flushing || self->writing > 0)
+    return TRUE;
+  return bring_up_to_date (self, view, error);
+}
+
+gboolean
+qstore_mview_before_write (QStoreDatabase  *db,
+                           GError         **error)
+{
+  QStoreMViews *self = qstore_mview_mviews_of (db);
+
+  if (self == NULL)
+    return TRUE;
+  if (self->maybe_work && self->writing == 0 && !bring_up_to_date (self, NULL, error))
+    return FALSE;
+  self->writing++;
+  return TRUE;
+}
+
+void
+qstore_mview_after_write (QStoreDatabase *db)
+{
+  QStoreMViews *self = qstore_mview_mviews_of (db);
+
+  if (self != NULL && self->writing > 0)
+    self->writing--;
 }
 
 /* The coordinator's observer */
@@ -936,7 +976,8 @@ qstore_mview_on_changed (gpointer        data,
           if (new_row != NULL)
             new_key[k] = new_values[column];
         }
-      if (plan->strategy == QSTORE_MATERIALIZED_VIEW_STRATEGY_INVERSE_PROJECTION)
+      if (plan->strategy == QSTORE_MATERIALIZED_VIEW_STRATEGY_INVERSE_PROJECTION &&
+          self->writing == 0)
         {
           /* At row time: the old key's row, and the new key's if it moved. */
           gboolean moved = old_row != NULL && new_row != NULL && !rows_equal (old_key, new_key, n_key);
@@ -955,7 +996,9 @@ qstore_mview_on_changed (gpointer        data,
       if (old_encoded != NULL && new_encoded != NULL && g_bytes_equal (old_encoded, new_encoded))
         g_clear_pointer (&new_encoded, g_bytes_unref);
 
-      if (plan->strategy == QSTORE_MATERIALIZED_VIEW_STRATEGY_GROUP_RECOMPUTE)
+      /* Keys to recompute: a group's, or during a writing statement, a
+       * projected row's. */
+      if (plan->strategy != QSTORE_MATERIALIZED_VIEW_STRATEGY_FULL_REBUILD)
         {
           if (old_encoded != NULL)
             {

@@ -64,6 +64,7 @@ struct _QStoreMViews
   QStoreCoordinatorObserver observer;
   gboolean                  observing;
   gboolean                  maybe_work;     /* some view may have deferred work */
+  guint                     writing;        /* a writing statement runs: hold its work */
   gboolean                  hooks;          /* SQLite hooks installed for TEMP sources */
   gint64                    threshold;
   gboolean                  atomic;

@@ -64,6 +64,11 @@ typedef struct
   gboolean (*check_statement) (QStoreDatabase     *db,
                                QStoreStatement    *statement,
                                GError            **error);
+  /* Around every statement SQLite runs that writes rows: before may
+   * refuse it; after comes whether it failed or not. */
+  gboolean (*before_write)    (QStoreDatabase     *db,
+                               GError            **error);
+  void     (*after_write)     (QStoreDatabase     *db);
   /* Around every DDL statement, failed or not, outside any transaction. */
   void     (*before_ddl)      (QStoreDatabase     *db);
   void     (*after_ddl)       (QStoreDatabase     *db);

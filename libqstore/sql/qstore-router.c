@@ -641,6 +641,35 @@ cache_return (QStoreStatement *statement,
 
 /* Running */
 
+/* Calls the hook at @offset in QStoreDatabaseExtension (one that takes
+ * the database alone) of every extension that has it. */
+static void
+call_extensions (QStoreDatabase *db,
+                 glong           offset)
+{
+  for (guint i = 0; i < db->setup->n_extensions; i++)
+    {
+      void (*hook) (QStoreDatabase *) = G_STRUCT_MEMBER (gpointer, db->setup->extensions[i], offset);
+
+      if (hook != NULL)
+        hook (db);
+    }
+}
+
+static gboolean
+before_write (QStoreDatabase  *db,
+              GError         **error)
+{
+  for (guint i = 0; i < db->setup->n_extensions; i++)
+    {
+      const QStoreDatabaseExtension *extension = db->setup->extensions[i];
+
+      if (extension->before_write != NULL && !extension->before_write (db, error))
+        return FALSE;
+    }
+  return TRUE;
+}
+
 /* DDL-commit: DDL runs outside any transaction. One that is open commits
  * first; afterwards a new one begins, so the caller's COMMIT or ROLLBACK
  * still finds one. */
@@ -661,9 +690,7 @@ ddl_begin (QStoreDatabase  *db,
   /* Writes made through the table API outside SQL's transaction. */
   if (!qstore_coordinator_commit (db->coordinator, error))
     return FALSE;
-  for (guint i = 0; i < db->setup->n_extensions; i++)
-    if (db->setup->extensions[i]->before_ddl != NULL)
-      db->setup->extensions[i]->before_ddl (db);
+  call_extensions (db, G_STRUCT_OFFSET (QStoreDatabaseExtension, before_ddl));
   return TRUE;
 }
 
@@ -674,9 +701,7 @@ ddl_end (QStoreDatabase  *db,
          GError         **error)
 {
   /* What the DDL changed may be what a layer above reads. */
-  for (guint i = 0; i < db->setup->n_extensions; i++)
-    if (db->setup->extensions[i]->after_ddl != NULL)
-      db->setup->extensions[i]->after_ddl (db);
+  call_extensions (db, G_STRUCT_OFFSET (QStoreDatabaseExtension, after_ddl));
   if (reopen && !qstore_database_run (db, db->db, "BEGIN", ok ? error : NULL))
     return FALSE;
   return ok;
@@ -806,7 +831,13 @@ run_sql (QStoreDatabase   *db,
     rows = qstore_result_new_for_statement (statement->stmt);
   db->insert_shape = g_steal_pointer (&statement->insert_shape);
   update_read_snapshot (db);
-  ok = step_statement (db, statement->stmt, statement->writes, rows, error);
+  ok = !statement->writes || before_write (db, error);
+  if (ok)
+    {
+      ok = step_statement (db, statement->stmt, statement->writes, rows, error);
+      if (statement->writes)
+        call_extensions (db, G_STRUCT_OFFSET (QStoreDatabaseExtension, after_write));
+    }
   if (cached != NULL)
     sqlite3_reset (statement->stmt);
   else
