@@ -7,6 +7,7 @@
 #define QSTORE_INSIDE
 # include "qstore-version-macros.h"
 # include "qstore-error.h"
+# include "qstore-types.h"
 # include "qstore-enums.h"
 # include "qstore-bounds.h"
 # include "qstore-iter.h"

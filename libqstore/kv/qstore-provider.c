@@ -7,7 +7,9 @@
 #include <string.h>
 
 #include "qstore-error.h"
+#include "qstore-kv-private.h"
 #include "qstore-provider-private.h"
+#include "qstore-snapshot-private.h"
 
 /**
  * QStoreProvider:
@@ -31,40 +33,6 @@ G_DEFINE_INTERFACE (QStoreProvider, qstore_provider, G_TYPE_OBJECT)
 static void
 qstore_provider_default_init (QStoreProviderInterface *iface)
 {
-}
-
-/* What libqstore knows of an opened provider, beside the plugin's own state. */
-typedef struct
-{
-  char            *name;
-  char            *location;
-  QStoreOpenFlags  flags;
-  GHashTable      *options;
-  gsize            max_key_length;
-  gboolean         closed;
-} ProviderState;
-
-static G_DEFINE_QUARK (qstore-provider-state, provider_state)
-
-static void
-provider_state_free (gpointer data)
-{
-  ProviderState *state = data;
-
-  g_free (state->name);
-  g_free (state->location);
-  g_clear_pointer (&state->options, g_hash_table_unref);
-  g_free (state);
-}
-
-static ProviderState *
-get_state (QStoreProvider *self)
-{
-  ProviderState *state = g_object_get_qdata (G_OBJECT (self), provider_state_quark ());
-
-  /* Providers are only ever made by qstore_provider_new_with_options(). */
-  g_assert (state != NULL);
-  return state;
 }
 
 /* Plugin loading */
@@ -265,7 +233,7 @@ qstore_provider_new_with_options (const char          *name,
 {
   g_autoptr(GHashTable) parsed = NULL;
   g_autoptr(GObject) object = NULL;
-  ProviderState *state;
+  QStoreProviderState *state;
   gpointer klass;
   gboolean ok;
   GType type;
@@ -284,12 +252,10 @@ qstore_provider_new_with_options (const char          *name,
     return NULL;
 
   object = g_object_new (type, NULL);
-  state = g_new0 (ProviderState, 1);
-  state->name = g_strdup (name);
-  state->location = g_strdup (location ? location : "");
-  state->flags = flags;
-  state->options = g_steal_pointer (&parsed);
-  g_object_set_qdata_full (object, provider_state_quark (), state, provider_state_free);
+  state = qstore_provider_state_new (name, location, flags,
+                                     (flags & QSTORE_OPEN_READ_ONLY) != 0,
+                                     g_steal_pointer (&parsed));
+  qstore_provider_state_attach (QSTORE_PROVIDER (object), state);
 
   if (!G_IS_INITABLE (object))
     {
@@ -423,7 +389,7 @@ const char *
 qstore_provider_get_name (QStoreProvider *self)
 {
   g_return_val_if_fail (QSTORE_IS_PROVIDER (self), NULL);
-  return get_state (self)->name;
+  return qstore_provider_get_state (self)->name;
 }
 
 /**
@@ -439,7 +405,7 @@ const char *
 qstore_provider_get_location (QStoreProvider *self)
 {
   g_return_val_if_fail (QSTORE_IS_PROVIDER (self), NULL);
-  return get_state (self)->location;
+  return qstore_provider_get_state (self)->location;
 }
 
 /**
@@ -455,7 +421,7 @@ QStoreOpenFlags
 qstore_provider_get_flags (QStoreProvider *self)
 {
   g_return_val_if_fail (QSTORE_IS_PROVIDER (self), 0);
-  return get_state (self)->flags;
+  return qstore_provider_get_state (self)->flags;
 }
 
 /**
@@ -475,7 +441,7 @@ qstore_provider_get_option (QStoreProvider *self,
 {
   g_return_val_if_fail (QSTORE_IS_PROVIDER (self), NULL);
   g_return_val_if_fail (option != NULL, NULL);
-  return g_hash_table_lookup (get_state (self)->options, option);
+  return g_hash_table_lookup (qstore_provider_get_state (self)->options, option);
 }
 
 /**
@@ -495,7 +461,7 @@ qstore_provider_get_capabilities (QStoreProvider *self)
   g_return_val_if_fail (QSTORE_IS_PROVIDER (self), 0);
 
   caps = QSTORE_PROVIDER_GET_IFACE (self)->capabilities;
-  if (get_state (self)->flags & QSTORE_OPEN_NO_ATOMIC_BATCH)
+  if (qstore_provider_get_state (self)->flags & QSTORE_OPEN_NO_ATOMIC_BATCH)
     caps &= ~QSTORE_CAPABILITY_ATOMIC_BATCH;
   return caps;
 }
@@ -513,7 +479,7 @@ qstore_provider_get_max_key_length (QStoreProvider *self)
 {
   g_return_val_if_fail (QSTORE_IS_PROVIDER (self), 0);
 
-  return get_state (self)->max_key_length;
+  return qstore_provider_get_state (self)->max_key_length;
 }
 
 /**
@@ -528,88 +494,7 @@ gboolean
 qstore_provider_is_closed (QStoreProvider *self)
 {
   g_return_val_if_fail (QSTORE_IS_PROVIDER (self), TRUE);
-  return get_state (self)->closed;
-}
-
-/* Checks shared by every wrapper */
-
-const gboolean *
-qstore_provider_get_closed_flag (QStoreProvider *self)
-{
-  return &get_state (self)->closed;
-}
-
-gboolean
-qstore_provider_check_open (QStoreProvider  *self,
-                            GError         **error)
-{
-  ProviderState *state = get_state (self);
-
-  if (G_UNLIKELY (state->closed))
-    {
-      g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_CLOSED,
-                   "The %s store at “%s” is closed: open it again to use it",
-                   state->name, state->location);
-      return FALSE;
-    }
-  return TRUE;
-}
-
-static gboolean
-check_writable (QStoreProvider  *self,
-                GError         **error)
-{
-  ProviderState *state = get_state (self);
-
-  if (!qstore_provider_check_open (self, error))
-    return FALSE;
-  if (G_UNLIKELY (state->flags & QSTORE_OPEN_READ_ONLY))
-    {
-      g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_READ_ONLY,
-                   "The %s store at “%s” is open read-only: writes are refused",
-                   state->name, state->location);
-      return FALSE;
-    }
-  return TRUE;
-}
-
-gboolean
-qstore_provider_check_store (QStoreProvider  *self,
-                             QStoreKV        *store,
-                             GError         **error)
-{
-  if (G_UNLIKELY (qstore_kv_get_provider (store) != self))
-    {
-      g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
-                   "Store “%s” belongs to another provider than the one written to",
-                   qstore_kv_get_name (store));
-      return FALSE;
-    }
-  return TRUE;
-}
-
-gboolean
-qstore_provider_key_fits (QStoreProvider *self,
-                          gsize           key_len)
-{
-  gsize max = qstore_provider_get_max_key_length (self);
-
-  return key_len > 0 && (max == 0 || key_len <= max);
-}
-
-int
-qstore_provider_check_read (QStoreProvider  *self,
-                            gsize            key_len,
-                            GError         **error)
-{
-  ProviderState *state = get_state (self);
-
-  if (G_UNLIKELY (state->closed))
-    return qstore_provider_check_open (self, error) ? 1 : -1;
-  if (G_UNLIKELY (key_len == 0 ||
-                  (state->max_key_length != 0 && key_len > state->max_key_length)))
-    return 0;
-  return 1;
+  return qstore_provider_get_state (self)->closed;
 }
 
 static gboolean
@@ -788,7 +673,7 @@ restructure (QStoreProvider      *self,
              gsize                n_ops,
              GError             **error)
 {
-  if (!check_writable (self, error))
+  if (!qstore_provider_check_writable (self, error))
     return FALSE;
   g_ptr_array_add (drop, NULL);
   g_ptr_array_add (rename_from, NULL);
@@ -815,10 +700,10 @@ qstore_provider_restructure (QStoreProvider       *self,
   g_return_val_if_fail (ops != NULL || n_ops == 0, FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
-  if (!check_writable (self, error))
+  if (!qstore_provider_check_writable (self, error))
     return FALSE;
   for (gsize i = 0; i < n_ops; i++)
-    if (!qstore_provider_check_store (self, ops[i].store, error))
+    if (!qstore_kv_check_provider (ops[i].store, self, error))
       return FALSE;
   return QSTORE_PROVIDER_GET_IFACE (self)->restructure (self,
                                                         drop ? drop : none,
@@ -948,7 +833,7 @@ qstore_provider_rename_table_stores (QStoreProvider      *self,
   g_ptr_array_add (to, qstore_store_name_for_table (schema, new_table));
   /* A rename that only changes case names the same stores. */
   if (g_str_equal (from->pdata[0], to->pdata[0]))
-    return check_writable (self, error);
+    return qstore_provider_check_writable (self, error);
 
   for (guint i = 0; index_names != NULL && index_names[i] != NULL; i++)
     {
@@ -1007,7 +892,7 @@ qstore_provider_begin_snapshot (QStoreProvider  *self,
   if (!(qstore_provider_get_capabilities (self) & QSTORE_CAPABILITY_SNAPSHOTS))
     {
       g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_UNSUPPORTED,
-                   "Provider “%s” has no snapshots", get_state (self)->name);
+                   "Provider “%s” has no snapshots", qstore_provider_get_state (self)->name);
       return NULL;
     }
   snapshot = QSTORE_PROVIDER_GET_IFACE (self)->begin_snapshot (self, error);
@@ -1045,7 +930,7 @@ qstore_provider_write (QStoreProvider       *self,
   g_return_val_if_fail (ops != NULL || n_ops == 0, FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
-  if (!check_writable (self, error))
+  if (!qstore_provider_check_writable (self, error))
     return FALSE;
   if (n_ops == 0)
     return TRUE;
@@ -1059,14 +944,14 @@ qstore_provider_write (QStoreProvider       *self,
       /* Stores repeat: only check a store when it changes. */
       if (i == 0 || op->store != ops[i - 1].store)
         {
-          if (!qstore_provider_check_store (self, op->store, error))
+          if (!qstore_kv_check_provider (op->store, self, error))
             return FALSE;
           if (!atomic && op->store != ops[0].store)
             {
               g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_UNSUPPORTED,
                            "Provider “%s” is open without an atomic batch: "
                            "write stores “%s” and “%s” separately",
-                           get_state (self)->name,
+                           qstore_provider_get_state (self)->name,
                            qstore_kv_get_name (ops[0].store),
                            qstore_kv_get_name (op->store));
               return FALSE;
@@ -1085,7 +970,7 @@ qstore_provider_write (QStoreProvider       *self,
                        "Key of %" G_GSIZE_FORMAT " bytes written to store “%s”: "
                        "provider “%s” stores keys of at most %" G_GSIZE_FORMAT " bytes",
                        op->key_len, qstore_kv_get_name (op->store),
-                       get_state (self)->name, max_key);
+                       qstore_provider_get_state (self)->name, max_key);
           return FALSE;
         }
     }
@@ -1104,11 +989,11 @@ qstore_provider_write (QStoreProvider       *self,
 void
 qstore_provider_close_all (QStoreProvider *self)
 {
-  ProviderState *state;
+  QStoreProviderState *state;
 
   g_return_if_fail (QSTORE_IS_PROVIDER (self));
 
-  state = get_state (self);
+  state = qstore_provider_get_state (self);
   if (state->closed)
     return;
   state->closed = TRUE;

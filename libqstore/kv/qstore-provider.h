@@ -10,9 +10,9 @@
 
 #include <gio/gio.h>
 
-#include "qstore-batch.h"
 #include "qstore-kv.h"
 #include "qstore-snapshot.h"
+#include "qstore-types.h"
 #include "qstore-write-op.h"
 
 G_BEGIN_DECLS
