@@ -4,7 +4,14 @@
  */
 #include "config.h"
 
-#include "qstore-sqlite-private.h"
+#include "qstore-sqlite-store.h"
+
+static QStoreIter *iter_new (QStoreSqliteDb        *db,
+                             QStoreSqliteSnapshot  *snapshot,
+                             QStoreSqliteConn      *conn,
+                             const char            *name,
+                             const QStoreBounds    *bounds,
+                             GError               **error);
 
 /* QStoreSqliteStore: a name and its provider. The row in `stores` appears
  * with the first write, so a handle costs nothing. */
@@ -13,7 +20,8 @@ struct _QStoreSqliteStore
 {
   GObject               parent_instance;
 
-  QStoreSqliteProvider *provider;
+  QStoreProvider       *provider;
+  QStoreSqliteDb       *db;
   char                 *name;
 };
 
@@ -25,12 +33,14 @@ G_DEFINE_DYNAMIC_TYPE_EXTENDED (QStoreSqliteStore, qstore_sqlite_store,
                                                                qstore_sqlite_store_kv_iface_init))
 
 QStoreKV *
-qstore_sqlite_store_new (QStoreSqliteProvider *provider,
-                         const char           *name)
+qstore_sqlite_store_new (QStoreProvider *provider,
+                         QStoreSqliteDb *db,
+                         const char     *name)
 {
   QStoreSqliteStore *self = g_object_new (QSTORE_TYPE_SQLITE_STORE, NULL);
 
   self->provider = g_object_ref (provider);
+  self->db = qstore_sqlite_db_ref (db);
   self->name = g_strdup (name);
   return QSTORE_KV (self);
 }
@@ -44,7 +54,7 @@ qstore_sqlite_store_get_name (QStoreKV *kv)
 static QStoreProvider *
 qstore_sqlite_store_get_provider (QStoreKV *kv)
 {
-  return QSTORE_PROVIDER (QSTORE_SQLITE_STORE (kv)->provider);
+  return QSTORE_SQLITE_STORE (kv)->provider;
 }
 
 static GBytes *
@@ -55,7 +65,7 @@ qstore_sqlite_store_get (QStoreKV      *kv,
 {
   QStoreSqliteStore *self = QSTORE_SQLITE_STORE (kv);
 
-  return qstore_sqlite_provider_get (self->provider, self->name, key, key_len, error);
+  return qstore_sqlite_db_get (self->db, self->name, key, key_len, error);
 }
 
 static QStoreIter *
@@ -68,9 +78,9 @@ qstore_sqlite_store_iterate (QStoreKV            *kv,
 
   /* The iterator holds the connection (and, while its scan runs, the read
    * transaction) until it is freed. */
-  if (!(conn = qstore_sqlite_provider_acquire_reader (self->provider, FALSE, error)))
+  if (!(conn = qstore_sqlite_db_acquire_reader (self->db, FALSE, error)))
     return NULL;
-  return qstore_sqlite_iter_new (self->provider, NULL, conn, self->name, bounds, error);
+  return iter_new (self->db, NULL, conn, self->name, bounds, error);
 }
 
 static void
@@ -88,6 +98,7 @@ qstore_sqlite_store_finalize (GObject *object)
   QStoreSqliteStore *self = QSTORE_SQLITE_STORE (object);
 
   g_clear_object (&self->provider);
+  g_clear_pointer (&self->db, qstore_sqlite_db_unref);
   g_free (self->name);
 
   G_OBJECT_CLASS (qstore_sqlite_store_parent_class)->finalize (object);
@@ -116,7 +127,7 @@ struct _QStoreSqliteSnapshot
 {
   QStoreSnapshot        parent_instance;
 
-  QStoreSqliteProvider *provider;
+  QStoreSqliteDb       *db;
   QStoreSqliteConn     *conn;
   /* name → gint64 *, -1 for a store with no row, as of the snapshot:
    * the snapshot never changes, so neither does this. */
@@ -130,17 +141,17 @@ G_DEFINE_DYNAMIC_TYPE_EXTENDED (QStoreSqliteSnapshot, qstore_sqlite_snapshot,
                                 QSTORE_TYPE_SNAPSHOT, G_TYPE_FLAG_FINAL, {})
 
 QStoreSnapshot *
-qstore_sqlite_snapshot_new (QStoreSqliteProvider  *provider,
-                            GError               **error)
+qstore_sqlite_snapshot_new (QStoreSqliteDb  *db,
+                            GError         **error)
 {
   QStoreSqliteSnapshot *self;
   QStoreSqliteConn *conn;
 
-  if (!(conn = qstore_sqlite_provider_acquire_reader (provider, TRUE, error)))
+  if (!(conn = qstore_sqlite_db_acquire_reader (db, TRUE, error)))
     return NULL;
 
   self = g_object_new (QSTORE_TYPE_SQLITE_SNAPSHOT, NULL);
-  self->provider = g_object_ref (provider);
+  self->db = qstore_sqlite_db_ref (db);
   self->conn = conn;
   return QSTORE_SNAPSHOT (self);
 }
@@ -242,8 +253,7 @@ qstore_sqlite_snapshot_iterate (QStoreSnapshot      *snapshot,
 {
   QStoreSqliteSnapshot *self = QSTORE_SQLITE_SNAPSHOT (snapshot);
 
-  return qstore_sqlite_iter_new (self->provider, self, self->conn,
-                                 qstore_kv_get_name (store), bounds, error);
+  return iter_new (self->db, self, self->conn, qstore_kv_get_name (store), bounds, error);
 }
 
 static void
@@ -253,10 +263,10 @@ qstore_sqlite_snapshot_finalize (GObject *object)
 
   /* Its iterators hold a reference, so none is left: the connection goes
    * back to the pool, its read transaction ended. */
-  qstore_sqlite_provider_release_reader (self->provider, self->conn);
+  qstore_sqlite_db_release_reader (self->db, self->conn);
   qstore_sqlite_conn_unref (self->conn);
   g_clear_pointer (&self->store_ids, g_hash_table_unref);
-  g_clear_object (&self->provider);
+  g_clear_pointer (&self->db, qstore_sqlite_db_unref);
 
   G_OBJECT_CLASS (qstore_sqlite_snapshot_parent_class)->finalize (object);
 }
@@ -289,7 +299,7 @@ struct _QStoreSqliteIter
 {
   QStoreIter            parent_instance;
 
-  QStoreSqliteProvider *provider;
+  QStoreSqliteDb       *db;
   /* Set for snapshot iterators; the others lease @conn themselves. */
   QStoreSqliteSnapshot *snapshot;
   QStoreSqliteConn     *conn;
@@ -329,13 +339,13 @@ iter_finish (QStoreSqliteIter *self)
   self->key_len = self->value_len = 0;
 }
 
-QStoreIter *
-qstore_sqlite_iter_new (QStoreSqliteProvider  *provider,
-                        QStoreSqliteSnapshot  *snapshot,
-                        QStoreSqliteConn      *conn,
-                        const char            *name,
-                        const QStoreBounds    *bounds,
-                        GError               **error)
+static QStoreIter *
+iter_new (QStoreSqliteDb        *db,
+          QStoreSqliteSnapshot  *snapshot,
+          QStoreSqliteConn      *conn,
+          const char            *name,
+          const QStoreBounds    *bounds,
+          GError               **error)
 {
   g_autoptr(QStoreSqliteIter) self = NULL;
   const guint8 *lower, *upper;
@@ -344,7 +354,7 @@ qstore_sqlite_iter_new (QStoreSqliteProvider  *provider,
   gboolean ok = FALSE;
 
   self = g_object_new (QSTORE_TYPE_SQLITE_ITER, "bounds", bounds, NULL);
-  self->provider = g_object_ref (provider);
+  self->db = qstore_sqlite_db_ref (db);
   self->snapshot = snapshot != NULL ? g_object_ref (snapshot) : NULL;
   self->conn = qstore_sqlite_conn_ref (conn);
 
@@ -471,11 +481,11 @@ qstore_sqlite_iter_finalize (GObject *object)
       iter_finish (self);
       g_mutex_unlock (&self->conn->lock);
       if (self->snapshot == NULL)
-        qstore_sqlite_provider_release_reader (self->provider, self->conn);
+        qstore_sqlite_db_release_reader (self->db, self->conn);
       qstore_sqlite_conn_unref (self->conn);
     }
   g_clear_object (&self->snapshot);
-  g_clear_object (&self->provider);
+  g_clear_pointer (&self->db, qstore_sqlite_db_unref);
 
   G_OBJECT_CLASS (qstore_sqlite_iter_parent_class)->finalize (object);
 }

@@ -1,4 +1,4 @@
-/* qstore-sqlite-private.h: the SQLite provider's shared internals
+/* qstore-sqlite-conn.h: one SQLite connection and the statements it keeps
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -9,18 +9,6 @@
 #include "qstore.h"
 
 G_BEGIN_DECLS
-
-#define QSTORE_TYPE_SQLITE_PROVIDER (qstore_sqlite_provider_get_type ())
-G_DECLARE_FINAL_TYPE (QStoreSqliteProvider, qstore_sqlite_provider, QSTORE, SQLITE_PROVIDER, GObject)
-
-#define QSTORE_TYPE_SQLITE_STORE (qstore_sqlite_store_get_type ())
-G_DECLARE_FINAL_TYPE (QStoreSqliteStore, qstore_sqlite_store, QSTORE, SQLITE_STORE, GObject)
-
-#define QSTORE_TYPE_SQLITE_ITER (qstore_sqlite_iter_get_type ())
-G_DECLARE_FINAL_TYPE (QStoreSqliteIter, qstore_sqlite_iter, QSTORE, SQLITE_ITER, QStoreIter)
-
-#define QSTORE_TYPE_SQLITE_SNAPSHOT (qstore_sqlite_snapshot_get_type ())
-G_DECLARE_FINAL_TYPE (QStoreSqliteSnapshot, qstore_sqlite_snapshot, QSTORE, SQLITE_SNAPSHOT, QStoreSnapshot)
 
 /* The statements a connection keeps prepared. Every name, key and value is
  * a bound parameter. */
@@ -77,8 +65,30 @@ typedef struct
   GPtrArray       *busy_scans;
 } QStoreSqliteConn;
 
+QStoreError       qstore_sqlite_error_code_for  (int                    rc);
+void              qstore_sqlite_set_error       (GError               **error,
+                                                 sqlite3               *db,
+                                                 int                    rc,
+                                                 const char            *path,
+                                                 const char            *doing);
+
+QStoreSqliteConn *qstore_sqlite_conn_open       (const char            *path,
+                                                 int                    flags,
+                                                 int                    busy_timeout_ms,
+                                                 int                    cache_kib,
+                                                 GError               **error);
+/* Finalizes every statement, which also ends the read transactions handed
+ * out on @conn, and closes it. Called with the lock held. */
+void              qstore_sqlite_conn_close      (QStoreSqliteConn      *conn);
 QStoreSqliteConn *qstore_sqlite_conn_ref        (QStoreSqliteConn      *conn);
 void              qstore_sqlite_conn_unref      (QStoreSqliteConn      *conn);
+gboolean          qstore_sqlite_conn_check_open (QStoreSqliteConn      *conn,
+                                                 GError               **error);
+void              qstore_sqlite_conn_set_error  (QStoreSqliteConn      *conn,
+                                                 int                    rc,
+                                                 const char            *doing,
+                                                 GError               **error);
+
 sqlite3_stmt     *qstore_sqlite_conn_stmt       (QStoreSqliteConn      *conn,
                                                  QStoreSqliteStmt       which,
                                                  GError               **error);
@@ -88,37 +98,26 @@ sqlite3_stmt     *qstore_sqlite_conn_take_scan  (QStoreSqliteConn      *conn,
 void              qstore_sqlite_conn_give_scan  (QStoreSqliteConn      *conn,
                                                  QStoreSqliteScan       which,
                                                  sqlite3_stmt          *stmt);
-gboolean          qstore_sqlite_conn_check_open (QStoreSqliteConn      *conn,
+
+/* Statements that return no row worth reading; called with the lock held. */
+gboolean          qstore_sqlite_conn_run_stmt   (QStoreSqliteConn      *conn,
+                                                 sqlite3_stmt          *stmt,
+                                                 const char            *doing,
                                                  GError               **error);
-void              qstore_sqlite_conn_set_error  (QStoreSqliteConn      *conn,
-                                                 int                    rc,
+gboolean          qstore_sqlite_conn_run        (QStoreSqliteConn      *conn,
+                                                 QStoreSqliteStmt       which,
+                                                 const char            *doing,
+                                                 GError               **error);
+gboolean          qstore_sqlite_conn_run_named  (QStoreSqliteConn      *conn,
+                                                 QStoreSqliteStmt       which,
+                                                 const char            *name,
+                                                 const char            *doing,
+                                                 GError               **error);
+gboolean          qstore_sqlite_conn_exec       (QStoreSqliteConn      *conn,
+                                                 const char            *sql,
                                                  const char            *doing,
                                                  GError               **error);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (QStoreSqliteConn, qstore_sqlite_conn_unref)
-
-QStoreSqliteConn *qstore_sqlite_provider_acquire_reader (QStoreSqliteProvider  *self,
-                                                         gboolean               pin,
-                                                         GError               **error);
-void              qstore_sqlite_provider_release_reader (QStoreSqliteProvider  *self,
-                                                         QStoreSqliteConn      *conn);
-GBytes           *qstore_sqlite_provider_get            (QStoreSqliteProvider  *self,
-                                                         const char            *name,
-                                                         const guint8          *key,
-                                                         gsize                  key_len,
-                                                         GError               **error);
-
-QStoreKV         *qstore_sqlite_store_new               (QStoreSqliteProvider  *provider,
-                                                         const char            *name);
-QStoreSnapshot   *qstore_sqlite_snapshot_new            (QStoreSqliteProvider  *provider,
-                                                         GError               **error);
-QStoreIter       *qstore_sqlite_iter_new                (QStoreSqliteProvider  *provider,
-                                                         QStoreSqliteSnapshot  *snapshot,
-                                                         QStoreSqliteConn      *conn,
-                                                         const char            *name,
-                                                         const QStoreBounds    *bounds,
-                                                         GError               **error);
-
-void              qstore_sqlite_store_register_types    (GTypeModule           *module);
 
 G_END_DECLS
