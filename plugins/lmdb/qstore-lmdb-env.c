@@ -1,4 +1,4 @@
-/* qstore-lmdb-provider.c: the LMDB provider
+/* qstore-lmdb-env.c: the LMDB environment of a location
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
