@@ -15,6 +15,7 @@
 # include "qstore-write-op.h"
 # include "qstore-batch.h"
 # include "qstore-snapshot.h"
+# include "qstore-location-lock.h"
 # include "qstore-provider.h"
 # include "qstore-codec.h"
 # include "qstore-catalog.h"

@@ -9,19 +9,22 @@
  */
 #pragma once
 
+#include "qstore-location-lock.h"
 #include "qstore-types.h"
 
 G_BEGIN_DECLS
 
 typedef struct
 {
-  char            *name;
-  char            *location;
-  guint            flags;           /* QStoreOpenFlags */
-  gboolean         read_only;
-  GHashTable      *options;         /* provider-specific options */
-  gsize            max_key_length;  /* 0 for no limit */
-  gboolean         closed;
+  char                *name;
+  char                *location;
+  guint                flags;           /* QStoreOpenFlags */
+  gboolean             read_only;
+  GHashTable          *options;         /* provider-specific options */
+  gsize                max_key_length;  /* 0 for no limit */
+  gboolean             closed;
+  guint                wait_ms;         /* the wait_ms option */
+  QStoreLocationLock  *lock;            /* the writer lock, while open for writing */
 } QStoreProviderState;
 
 QStoreProviderState *qstore_provider_state_new       (const char      *name,

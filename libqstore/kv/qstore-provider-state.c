@@ -34,6 +34,7 @@ provider_state_free (gpointer data)
   g_free (state->name);
   g_free (state->location);
   g_clear_pointer (&state->options, g_hash_table_unref);
+  g_clear_object (&state->lock);
   g_free (state);
 }
 

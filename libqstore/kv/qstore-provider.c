@@ -164,33 +164,84 @@ qstore_lookup_provider_capabilities (const char          *name,
   return TRUE;
 }
 
+/* The longest wait_ms accepted: a day. */
+#define MAX_WAIT_MS (24u * 60 * 60 * 1000)
+
+/* libqstore's own options, which every provider (atomic) or every provider
+ * with a writer lock (wait_ms) takes. */
+static gboolean
+parse_own_option (QStoreProviderInterface  *iface,
+                  const char               *key,
+                  const char               *value,
+                  QStoreOpenFlags          *flags,
+                  guint                    *wait_ms,
+                  gboolean                 *handled,
+                  GError                  **error)
+{
+  guint64 n;
+
+  *handled = TRUE;
+  if (g_str_equal (key, "atomic"))
+    {
+      if (g_str_equal (value, "0") || g_str_equal (value, "false"))
+        *flags |= QSTORE_OPEN_NO_ATOMIC_BATCH;
+      else if (!g_str_equal (value, "1") && !g_str_equal (value, "true"))
+        {
+          g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
+                       "Option atomic=%s is not understood: use atomic=0 or atomic=1",
+                       value);
+          return FALSE;
+        }
+      return TRUE;
+    }
+  if (g_str_equal (key, "wait_ms") && (iface->capabilities & QSTORE_CAPABILITY_WRITER_LOCK))
+    {
+      if (!g_ascii_string_to_unsigned (value, 10, 0, MAX_WAIT_MS, &n, NULL))
+        {
+          g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
+                       "Option wait_ms=%s is not understood: give how long to wait for "
+                       "another writer, in milliseconds from 0 to %u, such as wait_ms=5000",
+                       value, MAX_WAIT_MS);
+          return FALSE;
+        }
+      *wait_ms = (guint) n;
+      return TRUE;
+    }
+  *handled = FALSE;
+  return TRUE;
+}
+
 static gboolean
 parse_options (QStoreProviderInterface  *iface,
                const char               *provider_name,
                const char * const       *options,
                QStoreOpenFlags          *flags,
+               guint                    *wait_ms,
                GHashTable               *parsed,
                GError                  **error)
 {
+  g_autoptr(GHashTable) seen = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+
   for (guint i = 0; options != NULL && options[i] != NULL; i++)
     {
       const char *eq = strchr (options[i], '=');
       g_autofree char *key = g_strndup (options[i], eq ? (gsize) (eq - options[i]) : strlen (options[i]));
       const char *value = eq ? eq + 1 : "";
+      gboolean handled;
 
-      if (g_str_equal (key, "atomic"))
+      /* Silently letting the first (or last) of two win hides a mistake. */
+      if (!g_hash_table_add (seen, g_strdup (key)))
         {
-          if (g_str_equal (value, "0") || g_str_equal (value, "false"))
-            *flags |= QSTORE_OPEN_NO_ATOMIC_BATCH;
-          else if (!g_str_equal (value, "1") && !g_str_equal (value, "true"))
-            {
-              g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
-                           "Option atomic=%s is not understood: use atomic=0 or atomic=1",
-                           value);
-              return FALSE;
-            }
-          continue;
+          g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
+                       "Option “%s” is given more than once: give each option once",
+                       key);
+          return FALSE;
         }
+
+      if (!parse_own_option (iface, key, value, flags, wait_ms, &handled, error))
+        return FALSE;
+      if (handled)
+        continue;
 
       if (iface->option_names == NULL ||
           !g_strv_contains ((const char * const *) iface->option_names, key))
@@ -200,8 +251,10 @@ parse_options (QStoreProviderInterface  *iface,
           if (iface->option_names != NULL && iface->option_names[0] != NULL)
             known = g_strjoinv (", ", (char **) iface->option_names);
           g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
-                       "Provider “%s” has no option “%s”; its options are: atomic%s%s",
-                       provider_name, key, known ? ", " : "", known ? known : "");
+                       "Provider “%s” has no option “%s”; its options are: atomic%s%s%s",
+                       provider_name, key,
+                       (iface->capabilities & QSTORE_CAPABILITY_WRITER_LOCK) ? ", wait_ms" : "",
+                       known ? ", " : "", known ? known : "");
           return FALSE;
         }
       g_hash_table_replace (parsed, g_steal_pointer (&key), g_strdup (value));
@@ -233,7 +286,9 @@ qstore_provider_new_with_options (const char          *name,
 {
   g_autoptr(GHashTable) parsed = NULL;
   g_autoptr(GObject) object = NULL;
+  QStoreProviderInterface *iface;
   QStoreProviderState *state;
+  guint wait_ms = 0;
   gpointer klass;
   gboolean ok;
   GType type;
@@ -246,7 +301,8 @@ qstore_provider_new_with_options (const char          *name,
     return NULL;
 
   parsed = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
-  ok = parse_options (peek_type_iface (type, &klass), name, options, &flags, parsed, error);
+  ok = parse_options (peek_type_iface (type, &klass), name, options, &flags, &wait_ms,
+                      parsed, error);
   g_type_class_unref (klass);
   if (!ok)
     return NULL;
@@ -255,6 +311,7 @@ qstore_provider_new_with_options (const char          *name,
   state = qstore_provider_state_new (name, location, flags,
                                      (flags & QSTORE_OPEN_READ_ONLY) != 0,
                                      g_steal_pointer (&parsed));
+  state->wait_ms = wait_ms;
   qstore_provider_state_attach (QSTORE_PROVIDER (object), state);
 
   if (!G_IS_INITABLE (object))
@@ -267,15 +324,26 @@ qstore_provider_new_with_options (const char          *name,
     {
       /* Nothing was opened, so finalizing must not try to close it. */
       state->closed = TRUE;
+      if (state->lock != NULL)
+        qstore_location_lock_release (state->lock);
       return NULL;
     }
-  /* Asked on every read and write: ask the plugin once. */
-  {
-    QStoreProviderInterface *iface = QSTORE_PROVIDER_GET_IFACE (object);
 
-    state->max_key_length = iface->get_max_key_length
-                            ? iface->get_max_key_length (QSTORE_PROVIDER (object)) : 0;
-  }
+  iface = QSTORE_PROVIDER_GET_IFACE (object);
+  /* The writer lock is the provider's promise: hold it to the letter. */
+  if ((iface->capabilities & QSTORE_CAPABILITY_WRITER_LOCK) && !state->read_only &&
+      state->lock == NULL)
+    {
+      g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_FAILED,
+                   "Provider “%s” is broken: it opened “%s” for writing without taking "
+                   "the location's writer lock", name, state->location);
+      qstore_provider_close_all (QSTORE_PROVIDER (object));
+      return NULL;
+    }
+
+  /* Asked on every read and write: ask the plugin once. */
+  state->max_key_length = iface->get_max_key_length
+                          ? iface->get_max_key_length (QSTORE_PROVIDER (object)) : 0;
   return QSTORE_PROVIDER (g_steal_pointer (&object));
 }
 
@@ -495,6 +563,44 @@ qstore_provider_is_closed (QStoreProvider *self)
 {
   g_return_val_if_fail (QSTORE_IS_PROVIDER (self), TRUE);
   return qstore_provider_get_state (self)->closed;
+}
+
+/**
+ * qstore_provider_lock_location:
+ * @self: a #QStoreProvider being opened for writing
+ * @lock_path: the lock file the provider keeps for its location, in or
+ *   beside it
+ * @error: return location for a #GError
+ *
+ * For provider implementations: takes the location's writer lock (see
+ * [class@LocationLock]) for as long as @self stays open, waiting up to the
+ * `wait_ms` option when another open holds it. Call it from `init` when
+ * opening for writing, before changing anything in the location; closing
+ * the provider releases it once the provider's own `close` is done.
+ *
+ * Returns: %TRUE when @self holds the lock; %FALSE with
+ *   %QSTORE_ERROR_BUSY when another open holds it
+ */
+gboolean
+qstore_provider_lock_location (QStoreProvider  *self,
+                               const char      *lock_path,
+                               GError         **error)
+{
+  QStoreProviderState *state;
+  g_autofree char *what = NULL;
+
+  g_return_val_if_fail (QSTORE_IS_PROVIDER (self), FALSE);
+  g_return_val_if_fail (lock_path != NULL, FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  state = qstore_provider_get_state (self);
+  g_return_val_if_fail (!state->read_only, FALSE);
+
+  if (state->lock != NULL)
+    return TRUE;
+  what = g_strdup_printf ("The %s store at “%s”", state->name, state->location);
+  state->lock = qstore_location_lock_acquire (lock_path, what, state->wait_ms, error);
+  return state->lock != NULL;
 }
 
 static gboolean
@@ -998,6 +1104,9 @@ qstore_provider_close_all (QStoreProvider *self)
     return;
   state->closed = TRUE;
   QSTORE_PROVIDER_GET_IFACE (self)->close (self);
+  /* Only once the plugin wrote its last byte may another writer come. */
+  if (state->lock != NULL)
+    qstore_location_lock_release (state->lock);
 }
 
 /* Physical store names */

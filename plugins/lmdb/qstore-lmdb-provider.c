@@ -14,6 +14,10 @@
 #include "qstore-lmdb-store.h"
 #include "qstore-lmdb-write.h"
 
+/* The writer lock's file, in the environment's directory beside LMDB's
+ * own data.mdb and lock.mdb. */
+#define LOCK_FILE_NAME "writer.lock"
+
 #define QSTORE_TYPE_LMDB_PROVIDER (qstore_lmdb_provider_get_type ())
 G_DECLARE_FINAL_TYPE (QStoreLmdbProvider, qstore_lmdb_provider,
                       QSTORE, LMDB_PROVIDER, GObject)
@@ -202,6 +206,7 @@ qstore_lmdb_provider_initable_init (GInitable     *initable,
   QStoreProvider *provider = QSTORE_PROVIDER (initable);
   const char *location = qstore_provider_get_location (provider);
   gboolean read_only = (qstore_provider_get_flags (provider) & QSTORE_OPEN_READ_ONLY) != 0;
+  g_autofree char *lock_path = NULL;
   GStatBuf st;
   gsize map_size;
   guint max_stores;
@@ -268,6 +273,14 @@ qstore_lmdb_provider_initable_init (GInitable     *initable,
         }
     }
 
+  if (!read_only)
+    {
+      /* Before anything is written: one writer at a time. */
+      lock_path = g_build_filename (location, LOCK_FILE_NAME, NULL);
+      if (!qstore_provider_lock_location (provider, lock_path, error))
+        return FALSE;
+    }
+
   env = qstore_lmdb_env_acquire (location, read_only, map_size, max_stores, error);
   if (env == NULL)
     return FALSE;
@@ -312,7 +325,8 @@ qstore_lmdb_provider_iface_init (QStoreProviderInterface *iface)
   iface->capabilities = (QSTORE_CAPABILITY_PERSISTENT |
                          QSTORE_CAPABILITY_ATOMIC_BATCH |
                          QSTORE_CAPABILITY_SNAPSHOTS |
-                         QSTORE_CAPABILITY_MULTI_PROCESS);
+                         QSTORE_CAPABILITY_MULTI_PROCESS |
+                         QSTORE_CAPABILITY_WRITER_LOCK);
   iface->option_names = option_names;
   iface->open_store = qstore_lmdb_provider_open_store;
   iface->begin_snapshot = qstore_lmdb_provider_begin_snapshot;

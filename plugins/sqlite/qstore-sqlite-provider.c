@@ -37,6 +37,13 @@ G_DEFINE_DYNAMIC_TYPE_EXTENDED (QStoreSqliteProvider, qstore_sqlite_provider,
 
 /* Opening the location */
 
+/* The writer lock's file, beside the store's file like SQLite's -wal and
+ * -shm. */
+#define LOCK_FILE_SUFFIX "-writer.lock"
+
+static gboolean open_main_conn (QStoreSqliteDb  *self,
+                                GError         **error);
+
 static gboolean
 check_location (QStoreSqliteDb        *self,
                 GError               **error)
@@ -48,6 +55,16 @@ check_location (QStoreSqliteDb        *self,
     {
       g_set_error_literal (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
                            "The sqlite provider needs a file: write sqlite:/path/to/file.db");
+      return FALSE;
+    }
+  /* SQLite's in-memory database lives in one connection, and the provider
+   * reads through several. */
+  if (g_str_equal (self->path, ":memory:"))
+    {
+      g_set_error_literal (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
+                           "The sqlite provider keeps a store in a file, not in SQLite's "
+                           "“:memory:” database: for a store in memory, use memory:; "
+                           "to name a file called “:memory:”, write sqlite:./:memory:");
       return FALSE;
     }
 
@@ -130,13 +147,30 @@ explain_unreadable_wal (QStoreSqliteDb        *self,
 }
 
 static gboolean
-open_main (QStoreSqliteDb        *self,
-           GError               **error)
+open_main (QStoreProvider   *provider,
+           QStoreSqliteDb   *self,
+           GError          **error)
 {
-  QStoreSqliteConn *conn;
+  g_autofree char *lock_path = NULL;
 
   if (!check_location (self, error))
     return FALSE;
+
+  if (!self->read_only)
+    {
+      /* Before anything is written: one writer at a time. */
+      lock_path = g_strconcat (self->path, LOCK_FILE_SUFFIX, NULL);
+      if (!qstore_provider_lock_location (provider, lock_path, error))
+        return FALSE;
+    }
+  return open_main_conn (self, error);
+}
+
+static gboolean
+open_main_conn (QStoreSqliteDb  *self,
+                GError         **error)
+{
+  QStoreSqliteConn *conn;
 
   conn = self->main = qstore_sqlite_conn_open (self->path,
                                                self->read_only
@@ -221,7 +255,7 @@ qstore_sqlite_provider_initable_init (GInitable     *initable,
     return FALSE;
 
   /* Dropping @db closes what was opened before a failure. */
-  if (!open_main (db, error))
+  if (!open_main (provider, db, error))
     return FALSE;
 
   self->db = g_steal_pointer (&db);
@@ -563,7 +597,8 @@ qstore_sqlite_provider_iface_init (QStoreProviderInterface *iface)
   iface->capabilities = (QSTORE_CAPABILITY_PERSISTENT |
                          QSTORE_CAPABILITY_ATOMIC_BATCH |
                          QSTORE_CAPABILITY_SNAPSHOTS |
-                         QSTORE_CAPABILITY_MULTI_PROCESS);
+                         QSTORE_CAPABILITY_MULTI_PROCESS |
+                         QSTORE_CAPABILITY_WRITER_LOCK);
   iface->option_names = option_names;
   iface->open_store = qstore_sqlite_provider_open_store;
   iface->begin_snapshot = qstore_sqlite_provider_begin_snapshot;

@@ -20,8 +20,10 @@ PROVIDERS = ("memory", "lmdb", "sqlite")
 Caps = QStore.Capabilities
 EXPECTED_CAPABILITIES = {
     "memory": Caps.ATOMIC_BATCH | Caps.SNAPSHOTS,
-    "lmdb": Caps.PERSISTENT | Caps.ATOMIC_BATCH | Caps.SNAPSHOTS | Caps.MULTI_PROCESS,
-    "sqlite": Caps.PERSISTENT | Caps.ATOMIC_BATCH | Caps.SNAPSHOTS | Caps.MULTI_PROCESS,
+    "lmdb": Caps.PERSISTENT | Caps.ATOMIC_BATCH | Caps.SNAPSHOTS | Caps.MULTI_PROCESS
+        | Caps.WRITER_LOCK,
+    "sqlite": Caps.PERSISTENT | Caps.ATOMIC_BATCH | Caps.SNAPSHOTS | Caps.MULTI_PROCESS
+        | Caps.WRITER_LOCK,
 }
 
 NONE = QStore.WriteFlags.NONE
