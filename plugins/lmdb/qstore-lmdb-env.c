@@ -12,6 +12,7 @@
 
 #include <glib/gstdio.h>
 
+#include "qstore-lmdb-check.h"
 #include "qstore-lmdb-env.h"
 
 /*
@@ -45,6 +46,10 @@
 #define MARKER_FORMAT      "qstore-lmdb/1"
 #define MARKER_FORMAT_BASE "qstore-lmdb/"
 #define MARKER_GEN_KEY     "generation"
+
+G_STATIC_ASSERT ((int) QSTORE_LMDB_VERIFY_META == (int) QSTORE_LMDB_WALK_META);
+G_STATIC_ASSERT ((int) QSTORE_LMDB_VERIFY_BRANCHES == (int) QSTORE_LMDB_WALK_BRANCHES);
+G_STATIC_ASSERT ((int) QSTORE_LMDB_VERIFY_FULL == (int) QSTORE_LMDB_WALK_FULL);
 
 #define DEFAULT_MAP_SIZE   ((gsize) 1 << 30)
 #define MAX_READERS        1024
@@ -746,20 +751,106 @@ failed:
   return FALSE;
 }
 
-static QStoreLmdbEnv *
-env_open (const char  *path,
-          const char  *key,
-          gboolean     read_only,
-          gsize        map_size,
-          guint        max_stores,
-          GError     **error)
+static void
+note_problem (const char *where,
+              const char *message,
+              gpointer    user_data)
 {
+  GPtrArray *problems = user_data;
+
+  g_ptr_array_add (problems, g_strdup (message));
+}
+
+/* Walks the structure LMDB is about to trust, in a read transaction that
+ * keeps the snapshot walked from being reused by a writer. */
+static gboolean
+env_verify (QStoreLmdbEnv   *env,
+            QStoreLmdbWalk   mode,
+            GError         **error)
+{
+  for (guint attempt = 0; attempt < QSTORE_LMDB_MAX_RETRIES; attempt++)
+    {
+      g_autoptr(GPtrArray) problems = g_ptr_array_new_with_free_func (g_free);
+      GError *local_error = NULL;
+      QStoreLmdbWalkStats stats;
+      MDB_txn *txn;
+      int rc, n;
+
+      rc = mdb_txn_begin (env->env, NULL, MDB_RDONLY, &txn);
+      if (rc != MDB_SUCCESS)
+        {
+          qstore_lmdb_set_error (error, env->path, rc, "Could not start reading");
+          return FALSE;
+        }
+      n = qstore_lmdb_check_walk (env->path, mdb_txn_id (txn), mode, note_problem, problems,
+                                  &stats, &local_error);
+      mdb_txn_abort (txn);
+
+      /* A writer in another process moved on meanwhile: walk again. */
+      if (n < 0 && g_error_matches (local_error, QSTORE_ERROR, QSTORE_ERROR_BUSY))
+        {
+          g_clear_error (&local_error);
+          continue;
+        }
+      if (n < 0)
+        {
+          g_propagate_error (error, local_error);
+          return FALSE;
+        }
+      if (n > 0)
+        {
+          g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_CORRUPT,
+                       "The LMDB store at “%s” is damaged: %s%s; restore it from a backup",
+                       env->path, (const char *) g_ptr_array_index (problems, 0),
+                       n > 1 ? " (and more)" : "");
+          return FALSE;
+        }
+      return TRUE;
+    }
+  g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_BUSY,
+               "The LMDB store at “%s” keeps changing under another process while it is "
+               "checked: try again", env->path);
+  return FALSE;
+}
+
+static QStoreLmdbEnv *
+env_open (const char      *path,
+          const char      *key,
+          gboolean         read_only,
+          gsize            map_size,
+          guint            max_stores,
+          QStoreLmdbVerify  verify,
+          GError         **error)
+{
+  QStoreLmdbFileInfo info;
   QStoreLmdbEnv *env = g_new0 (QStoreLmdbEnv, 1);
   g_autofree char *lock_path = g_build_filename (path, "lock.mdb", NULL);
   /* LMDB makes its lock file even for a read-only open: an open that
    * fails must not leave one behind in a directory that is no store. */
   gboolean had_lock = g_file_test (lock_path, G_FILE_TEST_EXISTS);
+  QStoreLmdbWalk walk;
   int rc;
+
+  /* Before LMDB maps a byte of it: LMDB follows what the file says. */
+  if (!qstore_lmdb_check_meta (path, &info, error))
+    {
+      g_free (env);
+      return NULL;
+    }
+  if (info.empty && read_only)
+    {
+      g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_NOT_FOUND,
+                   "No qstore store at “%s”: its data.mdb is missing or empty (a store "
+                   "whose creation did not finish, or a truncated file); open it for "
+                   "writing to start a new, empty store there", path);
+      g_free (env);
+      return NULL;
+    }
+  if (verify == QSTORE_LMDB_VERIFY_AUTO)
+    walk = info.size <= QSTORE_LMDB_VERIFY_FULL_MAX ? QSTORE_LMDB_WALK_FULL
+                                                    : QSTORE_LMDB_WALK_BRANCHES;
+  else
+    walk = (QStoreLmdbWalk) verify;
 
   g_atomic_ref_count_init (&env->ref_count);
   env->key = g_strdup (key);
@@ -796,10 +887,14 @@ env_open (const char  *path,
                      "it cannot be opened with LMDB %d.%d.%d",
                      path, mdb_strerror (rc),
                      MDB_VERSION_MAJOR, MDB_VERSION_MINOR, MDB_VERSION_PATCH);
-      else if (rc == ENOENT)
+      else if (rc == ENOENT && read_only)
         g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_NOT_FOUND,
                      "No qstore store at “%s”: it has no data.mdb "
                      "(open it for writing to create one)", path);
+      else if (rc == ENOENT)
+        g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_IO,
+                     "Cannot create data.mdb of the LMDB store at “%s”: %s (is data.mdb "
+                     "a link to a place that does not exist?)", path, g_strerror (rc));
       else
         qstore_lmdb_set_error (error, path, rc, "Could not open the environment");
 
@@ -819,7 +914,7 @@ env_open (const char  *path,
 
   env->max_key = mdb_env_get_maxkeysize (env->env);
 
-  if (!env_load (env, error))
+  if ((!info.empty && !env_verify (env, walk, error)) || !env_load (env, error))
     {
       mdb_env_close (env->env);
       env->env = NULL;
@@ -836,11 +931,12 @@ env_open (const char  *path,
 /* The registry of the environments this process has open */
 
 QStoreLmdbEnv *
-qstore_lmdb_env_acquire (const char  *path,
-                         gboolean     read_only,
-                         gsize        map_size,
-                         guint        max_stores,
-                         GError     **error)
+qstore_lmdb_env_acquire (const char        *path,
+                         gboolean           read_only,
+                         gsize              map_size,
+                         guint              max_stores,
+                         QStoreLmdbVerify   verify,
+                         GError           **error)
 {
   g_autofree char *key = NULL;
   QStoreLmdbEnv *env;
@@ -885,7 +981,7 @@ qstore_lmdb_env_acquire (const char  *path,
     }
   else
     {
-      env = env_open (path, key, read_only, map_size, max_stores, error);
+      env = env_open (path, key, read_only, map_size, max_stores, verify, error);
       if (env == NULL)
         {
           g_mutex_unlock (&registry_lock);

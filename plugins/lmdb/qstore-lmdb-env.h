@@ -18,6 +18,19 @@ G_BEGIN_DECLS
  * (a map that grew, stores created or dropped). */
 #define QSTORE_LMDB_MAX_RETRIES      8
 
+/* How much of the page structure opening walks (see qstore-lmdb-check.h):
+ * the `verify` option. Auto walks all of a file up to
+ * QSTORE_LMDB_VERIFY_FULL_MAX bytes and the branch pages of a larger one. */
+typedef enum
+{
+  QSTORE_LMDB_VERIFY_META,
+  QSTORE_LMDB_VERIFY_BRANCHES,
+  QSTORE_LMDB_VERIFY_FULL,
+  QSTORE_LMDB_VERIFY_AUTO,
+} QStoreLmdbVerify;
+
+#define QSTORE_LMDB_VERIFY_FULL_MAX ((guint64) 64 << 20)
+
 /* A failure already described by a GError (LMDB codes are all different). */
 #define QSTORE_LMDB_RC_ERROR (-1)
 
@@ -92,11 +105,12 @@ int            qstore_lmdb_list_store_names   (MDB_txn        *txn,
 
 /* The environment. Opening shares the environment of a directory this
  * process already opened; every acquire is paired with a release. */
-QStoreLmdbEnv *qstore_lmdb_env_acquire        (const char     *path,
-                                               gboolean        read_only,
-                                               gsize           map_size,
-                                               guint           max_stores,
-                                               GError        **error);
+QStoreLmdbEnv *qstore_lmdb_env_acquire        (const char       *path,
+                                               gboolean          read_only,
+                                               gsize             map_size,
+                                               guint             max_stores,
+                                               QStoreLmdbVerify  verify,
+                                               GError          **error);
 void           qstore_lmdb_env_release        (QStoreLmdbEnv  *env);
 QStoreLmdbEnv *qstore_lmdb_env_ref            (QStoreLmdbEnv  *env);
 void           qstore_lmdb_env_unref          (QStoreLmdbEnv  *env);

@@ -157,16 +157,42 @@ qstore_lmdb_provider_close (QStoreProvider *provider)
 }
 
 static gboolean
-parse_options (QStoreProvider  *provider,
-               gsize           *map_size,
-               guint           *max_stores,
-               GError         **error)
+parse_options (QStoreProvider    *provider,
+               gsize             *map_size,
+               guint             *max_stores,
+               QStoreLmdbVerify  *verify,
+               GError           **error)
 {
+  static const char * const verify_names[] = {
+    [QSTORE_LMDB_VERIFY_META] = "meta",
+    [QSTORE_LMDB_VERIFY_BRANCHES] = "branches",
+    [QSTORE_LMDB_VERIFY_FULL] = "full",
+    [QSTORE_LMDB_VERIFY_AUTO] = "auto",
+  };
   const char *value;
   guint64 n;
 
   *map_size = 0;
   *max_stores = QSTORE_LMDB_DEFAULT_MAX_STORES;
+  *verify = QSTORE_LMDB_VERIFY_AUTO;
+
+  value = qstore_provider_get_option (provider, "verify");
+  if (value != NULL)
+    {
+      guint i;
+
+      for (i = 0; i < G_N_ELEMENTS (verify_names); i++)
+        if (g_str_equal (value, verify_names[i]))
+          break;
+      if (i == G_N_ELEMENTS (verify_names))
+        {
+          g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
+                       "Option verify=%s is not understood: give how much of the file to "
+                       "check when opening: verify=auto, full, branches or meta", value);
+          return FALSE;
+        }
+      *verify = i;
+    }
 
   value = qstore_provider_get_option (provider, "map_size");
   if (value != NULL)
@@ -208,11 +234,12 @@ qstore_lmdb_provider_initable_init (GInitable     *initable,
   gboolean read_only = (qstore_provider_get_flags (provider) & QSTORE_OPEN_READ_ONLY) != 0;
   g_autofree char *lock_path = NULL;
   GStatBuf st;
+  QStoreLmdbVerify verify;
   gsize map_size;
   guint max_stores;
   QStoreLmdbEnv *env;
 
-  if (!parse_options (provider, &map_size, &max_stores, error))
+  if (!parse_options (provider, &map_size, &max_stores, &verify, error))
     return FALSE;
 
   if (location == NULL || location[0] == '\0')
@@ -281,7 +308,7 @@ qstore_lmdb_provider_initable_init (GInitable     *initable,
         return FALSE;
     }
 
-  env = qstore_lmdb_env_acquire (location, read_only, map_size, max_stores, error);
+  env = qstore_lmdb_env_acquire (location, read_only, map_size, max_stores, verify, error);
   if (env == NULL)
     return FALSE;
 
@@ -320,7 +347,7 @@ qstore_lmdb_provider_init (QStoreLmdbProvider *self)
 static void
 qstore_lmdb_provider_iface_init (QStoreProviderInterface *iface)
 {
-  static const char * const option_names[] = { "map_size", "max_stores", NULL };
+  static const char * const option_names[] = { "map_size", "max_stores", "verify", NULL };
 
   iface->capabilities = (QSTORE_CAPABILITY_PERSISTENT |
                          QSTORE_CAPABILITY_ATOMIC_BATCH |
