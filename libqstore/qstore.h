@@ -14,6 +14,7 @@
 # include "qstore-kv.h"
 # include "qstore-write-op.h"
 # include "qstore-batch.h"
+# include "qstore-check-report.h"
 # include "qstore-snapshot.h"
 # include "qstore-location-lock.h"
 # include "qstore-provider.h"

@@ -111,6 +111,12 @@ G_DECLARE_INTERFACE (QStoreProvider, qstore_provider, QSTORE, PROVIDER, GObject)
  * @list_stores: the names of the stores that hold entries
  * @get_max_key_length: the longest key the provider stores, 0 for no limit
  * @close: release every resource; the wrappers refuse calls afterwards
+ * @check: check the provider's own files and structure without writing,
+ *   adding what is wrong to the report under %QSTORE_CHECK_SCOPE_FILE (or
+ *   %QSTORE_CHECK_SCOPE_STORE, naming the store); %FALSE with an error
+ *   only when the check cannot run. May be %NULL. When it reports a
+ *   problem, [method@Provider.check] does not read the stores, as reading
+ *   a damaged structure may not be safe
  *
  * The interface provider plugins implement. They also implement
  * #GInitable: `init` opens the location, read from
@@ -151,9 +157,12 @@ struct _QStoreProviderInterface
                                          GError              **error);
   gsize           (*get_max_key_length) (QStoreProvider       *self);
   void            (*close)              (QStoreProvider       *self);
+  gboolean        (*check)              (QStoreProvider       *self,
+                                         QStoreCheckReport    *report,
+                                         GError              **error);
 
   /*< private >*/
-  gpointer padding[8];
+  gpointer padding[7];
 };
 
 /* Loading */
@@ -195,6 +204,10 @@ QSTORE_AVAILABLE_IN_ALL
 gsize               qstore_provider_get_max_key_length    (QStoreProvider       *self);
 QSTORE_AVAILABLE_IN_ALL
 gboolean            qstore_provider_is_closed             (QStoreProvider       *self);
+
+QSTORE_AVAILABLE_IN_ALL
+QStoreCheckReport  *qstore_provider_check                 (QStoreProvider       *self,
+                                                           GError              **error);
 
 /* For implementations */
 QSTORE_AVAILABLE_IN_ALL

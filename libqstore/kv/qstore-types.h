@@ -25,6 +25,7 @@ typedef struct _QStoreSnapshot     QStoreSnapshot;
 typedef struct _QStoreBatch        QStoreBatch;
 typedef struct _QStoreAtomicBatch  QStoreAtomicBatch;
 typedef struct _QStoreWriteOp      QStoreWriteOp;
+typedef struct _QStoreCheckReport  QStoreCheckReport;
 
 /* For the lower types that hold a provider in a property; declared with
  * the interface in qstore-provider.h, where the introspection scanner

@@ -42,7 +42,7 @@ G_STATIC_ASSERT (sizeof (size_t) == 8);
 #define MIN_PAGE_SIZE     512
 #define MAX_PAGE_SIZE     32768
 #define MAX_DEPTH         32   /* LMDB's cursor stack */
-#define MAX_PROBLEMS      50
+#define MAX_PROBLEMS      QSTORE_LMDB_MAX_REPORTED_PROBLEMS
 #define NO_PAGE           G_MAXUINT64  /* the root of an empty database */
 
 /* Page flags */

@@ -34,6 +34,9 @@ gboolean qstore_lmdb_check_meta (const char           *dir,
                                  QStoreLmdbFileInfo   *info,
                                  GError              **error);
 
+/* A walk reports this many problems, and counts the others. */
+#define QSTORE_LMDB_MAX_REPORTED_PROBLEMS 50
+
 /* A problem a walk found: @where is a store name, or "data.mdb" for the
  * file's own structure. */
 typedef void (*QStoreLmdbProblemFunc) (const char *where,

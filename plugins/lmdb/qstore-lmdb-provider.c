@@ -10,6 +10,7 @@
 
 #include <glib/gstdio.h>
 
+#include "qstore-lmdb-check.h"
 #include "qstore-lmdb-provider.h"
 #include "qstore-lmdb-store.h"
 #include "qstore-lmdb-write.h"
@@ -135,6 +136,80 @@ qstore_lmdb_provider_list_stores (QStoreProvider  *provider,
     }
   g_ptr_array_add (result, NULL);
   return (char **) g_ptr_array_free (g_steal_pointer (&result), FALSE);
+}
+
+typedef struct
+{
+  QStoreCheckReport *report;
+  const char        *data_path;
+} CheckContext;
+
+static void
+add_problem (const char *where,
+             const char *message,
+             gpointer    user_data)
+{
+  CheckContext *context = user_data;
+
+  if (g_str_equal (where, "data.mdb"))
+    qstore_check_report_add_problem (context->report, QSTORE_CHECK_SCOPE_FILE,
+                                     context->data_path, NULL, message);
+  else
+    qstore_check_report_add_problem (context->report, QSTORE_CHECK_SCOPE_STORE, where, NULL,
+                                     message);
+}
+
+/* The whole page structure, whatever the size, in a read transaction
+ * that keeps the snapshot walked in place. */
+static gboolean
+qstore_lmdb_provider_check (QStoreProvider     *provider,
+                            QStoreCheckReport  *report,
+                            GError            **error)
+{
+  QStoreLmdbProvider *self = QSTORE_LMDB_PROVIDER (provider);
+  g_autofree char *data_path = g_build_filename (self->handle.env->path, "data.mdb", NULL);
+  CheckContext context = { report, data_path };
+
+  for (guint attempt = 0; attempt < QSTORE_LMDB_MAX_RETRIES; attempt++)
+    {
+      g_autoptr(GError) local_error = NULL;
+      QStoreLmdbReadTxn rt = { 0 };
+      QStoreLmdbWalkStats stats;
+      int n;
+
+      if (!qstore_lmdb_read_begin (&self->handle, &rt, FALSE, error))
+        return FALSE;
+      n = qstore_lmdb_check_walk (self->handle.env->path, mdb_txn_id (rt.txn),
+                                  QSTORE_LMDB_WALK_FULL, add_problem, &context, &stats,
+                                  &local_error);
+      qstore_lmdb_read_end (&self->handle, &rt, FALSE);
+
+      if (n < 0 && g_error_matches (local_error, QSTORE_ERROR, QSTORE_ERROR_BUSY))
+        continue;
+      if (n < 0)
+        {
+          g_propagate_error (error, g_steal_pointer (&local_error));
+          return FALSE;
+        }
+      qstore_check_report_add_checked (report, QSTORE_CHECK_SCOPE_FILE, data_path,
+                                       stats.n_pages);
+      if (n > QSTORE_LMDB_MAX_REPORTED_PROBLEMS)
+        {
+          g_autofree char *note = g_strdup_printf ("data.mdb shows %d problems; the first %d "
+                                                   "are listed", n,
+                                                   QSTORE_LMDB_MAX_REPORTED_PROBLEMS);
+
+          qstore_check_report_add_note (report, note);
+        }
+      qstore_check_report_add_note (report, "LMDB keeps no checksums: a changed byte inside "
+                                    "a key or value that keeps the keys in order cannot be "
+                                    "told from a real one");
+      return TRUE;
+    }
+  g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_BUSY,
+               "The LMDB store at “%s” keeps changing under another process while it is "
+               "checked: try again", self->handle.env->path);
+  return FALSE;
 }
 
 static gsize
@@ -362,6 +437,7 @@ qstore_lmdb_provider_iface_init (QStoreProviderInterface *iface)
   iface->list_stores = qstore_lmdb_provider_list_stores;
   iface->get_max_key_length = qstore_lmdb_provider_get_max_key_length;
   iface->close = qstore_lmdb_provider_close;
+  iface->check = qstore_lmdb_provider_check;
 }
 
 static void

@@ -11,6 +11,7 @@
 #include <glib/gstdio.h>
 #include <gmodule.h>
 
+#include "qstore-sqlite-check.h"
 #include "qstore-sqlite-schema.h"
 #include "qstore-sqlite-store.h"
 
@@ -572,6 +573,14 @@ qstore_sqlite_provider_begin_snapshot (QStoreProvider  *provider,
   return qstore_sqlite_snapshot_new (QSTORE_SQLITE_PROVIDER (provider)->db, error);
 }
 
+static gboolean
+qstore_sqlite_provider_check (QStoreProvider     *provider,
+                              QStoreCheckReport  *report,
+                              GError            **error)
+{
+  return qstore_sqlite_check (QSTORE_SQLITE_PROVIDER (provider)->db, report, error);
+}
+
 static gsize
 qstore_sqlite_provider_get_max_key_length (QStoreProvider *provider)
 {
@@ -607,6 +616,7 @@ qstore_sqlite_provider_iface_init (QStoreProviderInterface *iface)
   iface->list_stores = qstore_sqlite_provider_list_stores;
   iface->get_max_key_length = qstore_sqlite_provider_get_max_key_length;
   iface->close = qstore_sqlite_provider_close;
+  iface->check = qstore_sqlite_provider_check;
 }
 
 static void

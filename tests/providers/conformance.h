@@ -49,6 +49,7 @@ char           *scan             (QStoreKV            *kv,
 
 /* The tests of other files, added under @prefix. */
 void            conformance_add_lock_tests  (const char *prefix);
+void            conformance_add_check_tests (const char *prefix);
 
 /* Runs the child process @argv asks for and returns its exit status, or
  * -1 when @argv asks for none (then it only notes argv[0]). */

@@ -1302,6 +1302,7 @@ main (int   argc,
   ADD ("second-process", test_second_process);
 #undef ADD
   conformance_add_lock_tests (prefix);
+  conformance_add_check_tests (prefix);
 
   return g_test_run ();
 }
