@@ -5,12 +5,14 @@
 #include "config.h"
 
 #include "qstore-sqlite-check.h"
+#include "qstore-sqlite-schema.h"
 
 /* SQLite lists at most this many problems. */
 #define MAX_PROBLEMS 100
 
 /* Rules of qstore's layout that SQLite does not enforce: each counts the
- * rows breaking it, and the problem says how many (an SQL printf format). */
+ * rows breaking it, and the problem says how many (an SQL printf format).
+ * The last ones are about big_values, which format 1 files lack. */
 static const struct
 {
   const char *sql;
@@ -20,8 +22,17 @@ static const struct
     "%d entries belong to no store" },
   { "SELECT count(*) FROM kv WHERE typeof(key) != 'blob' OR length(key) = 0",
     "%d entries have an empty key or one that is not bytes" },
-  { "SELECT count(*) FROM kv WHERE typeof(value) != 'blob'",
-    "%d entries have a value that is not bytes" },
+  { "SELECT count(*) FROM kv WHERE typeof(value) NOT IN ('blob', 'integer')",
+    "%d entries have a value that is neither bytes nor a big value" },
+#define FIRST_BIG_VALUES_RULE 3
+  { "SELECT count(*) FROM kv WHERE typeof(value) = 'integer' "
+    "AND value NOT IN (SELECT id FROM big_values)",
+    "%d entries refer to big values that are missing" },
+  { "SELECT count(*) - count(DISTINCT value) FROM kv WHERE typeof(value) = 'integer'",
+    "%d entries refer to a big value another entry refers to" },
+  { "SELECT count(*) FROM big_values "
+    "WHERE id NOT IN (SELECT value FROM kv WHERE typeof(value) = 'integer')",
+    "%d big values belong to no entry" },
 };
 
 /* Runs @sql, handing each row's first column, as text, to @report as a
@@ -67,7 +78,17 @@ check_rules (QStoreSqliteConn   *conn,
              QStoreCheckReport  *report,
              GError            **error)
 {
-  for (guint i = 0; i < G_N_ELEMENTS (rules); i++)
+  gint64 have_big_values = 0;
+  guint n_rules = FIRST_BIG_VALUES_RULE;
+
+  if (!qstore_sqlite_query_int (conn, "SELECT count(*) FROM sqlite_master "
+                                "WHERE type = 'table' AND name = 'big_values'",
+                                &have_big_values, error))
+    return FALSE;
+  if (have_big_values)
+    n_rules = G_N_ELEMENTS (rules);
+
+  for (guint i = 0; i < n_rules; i++)
     {
       g_autofree char *sql = g_strdup_printf ("SELECT printf ('%s', n) FROM (SELECT (%s) AS n) "
                                               "WHERE n > 0", rules[i].problem, rules[i].sql);

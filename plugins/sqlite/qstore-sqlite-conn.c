@@ -19,6 +19,7 @@ static const char * const stmt_sql[QSTORE_SQLITE_N_STMTS] = {
   [QSTORE_SQLITE_STMT_GET] = "SELECT value FROM kv WHERE store_id = ?1 AND key = ?2",
   [QSTORE_SQLITE_STMT_GET_BY_NAME] =
     "SELECT value FROM kv WHERE store_id = " STORE_ID_OF_NAME " AND key = ?2",
+  [QSTORE_SQLITE_STMT_GET_BIG] = "SELECT value FROM big_values WHERE id = ?1",
   [QSTORE_SQLITE_STMT_LIST] =
     "SELECT name FROM stores AS s WHERE EXISTS (SELECT 1 FROM kv WHERE kv.store_id = s.id)",
   [QSTORE_SQLITE_STMT_BEGIN_IMMEDIATE] = "BEGIN IMMEDIATE",
@@ -31,6 +32,15 @@ static const char * const stmt_sql[QSTORE_SQLITE_N_STMTS] = {
   [QSTORE_SQLITE_STMT_HAS_ENTRIES] =
     "SELECT 1 FROM kv WHERE store_id = " STORE_ID_OF_NAME " LIMIT 1",
   [QSTORE_SQLITE_STMT_RENAME_STORE] = "UPDATE stores SET name = ?2 WHERE name = ?1",
+  [QSTORE_SQLITE_STMT_PUT_BIG] = "INSERT INTO big_values (value) VALUES (?1)",
+  /* The big value an entry refers to, before the entry is replaced or
+   * deleted. */
+  [QSTORE_SQLITE_STMT_DELETE_BIG] =
+    "DELETE FROM big_values WHERE id = (SELECT value FROM kv WHERE store_id = ?1 "
+    "AND key = ?2 AND typeof (value) = 'integer')",
+  [QSTORE_SQLITE_STMT_DROP_BIG] =
+    "DELETE FROM big_values WHERE id IN (SELECT value FROM kv WHERE store_id = "
+    STORE_ID_OF_NAME " AND typeof (value) = 'integer')",
 };
 
 /* Both bounds go into the SQL so the walk stops early; the base class
@@ -313,6 +323,31 @@ qstore_sqlite_conn_give_scan (QStoreSqliteConn *conn,
     g_ptr_array_add (conn->idle_scans[which], stmt);
   else
     sqlite3_finalize (stmt);
+}
+
+GBytes *
+qstore_sqlite_conn_read_big (QStoreSqliteConn  *conn,
+                             gint64             id,
+                             GError           **error)
+{
+  sqlite3_stmt *stmt = qstore_sqlite_conn_stmt (conn, QSTORE_SQLITE_STMT_GET_BIG, error);
+  GBytes *value = NULL;
+  int rc;
+
+  if (stmt == NULL)
+    return NULL;
+  sqlite3_bind_int64 (stmt, 1, id);
+  rc = sqlite3_step (stmt);
+  if (rc == SQLITE_ROW && sqlite3_column_type (stmt, 0) == SQLITE_BLOB)
+    value = g_bytes_new (sqlite3_column_blob (stmt, 0), sqlite3_column_bytes (stmt, 0));
+  else if (rc == SQLITE_ROW || rc == SQLITE_DONE)
+    g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_CORRUPT,
+                 "SQLite store “%s” is damaged: an entry refers to big value %" G_GINT64_FORMAT
+                 ", which is missing; restore it from a backup", conn->path, id);
+  else
+    qstore_sqlite_conn_set_error (conn, rc, "reading a big value", error);
+  sqlite3_reset (stmt);
+  return value;
 }
 
 /* Binds are the caller's. */

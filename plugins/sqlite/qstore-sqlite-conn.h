@@ -22,6 +22,7 @@ typedef enum
   QSTORE_SQLITE_STMT_STORE_ID,
   QSTORE_SQLITE_STMT_GET,
   QSTORE_SQLITE_STMT_GET_BY_NAME,
+  QSTORE_SQLITE_STMT_GET_BIG,
   QSTORE_SQLITE_STMT_LIST,
 
   /* The writer */
@@ -34,6 +35,9 @@ typedef enum
   QSTORE_SQLITE_STMT_DROP_STORE,
   QSTORE_SQLITE_STMT_HAS_ENTRIES,
   QSTORE_SQLITE_STMT_RENAME_STORE,
+  QSTORE_SQLITE_STMT_PUT_BIG,
+  QSTORE_SQLITE_STMT_DELETE_BIG,
+  QSTORE_SQLITE_STMT_DROP_BIG,
 
   QSTORE_SQLITE_N_STMTS
 } QStoreSqliteStmt;
@@ -98,6 +102,12 @@ sqlite3_stmt     *qstore_sqlite_conn_take_scan  (QStoreSqliteConn      *conn,
 void              qstore_sqlite_conn_give_scan  (QStoreSqliteConn      *conn,
                                                  QStoreSqliteScan       which,
                                                  sqlite3_stmt          *stmt);
+
+/* The value of an entry kept in big_values (the INTEGER in kv.value), as
+ * a copy; called with the lock held. A missing one is damage. */
+GBytes           *qstore_sqlite_conn_read_big   (QStoreSqliteConn      *conn,
+                                                 gint64                 id,
+                                                 GError               **error);
 
 /* Statements that return no row worth reading; called with the lock held. */
 gboolean          qstore_sqlite_conn_run_stmt   (QStoreSqliteConn      *conn,

@@ -246,15 +246,26 @@ qstore_sqlite_db_get (QStoreSqliteDb  *self,
   sqlite3_bind_blob64 (stmt, 2, key, key_len, SQLITE_STATIC);
 
   rc = sqlite3_step (stmt);
-  if (rc == SQLITE_ROW)
+  if (rc == SQLITE_ROW && sqlite3_column_type (stmt, 0) == SQLITE_INTEGER)
+    {
+      gint64 id = sqlite3_column_int64 (stmt, 0);
+
+      sqlite3_reset (stmt);
+      value = qstore_sqlite_conn_read_big (conn, id, error);
+    }
+  else if (rc == SQLITE_ROW)
     {
       const void *data = sqlite3_column_blob (stmt, 0);
 
       value = g_bytes_new (data, sqlite3_column_bytes (stmt, 0));
+      sqlite3_reset (stmt);
     }
-  else if (rc != SQLITE_DONE)
-    qstore_sqlite_conn_set_error (conn, rc, "reading a key", error);
-  sqlite3_reset (stmt);
+  else
+    {
+      if (rc != SQLITE_DONE)
+        qstore_sqlite_conn_set_error (conn, rc, "reading a key", error);
+      sqlite3_reset (stmt);
+    }
 
 out:
   g_mutex_unlock (&conn->lock);

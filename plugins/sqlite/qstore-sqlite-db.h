@@ -25,6 +25,8 @@ typedef struct
   GHashTable       *store_ids;   /* name → gint64 *, stores known to exist */
   gint64            data_version;
   gboolean          sync_full;
+  gsize             inline_max;  /* see qstore_sqlite_schema_inline_max() */
+  gboolean          has_big;     /* big_values may hold rows */
 
   GMutex            pool_lock;
   GPtrArray        *readers;     /* every open reader connection */

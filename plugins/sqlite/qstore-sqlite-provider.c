@@ -199,15 +199,20 @@ open_main_conn (QStoreSqliteDb  *self,
 
   if (!self->read_only)
     {
-      gint64 version;
+      gint64 version, has_big;
 
       if (!qstore_sqlite_schema_enable_wal (conn, error) ||
           !qstore_sqlite_conn_exec (conn, "PRAGMA synchronous = NORMAL",
                                     "setting the durability", error) ||
-          !qstore_sqlite_query_int (conn, "PRAGMA data_version", &version, error))
+          !qstore_sqlite_query_int (conn, "PRAGMA data_version", &version, error) ||
+          !qstore_sqlite_query_int (conn, "SELECT EXISTS (SELECT 1 FROM big_values)",
+                                    &has_big, error))
         return FALSE;
       self->sync_full = FALSE;
       self->data_version = version;
+      /* The writer is the only one: what it knows of big_values holds. */
+      self->has_big = has_big != 0;
+      self->inline_max = qstore_sqlite_schema_inline_max (conn);
     }
   return TRUE;
 }
@@ -347,27 +352,105 @@ end_write (QStoreSqliteDb        *self,
   return ok;
 }
 
+/* Runs @stmt, bound by the caller, to its end. */
+static gboolean
+step_done (QStoreSqliteConn  *conn,
+           sqlite3_stmt      *stmt,
+           const char        *doing,
+           GError           **error)
+{
+  int rc = sqlite3_step (stmt);
+
+  sqlite3_reset (stmt);
+  if (G_LIKELY (rc == SQLITE_DONE))
+    return TRUE;
+  qstore_sqlite_conn_set_error (conn, rc, doing, error);
+  return FALSE;
+}
+
+/* Removes the big value the entry (@id, @key) refers to, if any: before
+ * the entry is replaced or deleted. Only when big values exist. */
+static gboolean
+drop_big_value (QStoreSqliteDb       *self,
+                gint64                id,
+                const QStoreWriteOp  *op,
+                GError              **error)
+{
+  sqlite3_stmt *stmt;
+
+  if (!self->has_big)
+    return TRUE;
+  if (!(stmt = qstore_sqlite_conn_stmt (self->main, QSTORE_SQLITE_STMT_DELETE_BIG, error)))
+    return FALSE;
+  sqlite3_bind_int64 (stmt, 1, id);
+  sqlite3_bind_blob64 (stmt, 2, op->key, op->key_len, SQLITE_STATIC);
+  return step_done (self->main, stmt, "replacing a big value", error);
+}
+
+static gboolean
+apply_put (QStoreSqliteDb       *self,
+           gint64                id,
+           const QStoreWriteOp  *op,
+           GError              **error)
+{
+  QStoreSqliteConn *conn = self->main;
+  const guint8 *value = op->value != NULL ? op->value : (const guint8 *) "";
+  sqlite3_stmt *stmt;
+
+  if (!drop_big_value (self, id, op, error) ||
+      !(stmt = qstore_sqlite_conn_stmt (conn, QSTORE_SQLITE_STMT_PUT, error)))
+    return FALSE;
+
+  sqlite3_bind_int64 (stmt, 1, id);
+  sqlite3_bind_blob64 (stmt, 2, op->key, op->key_len, SQLITE_STATIC);
+  /* Too big for the entry's page: the value goes to big_values, so that
+   * lookups passing this row do not read it. */
+  if (G_UNLIKELY (op->key_len + op->value_len > self->inline_max))
+    {
+      sqlite3_stmt *big = qstore_sqlite_conn_stmt (conn, QSTORE_SQLITE_STMT_PUT_BIG, error);
+
+      if (big == NULL)
+        return FALSE;
+      sqlite3_bind_blob64 (big, 1, value, op->value_len, SQLITE_STATIC);
+      if (!step_done (conn, big, "writing a big value", error))
+        return FALSE;
+      self->has_big = TRUE;
+      sqlite3_bind_int64 (stmt, 3, sqlite3_last_insert_rowid (conn->db));
+    }
+  else
+    sqlite3_bind_blob64 (stmt, 3, value, op->value_len, SQLITE_STATIC);
+  return step_done (conn, stmt, "writing a key", error);
+}
+
+static gboolean
+apply_delete (QStoreSqliteDb       *self,
+              gint64                id,
+              const QStoreWriteOp  *op,
+              GError              **error)
+{
+  sqlite3_stmt *stmt;
+
+  if (!drop_big_value (self, id, op, error) ||
+      !(stmt = qstore_sqlite_conn_stmt (self->main, QSTORE_SQLITE_STMT_DELETE, error)))
+    return FALSE;
+  sqlite3_bind_int64 (stmt, 1, id);
+  sqlite3_bind_blob64 (stmt, 2, op->key, op->key_len, SQLITE_STATIC);
+  return step_done (self->main, stmt, "deleting a key", error);
+}
+
 static gboolean
 apply_ops (QStoreSqliteDb        *self,
            const QStoreWriteOp   *ops,
            gsize                  n_ops,
            GError               **error)
 {
-  QStoreSqliteConn *conn = self->main;
-  sqlite3_stmt *put, *del;
   QStoreKV *store = NULL;
   gint64 id = -1;
-
-  if (!(put = qstore_sqlite_conn_stmt (conn, QSTORE_SQLITE_STMT_PUT, error)) ||
-      !(del = qstore_sqlite_conn_stmt (conn, QSTORE_SQLITE_STMT_DELETE, error)))
-    return FALSE;
 
   for (gsize i = 0; i < n_ops; i++)
     {
       const QStoreWriteOp *op = &ops[i];
       gboolean is_put = op->kind == QSTORE_WRITE_OP_PUT;
-      sqlite3_stmt *stmt;
-      int rc;
 
       if (!qstore_fault_check (QSTORE_FAULT_WRITE_OP, error))
         return FALSE;
@@ -384,30 +467,12 @@ apply_ops (QStoreSqliteDb        *self,
 
       if (is_put)
         {
-          stmt = put;
-          sqlite3_bind_int64 (stmt, 1, id);
-          sqlite3_bind_blob64 (stmt, 2, op->key, op->key_len, SQLITE_STATIC);
-          sqlite3_bind_blob64 (stmt, 3, op->value != NULL ? op->value : (const guint8 *) "",
-                               op->value_len, SQLITE_STATIC);
+          if (!apply_put (self, id, op, error))
+            return FALSE;
         }
-      else if (id >= 0)
-        {
-          stmt = del;
-          sqlite3_bind_int64 (stmt, 1, id);
-          sqlite3_bind_blob64 (stmt, 2, op->key, op->key_len, SQLITE_STATIC);
-        }
-      else
-        continue; /* nothing to delete in a store that was never written */
-
-      rc = sqlite3_step (stmt);
-      if (G_UNLIKELY (rc != SQLITE_DONE))
-        {
-          qstore_sqlite_conn_set_error (conn, rc, is_put ? "writing a key" : "deleting a key",
-                                        error);
-          sqlite3_reset (stmt);
-          return FALSE;
-        }
-      sqlite3_reset (stmt);
+      /* Nothing to delete in a store that was never written. */
+      else if (id >= 0 && !apply_delete (self, id, op, error))
+        return FALSE;
     }
   return TRUE;
 }
@@ -445,7 +510,10 @@ restructure_stores (QStoreSqliteDb        *self,
 
   for (guint i = 0; drop != NULL && drop[i] != NULL; i++)
     {
-      if (!qstore_sqlite_conn_run_named (conn, QSTORE_SQLITE_STMT_DROP_ENTRIES, drop[i],
+      if ((self->has_big &&
+           !qstore_sqlite_conn_run_named (conn, QSTORE_SQLITE_STMT_DROP_BIG, drop[i],
+                                          "dropping a store", error)) ||
+          !qstore_sqlite_conn_run_named (conn, QSTORE_SQLITE_STMT_DROP_ENTRIES, drop[i],
                                          "dropping a store", error) ||
           !qstore_sqlite_conn_run_named (conn, QSTORE_SQLITE_STMT_DROP_STORE, drop[i],
                                          "dropping a store", error))

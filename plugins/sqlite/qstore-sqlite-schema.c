@@ -1,5 +1,5 @@
-/* qstore-sqlite-schema.c: the tables of a store file, made and
- * checked when it is opened
+/* qstore-sqlite-schema.c: the tables of a store file, made, checked and
+ * brought up to date when it is opened
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -12,15 +12,29 @@
 /* The layout: every store is a row of `stores`, every entry a row of `kv`
  * keyed by (store id, key). A WITHOUT ROWID table orders BLOB keys by
  * memcmp and then length, which is exactly qstore's key order, so range
- * scans are index walks. Renaming a store is one UPDATE. */
+ * scans are index walks. Renaming a store is one UPDATE.
+ *
+ * A WITHOUT ROWID table keeps whole rows in its b-tree, and SQLite reads
+ * the whole of a row that does not fit in its page to compare it with a
+ * key: a lookup passing one 10 MB value read 10 MB. So an entry too big to
+ * stay in its page keeps its value in `big_values`, and `kv.value` holds
+ * the id of that row, an INTEGER, where it otherwise holds the BLOB
+ * (format 2; format 1 had no `big_values` and only BLOBs, so it reads as
+ * format 2, and a writable open moves its big values). */
 #define APPLICATION_ID 0x71537472 /* "qStr" */
-#define FORMAT_VERSION 1
+#define FORMAT_VERSION 2
 
 static const char create_stores_sql[] =
   "CREATE TABLE stores (id INTEGER PRIMARY KEY, name TEXT UNIQUE NOT NULL)";
 static const char create_kv_sql[] =
   "CREATE TABLE kv (store_id INTEGER NOT NULL, key BLOB NOT NULL, "
   "value BLOB NOT NULL, PRIMARY KEY (store_id, key)) WITHOUT ROWID";
+static const char create_big_values_sql[] =
+  "CREATE TABLE big_values (id INTEGER PRIMARY KEY, value BLOB NOT NULL)";
+
+/* What a row of kv costs beyond its key and value: the record header and
+ * the store id, with room to spare. */
+#define ROW_OVERHEAD 24
 
 gboolean
 qstore_sqlite_query_int (QStoreSqliteConn  *conn,
@@ -153,7 +167,9 @@ check_qstore_file (QStoreSqliteConn  *conn,
       return FALSE;
     }
   return check_table (conn, "stores", create_stores_sql, error) &&
-         check_table (conn, "kv", create_kv_sql, error);
+         check_table (conn, "kv", create_kv_sql, error) &&
+         (header->user_version < 2 ||
+          check_table (conn, "big_values", create_big_values_sql, error));
 }
 
 /* Creates the schema in a new (empty) database. Another process may be
@@ -182,6 +198,7 @@ create_schema (QStoreSqliteConn  *conn,
                            APPLICATION_ID, FORMAT_VERSION);
   if (!qstore_sqlite_conn_exec (conn, create_stores_sql, "creating the store", error) ||
       !qstore_sqlite_conn_exec (conn, create_kv_sql, "creating the store", error) ||
+      !qstore_sqlite_conn_exec (conn, create_big_values_sql, "creating the store", error) ||
       !qstore_sqlite_conn_exec (conn, stamp, "creating the store", error) ||
       !qstore_sqlite_conn_exec (conn, "COMMIT", "creating the store", error))
     goto fail;
@@ -221,6 +238,48 @@ qstore_sqlite_schema_enable_wal (QStoreSqliteConn  *conn,
   return rc == SQLITE_OK && wal;
 }
 
+gsize
+qstore_sqlite_schema_inline_max (QStoreSqliteConn *conn)
+{
+  gint64 page_size = 4096;
+
+  /* SQLite keeps at most this much of a row in an index page (its
+   * maxLocal): (usable size - 12) * 64 / 255 - 23. */
+  qstore_sqlite_query_int (conn, "PRAGMA page_size", &page_size, NULL);
+  return (gsize) ((page_size - 12) * 64 / 255 - 23 - ROW_OVERHEAD);
+}
+
+/* Format 1 to 2: the table for big values, and the big values moved to
+ * it, in one transaction (the writer lock keeps everyone else out). */
+static gboolean
+migrate_1_to_2 (QStoreSqliteConn  *conn,
+                GError           **error)
+{
+  g_autofree char *move = g_strdup_printf (
+    "CREATE TEMP TABLE moving AS SELECT store_id, key FROM kv "
+    "WHERE length (key) + length (value) > %" G_GSIZE_FORMAT ";"
+    "INSERT INTO big_values (id, value) SELECT m.rowid, kv.value FROM temp.moving AS m "
+    "JOIN kv ON kv.store_id = m.store_id AND kv.key = m.key;"
+    "UPDATE kv SET value = (SELECT m.rowid FROM temp.moving AS m "
+    "WHERE m.store_id = kv.store_id AND m.key = kv.key) "
+    "WHERE (store_id, key) IN (SELECT store_id, key FROM temp.moving);"
+    "DROP TABLE temp.moving;", qstore_sqlite_schema_inline_max (conn));
+  g_autofree char *stamp = g_strdup_printf ("PRAGMA user_version = %d", FORMAT_VERSION);
+
+  if (!qstore_sqlite_conn_exec (conn, "BEGIN IMMEDIATE", "moving big values", error))
+    return FALSE;
+  if (!qstore_sqlite_conn_exec (conn, create_big_values_sql, "moving big values", error) ||
+      !qstore_sqlite_conn_exec (conn, move, "moving big values", error) ||
+      !qstore_sqlite_conn_exec (conn, stamp, "moving big values", error) ||
+      !qstore_sqlite_conn_exec (conn, "COMMIT", "moving big values", error))
+    {
+      if (!sqlite3_get_autocommit (conn->db))
+        sqlite3_exec (conn->db, "ROLLBACK", NULL, NULL, NULL);
+      return FALSE;
+    }
+  return TRUE;
+}
+
 gboolean
 qstore_sqlite_schema_open (QStoreSqliteConn  *conn,
                            gboolean           read_only,
@@ -249,5 +308,9 @@ qstore_sqlite_schema_open (QStoreSqliteConn  *conn,
         return FALSE;
     }
 
-  return check_qstore_file (conn, &header, error);
+  if (!check_qstore_file (conn, &header, error))
+    return FALSE;
+  if (header.user_version < FORMAT_VERSION && !read_only)
+    return migrate_1_to_2 (conn, error);
+  return TRUE;
 }

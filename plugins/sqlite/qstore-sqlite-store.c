@@ -135,6 +135,8 @@ struct _QStoreSqliteSnapshot
   /* The last lookup's statement is left on its row so its value can be
    * handed out without a copy; the next lookup resets it. */
   gboolean              lookup_pending;
+  /* Or the last lookup's value, when it was a big one. */
+  GBytes               *big_value;
 };
 
 G_DEFINE_DYNAMIC_TYPE_EXTENDED (QStoreSqliteSnapshot, qstore_sqlite_snapshot,
@@ -224,7 +226,22 @@ qstore_sqlite_snapshot_lookup (QStoreSnapshot  *snapshot,
   sqlite3_bind_int64 (stmt, 1, id);
   sqlite3_bind_blob64 (stmt, 2, key, key_len, SQLITE_STATIC);
   rc = sqlite3_step (stmt);
-  if (rc == SQLITE_ROW)
+  if (rc == SQLITE_ROW && sqlite3_column_type (stmt, 0) == SQLITE_INTEGER)
+    {
+      gint64 big_id = sqlite3_column_int64 (stmt, 0);
+
+      sqlite3_reset (stmt);
+      g_clear_pointer (&self->big_value, g_bytes_unref);
+      self->big_value = qstore_sqlite_conn_read_big (conn, big_id, error);
+      if (self->big_value != NULL)
+        {
+          *value = g_bytes_get_data (self->big_value, value_len);
+          if (*value == NULL)
+            *value = (const guint8 *) "";
+          found = TRUE;
+        }
+    }
+  else if (rc == SQLITE_ROW)
     {
       const guint8 *data = sqlite3_column_blob (stmt, 0);
 
@@ -266,6 +283,7 @@ qstore_sqlite_snapshot_finalize (GObject *object)
   qstore_sqlite_db_release_reader (self->db, self->conn);
   qstore_sqlite_conn_unref (self->conn);
   g_clear_pointer (&self->store_ids, g_hash_table_unref);
+  g_clear_pointer (&self->big_value, g_bytes_unref);
   g_clear_pointer (&self->db, qstore_sqlite_db_unref);
 
   G_OBJECT_CLASS (qstore_sqlite_snapshot_parent_class)->finalize (object);
@@ -310,23 +328,39 @@ struct _QStoreSqliteIter
   gsize                 key_len;
   const guint8         *value;
   gsize                 value_len;
+  GBytes               *big_value;  /* the current entry's, when big */
 };
 
 G_DEFINE_DYNAMIC_TYPE_EXTENDED (QStoreSqliteIter, qstore_sqlite_iter,
                                 QSTORE_TYPE_ITER, G_TYPE_FLAG_FINAL, {})
 
 /* Called with the connection locked. */
-static void
-iter_take_row (QStoreSqliteIter *self)
+static gboolean
+iter_take_row (QStoreSqliteIter  *self,
+               GError           **error)
 {
   const guint8 *key = sqlite3_column_blob (self->stmt, 0);
   const guint8 *value;
 
   self->key_len = sqlite3_column_bytes (self->stmt, 0);
   self->key = key != NULL ? key : (const guint8 *) "";
-  value = sqlite3_column_blob (self->stmt, 1);
-  self->value_len = sqlite3_column_bytes (self->stmt, 1);
+  g_clear_pointer (&self->big_value, g_bytes_unref);
+  if (sqlite3_column_type (self->stmt, 1) == SQLITE_INTEGER)
+    {
+      self->big_value = qstore_sqlite_conn_read_big (self->conn,
+                                                     sqlite3_column_int64 (self->stmt, 1),
+                                                     error);
+      if (self->big_value == NULL)
+        return FALSE;
+      value = g_bytes_get_data (self->big_value, &self->value_len);
+    }
+  else
+    {
+      value = sqlite3_column_blob (self->stmt, 1);
+      self->value_len = sqlite3_column_bytes (self->stmt, 1);
+    }
   self->value = value != NULL ? value : (const guint8 *) "";
+  return TRUE;
 }
 
 /* Called with the connection locked. */
@@ -415,11 +449,10 @@ qstore_sqlite_iter_advance (QStoreIter  *iter,
   else
     rc = sqlite3_step (self->stmt);
 
-  if (rc == SQLITE_ROW)
-    {
-      iter_take_row (self);
-      ok = TRUE;
-    }
+  if (rc == SQLITE_ROW && iter_take_row (self, error))
+    ok = TRUE;
+  else if (rc == SQLITE_ROW)
+    iter_finish (self);
   else
     {
       if (rc != SQLITE_DONE)
@@ -485,6 +518,7 @@ qstore_sqlite_iter_finalize (GObject *object)
       qstore_sqlite_conn_unref (self->conn);
     }
   g_clear_object (&self->snapshot);
+  g_clear_pointer (&self->big_value, g_bytes_unref);
   g_clear_pointer (&self->db, qstore_sqlite_db_unref);
 
   G_OBJECT_CLASS (qstore_sqlite_iter_parent_class)->finalize (object);
