@@ -143,6 +143,14 @@ qstore_sqlite_conn_set_error (QStoreSqliteConn  *conn,
   qstore_sqlite_set_error (error, conn->db, rc, conn->path, doing);
 }
 
+void
+qstore_sqlite_set_closed_error (GError     **error,
+                                const char  *path)
+{
+  g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_CLOSED,
+               "The sqlite store at “%s” is closed: open it again to use it", path);
+}
+
 /* Connections */
 
 QStoreSqliteConn *
@@ -255,9 +263,7 @@ qstore_sqlite_conn_check_open (QStoreSqliteConn  *conn,
 {
   if (G_UNLIKELY (conn->db == NULL))
     {
-      g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_CLOSED,
-                   "The sqlite store at “%s” is closed: open it again to use it",
-                   conn->path);
+      qstore_sqlite_set_closed_error (error, conn->path);
       return FALSE;
     }
   return TRUE;

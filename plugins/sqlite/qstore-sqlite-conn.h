@@ -76,6 +76,9 @@ void              qstore_sqlite_set_error       (GError               **error,
                                                  const char            *path,
                                                  const char            *doing);
 
+void              qstore_sqlite_set_closed_error (GError              **error,
+                                                  const char           *path);
+
 QStoreSqliteConn *qstore_sqlite_conn_open       (const char            *path,
                                                  int                    flags,
                                                  int                    busy_timeout_ms,

@@ -66,9 +66,7 @@ qstore_sqlite_db_acquire_reader (QStoreSqliteDb  *self,
   if (self->closed)
     {
       g_mutex_unlock (&self->pool_lock);
-      g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_CLOSED,
-                   "The sqlite store at “%s” is closed: open it again to use it",
-                   self->path);
+      qstore_sqlite_set_closed_error (error, self->path);
       return NULL;
     }
   if (self->idle->len > 0)
@@ -86,9 +84,7 @@ qstore_sqlite_db_acquire_reader (QStoreSqliteDb  *self,
       if (self->closed)
         {
           g_mutex_unlock (&self->pool_lock);
-          g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_CLOSED,
-                       "The sqlite store at “%s” is closed: open it again to use it",
-                       self->path);
+          qstore_sqlite_set_closed_error (error, self->path);
           return NULL;
         }
       g_ptr_array_add (self->readers, qstore_sqlite_conn_ref (conn));

@@ -4,7 +4,11 @@
  */
 #include "config.h"
 
+/* F_OFD_SETLK */
+#define _GNU_SOURCE 1
+
 #include <errno.h>
+#include <fcntl.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -24,6 +28,9 @@ struct _QStoreSqliteProvider
   GObject          parent_instance;
 
   QStoreSqliteDb  *db;  /* set by a successful init */
+  /* A read-only open found neither -wal nor -shm (see
+   * remove_reader_files()). */
+  gboolean         found_no_wal;
 };
 
 static void qstore_sqlite_provider_initable_iface_init (GInitableIface          *iface);
@@ -243,6 +250,47 @@ parse_int_option (QStoreSqliteProvider  *self,
   return TRUE;
 }
 
+/* SQLite's unix VFS: every connection to a WAL database holds a read lock
+ * on this byte of the -shm file, its "dead man switch". */
+#define SHM_DEAD_MAN_SWITCH 128
+
+/* A read-only session on a file in WAL mode that had neither -wal nor
+ * -shm makes SQLite create both, and a reader can neither checkpoint nor
+ * remove them. Once its own connections are closed, they go again - when
+ * it is safe: no writer can come meanwhile (this holds the writer lock),
+ * no other connection uses them (nobody holds the -shm's dead man switch)
+ * and the -wal holds no frame. */
+static void
+remove_reader_files (const char *path)
+{
+#ifdef F_OFD_SETLK
+  g_autofree char *lock_path = g_strconcat (path, LOCK_FILE_SUFFIX, NULL);
+  g_autofree char *wal = g_strconcat (path, "-wal", NULL);
+  g_autofree char *shm = g_strconcat (path, "-shm", NULL);
+  g_autoptr(QStoreLocationLock) lock = NULL;
+  struct flock fl = { 0 };
+  GStatBuf st;
+  int fd;
+
+  lock = qstore_location_lock_acquire (lock_path, path, 0, NULL);
+  if (lock == NULL || (g_stat (wal, &st) == 0 && st.st_size != 0))
+    return;
+  fd = open (shm, O_RDWR | O_CLOEXEC);
+  if (fd < 0)
+    return;
+  fl.l_type = F_WRLCK;
+  fl.l_whence = SEEK_SET;
+  fl.l_start = SHM_DEAD_MAN_SWITCH;
+  fl.l_len = 1;
+  if (fcntl (fd, F_OFD_SETLK, &fl) == 0)
+    {
+      g_unlink (wal);
+      g_unlink (shm);
+    }
+  close (fd);
+#endif
+}
+
 static gboolean
 qstore_sqlite_provider_initable_init (GInitable     *initable,
                                       GCancellable  *cancellable,
@@ -260,9 +308,24 @@ qstore_sqlite_provider_initable_init (GInitable     *initable,
                          &db->busy_timeout_ms, error))
     return FALSE;
 
+  if (db->read_only)
+    {
+      g_autofree char *wal = g_strconcat (db->path, "-wal", NULL);
+      g_autofree char *shm = g_strconcat (db->path, "-shm", NULL);
+
+      self->found_no_wal = !g_file_test (wal, G_FILE_TEST_EXISTS) &&
+                           !g_file_test (shm, G_FILE_TEST_EXISTS);
+    }
+
   /* Dropping @db closes what was opened before a failure. */
   if (!open_main (provider, db, error))
-    return FALSE;
+    {
+      /* What the failed open made goes too. */
+      qstore_sqlite_db_close (db);
+      if (self->found_no_wal)
+        remove_reader_files (db->path);
+      return FALSE;
+    }
 
   self->db = g_steal_pointer (&db);
   return TRUE;
@@ -662,8 +725,11 @@ qstore_sqlite_provider_close (QStoreProvider *provider)
 {
   QStoreSqliteProvider *self = QSTORE_SQLITE_PROVIDER (provider);
 
-  if (self->db != NULL)
-    qstore_sqlite_db_close (self->db);
+  if (self->db == NULL)
+    return;
+  qstore_sqlite_db_close (self->db);
+  if (self->found_no_wal)
+    remove_reader_files (self->db->path);
 }
 
 static void

@@ -57,15 +57,22 @@ reopen (Fixture         *f,
 }
 
 QStoreKV *
-store (Fixture    *f,
-       const char *name)
+store_of (QStoreProvider *provider,
+          const char     *name)
 {
   g_autoptr(GError) error = NULL;
-  QStoreKV *kv = qstore_provider_open_store (f->provider, name, &error);
+  QStoreKV *kv = qstore_provider_open_store (provider, name, &error);
 
   g_assert_no_error (error);
   g_assert_nonnull (kv);
   return kv;
+}
+
+QStoreKV *
+store (Fixture    *f,
+       const char *name)
+{
+  return store_of (f->provider, name);
 }
 
 void

@@ -29,6 +29,8 @@ void            reopen           (Fixture             *f,
                                   QStoreOpenFlags      flags);
 QStoreKV       *store            (Fixture             *f,
                                   const char          *name);
+QStoreKV       *store_of         (QStoreProvider      *provider,
+                                  const char          *name);
 void            put              (QStoreKV            *kv,
                                   const char          *key,
                                   const char          *value);
@@ -50,6 +52,7 @@ char           *scan             (QStoreKV            *kv,
 /* The tests of other files, added under @prefix. */
 void            conformance_add_lock_tests  (const char *prefix);
 void            conformance_add_check_tests (const char *prefix);
+void            conformance_add_read_only_tests (const char *prefix);
 
 /* Runs the child process @argv asks for and returns its exit status, or
  * -1 when @argv asks for none (then it only notes argv[0]). */

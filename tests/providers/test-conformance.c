@@ -1303,6 +1303,7 @@ main (int   argc,
 #undef ADD
   conformance_add_lock_tests (prefix);
   conformance_add_check_tests (prefix);
+  conformance_add_read_only_tests (prefix);
 
   return g_test_run ();
 }
