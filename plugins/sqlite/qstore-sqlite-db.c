@@ -231,8 +231,8 @@ qstore_sqlite_db_get (QStoreSqliteDb  *self,
     {
       gint64 id;
 
-      /* Ours are the only writes (another writing process is seen, and
-       * the ids forgotten, at our next write), so the ids we know hold. */
+      /* The writer lock makes ours the only writes, so the ids we know
+       * hold. */
       if (!qstore_sqlite_db_resolve_store (self, name, FALSE, &id, error) || id < 0)
         goto out;
       if (!(stmt = qstore_sqlite_conn_stmt (conn, QSTORE_SQLITE_STMT_GET, error)))

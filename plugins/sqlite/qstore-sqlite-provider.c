@@ -370,8 +370,9 @@ begin_write (QStoreSqliteDb        *self,
                                "beginning a write transaction", error))
     return FALSE;
 
-  /* Another process may have written since: then the ids we know may be
-   * stale (it may have dropped or renamed stores). */
+  /* Another writer cannot have come and gone while we hold the writer
+   * lock, but the file is checked anyway, cheaply: after another writer
+   * the ids we know may be stale (it may have dropped or renamed stores). */
   if (!(stmt = qstore_sqlite_conn_stmt (conn, QSTORE_SQLITE_STMT_DATA_VERSION, error)))
     goto fail;
   rc = sqlite3_step (stmt);
@@ -386,6 +387,8 @@ begin_write (QStoreSqliteDb        *self,
   if (version != self->data_version)
     {
       qstore_sqlite_db_forget_stores (self);
+      /* Nor can what it did to big_values be known. */
+      self->has_big = TRUE;
       self->data_version = version;
     }
   return TRUE;

@@ -172,9 +172,9 @@ check_qstore_file (QStoreSqliteConn  *conn,
           check_table (conn, "big_values", create_big_values_sql, error));
 }
 
-/* Creates the schema in a new (empty) database. Another process may be
- * doing the same: the immediate transaction serializes us, and whoever
- * comes second finds the work done. */
+/* Creates the schema in a new (empty) database. The writer lock keeps
+ * other writers out; the immediate transaction would serialize them too,
+ * and whoever came second would find the work done. */
 static gboolean
 create_schema (QStoreSqliteConn  *conn,
                Header            *header,
