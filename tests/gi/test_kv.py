@@ -129,6 +129,26 @@ class TestModule(QStoreErrorMixin, unittest.TestCase):
                                GLib.Bytes.new(data(encoded)[:-1]))
 
 
+class TestLocationLock(QStoreErrorMixin, unittest.TestCase):
+    def test_acquire_query_release(self):
+        tmpdir = tempfile.mkdtemp(prefix="qstore-gi-")
+        try:
+            path = os.path.join(tmpdir, "x.lock")
+            self.assertEqual(QStore.LocationLock.query(path), (False, -1))
+            lock = QStore.LocationLock.acquire(path, "The test location", 0)
+            self.assertTrue(lock.is_held())
+            self.assertEqual(lock.get_path(), path)
+            self.assertEqual(QStore.LocationLock.query(path), (True, os.getpid()))
+            self.assertQStoreError(QStore.Error.BUSY, QStore.LocationLock.acquire,
+                                   path, "The test location", 0)
+            lock.release()
+            self.assertFalse(lock.is_held())
+            self.assertEqual(QStore.LocationLock.query(path), (False, -1))
+            self.assertFalse(os.path.exists(path))
+        finally:
+            shutil.rmtree(tmpdir)
+
+
 class ProviderTests(QStoreErrorMixin):
     """Run once per provider; subclasses set NAME."""
 
@@ -383,6 +403,22 @@ class ProviderTests(QStoreErrorMixin):
         self.assertEqual(self.provider.list_stores(), ["main.t"])
         self.assertEqual(sorted(os.listdir(self.tmpdir)), before)
         self.assertEqual(collect(kv.iterate(None)), [(b"a", b"v:a")])
+
+    def test_check(self):
+        kv = self.provider.open_store("main.t")
+        self.fill(kv, [b"a", b"b"])
+        report = self.provider.check()
+        self.assertTrue(report.is_clean())
+        self.assertEqual(report.get_n_problems(), 0)
+        self.assertEqual(report.get_n_checked(QStore.CHECK_SCOPE_STORE), 1)
+        self.assertEqual(report.get_n_checked_items(QStore.CHECK_SCOPE_STORE), 2)
+        self.assertIn('"clean":true', report.to_json())
+
+    def test_writer_lock(self):
+        if self.NAME == "memory":
+            self.skipTest("a memory store is its opener's alone")
+        self.assertQStoreError(QStore.Error.BUSY, self.open)
+        self.open(QStore.OpenFlags.READ_ONLY).close_all()
 
     def test_persistence(self):
         kv = self.provider.open_store("main.t")

@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include <fcntl.h>
+#include <glib/gstdio.h>
 #include <sqlite3.h>
 #include <string.h>
 #include <unistd.h>
@@ -266,6 +267,53 @@ test_check_planted (Fixture       *f,
     }
 }
 
+/* Odd locations get messages that say what is there. */
+static void
+test_check_odd_locations (Fixture       *f,
+                          gconstpointer  data)
+{
+  g_autofree char *name = test_provider_name ();
+  g_autoptr(QStoreProvider) provider = NULL;
+  g_autoptr(GError) error = NULL;
+
+  if (g_str_equal (name, "lmdb"))
+    {
+      g_autofree char *empty = g_build_filename (f->dir, "empty", NULL);
+      g_autofree char *empty_data = g_build_filename (empty, "data.mdb", NULL);
+      g_autofree char *dangling = g_build_filename (f->dir, "dangling", NULL);
+      g_autofree char *dangling_data = g_build_filename (dangling, "data.mdb", NULL);
+
+      /* An empty data.mdb: not "Bad file descriptor". */
+      g_assert_cmpint (g_mkdir (empty, 0755), ==, 0);
+      g_assert_true (g_file_set_contents (empty_data, "", 0, NULL));
+      provider = qstore_provider_new ("lmdb", empty, QSTORE_OPEN_READ_ONLY, &error);
+      g_assert_null (provider);
+      g_assert_error (error, QSTORE_ERROR, QSTORE_ERROR_NOT_FOUND);
+      g_assert_nonnull (strstr (error->message, "data.mdb is missing or empty"));
+      g_clear_error (&error);
+
+      /* A writable open that cannot make data.mdb does not say "open it
+       * for writing". */
+      g_assert_cmpint (g_mkdir (dangling, 0755), ==, 0);
+      g_assert_cmpint (symlink ("no/such/dir/data.mdb", dangling_data), ==, 0);
+      provider = qstore_provider_new ("lmdb", dangling, QSTORE_OPEN_NONE, &error);
+      g_assert_null (provider);
+      g_assert_nonnull (strstr (error->message, dangling));
+      g_assert_null (strstr (error->message, "open it for writing"));
+      g_clear_error (&error);
+    }
+  else if (g_str_equal (name, "sqlite"))
+    {
+      provider = qstore_provider_new_for_uri ("sqlite::memory:", QSTORE_OPEN_NONE, &error);
+      g_assert_null (provider);
+      g_assert_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT);
+      g_assert_nonnull (strstr (error->message, "memory:"));
+      g_assert_null (strstr (error->message, "write-ahead"));
+    }
+  else
+    g_test_skip ("memory: takes no location");
+}
+
 /* The generic part of the check, on a provider whose store iterates out
  * of order (no real provider can be made to). */
 
@@ -472,6 +520,7 @@ conformance_add_check_tests (const char *prefix)
   ADD ("clean", test_check_clean);
   ADD ("closed", test_check_closed);
   ADD ("planted", test_check_planted);
+  ADD ("odd-locations", test_check_odd_locations);
 #undef ADD
   g_test_add_func ("/providers/check/key-order", test_check_key_order);
 }
