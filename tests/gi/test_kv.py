@@ -149,6 +149,35 @@ class TestLocationLock(QStoreErrorMixin, unittest.TestCase):
             shutil.rmtree(tmpdir)
 
 
+class TestCheckReport(unittest.TestCase):
+    """What layers above the providers build on: a report they add to."""
+
+    def test_problems_checked_notes(self):
+        report = QStore.CheckReport.new()
+        self.assertTrue(report.is_clean())
+        report.add_checked("table", "main.t", 3)
+        report.add_checked("table", "main.u", 4)
+        report.add_problem("table", "main.t", GLib.Bytes.new(b"\x01k"),
+                           "The row has no index entry")
+        report.add_problem(QStore.CHECK_SCOPE_FILE, "data.mdb", None, "Damaged")
+        report.add_note("The views were not read")
+        self.assertFalse(report.is_clean())
+        self.assertEqual(report.get_n_problems(), 2)
+        problem = report.get_problem(0)
+        self.assertEqual(problem.get_scope(), "table")
+        self.assertEqual(problem.get_object(), "main.t")
+        self.assertEqual(data(problem.get_key()), b"\x01k")
+        self.assertEqual(problem.get_message(), "The row has no index entry")
+        self.assertIsNone(report.get_problem(1).get_key())
+        self.assertEqual(report.get_n_checked("table"), 2)
+        self.assertEqual(report.get_n_checked_items("table"), 7)
+        self.assertEqual(report.get_n_checked(QStore.CHECK_SCOPE_STORE), 0)
+        self.assertEqual(report.get_notes(), ["The views were not read"])
+        json = report.to_json()
+        self.assertIn('"clean":false', json)
+        self.assertIn('"key":"016b"', json)
+
+
 class ProviderTests(QStoreErrorMixin):
     """Run once per provider; subclasses set NAME."""
 
