@@ -139,6 +139,84 @@ qstore_batch_init (QStoreBatch *self)
   qstore_op_buffer_init (&self->buffer);
 }
 
+/* Single writes: one op handed to the provider, as a batch of one would
+ * be. (Stores read through their plugin; every write goes through
+ * qstore_provider_write(), which is why these live here and not beside
+ * the reads in qstore-kv.c.) */
+
+static gboolean
+write_one (QStoreKV          *self,
+           QStoreWriteOpKind  kind,
+           const guint8      *key,
+           gsize              key_len,
+           const guint8      *value,
+           gsize              value_len,
+           QStoreWriteFlags   flags,
+           GError           **error)
+{
+  QStoreWriteOp op = { self, kind, key, key_len, value, value_len };
+
+  return qstore_provider_write (qstore_kv_get_provider (self), &op, 1, flags, error);
+}
+
+/**
+ * qstore_kv_put:
+ * @self: a #QStoreKV
+ * @key: (array length=key_len): the key
+ * @key_len: length of @key
+ * @value: (array length=value_len) (nullable): the value
+ * @value_len: length of @value
+ * @flags: durability flags
+ * @error: return location for a #GError
+ *
+ * Stores @value under @key, replacing any earlier value, in a transaction
+ * of its own.
+ *
+ * Returns: %TRUE on success
+ */
+gboolean
+qstore_kv_put (QStoreKV          *self,
+               const guint8      *key,
+               gsize              key_len,
+               const guint8      *value,
+               gsize              value_len,
+               QStoreWriteFlags   flags,
+               GError           **error)
+{
+  g_return_val_if_fail (QSTORE_IS_KV (self), FALSE);
+  g_return_val_if_fail (key != NULL || key_len == 0, FALSE);
+  g_return_val_if_fail (value != NULL || value_len == 0, FALSE);
+
+  return write_one (self, QSTORE_WRITE_OP_PUT, key, key_len,
+                    value ? value : (const guint8 *) "", value_len, flags, error);
+}
+
+/**
+ * qstore_kv_delete:
+ * @self: a #QStoreKV
+ * @key: (array length=key_len): the key
+ * @key_len: length of @key
+ * @flags: durability flags
+ * @error: return location for a #GError
+ *
+ * Removes @key, in a transaction of its own. Removing an absent key
+ * succeeds.
+ *
+ * Returns: %TRUE on success
+ */
+gboolean
+qstore_kv_delete (QStoreKV          *self,
+                  const guint8      *key,
+                  gsize              key_len,
+                  QStoreWriteFlags   flags,
+                  GError           **error)
+{
+  g_return_val_if_fail (QSTORE_IS_KV (self), FALSE);
+  g_return_val_if_fail (key != NULL || key_len == 0, FALSE);
+
+  return write_one (self, QSTORE_WRITE_OP_DELETE, key, key_len, NULL, 0, flags, error);
+}
+
 /**
  * qstore_kv_new_batch:
  * @self: a #QStoreKV

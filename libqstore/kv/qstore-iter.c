@@ -5,7 +5,7 @@
 #include "config.h"
 
 #include "qstore-iter.h"
-#include "qstore-provider-private.h"
+#include "qstore-provider-state-private.h"
 
 /**
  * QStoreIter:
@@ -129,7 +129,7 @@ qstore_iter_class_init (QStoreIterClass *klass)
    */
   properties[PROP_PROVIDER] =
     g_param_spec_object ("provider", NULL, NULL,
-                         QSTORE_TYPE_PROVIDER,
+                         qstore_provider_get_type (),
                          (G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY |
                           G_PARAM_STATIC_STRINGS));
 

@@ -5,8 +5,8 @@
 #include "config.h"
 
 #include "qstore-error.h"
-#include "qstore-kv.h"
-#include "qstore-provider-private.h"
+#include "qstore-kv-private.h"
+#include "qstore-provider-state-private.h"
 
 /**
  * QStoreKV:
@@ -88,79 +88,6 @@ qstore_kv_get (QStoreKV      *self,
   return iface->get (self, key, key_len, error);
 }
 
-static gboolean
-write_one (QStoreKV          *self,
-           QStoreWriteOpKind  kind,
-           const guint8      *key,
-           gsize              key_len,
-           const guint8      *value,
-           gsize              value_len,
-           QStoreWriteFlags   flags,
-           GError           **error)
-{
-  QStoreWriteOp op = { self, kind, key, key_len, value, value_len };
-
-  return qstore_provider_write (qstore_kv_get_provider (self), &op, 1, flags, error);
-}
-
-/**
- * qstore_kv_put:
- * @self: a #QStoreKV
- * @key: (array length=key_len): the key
- * @key_len: length of @key
- * @value: (array length=value_len) (nullable): the value
- * @value_len: length of @value
- * @flags: durability flags
- * @error: return location for a #GError
- *
- * Stores @value under @key, replacing any earlier value, in a transaction
- * of its own.
- *
- * Returns: %TRUE on success
- */
-gboolean
-qstore_kv_put (QStoreKV          *self,
-               const guint8      *key,
-               gsize              key_len,
-               const guint8      *value,
-               gsize              value_len,
-               QStoreWriteFlags   flags,
-               GError           **error)
-{
-  g_return_val_if_fail (QSTORE_IS_KV (self), FALSE);
-  g_return_val_if_fail (key != NULL || key_len == 0, FALSE);
-  g_return_val_if_fail (value != NULL || value_len == 0, FALSE);
-
-  return write_one (self, QSTORE_WRITE_OP_PUT, key, key_len,
-                    value ? value : (const guint8 *) "", value_len, flags, error);
-}
-
-/**
- * qstore_kv_delete:
- * @self: a #QStoreKV
- * @key: (array length=key_len): the key
- * @key_len: length of @key
- * @flags: durability flags
- * @error: return location for a #GError
- *
- * Removes @key, in a transaction of its own. Removing an absent key
- * succeeds.
- *
- * Returns: %TRUE on success
- */
-gboolean
-qstore_kv_delete (QStoreKV          *self,
-                  const guint8      *key,
-                  gsize              key_len,
-                  QStoreWriteFlags   flags,
-                  GError           **error)
-{
-  g_return_val_if_fail (QSTORE_IS_KV (self), FALSE);
-  g_return_val_if_fail (key != NULL || key_len == 0, FALSE);
-
-  return write_one (self, QSTORE_WRITE_OP_DELETE, key, key_len, NULL, 0, flags, error);
-}
-
 /**
  * qstore_kv_iterate:
  * @self: a #QStoreKV
@@ -190,4 +117,19 @@ qstore_kv_iterate (QStoreKV            *self,
   if (!qstore_provider_check_open (qstore_kv_get_provider (self), error))
     return NULL;
   return QSTORE_KV_GET_IFACE (self)->iterate (self, bounds, error);
+}
+
+gboolean
+qstore_kv_check_provider (QStoreKV        *store,
+                          QStoreProvider  *provider,
+                          GError         **error)
+{
+  if (G_UNLIKELY (qstore_kv_get_provider (store) != provider))
+    {
+      g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
+                   "Store “%s” belongs to another provider than the one written to",
+                   qstore_kv_get_name (store));
+      return FALSE;
+    }
+  return TRUE;
 }

@@ -12,6 +12,7 @@
 
 #include "qstore-bounds.h"
 #include "qstore-iter.h"
+#include "qstore-types.h"
 
 G_BEGIN_DECLS
 
@@ -33,9 +34,6 @@ typedef enum /*< flags,underscore_name=qstore_write_flags >*/
 
 QSTORE_AVAILABLE_IN_ALL
 G_DECLARE_INTERFACE (QStoreKV, qstore_kv, QSTORE, KV, GObject)
-
-typedef struct _QStoreProvider QStoreProvider;
-typedef struct _QStoreBatch QStoreBatch;
 
 /**
  * QStoreKVInterface:

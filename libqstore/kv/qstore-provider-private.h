@@ -5,28 +5,9 @@
 #pragma once
 
 #include "qstore-provider.h"
+#include "qstore-provider-state-private.h"
 
 G_BEGIN_DECLS
-
-gboolean qstore_provider_check_open      (QStoreProvider  *self,
-                                          GError         **error);
-/* Where the provider keeps its closed state, for hot paths that hold a
- * reference on the provider and want to skip the lookup per call. */
-const gboolean *qstore_provider_get_closed_flag (QStoreProvider *self);
-gboolean qstore_provider_check_store     (QStoreProvider  *self,
-                                          QStoreKV        *store,
-                                          GError         **error);
-gboolean qstore_provider_key_fits        (QStoreProvider  *self,
-                                          gsize            key_len);
-/* qstore_provider_check_open() and qstore_provider_key_fits() in one
- * look at the provider, for a read of a key of @key_len bytes: -1 when
- * closed (@error set), 0 when no write could have stored such a key, 1
- * otherwise. */
-int      qstore_provider_check_read      (QStoreProvider  *self,
-                                          gsize            key_len,
-                                          GError         **error);
-void     qstore_snapshot_set_provider    (QStoreSnapshot  *self,
-                                          QStoreProvider  *provider);
 
 /* The provider's restructure, in one all-or-nothing unit: erase the stores
  * of @drop, move each store of @rename_from to the same position of

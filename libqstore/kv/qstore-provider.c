@@ -7,7 +7,9 @@
 #include <string.h>
 
 #include "qstore-error.h"
+#include "qstore-kv-private.h"
 #include "qstore-provider-private.h"
+#include "qstore-snapshot-private.h"
 
 /**
  * QStoreProvider:
@@ -31,40 +33,6 @@ G_DEFINE_INTERFACE (QStoreProvider, qstore_provider, G_TYPE_OBJECT)
 static void
 qstore_provider_default_init (QStoreProviderInterface *iface)
 {
-}
-
-/* What libqstore knows of an opened provider, beside the plugin's own state. */
-typedef struct
-{
-  char            *name;
-  char            *location;
-  QStoreOpenFlags  flags;
-  GHashTable      *options;
-  gsize            max_key_length;
-  gboolean         closed;
-} ProviderState;
-
-static G_DEFINE_QUARK (qstore-provider-state, provider_state)
-
-static void
-provider_state_free (gpointer data)
-{
-  ProviderState *state = data;
-
-  g_free (state->name);
-  g_free (state->location);
-  g_clear_pointer (&state->options, g_hash_table_unref);
-  g_free (state);
-}
-
-static ProviderState *
-get_state (QStoreProvider *self)
-{
-  ProviderState *state = g_object_get_qdata (G_OBJECT (self), provider_state_quark ());
-
-  /* Providers are only ever made by qstore_provider_new_with_options(). */
-  g_assert (state != NULL);
-  return state;
 }
 
 /* Plugin loading */
@@ -196,33 +164,84 @@ qstore_lookup_provider_capabilities (const char          *name,
   return TRUE;
 }
 
+/* The longest wait_ms accepted: a day. */
+#define MAX_WAIT_MS (24u * 60 * 60 * 1000)
+
+/* libqstore's own options, which every provider (atomic) or every provider
+ * with a writer lock (wait_ms) takes. */
+static gboolean
+parse_own_option (QStoreProviderInterface  *iface,
+                  const char               *key,
+                  const char               *value,
+                  QStoreOpenFlags          *flags,
+                  guint                    *wait_ms,
+                  gboolean                 *handled,
+                  GError                  **error)
+{
+  guint64 n;
+
+  *handled = TRUE;
+  if (g_str_equal (key, "atomic"))
+    {
+      if (g_str_equal (value, "0") || g_str_equal (value, "false"))
+        *flags |= QSTORE_OPEN_NO_ATOMIC_BATCH;
+      else if (!g_str_equal (value, "1") && !g_str_equal (value, "true"))
+        {
+          g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
+                       "Option atomic=%s is not understood: use atomic=0 or atomic=1",
+                       value);
+          return FALSE;
+        }
+      return TRUE;
+    }
+  if (g_str_equal (key, "wait_ms") && (iface->capabilities & QSTORE_CAPABILITY_WRITER_LOCK))
+    {
+      if (!g_ascii_string_to_unsigned (value, 10, 0, MAX_WAIT_MS, &n, NULL))
+        {
+          g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
+                       "Option wait_ms=%s is not understood: give how long to wait for "
+                       "another writer, in milliseconds from 0 to %u, such as wait_ms=5000",
+                       value, MAX_WAIT_MS);
+          return FALSE;
+        }
+      *wait_ms = (guint) n;
+      return TRUE;
+    }
+  *handled = FALSE;
+  return TRUE;
+}
+
 static gboolean
 parse_options (QStoreProviderInterface  *iface,
                const char               *provider_name,
                const char * const       *options,
                QStoreOpenFlags          *flags,
+               guint                    *wait_ms,
                GHashTable               *parsed,
                GError                  **error)
 {
+  g_autoptr(GHashTable) seen = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+
   for (guint i = 0; options != NULL && options[i] != NULL; i++)
     {
       const char *eq = strchr (options[i], '=');
       g_autofree char *key = g_strndup (options[i], eq ? (gsize) (eq - options[i]) : strlen (options[i]));
       const char *value = eq ? eq + 1 : "";
+      gboolean handled;
 
-      if (g_str_equal (key, "atomic"))
+      /* Silently letting the first (or last) of two win hides a mistake. */
+      if (!g_hash_table_add (seen, g_strdup (key)))
         {
-          if (g_str_equal (value, "0") || g_str_equal (value, "false"))
-            *flags |= QSTORE_OPEN_NO_ATOMIC_BATCH;
-          else if (!g_str_equal (value, "1") && !g_str_equal (value, "true"))
-            {
-              g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
-                           "Option atomic=%s is not understood: use atomic=0 or atomic=1",
-                           value);
-              return FALSE;
-            }
-          continue;
+          g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
+                       "Option “%s” is given more than once: give each option once",
+                       key);
+          return FALSE;
         }
+
+      if (!parse_own_option (iface, key, value, flags, wait_ms, &handled, error))
+        return FALSE;
+      if (handled)
+        continue;
 
       if (iface->option_names == NULL ||
           !g_strv_contains ((const char * const *) iface->option_names, key))
@@ -232,8 +251,10 @@ parse_options (QStoreProviderInterface  *iface,
           if (iface->option_names != NULL && iface->option_names[0] != NULL)
             known = g_strjoinv (", ", (char **) iface->option_names);
           g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
-                       "Provider “%s” has no option “%s”; its options are: atomic%s%s",
-                       provider_name, key, known ? ", " : "", known ? known : "");
+                       "Provider “%s” has no option “%s”; its options are: atomic%s%s%s",
+                       provider_name, key,
+                       (iface->capabilities & QSTORE_CAPABILITY_WRITER_LOCK) ? ", wait_ms" : "",
+                       known ? ", " : "", known ? known : "");
           return FALSE;
         }
       g_hash_table_replace (parsed, g_steal_pointer (&key), g_strdup (value));
@@ -265,7 +286,9 @@ qstore_provider_new_with_options (const char          *name,
 {
   g_autoptr(GHashTable) parsed = NULL;
   g_autoptr(GObject) object = NULL;
-  ProviderState *state;
+  QStoreProviderInterface *iface;
+  QStoreProviderState *state;
+  guint wait_ms = 0;
   gpointer klass;
   gboolean ok;
   GType type;
@@ -278,18 +301,18 @@ qstore_provider_new_with_options (const char          *name,
     return NULL;
 
   parsed = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
-  ok = parse_options (peek_type_iface (type, &klass), name, options, &flags, parsed, error);
+  ok = parse_options (peek_type_iface (type, &klass), name, options, &flags, &wait_ms,
+                      parsed, error);
   g_type_class_unref (klass);
   if (!ok)
     return NULL;
 
   object = g_object_new (type, NULL);
-  state = g_new0 (ProviderState, 1);
-  state->name = g_strdup (name);
-  state->location = g_strdup (location ? location : "");
-  state->flags = flags;
-  state->options = g_steal_pointer (&parsed);
-  g_object_set_qdata_full (object, provider_state_quark (), state, provider_state_free);
+  state = qstore_provider_state_new (name, location, flags,
+                                     (flags & QSTORE_OPEN_READ_ONLY) != 0,
+                                     g_steal_pointer (&parsed));
+  state->wait_ms = wait_ms;
+  qstore_provider_state_attach (QSTORE_PROVIDER (object), state);
 
   if (!G_IS_INITABLE (object))
     {
@@ -301,15 +324,26 @@ qstore_provider_new_with_options (const char          *name,
     {
       /* Nothing was opened, so finalizing must not try to close it. */
       state->closed = TRUE;
+      if (state->lock != NULL)
+        qstore_location_lock_release (state->lock);
       return NULL;
     }
-  /* Asked on every read and write: ask the plugin once. */
-  {
-    QStoreProviderInterface *iface = QSTORE_PROVIDER_GET_IFACE (object);
 
-    state->max_key_length = iface->get_max_key_length
-                            ? iface->get_max_key_length (QSTORE_PROVIDER (object)) : 0;
-  }
+  iface = QSTORE_PROVIDER_GET_IFACE (object);
+  /* The writer lock is the provider's promise: hold it to the letter. */
+  if ((iface->capabilities & QSTORE_CAPABILITY_WRITER_LOCK) && !state->read_only &&
+      state->lock == NULL)
+    {
+      g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_FAILED,
+                   "Provider “%s” is broken: it opened “%s” for writing without taking "
+                   "the location's writer lock", name, state->location);
+      qstore_provider_close_all (QSTORE_PROVIDER (object));
+      return NULL;
+    }
+
+  /* Asked on every read and write: ask the plugin once. */
+  state->max_key_length = iface->get_max_key_length
+                          ? iface->get_max_key_length (QSTORE_PROVIDER (object)) : 0;
   return QSTORE_PROVIDER (g_steal_pointer (&object));
 }
 
@@ -423,7 +457,7 @@ const char *
 qstore_provider_get_name (QStoreProvider *self)
 {
   g_return_val_if_fail (QSTORE_IS_PROVIDER (self), NULL);
-  return get_state (self)->name;
+  return qstore_provider_get_state (self)->name;
 }
 
 /**
@@ -439,7 +473,7 @@ const char *
 qstore_provider_get_location (QStoreProvider *self)
 {
   g_return_val_if_fail (QSTORE_IS_PROVIDER (self), NULL);
-  return get_state (self)->location;
+  return qstore_provider_get_state (self)->location;
 }
 
 /**
@@ -455,7 +489,7 @@ QStoreOpenFlags
 qstore_provider_get_flags (QStoreProvider *self)
 {
   g_return_val_if_fail (QSTORE_IS_PROVIDER (self), 0);
-  return get_state (self)->flags;
+  return qstore_provider_get_state (self)->flags;
 }
 
 /**
@@ -475,7 +509,7 @@ qstore_provider_get_option (QStoreProvider *self,
 {
   g_return_val_if_fail (QSTORE_IS_PROVIDER (self), NULL);
   g_return_val_if_fail (option != NULL, NULL);
-  return g_hash_table_lookup (get_state (self)->options, option);
+  return g_hash_table_lookup (qstore_provider_get_state (self)->options, option);
 }
 
 /**
@@ -495,7 +529,7 @@ qstore_provider_get_capabilities (QStoreProvider *self)
   g_return_val_if_fail (QSTORE_IS_PROVIDER (self), 0);
 
   caps = QSTORE_PROVIDER_GET_IFACE (self)->capabilities;
-  if (get_state (self)->flags & QSTORE_OPEN_NO_ATOMIC_BATCH)
+  if (qstore_provider_get_state (self)->flags & QSTORE_OPEN_NO_ATOMIC_BATCH)
     caps &= ~QSTORE_CAPABILITY_ATOMIC_BATCH;
   return caps;
 }
@@ -513,7 +547,7 @@ qstore_provider_get_max_key_length (QStoreProvider *self)
 {
   g_return_val_if_fail (QSTORE_IS_PROVIDER (self), 0);
 
-  return get_state (self)->max_key_length;
+  return qstore_provider_get_state (self)->max_key_length;
 }
 
 /**
@@ -528,88 +562,45 @@ gboolean
 qstore_provider_is_closed (QStoreProvider *self)
 {
   g_return_val_if_fail (QSTORE_IS_PROVIDER (self), TRUE);
-  return get_state (self)->closed;
+  return qstore_provider_get_state (self)->closed;
 }
 
-/* Checks shared by every wrapper */
-
-const gboolean *
-qstore_provider_get_closed_flag (QStoreProvider *self)
-{
-  return &get_state (self)->closed;
-}
-
+/**
+ * qstore_provider_lock_location:
+ * @self: a #QStoreProvider being opened for writing
+ * @lock_path: the lock file the provider keeps for its location, in or
+ *   beside it
+ * @error: return location for a #GError
+ *
+ * For provider implementations: takes the location's writer lock (see
+ * [class@LocationLock]) for as long as @self stays open, waiting up to the
+ * `wait_ms` option when another open holds it. Call it from `init` when
+ * opening for writing, before changing anything in the location; closing
+ * the provider releases it once the provider's own `close` is done.
+ *
+ * Returns: %TRUE when @self holds the lock; %FALSE with
+ *   %QSTORE_ERROR_BUSY when another open holds it
+ */
 gboolean
-qstore_provider_check_open (QStoreProvider  *self,
-                            GError         **error)
+qstore_provider_lock_location (QStoreProvider  *self,
+                               const char      *lock_path,
+                               GError         **error)
 {
-  ProviderState *state = get_state (self);
+  QStoreProviderState *state;
+  g_autofree char *what = NULL;
 
-  if (G_UNLIKELY (state->closed))
-    {
-      g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_CLOSED,
-                   "The %s store at “%s” is closed: open it again to use it",
-                   state->name, state->location);
-      return FALSE;
-    }
-  return TRUE;
-}
+  g_return_val_if_fail (QSTORE_IS_PROVIDER (self), FALSE);
+  g_return_val_if_fail (lock_path != NULL, FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
-static gboolean
-check_writable (QStoreProvider  *self,
-                GError         **error)
-{
-  ProviderState *state = get_state (self);
+  state = qstore_provider_get_state (self);
+  g_return_val_if_fail (!state->read_only, FALSE);
 
-  if (!qstore_provider_check_open (self, error))
-    return FALSE;
-  if (G_UNLIKELY (state->flags & QSTORE_OPEN_READ_ONLY))
-    {
-      g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_READ_ONLY,
-                   "The %s store at “%s” is open read-only: writes are refused",
-                   state->name, state->location);
-      return FALSE;
-    }
-  return TRUE;
-}
-
-gboolean
-qstore_provider_check_store (QStoreProvider  *self,
-                             QStoreKV        *store,
-                             GError         **error)
-{
-  if (G_UNLIKELY (qstore_kv_get_provider (store) != self))
-    {
-      g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
-                   "Store “%s” belongs to another provider than the one written to",
-                   qstore_kv_get_name (store));
-      return FALSE;
-    }
-  return TRUE;
-}
-
-gboolean
-qstore_provider_key_fits (QStoreProvider *self,
-                          gsize           key_len)
-{
-  gsize max = qstore_provider_get_max_key_length (self);
-
-  return key_len > 0 && (max == 0 || key_len <= max);
-}
-
-int
-qstore_provider_check_read (QStoreProvider  *self,
-                            gsize            key_len,
-                            GError         **error)
-{
-  ProviderState *state = get_state (self);
-
-  if (G_UNLIKELY (state->closed))
-    return qstore_provider_check_open (self, error) ? 1 : -1;
-  if (G_UNLIKELY (key_len == 0 ||
-                  (state->max_key_length != 0 && key_len > state->max_key_length)))
-    return 0;
-  return 1;
+  if (state->lock != NULL)
+    return TRUE;
+  what = g_strdup_printf ("The %s store at “%s”", state->name, state->location);
+  state->lock = qstore_location_lock_acquire (lock_path, what, state->wait_ms, error);
+  return state->lock != NULL;
 }
 
 static gboolean
@@ -788,7 +779,7 @@ restructure (QStoreProvider      *self,
              gsize                n_ops,
              GError             **error)
 {
-  if (!check_writable (self, error))
+  if (!qstore_provider_check_writable (self, error))
     return FALSE;
   g_ptr_array_add (drop, NULL);
   g_ptr_array_add (rename_from, NULL);
@@ -815,10 +806,10 @@ qstore_provider_restructure (QStoreProvider       *self,
   g_return_val_if_fail (ops != NULL || n_ops == 0, FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
-  if (!check_writable (self, error))
+  if (!qstore_provider_check_writable (self, error))
     return FALSE;
   for (gsize i = 0; i < n_ops; i++)
-    if (!qstore_provider_check_store (self, ops[i].store, error))
+    if (!qstore_kv_check_provider (ops[i].store, self, error))
       return FALSE;
   return QSTORE_PROVIDER_GET_IFACE (self)->restructure (self,
                                                         drop ? drop : none,
@@ -948,7 +939,7 @@ qstore_provider_rename_table_stores (QStoreProvider      *self,
   g_ptr_array_add (to, qstore_store_name_for_table (schema, new_table));
   /* A rename that only changes case names the same stores. */
   if (g_str_equal (from->pdata[0], to->pdata[0]))
-    return check_writable (self, error);
+    return qstore_provider_check_writable (self, error);
 
   for (guint i = 0; index_names != NULL && index_names[i] != NULL; i++)
     {
@@ -1007,7 +998,7 @@ qstore_provider_begin_snapshot (QStoreProvider  *self,
   if (!(qstore_provider_get_capabilities (self) & QSTORE_CAPABILITY_SNAPSHOTS))
     {
       g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_UNSUPPORTED,
-                   "Provider “%s” has no snapshots", get_state (self)->name);
+                   "Provider “%s” has no snapshots", qstore_provider_get_state (self)->name);
       return NULL;
     }
   snapshot = QSTORE_PROVIDER_GET_IFACE (self)->begin_snapshot (self, error);
@@ -1045,7 +1036,7 @@ qstore_provider_write (QStoreProvider       *self,
   g_return_val_if_fail (ops != NULL || n_ops == 0, FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
-  if (!check_writable (self, error))
+  if (!qstore_provider_check_writable (self, error))
     return FALSE;
   if (n_ops == 0)
     return TRUE;
@@ -1059,14 +1050,14 @@ qstore_provider_write (QStoreProvider       *self,
       /* Stores repeat: only check a store when it changes. */
       if (i == 0 || op->store != ops[i - 1].store)
         {
-          if (!qstore_provider_check_store (self, op->store, error))
+          if (!qstore_kv_check_provider (op->store, self, error))
             return FALSE;
           if (!atomic && op->store != ops[0].store)
             {
               g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_UNSUPPORTED,
                            "Provider “%s” is open without an atomic batch: "
                            "write stores “%s” and “%s” separately",
-                           get_state (self)->name,
+                           qstore_provider_get_state (self)->name,
                            qstore_kv_get_name (ops[0].store),
                            qstore_kv_get_name (op->store));
               return FALSE;
@@ -1085,7 +1076,7 @@ qstore_provider_write (QStoreProvider       *self,
                        "Key of %" G_GSIZE_FORMAT " bytes written to store “%s”: "
                        "provider “%s” stores keys of at most %" G_GSIZE_FORMAT " bytes",
                        op->key_len, qstore_kv_get_name (op->store),
-                       get_state (self)->name, max_key);
+                       qstore_provider_get_state (self)->name, max_key);
           return FALSE;
         }
     }
@@ -1104,15 +1095,18 @@ qstore_provider_write (QStoreProvider       *self,
 void
 qstore_provider_close_all (QStoreProvider *self)
 {
-  ProviderState *state;
+  QStoreProviderState *state;
 
   g_return_if_fail (QSTORE_IS_PROVIDER (self));
 
-  state = get_state (self);
+  state = qstore_provider_get_state (self);
   if (state->closed)
     return;
   state->closed = TRUE;
   QSTORE_PROVIDER_GET_IFACE (self)->close (self);
+  /* Only once the plugin wrote its last byte may another writer come. */
+  if (state->lock != NULL)
+    qstore_location_lock_release (state->lock);
 }
 
 /* Physical store names */

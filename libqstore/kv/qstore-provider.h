@@ -10,9 +10,9 @@
 
 #include <gio/gio.h>
 
-#include "qstore-batch.h"
 #include "qstore-kv.h"
 #include "qstore-snapshot.h"
+#include "qstore-types.h"
 #include "qstore-write-op.h"
 
 G_BEGIN_DECLS
@@ -49,6 +49,13 @@ G_BEGIN_DECLS
  *   read handle that sees one committed state while writes continue
  * @QSTORE_CAPABILITY_MULTI_PROCESS: another process may open the same
  *   location read-only while this one writes
+ * @QSTORE_CAPABILITY_WRITER_LOCK: a writable open holds the location's
+ *   writer lock ([class@LocationLock]) as long as the provider is open: a
+ *   second writable open of the location, in this process or another,
+ *   fails at once with %QSTORE_ERROR_BUSY (or waits up to the `wait_ms`
+ *   option). Read-only opens take no lock and work beside the writer.
+ *   Every persistent provider has it; a provider without it (memory)
+ *   never shares a location with another open
  *
  * What a provider can do.
  */
@@ -59,6 +66,7 @@ typedef enum /*< flags,underscore_name=qstore_capabilities >*/
   QSTORE_CAPABILITY_ATOMIC_BATCH = 1 << 1,
   QSTORE_CAPABILITY_SNAPSHOTS = 1 << 2,
   QSTORE_CAPABILITY_MULTI_PROCESS = 1 << 3,
+  QSTORE_CAPABILITY_WRITER_LOCK = 1 << 4,
 } QStoreCapabilities;
 
 /**
@@ -104,12 +112,23 @@ G_DECLARE_INTERFACE (QStoreProvider, qstore_provider, QSTORE, PROVIDER, GObject)
  * @list_stores: the names of the stores that hold entries
  * @get_max_key_length: the longest key the provider stores, 0 for no limit
  * @close: release every resource; the wrappers refuse calls afterwards
+ * @check: check the provider's own files and structure without writing,
+ *   adding what is wrong to the report under %QSTORE_CHECK_SCOPE_FILE (or
+ *   %QSTORE_CHECK_SCOPE_STORE, naming the store); %FALSE with an error
+ *   only when the check cannot run. May be %NULL. When it reports a
+ *   problem, [method@Provider.check] does not read the stores, as reading
+ *   a damaged structure may not be safe
  *
  * The interface provider plugins implement. They also implement
  * #GInitable: `init` opens the location, read from
  * [method@Provider.get_location], [method@Provider.get_flags] and
  * [method@Provider.get_option]. The public wrappers check arguments,
  * read-only handles and use after close before calling the vfuncs.
+ *
+ * A provider with %QSTORE_CAPABILITY_WRITER_LOCK calls
+ * [method@Provider.lock_location] in `init` when it opens for writing,
+ * before it changes anything in the location; opening fails if it does
+ * not.
  */
 struct _QStoreProviderInterface
 {
@@ -139,9 +158,12 @@ struct _QStoreProviderInterface
                                          GError              **error);
   gsize           (*get_max_key_length) (QStoreProvider       *self);
   void            (*close)              (QStoreProvider       *self);
+  gboolean        (*check)              (QStoreProvider       *self,
+                                         QStoreCheckReport    *report,
+                                         GError              **error);
 
   /*< private >*/
-  gpointer padding[8];
+  gpointer padding[7];
 };
 
 /* Loading */
@@ -183,6 +205,16 @@ QSTORE_AVAILABLE_IN_ALL
 gsize               qstore_provider_get_max_key_length    (QStoreProvider       *self);
 QSTORE_AVAILABLE_IN_ALL
 gboolean            qstore_provider_is_closed             (QStoreProvider       *self);
+
+QSTORE_AVAILABLE_IN_ALL
+QStoreCheckReport  *qstore_provider_check                 (QStoreProvider       *self,
+                                                           GError              **error);
+
+/* For implementations */
+QSTORE_AVAILABLE_IN_ALL
+gboolean            qstore_provider_lock_location         (QStoreProvider       *self,
+                                                           const char           *lock_path,
+                                                           GError              **error);
 
 /* Stores */
 QSTORE_AVAILABLE_IN_ALL

@@ -5,8 +5,9 @@
 #include "config.h"
 
 #include "qstore-error.h"
-#include "qstore-provider-private.h"
-#include "qstore-snapshot.h"
+#include "qstore-kv-private.h"
+#include "qstore-provider-state-private.h"
+#include "qstore-snapshot-private.h"
 
 /**
  * QStoreSnapshot:
@@ -57,7 +58,7 @@ qstore_snapshot_set_provider (QStoreSnapshot *self,
 
   g_set_object (&priv->provider, provider);
   priv->closed = qstore_provider_get_closed_flag (provider);
-  priv->max_key = qstore_provider_get_max_key_length (provider);
+  priv->max_key = qstore_provider_get_state (provider)->max_key_length;
 }
 
 /**
@@ -90,7 +91,7 @@ check_usable (QStoreSnapshot  *self,
     return qstore_provider_check_open (priv->provider, error);
   if (G_LIKELY (store == priv->last_store))
     return TRUE;
-  if (!qstore_provider_check_store (priv->provider, store, error))
+  if (!qstore_kv_check_provider (store, priv->provider, error))
     return FALSE;
   g_set_object (&priv->last_store, store);
   return TRUE;

@@ -8,7 +8,7 @@
 # error "Only <qstore.h> can be included directly."
 #endif
 
-#include "qstore-kv.h"
+#include "qstore-types.h"
 
 G_BEGIN_DECLS
 
@@ -37,7 +37,7 @@ typedef enum /*< underscore_name=qstore_write_op_kind >*/
  * One write, as providers receive it. A list of ops is applied in order
  * (the last write to a key wins) and all or nothing.
  */
-typedef struct
+struct _QStoreWriteOp
 {
   QStoreKV          *store;
   QStoreWriteOpKind  kind;
@@ -45,6 +45,6 @@ typedef struct
   gsize              key_len;
   const guint8      *value;
   gsize              value_len;
-} QStoreWriteOp;
+};
 
 G_END_DECLS

@@ -4,7 +4,14 @@
  */
 #include "config.h"
 
-#include "qstore-sqlite-private.h"
+#include "qstore-sqlite-store.h"
+
+static QStoreIter *iter_new (QStoreSqliteDb        *db,
+                             QStoreSqliteSnapshot  *snapshot,
+                             QStoreSqliteConn      *conn,
+                             const char            *name,
+                             const QStoreBounds    *bounds,
+                             GError               **error);
 
 /* QStoreSqliteStore: a name and its provider. The row in `stores` appears
  * with the first write, so a handle costs nothing. */
@@ -13,7 +20,8 @@ struct _QStoreSqliteStore
 {
   GObject               parent_instance;
 
-  QStoreSqliteProvider *provider;
+  QStoreProvider       *provider;
+  QStoreSqliteDb       *db;
   char                 *name;
 };
 
@@ -25,12 +33,14 @@ G_DEFINE_DYNAMIC_TYPE_EXTENDED (QStoreSqliteStore, qstore_sqlite_store,
                                                                qstore_sqlite_store_kv_iface_init))
 
 QStoreKV *
-qstore_sqlite_store_new (QStoreSqliteProvider *provider,
-                         const char           *name)
+qstore_sqlite_store_new (QStoreProvider *provider,
+                         QStoreSqliteDb *db,
+                         const char     *name)
 {
   QStoreSqliteStore *self = g_object_new (QSTORE_TYPE_SQLITE_STORE, NULL);
 
   self->provider = g_object_ref (provider);
+  self->db = qstore_sqlite_db_ref (db);
   self->name = g_strdup (name);
   return QSTORE_KV (self);
 }
@@ -44,7 +54,7 @@ qstore_sqlite_store_get_name (QStoreKV *kv)
 static QStoreProvider *
 qstore_sqlite_store_get_provider (QStoreKV *kv)
 {
-  return QSTORE_PROVIDER (QSTORE_SQLITE_STORE (kv)->provider);
+  return QSTORE_SQLITE_STORE (kv)->provider;
 }
 
 static GBytes *
@@ -55,7 +65,7 @@ qstore_sqlite_store_get (QStoreKV      *kv,
 {
   QStoreSqliteStore *self = QSTORE_SQLITE_STORE (kv);
 
-  return qstore_sqlite_provider_get (self->provider, self->name, key, key_len, error);
+  return qstore_sqlite_db_get (self->db, self->name, key, key_len, error);
 }
 
 static QStoreIter *
@@ -68,9 +78,9 @@ qstore_sqlite_store_iterate (QStoreKV            *kv,
 
   /* The iterator holds the connection (and, while its scan runs, the read
    * transaction) until it is freed. */
-  if (!(conn = qstore_sqlite_provider_acquire_reader (self->provider, FALSE, error)))
+  if (!(conn = qstore_sqlite_db_acquire_reader (self->db, FALSE, error)))
     return NULL;
-  return qstore_sqlite_iter_new (self->provider, NULL, conn, self->name, bounds, error);
+  return iter_new (self->db, NULL, conn, self->name, bounds, error);
 }
 
 static void
@@ -88,6 +98,7 @@ qstore_sqlite_store_finalize (GObject *object)
   QStoreSqliteStore *self = QSTORE_SQLITE_STORE (object);
 
   g_clear_object (&self->provider);
+  g_clear_pointer (&self->db, qstore_sqlite_db_unref);
   g_free (self->name);
 
   G_OBJECT_CLASS (qstore_sqlite_store_parent_class)->finalize (object);
@@ -116,7 +127,7 @@ struct _QStoreSqliteSnapshot
 {
   QStoreSnapshot        parent_instance;
 
-  QStoreSqliteProvider *provider;
+  QStoreSqliteDb       *db;
   QStoreSqliteConn     *conn;
   /* name → gint64 *, -1 for a store with no row, as of the snapshot:
    * the snapshot never changes, so neither does this. */
@@ -124,23 +135,25 @@ struct _QStoreSqliteSnapshot
   /* The last lookup's statement is left on its row so its value can be
    * handed out without a copy; the next lookup resets it. */
   gboolean              lookup_pending;
+  /* Or the last lookup's value, when it was a big one. */
+  GBytes               *big_value;
 };
 
 G_DEFINE_DYNAMIC_TYPE_EXTENDED (QStoreSqliteSnapshot, qstore_sqlite_snapshot,
                                 QSTORE_TYPE_SNAPSHOT, G_TYPE_FLAG_FINAL, {})
 
 QStoreSnapshot *
-qstore_sqlite_snapshot_new (QStoreSqliteProvider  *provider,
-                            GError               **error)
+qstore_sqlite_snapshot_new (QStoreSqliteDb  *db,
+                            GError         **error)
 {
   QStoreSqliteSnapshot *self;
   QStoreSqliteConn *conn;
 
-  if (!(conn = qstore_sqlite_provider_acquire_reader (provider, TRUE, error)))
+  if (!(conn = qstore_sqlite_db_acquire_reader (db, TRUE, error)))
     return NULL;
 
   self = g_object_new (QSTORE_TYPE_SQLITE_SNAPSHOT, NULL);
-  self->provider = g_object_ref (provider);
+  self->db = qstore_sqlite_db_ref (db);
   self->conn = conn;
   return QSTORE_SNAPSHOT (self);
 }
@@ -213,7 +226,22 @@ qstore_sqlite_snapshot_lookup (QStoreSnapshot  *snapshot,
   sqlite3_bind_int64 (stmt, 1, id);
   sqlite3_bind_blob64 (stmt, 2, key, key_len, SQLITE_STATIC);
   rc = sqlite3_step (stmt);
-  if (rc == SQLITE_ROW)
+  if (rc == SQLITE_ROW && sqlite3_column_type (stmt, 0) == SQLITE_INTEGER)
+    {
+      gint64 big_id = sqlite3_column_int64 (stmt, 0);
+
+      sqlite3_reset (stmt);
+      g_clear_pointer (&self->big_value, g_bytes_unref);
+      self->big_value = qstore_sqlite_conn_read_big (conn, big_id, error);
+      if (self->big_value != NULL)
+        {
+          *value = g_bytes_get_data (self->big_value, value_len);
+          if (*value == NULL)
+            *value = (const guint8 *) "";
+          found = TRUE;
+        }
+    }
+  else if (rc == SQLITE_ROW)
     {
       const guint8 *data = sqlite3_column_blob (stmt, 0);
 
@@ -242,8 +270,7 @@ qstore_sqlite_snapshot_iterate (QStoreSnapshot      *snapshot,
 {
   QStoreSqliteSnapshot *self = QSTORE_SQLITE_SNAPSHOT (snapshot);
 
-  return qstore_sqlite_iter_new (self->provider, self, self->conn,
-                                 qstore_kv_get_name (store), bounds, error);
+  return iter_new (self->db, self, self->conn, qstore_kv_get_name (store), bounds, error);
 }
 
 static void
@@ -253,10 +280,11 @@ qstore_sqlite_snapshot_finalize (GObject *object)
 
   /* Its iterators hold a reference, so none is left: the connection goes
    * back to the pool, its read transaction ended. */
-  qstore_sqlite_provider_release_reader (self->provider, self->conn);
+  qstore_sqlite_db_release_reader (self->db, self->conn);
   qstore_sqlite_conn_unref (self->conn);
   g_clear_pointer (&self->store_ids, g_hash_table_unref);
-  g_clear_object (&self->provider);
+  g_clear_pointer (&self->big_value, g_bytes_unref);
+  g_clear_pointer (&self->db, qstore_sqlite_db_unref);
 
   G_OBJECT_CLASS (qstore_sqlite_snapshot_parent_class)->finalize (object);
 }
@@ -289,7 +317,7 @@ struct _QStoreSqliteIter
 {
   QStoreIter            parent_instance;
 
-  QStoreSqliteProvider *provider;
+  QStoreSqliteDb       *db;
   /* Set for snapshot iterators; the others lease @conn themselves. */
   QStoreSqliteSnapshot *snapshot;
   QStoreSqliteConn     *conn;
@@ -300,23 +328,39 @@ struct _QStoreSqliteIter
   gsize                 key_len;
   const guint8         *value;
   gsize                 value_len;
+  GBytes               *big_value;  /* the current entry's, when big */
 };
 
 G_DEFINE_DYNAMIC_TYPE_EXTENDED (QStoreSqliteIter, qstore_sqlite_iter,
                                 QSTORE_TYPE_ITER, G_TYPE_FLAG_FINAL, {})
 
 /* Called with the connection locked. */
-static void
-iter_take_row (QStoreSqliteIter *self)
+static gboolean
+iter_take_row (QStoreSqliteIter  *self,
+               GError           **error)
 {
   const guint8 *key = sqlite3_column_blob (self->stmt, 0);
   const guint8 *value;
 
   self->key_len = sqlite3_column_bytes (self->stmt, 0);
   self->key = key != NULL ? key : (const guint8 *) "";
-  value = sqlite3_column_blob (self->stmt, 1);
-  self->value_len = sqlite3_column_bytes (self->stmt, 1);
+  g_clear_pointer (&self->big_value, g_bytes_unref);
+  if (sqlite3_column_type (self->stmt, 1) == SQLITE_INTEGER)
+    {
+      self->big_value = qstore_sqlite_conn_read_big (self->conn,
+                                                     sqlite3_column_int64 (self->stmt, 1),
+                                                     error);
+      if (self->big_value == NULL)
+        return FALSE;
+      value = g_bytes_get_data (self->big_value, &self->value_len);
+    }
+  else
+    {
+      value = sqlite3_column_blob (self->stmt, 1);
+      self->value_len = sqlite3_column_bytes (self->stmt, 1);
+    }
   self->value = value != NULL ? value : (const guint8 *) "";
+  return TRUE;
 }
 
 /* Called with the connection locked. */
@@ -329,13 +373,13 @@ iter_finish (QStoreSqliteIter *self)
   self->key_len = self->value_len = 0;
 }
 
-QStoreIter *
-qstore_sqlite_iter_new (QStoreSqliteProvider  *provider,
-                        QStoreSqliteSnapshot  *snapshot,
-                        QStoreSqliteConn      *conn,
-                        const char            *name,
-                        const QStoreBounds    *bounds,
-                        GError               **error)
+static QStoreIter *
+iter_new (QStoreSqliteDb        *db,
+          QStoreSqliteSnapshot  *snapshot,
+          QStoreSqliteConn      *conn,
+          const char            *name,
+          const QStoreBounds    *bounds,
+          GError               **error)
 {
   g_autoptr(QStoreSqliteIter) self = NULL;
   const guint8 *lower, *upper;
@@ -344,7 +388,7 @@ qstore_sqlite_iter_new (QStoreSqliteProvider  *provider,
   gboolean ok = FALSE;
 
   self = g_object_new (QSTORE_TYPE_SQLITE_ITER, "bounds", bounds, NULL);
-  self->provider = g_object_ref (provider);
+  self->db = qstore_sqlite_db_ref (db);
   self->snapshot = snapshot != NULL ? g_object_ref (snapshot) : NULL;
   self->conn = qstore_sqlite_conn_ref (conn);
 
@@ -405,11 +449,10 @@ qstore_sqlite_iter_advance (QStoreIter  *iter,
   else
     rc = sqlite3_step (self->stmt);
 
-  if (rc == SQLITE_ROW)
-    {
-      iter_take_row (self);
-      ok = TRUE;
-    }
+  if (rc == SQLITE_ROW && iter_take_row (self, error))
+    ok = TRUE;
+  else if (rc == SQLITE_ROW)
+    iter_finish (self);
   else
     {
       if (rc != SQLITE_DONE)
@@ -471,11 +514,12 @@ qstore_sqlite_iter_finalize (GObject *object)
       iter_finish (self);
       g_mutex_unlock (&self->conn->lock);
       if (self->snapshot == NULL)
-        qstore_sqlite_provider_release_reader (self->provider, self->conn);
+        qstore_sqlite_db_release_reader (self->db, self->conn);
       qstore_sqlite_conn_unref (self->conn);
     }
   g_clear_object (&self->snapshot);
-  g_clear_object (&self->provider);
+  g_clear_pointer (&self->big_value, g_bytes_unref);
+  g_clear_pointer (&self->db, qstore_sqlite_db_unref);
 
   G_OBJECT_CLASS (qstore_sqlite_iter_parent_class)->finalize (object);
 }

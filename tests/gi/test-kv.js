@@ -12,8 +12,10 @@ const PROVIDERS = ['memory', 'lmdb', 'sqlite'];
 const Caps = QStore.Capabilities;
 const EXPECTED_CAPABILITIES = {
     memory: Caps.ATOMIC_BATCH | Caps.SNAPSHOTS,
-    lmdb: Caps.PERSISTENT | Caps.ATOMIC_BATCH | Caps.SNAPSHOTS | Caps.MULTI_PROCESS,
-    sqlite: Caps.PERSISTENT | Caps.ATOMIC_BATCH | Caps.SNAPSHOTS | Caps.MULTI_PROCESS,
+    lmdb: Caps.PERSISTENT | Caps.ATOMIC_BATCH | Caps.SNAPSHOTS | Caps.MULTI_PROCESS |
+        Caps.WRITER_LOCK,
+    sqlite: Caps.PERSISTENT | Caps.ATOMIC_BATCH | Caps.SNAPSHOTS | Caps.MULTI_PROCESS |
+        Caps.WRITER_LOCK,
 };
 const NONE = QStore.WriteFlags.NONE;
 

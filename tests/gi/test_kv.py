@@ -20,8 +20,10 @@ PROVIDERS = ("memory", "lmdb", "sqlite")
 Caps = QStore.Capabilities
 EXPECTED_CAPABILITIES = {
     "memory": Caps.ATOMIC_BATCH | Caps.SNAPSHOTS,
-    "lmdb": Caps.PERSISTENT | Caps.ATOMIC_BATCH | Caps.SNAPSHOTS | Caps.MULTI_PROCESS,
-    "sqlite": Caps.PERSISTENT | Caps.ATOMIC_BATCH | Caps.SNAPSHOTS | Caps.MULTI_PROCESS,
+    "lmdb": Caps.PERSISTENT | Caps.ATOMIC_BATCH | Caps.SNAPSHOTS | Caps.MULTI_PROCESS
+        | Caps.WRITER_LOCK,
+    "sqlite": Caps.PERSISTENT | Caps.ATOMIC_BATCH | Caps.SNAPSHOTS | Caps.MULTI_PROCESS
+        | Caps.WRITER_LOCK,
 }
 
 NONE = QStore.WriteFlags.NONE
@@ -125,6 +127,55 @@ class TestModule(QStoreErrorMixin, unittest.TestCase):
 
         self.assertQStoreError(QStore.Error.CORRUPT, QStore.codec_decode_row,
                                GLib.Bytes.new(data(encoded)[:-1]))
+
+
+class TestLocationLock(QStoreErrorMixin, unittest.TestCase):
+    def test_acquire_query_release(self):
+        tmpdir = tempfile.mkdtemp(prefix="qstore-gi-")
+        try:
+            path = os.path.join(tmpdir, "x.lock")
+            self.assertEqual(QStore.LocationLock.query(path), (False, -1))
+            lock = QStore.LocationLock.acquire(path, "The test location", 0)
+            self.assertTrue(lock.is_held())
+            self.assertEqual(lock.get_path(), path)
+            self.assertEqual(QStore.LocationLock.query(path), (True, os.getpid()))
+            self.assertQStoreError(QStore.Error.BUSY, QStore.LocationLock.acquire,
+                                   path, "The test location", 0)
+            lock.release()
+            self.assertFalse(lock.is_held())
+            self.assertEqual(QStore.LocationLock.query(path), (False, -1))
+            self.assertFalse(os.path.exists(path))
+        finally:
+            shutil.rmtree(tmpdir)
+
+
+class TestCheckReport(unittest.TestCase):
+    """What layers above the providers build on: a report they add to."""
+
+    def test_problems_checked_notes(self):
+        report = QStore.CheckReport.new()
+        self.assertTrue(report.is_clean())
+        report.add_checked("table", "main.t", 3)
+        report.add_checked("table", "main.u", 4)
+        report.add_problem("table", "main.t", GLib.Bytes.new(b"\x01k"),
+                           "The row has no index entry")
+        report.add_problem(QStore.CHECK_SCOPE_FILE, "data.mdb", None, "Damaged")
+        report.add_note("The views were not read")
+        self.assertFalse(report.is_clean())
+        self.assertEqual(report.get_n_problems(), 2)
+        problem = report.get_problem(0)
+        self.assertEqual(problem.get_scope(), "table")
+        self.assertEqual(problem.get_object(), "main.t")
+        self.assertEqual(data(problem.get_key()), b"\x01k")
+        self.assertEqual(problem.get_message(), "The row has no index entry")
+        self.assertIsNone(report.get_problem(1).get_key())
+        self.assertEqual(report.get_n_checked("table"), 2)
+        self.assertEqual(report.get_n_checked_items("table"), 7)
+        self.assertEqual(report.get_n_checked(QStore.CHECK_SCOPE_STORE), 0)
+        self.assertEqual(report.get_notes(), ["The views were not read"])
+        json = report.to_json()
+        self.assertIn('"clean":false', json)
+        self.assertIn('"key":"016b"', json)
 
 
 class ProviderTests(QStoreErrorMixin):
@@ -381,6 +432,22 @@ class ProviderTests(QStoreErrorMixin):
         self.assertEqual(self.provider.list_stores(), ["main.t"])
         self.assertEqual(sorted(os.listdir(self.tmpdir)), before)
         self.assertEqual(collect(kv.iterate(None)), [(b"a", b"v:a")])
+
+    def test_check(self):
+        kv = self.provider.open_store("main.t")
+        self.fill(kv, [b"a", b"b"])
+        report = self.provider.check()
+        self.assertTrue(report.is_clean())
+        self.assertEqual(report.get_n_problems(), 0)
+        self.assertEqual(report.get_n_checked(QStore.CHECK_SCOPE_STORE), 1)
+        self.assertEqual(report.get_n_checked_items(QStore.CHECK_SCOPE_STORE), 2)
+        self.assertIn('"clean":true', report.to_json())
+
+    def test_writer_lock(self):
+        if self.NAME == "memory":
+            self.skipTest("a memory store is its opener's alone")
+        self.assertQStoreError(QStore.Error.BUSY, self.open)
+        self.open(QStore.OpenFlags.READ_ONLY).close_all()
 
     def test_persistence(self):
         kv = self.provider.open_store("main.t")

@@ -14,152 +14,7 @@
 #include <qstore.h>
 
 #include "qstore-fault-private.h"
-#include "qstore-test-util.h"
-
-typedef struct
-{
-  char               *dir;       /* a fresh temporary directory */
-  char               *uri;       /* the store URI inside it */
-  QStoreProvider     *provider;
-  QStoreCapabilities  caps;
-} Fixture;
-
-static QStoreProvider *
-open_provider (const char      *uri,
-               QStoreOpenFlags  flags)
-{
-  g_autoptr(GError) error = NULL;
-  QStoreProvider *provider = qstore_provider_new_for_uri (uri, flags, &error);
-
-  g_assert_no_error (error);
-  g_assert_nonnull (provider);
-  return provider;
-}
-
-static void
-fixture_setup (Fixture       *f,
-               gconstpointer  data)
-{
-  f->dir = test_make_tmp_dir ("qstore-conformance-XXXXXX");
-  f->uri = test_provider_uri (f->dir, "store");
-  f->provider = open_provider (f->uri, QSTORE_OPEN_NONE);
-  f->caps = qstore_provider_get_capabilities (f->provider);
-}
-
-static void
-fixture_teardown (Fixture       *f,
-                  gconstpointer  data)
-{
-  g_clear_object (&f->provider);
-  test_remove_tree (f->dir);
-  g_free (f->dir);
-  g_free (f->uri);
-  _qstore_fault_disarm_all ();
-}
-
-static gboolean
-persistent (Fixture *f)
-{
-  return (f->caps & QSTORE_CAPABILITY_PERSISTENT) != 0;
-}
-
-static void
-reopen (Fixture         *f,
-        QStoreOpenFlags  flags)
-{
-  qstore_provider_close_all (f->provider);
-  g_clear_object (&f->provider);
-  f->provider = open_provider (f->uri, flags);
-}
-
-static QStoreKV *
-store (Fixture    *f,
-       const char *name)
-{
-  g_autoptr(GError) error = NULL;
-  QStoreKV *kv = qstore_provider_open_store (f->provider, name, &error);
-
-  g_assert_no_error (error);
-  g_assert_nonnull (kv);
-  return kv;
-}
-
-static void
-put (QStoreKV   *kv,
-     const char *key,
-     const char *value)
-{
-  g_autoptr(GError) error = NULL;
-
-  qstore_kv_put (kv, (const guint8 *) key, strlen (key),
-                 (const guint8 *) value, strlen (value), QSTORE_WRITE_NONE, &error);
-  g_assert_no_error (error);
-}
-
-static void
-del (QStoreKV   *kv,
-     const char *key)
-{
-  g_autoptr(GError) error = NULL;
-
-  qstore_kv_delete (kv, (const guint8 *) key, strlen (key), QSTORE_WRITE_NONE, &error);
-  g_assert_no_error (error);
-}
-
-/* The value of @key as a string, or NULL when absent. */
-static char *
-get (QStoreKV   *kv,
-     const char *key)
-{
-  g_autoptr(GError) error = NULL;
-  g_autoptr(GBytes) value = qstore_kv_get (kv, (const guint8 *) key, strlen (key), &error);
-  gsize len;
-  const char *data;
-
-  g_assert_no_error (error);
-  if (value == NULL)
-    return NULL;
-  data = g_bytes_get_data (value, &len);
-  return g_strndup (data ? data : "", len);
-}
-
-/* Every key of an iteration, joined with "|". */
-static char *
-collect (QStoreIter *iter)
-{
-  g_autoptr(GError) error = NULL;
-  GString *out = g_string_new (NULL);
-  gboolean first = TRUE;
-
-  while (qstore_iter_next (iter, &error))
-    {
-      gsize len;
-      const guint8 *key = qstore_iter_peek_key (iter, &len);
-
-      if (!first)
-        g_string_append_c (out, '|');
-      g_string_append_len (out, (const char *) key, len);
-      first = FALSE;
-    }
-  g_assert_no_error (error);
-  return g_string_free (out, FALSE);
-}
-
-static char *
-scan (QStoreKV           *kv,
-      const QStoreBounds *bounds)
-{
-  g_autoptr(GError) error = NULL;
-  g_autoptr(QStoreIter) iter = qstore_kv_iterate (kv, bounds, &error);
-
-  g_assert_no_error (error);
-  return collect (iter);
-}
-
-#define assert_value(kv, key, expected) G_STMT_START { \
-    g_autofree char *got_ = get ((kv), (key)); \
-    g_assert_cmpstr (got_, ==, (expected)); \
-  } G_STMT_END
+#include "conformance.h"
 
 /* Tests */
 
@@ -181,7 +36,8 @@ test_registry (void)
     g_assert_cmpint (caps, ==, QSTORE_CAPABILITY_ATOMIC_BATCH | QSTORE_CAPABILITY_SNAPSHOTS);
   else
     g_assert_cmpint (caps, ==, QSTORE_CAPABILITY_PERSISTENT | QSTORE_CAPABILITY_ATOMIC_BATCH |
-                               QSTORE_CAPABILITY_SNAPSHOTS | QSTORE_CAPABILITY_MULTI_PROCESS);
+                               QSTORE_CAPABILITY_SNAPSHOTS | QSTORE_CAPABILITY_MULTI_PROCESS |
+                               QSTORE_CAPABILITY_WRITER_LOCK);
 
   g_assert_false (qstore_lookup_provider_capabilities ("no-such-provider", &caps, &error));
   g_assert_error (error, QSTORE_ERROR, QSTORE_ERROR_NOT_FOUND);
@@ -1060,6 +916,7 @@ test_hostile_names (Fixture       *f,
   g_autoptr(GDir) parent = NULL;
   g_auto(GStrv) listed = NULL;
   guint n_entries = 0;
+  const char *entry;
 
   for (guint i = 0; names[i] != NULL; i++)
     {
@@ -1123,20 +980,22 @@ test_hostile_names (Fixture       *f,
   /* Nothing was created beside the location. */
   parent = g_dir_open (f->dir, 0, &error);
   g_assert_no_error (error);
-  while (g_dir_read_name (parent) != NULL)
-    n_entries++;
-  if (!persistent (f))
-    g_assert_cmpuint (n_entries, ==, 0);
-  else
+  while ((entry = g_dir_read_name (parent)) != NULL)
     {
       g_autofree char *name = test_provider_name ();
 
-      /* lmdb: the directory; sqlite: the file and its -wal/-shm. */
+      /* lmdb: the directory; sqlite: the file, its -wal and -shm and the
+       * writer's lock file, all named after it. */
       if (g_str_equal (name, "lmdb"))
-        g_assert_cmpuint (n_entries, ==, 1);
+        g_assert_cmpstr (entry, ==, "store");
       else
-        g_assert_cmpuint (n_entries, <=, 3);
+        g_assert_true (g_str_has_prefix (entry, "store.db"));
+      n_entries++;
     }
+  if (!persistent (f))
+    g_assert_cmpuint (n_entries, ==, 0);
+  else
+    g_assert_cmpuint (n_entries, >=, 1);
 }
 
 static void
@@ -1409,7 +1268,10 @@ main (int   argc,
       char *argv[])
 {
   g_autofree char *prefix = NULL;
+  int status;
 
+  if ((status = conformance_lock_child (argc, argv)) >= 0)
+    return status;
   g_test_init (&argc, &argv, NULL);
 
   prefix = g_strdup_printf ("/providers/%s", test_provider_spec ());
@@ -1440,6 +1302,9 @@ main (int   argc,
   ADD ("native-tools", test_native_tools);
   ADD ("second-process", test_second_process);
 #undef ADD
+  conformance_add_lock_tests (prefix);
+  conformance_add_check_tests (prefix);
+  conformance_add_read_only_tests (prefix);
 
   return g_test_run ();
 }

@@ -88,14 +88,14 @@ fixture_teardown (Fixture       *f,
 typedef struct
 {
   const char *name;
-  const char *capabilities[5];
+  const char *capabilities[6];
 } ExpectedProvider;
 
 /* What each provider can do, as the design defines it. */
 static const ExpectedProvider expected_providers[] = {
-  { "lmdb", { "persistent", "atomic_batch", "snapshots", "multi_process", NULL } },
+  { "lmdb", { "persistent", "atomic_batch", "snapshots", "multi_process", "writer_lock", NULL } },
   { "memory", { "atomic_batch", "snapshots", NULL } },
-  { "sqlite", { "persistent", "atomic_batch", "snapshots", "multi_process", NULL } },
+  { "sqlite", { "persistent", "atomic_batch", "snapshots", "multi_process", "writer_lock", NULL } },
 };
 
 static void
@@ -158,6 +158,8 @@ test_providers_json (void)
                        g_strv_contains (e->capabilities, "snapshots"));
       g_assert_cmpint (!!(lib_caps & QSTORE_CAPABILITY_MULTI_PROCESS), ==,
                        g_strv_contains (e->capabilities, "multi_process"));
+      g_assert_cmpint (!!(lib_caps & QSTORE_CAPABILITY_WRITER_LOCK), ==,
+                       g_strv_contains (e->capabilities, "writer_lock"));
     }
 }
 

@@ -1,0 +1,300 @@
+/* qstore-sqlite-db.c: an open SQLite store file, shared by a provider and
+ * everything it hands out
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include "qstore-sqlite-db.h"
+
+/* Idle reader connections kept for reuse; more are opened on demand and
+ * closed when given back. */
+#define MAX_IDLE_READERS 4
+#define DEFAULT_BUSY_TIMEOUT_MS 5000
+
+QStoreSqliteDb *
+qstore_sqlite_db_new (const char *path,
+                      gboolean    read_only)
+{
+  QStoreSqliteDb *db = g_new0 (QStoreSqliteDb, 1);
+
+  g_atomic_ref_count_init (&db->ref_count);
+  db->path = g_strdup (path);
+  db->read_only = read_only;
+  db->busy_timeout_ms = DEFAULT_BUSY_TIMEOUT_MS;
+  db->store_ids = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
+  db->readers = g_ptr_array_new_with_free_func ((GDestroyNotify) qstore_sqlite_conn_unref);
+  db->idle = g_ptr_array_new_with_free_func ((GDestroyNotify) qstore_sqlite_conn_unref);
+  g_mutex_init (&db->pool_lock);
+  return db;
+}
+
+QStoreSqliteDb *
+qstore_sqlite_db_ref (QStoreSqliteDb *db)
+{
+  g_atomic_ref_count_inc (&db->ref_count);
+  return db;
+}
+
+void
+qstore_sqlite_db_unref (QStoreSqliteDb *db)
+{
+  if (!g_atomic_ref_count_dec (&db->ref_count))
+    return;
+
+  qstore_sqlite_db_close (db);
+  g_clear_pointer (&db->main, qstore_sqlite_conn_unref);
+  g_clear_pointer (&db->store_ids, g_hash_table_unref);
+  g_clear_pointer (&db->readers, g_ptr_array_unref);
+  g_clear_pointer (&db->idle, g_ptr_array_unref);
+  g_mutex_clear (&db->pool_lock);
+  g_free (db->path);
+  g_free (db);
+}
+
+/* The reader pool */
+
+QStoreSqliteConn *
+qstore_sqlite_db_acquire_reader (QStoreSqliteDb  *self,
+                                 gboolean         pin,
+                                 GError         **error)
+{
+  g_autoptr(QStoreSqliteConn) conn = NULL;
+  gboolean ok;
+
+  g_mutex_lock (&self->pool_lock);
+  if (self->closed)
+    {
+      g_mutex_unlock (&self->pool_lock);
+      qstore_sqlite_set_closed_error (error, self->path);
+      return NULL;
+    }
+  if (self->idle->len > 0)
+    conn = g_ptr_array_steal_index_fast (self->idle, self->idle->len - 1);
+  g_mutex_unlock (&self->pool_lock);
+
+  if (conn == NULL)
+    {
+      /* Opening takes a while: do it outside the pool lock. */
+      if (!(conn = qstore_sqlite_conn_open (self->path, SQLITE_OPEN_READONLY,
+                                            self->busy_timeout_ms, self->cache_kib, error)))
+        return NULL;
+
+      g_mutex_lock (&self->pool_lock);
+      if (self->closed)
+        {
+          g_mutex_unlock (&self->pool_lock);
+          qstore_sqlite_set_closed_error (error, self->path);
+          return NULL;
+        }
+      g_ptr_array_add (self->readers, qstore_sqlite_conn_ref (conn));
+      g_mutex_unlock (&self->pool_lock);
+    }
+
+  if (!pin)
+    return g_steal_pointer (&conn);
+
+  /* A WAL read transaction only takes its snapshot at the first read. */
+  g_mutex_lock (&conn->lock);
+  ok = qstore_sqlite_conn_check_open (conn, error) &&
+       qstore_sqlite_conn_run (conn, QSTORE_SQLITE_STMT_BEGIN,
+                               "beginning a read transaction", error) &&
+       qstore_sqlite_conn_run (conn, QSTORE_SQLITE_STMT_PIN,
+                               "beginning a read transaction", error);
+  g_mutex_unlock (&conn->lock);
+  if (!ok)
+    {
+      qstore_sqlite_db_release_reader (self, conn);
+      return NULL;
+    }
+  return g_steal_pointer (&conn);
+}
+
+void
+qstore_sqlite_db_release_reader (QStoreSqliteDb   *self,
+                                 QStoreSqliteConn *conn)
+{
+  gboolean reusable = FALSE;
+
+  g_mutex_lock (&conn->lock);
+  if (conn->db != NULL)
+    {
+      for (guint i = 0; i < QSTORE_SQLITE_N_STMTS; i++)
+        if (conn->stmts[i] != NULL)
+          sqlite3_reset (conn->stmts[i]);
+      reusable = conn->busy_scans->len == 0;
+      if (!sqlite3_get_autocommit (conn->db) &&
+          !qstore_sqlite_conn_run (conn, QSTORE_SQLITE_STMT_COMMIT,
+                                   "ending a read transaction", NULL))
+        reusable = FALSE;
+    }
+  g_mutex_unlock (&conn->lock);
+
+  g_mutex_lock (&self->pool_lock);
+  if (!self->closed)
+    {
+      if (reusable && self->idle->len < MAX_IDLE_READERS)
+        g_ptr_array_add (self->idle, qstore_sqlite_conn_ref (conn));
+      else
+        {
+          g_mutex_lock (&conn->lock);
+          qstore_sqlite_conn_close (conn);
+          g_mutex_unlock (&conn->lock);
+          g_ptr_array_remove_fast (self->readers, conn);
+        }
+    }
+  g_mutex_unlock (&self->pool_lock);
+}
+
+/* Store ids */
+
+void
+qstore_sqlite_db_forget_stores (QStoreSqliteDb *self)
+{
+  g_hash_table_remove_all (self->store_ids);
+}
+
+gboolean
+qstore_sqlite_db_resolve_store (QStoreSqliteDb  *self,
+                                const char      *name,
+                                gboolean         create,
+                                gint64          *id,
+                                GError         **error)
+{
+  QStoreSqliteConn *conn = self->main;
+  const gint64 *cached;
+  sqlite3_stmt *stmt;
+  int rc;
+
+  cached = g_hash_table_lookup (self->store_ids, name);
+  if (cached != NULL)
+    {
+      *id = *cached;
+      return TRUE;
+    }
+
+  if (!(stmt = qstore_sqlite_conn_stmt (conn, QSTORE_SQLITE_STMT_STORE_ID, error)))
+    return FALSE;
+  sqlite3_bind_text (stmt, 1, name, -1, SQLITE_STATIC);
+  rc = sqlite3_step (stmt);
+  if (rc == SQLITE_ROW)
+    *id = sqlite3_column_int64 (stmt, 0);
+  else if (rc != SQLITE_DONE)
+    qstore_sqlite_conn_set_error (conn, rc, "looking up a store", error);
+  sqlite3_reset (stmt);
+
+  if (rc == SQLITE_DONE)
+    {
+      *id = -1;
+      if (!create)
+        return TRUE;
+
+      if (!qstore_sqlite_conn_run_named (conn, QSTORE_SQLITE_STMT_CREATE_STORE, name,
+                                         "creating a store", error))
+        return FALSE;
+      *id = sqlite3_last_insert_rowid (conn->db);
+    }
+  else if (rc != SQLITE_ROW)
+    return FALSE;
+
+  g_hash_table_insert (self->store_ids, g_strdup (name), g_memdup2 (id, sizeof *id));
+  return TRUE;
+}
+
+/* Reading */
+
+GBytes *
+qstore_sqlite_db_get (QStoreSqliteDb  *self,
+                      const char      *name,
+                      const guint8    *key,
+                      gsize            key_len,
+                      GError         **error)
+{
+  QStoreSqliteConn *conn = self->main;
+  GBytes *value = NULL;
+  sqlite3_stmt *stmt;
+  int rc;
+
+  g_mutex_lock (&conn->lock);
+  if (!qstore_sqlite_conn_check_open (conn, error))
+    goto out;
+
+  if (self->read_only)
+    {
+      /* Another process writes, and may rename or drop stores at any
+       * time: resolve the name in the same statement as the key. */
+      if (!(stmt = qstore_sqlite_conn_stmt (conn, QSTORE_SQLITE_STMT_GET_BY_NAME, error)))
+        goto out;
+      sqlite3_bind_text (stmt, 1, name, -1, SQLITE_STATIC);
+    }
+  else
+    {
+      gint64 id;
+
+      /* The writer lock makes ours the only writes, so the ids we know
+       * hold. */
+      if (!qstore_sqlite_db_resolve_store (self, name, FALSE, &id, error) || id < 0)
+        goto out;
+      if (!(stmt = qstore_sqlite_conn_stmt (conn, QSTORE_SQLITE_STMT_GET, error)))
+        goto out;
+      sqlite3_bind_int64 (stmt, 1, id);
+    }
+  sqlite3_bind_blob64 (stmt, 2, key, key_len, SQLITE_STATIC);
+
+  rc = sqlite3_step (stmt);
+  if (rc == SQLITE_ROW && sqlite3_column_type (stmt, 0) == SQLITE_INTEGER)
+    {
+      gint64 id = sqlite3_column_int64 (stmt, 0);
+
+      sqlite3_reset (stmt);
+      value = qstore_sqlite_conn_read_big (conn, id, error);
+    }
+  else if (rc == SQLITE_ROW)
+    {
+      const void *data = sqlite3_column_blob (stmt, 0);
+
+      value = g_bytes_new (data, sqlite3_column_bytes (stmt, 0));
+      sqlite3_reset (stmt);
+    }
+  else
+    {
+      if (rc != SQLITE_DONE)
+        qstore_sqlite_conn_set_error (conn, rc, "reading a key", error);
+      sqlite3_reset (stmt);
+    }
+
+out:
+  g_mutex_unlock (&conn->lock);
+  return value;
+}
+
+void
+qstore_sqlite_db_close (QStoreSqliteDb *self)
+{
+  g_mutex_lock (&self->pool_lock);
+  self->closed = TRUE;
+  for (guint i = 0; i < self->readers->len; i++)
+    {
+      QStoreSqliteConn *conn = g_ptr_array_index (self->readers, i);
+
+      g_mutex_lock (&conn->lock);
+      qstore_sqlite_conn_close (conn);
+      g_mutex_unlock (&conn->lock);
+    }
+  g_ptr_array_set_size (self->idle, 0);
+  g_ptr_array_set_size (self->readers, 0);
+  g_mutex_unlock (&self->pool_lock);
+
+  /* With our readers gone, the checkpoint can reach the end of the WAL
+   * (unless another process still reads). */
+  if (self->main != NULL)
+    {
+      g_mutex_lock (&self->main->lock);
+      if (self->main->db != NULL && !self->read_only)
+        sqlite3_wal_checkpoint_v2 (self->main->db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+      qstore_sqlite_conn_close (self->main);
+      qstore_sqlite_db_forget_stores (self);
+      g_mutex_unlock (&self->main->lock);
+    }
+}
+

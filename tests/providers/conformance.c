@@ -1,0 +1,148 @@
+/* conformance.c: the fixture and helpers of the provider conformance tests
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include <string.h>
+
+#include "conformance.h"
+#include "qstore-fault-private.h"
+
+QStoreProvider *
+open_provider (const char      *uri,
+               QStoreOpenFlags  flags)
+{
+  g_autoptr(GError) error = NULL;
+  QStoreProvider *provider = qstore_provider_new_for_uri (uri, flags, &error);
+
+  g_assert_no_error (error);
+  g_assert_nonnull (provider);
+  return provider;
+}
+
+void
+fixture_setup (Fixture       *f,
+               gconstpointer  data)
+{
+  f->dir = test_make_tmp_dir ("qstore-conformance-XXXXXX");
+  f->uri = test_provider_uri (f->dir, "store");
+  f->provider = open_provider (f->uri, QSTORE_OPEN_NONE);
+  f->caps = qstore_provider_get_capabilities (f->provider);
+}
+
+void
+fixture_teardown (Fixture       *f,
+                  gconstpointer  data)
+{
+  g_clear_object (&f->provider);
+  test_remove_tree (f->dir);
+  g_free (f->dir);
+  g_free (f->uri);
+  _qstore_fault_disarm_all ();
+}
+
+gboolean
+persistent (Fixture *f)
+{
+  return (f->caps & QSTORE_CAPABILITY_PERSISTENT) != 0;
+}
+
+void
+reopen (Fixture         *f,
+        QStoreOpenFlags  flags)
+{
+  qstore_provider_close_all (f->provider);
+  g_clear_object (&f->provider);
+  f->provider = open_provider (f->uri, flags);
+}
+
+QStoreKV *
+store_of (QStoreProvider *provider,
+          const char     *name)
+{
+  g_autoptr(GError) error = NULL;
+  QStoreKV *kv = qstore_provider_open_store (provider, name, &error);
+
+  g_assert_no_error (error);
+  g_assert_nonnull (kv);
+  return kv;
+}
+
+QStoreKV *
+store (Fixture    *f,
+       const char *name)
+{
+  return store_of (f->provider, name);
+}
+
+void
+put (QStoreKV   *kv,
+     const char *key,
+     const char *value)
+{
+  g_autoptr(GError) error = NULL;
+
+  qstore_kv_put (kv, (const guint8 *) key, strlen (key),
+                 (const guint8 *) value, strlen (value), QSTORE_WRITE_NONE, &error);
+  g_assert_no_error (error);
+}
+
+void
+del (QStoreKV   *kv,
+     const char *key)
+{
+  g_autoptr(GError) error = NULL;
+
+  qstore_kv_delete (kv, (const guint8 *) key, strlen (key), QSTORE_WRITE_NONE, &error);
+  g_assert_no_error (error);
+}
+
+char *
+get (QStoreKV   *kv,
+     const char *key)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GBytes) value = qstore_kv_get (kv, (const guint8 *) key, strlen (key), &error);
+  gsize len;
+  const char *data;
+
+  g_assert_no_error (error);
+  if (value == NULL)
+    return NULL;
+  data = g_bytes_get_data (value, &len);
+  return g_strndup (data ? data : "", len);
+}
+
+char *
+collect (QStoreIter *iter)
+{
+  g_autoptr(GError) error = NULL;
+  GString *out = g_string_new (NULL);
+  gboolean first = TRUE;
+
+  while (qstore_iter_next (iter, &error))
+    {
+      gsize len;
+      const guint8 *key = qstore_iter_peek_key (iter, &len);
+
+      if (!first)
+        g_string_append_c (out, '|');
+      g_string_append_len (out, (const char *) key, len);
+      first = FALSE;
+    }
+  g_assert_no_error (error);
+  return g_string_free (out, FALSE);
+}
+
+char *
+scan (QStoreKV           *kv,
+      const QStoreBounds *bounds)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(QStoreIter) iter = qstore_kv_iterate (kv, bounds, &error);
+
+  g_assert_no_error (error);
+  return collect (iter);
+}
+

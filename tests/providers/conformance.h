@@ -1,0 +1,62 @@
+/* conformance.h: what the provider conformance tests share
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#pragma once
+
+#include <qstore.h>
+
+#include "qstore-test-util.h"
+
+G_BEGIN_DECLS
+
+typedef struct
+{
+  char               *dir;       /* a fresh temporary directory */
+  char               *uri;       /* the store URI inside it */
+  QStoreProvider     *provider;
+  QStoreCapabilities  caps;
+} Fixture;
+
+QStoreProvider *open_provider    (const char          *uri,
+                                  QStoreOpenFlags      flags);
+void            fixture_setup    (Fixture             *f,
+                                  gconstpointer        data);
+void            fixture_teardown (Fixture             *f,
+                                  gconstpointer        data);
+gboolean        persistent       (Fixture             *f);
+void            reopen           (Fixture             *f,
+                                  QStoreOpenFlags      flags);
+QStoreKV       *store            (Fixture             *f,
+                                  const char          *name);
+QStoreKV       *store_of         (QStoreProvider      *provider,
+                                  const char          *name);
+void            put              (QStoreKV            *kv,
+                                  const char          *key,
+                                  const char          *value);
+void            del              (QStoreKV            *kv,
+                                  const char          *key);
+/* The value of @key as a string, or NULL when absent. */
+char           *get              (QStoreKV            *kv,
+                                  const char          *key);
+/* Every key of an iteration, joined with "|". */
+char           *collect          (QStoreIter          *iter);
+char           *scan             (QStoreKV            *kv,
+                                  const QStoreBounds  *bounds);
+
+#define assert_value(kv, key, expected) G_STMT_START { \
+    g_autofree char *got_ = get ((kv), (key)); \
+    g_assert_cmpstr (got_, ==, (expected)); \
+  } G_STMT_END
+
+/* The tests of other files, added under @prefix. */
+void            conformance_add_lock_tests  (const char *prefix);
+void            conformance_add_check_tests (const char *prefix);
+void            conformance_add_read_only_tests (const char *prefix);
+
+/* Runs the child process @argv asks for and returns its exit status, or
+ * -1 when @argv asks for none (then it only notes argv[0]). */
+int             conformance_lock_child      (int    argc,
+                                             char **argv);
+
+G_END_DECLS
