@@ -192,7 +192,7 @@ qstore_check_report_init (QStoreCheckReport *self)
   self->problems = g_ptr_array_new_with_free_func ((GDestroyNotify) qstore_check_problem_free);
   self->checked = g_array_new (FALSE, FALSE, sizeof (Checked));
   g_array_set_clear_func (self->checked, checked_clear);
-  self->notes = g_ptr_array_new_null_terminated (0, g_free, TRUE);
+  self->notes = g_ptr_array_new_null_terminated (1, g_free, TRUE);
 }
 
 /**

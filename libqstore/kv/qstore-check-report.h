@@ -30,6 +30,30 @@ G_BEGIN_DECLS
  */
 #define QSTORE_CHECK_SCOPE_STORE "store"
 
+/**
+ * QSTORE_CHECK_SCOPE_TABLE:
+ *
+ * The scope of problems in a table's rows and its row count (the object
+ * is the table's name); see qstore_table_check().
+ */
+#define QSTORE_CHECK_SCOPE_TABLE "table"
+
+/**
+ * QSTORE_CHECK_SCOPE_INDEX:
+ *
+ * The scope of problems in a table's index (the object is the index's
+ * name); see qstore_table_check().
+ */
+#define QSTORE_CHECK_SCOPE_INDEX "index"
+
+/**
+ * QSTORE_CHECK_SCOPE_CATALOG:
+ *
+ * The scope of problems in a database's catalog (the object is the entry
+ * that did not load); see qstore_database_check().
+ */
+#define QSTORE_CHECK_SCOPE_CATALOG "catalog"
+
 #define QSTORE_TYPE_CHECK_PROBLEM (qstore_check_problem_get_type ())
 
 typedef struct _QStoreCheckProblem QStoreCheckProblem;

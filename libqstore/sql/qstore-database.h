@@ -60,6 +60,9 @@ char             **qstore_database_list_tables     (QStoreDatabase   *self);
 QSTORE_AVAILABLE_IN_ALL
 QStoreRehydrationResult *qstore_database_get_rehydration_result (QStoreDatabase *self);
 QSTORE_AVAILABLE_IN_ALL
+QStoreCheckReport *qstore_database_check           (QStoreDatabase   *self,
+                                                    GError          **error);
+QSTORE_AVAILABLE_IN_ALL
 gboolean           qstore_database_reclaim_detached_table (QStoreDatabase      *self,
                                                            const char          *schema,
                                                            const char          *table,

@@ -8,6 +8,7 @@
 # error "Only <qstore.h> can be included directly."
 #endif
 
+#include "qstore-check-report.h"
 #include "qstore-coordinator.h"
 
 G_BEGIN_DECLS
@@ -55,6 +56,10 @@ QSTORE_AVAILABLE_IN_ALL
 QStoreCoordinator *qstore_table_get_coordinator  (QStoreTable     *self);
 QSTORE_AVAILABLE_IN_ALL
 gint64             qstore_table_get_row_count    (QStoreTable     *self);
+QSTORE_AVAILABLE_IN_ALL
+gboolean           qstore_table_check            (QStoreTable        *self,
+                                                  QStoreCheckReport  *report,
+                                                  GError            **error);
 
 QSTORE_AVAILABLE_IN_ALL
 gboolean           qstore_table_insert           (QStoreTable     *self,
