@@ -112,6 +112,9 @@ int             qstore_tool_import             (QStoreTool          *tool,
 int             qstore_tool_staging            (QStoreTool          *tool,
                                                 int                  argc,
                                                 char               **argv);
+int             qstore_tool_check              (QStoreTool          *tool,
+                                                int                  argc,
+                                                char               **argv);
 int             qstore_tool_demo               (QStoreTool          *tool,
                                                 int                  argc,
                                                 char               **argv);
