@@ -28,6 +28,15 @@ int      qstore_provider_check_read      (QStoreProvider  *self,
 void     qstore_snapshot_set_provider    (QStoreSnapshot  *self,
                                           QStoreProvider  *provider);
 
+/* A provider libqstore makes itself rather than loads from a plugin (a
+ * replica's DDL overlay) gets here what qstore_provider_new() gives every
+ * provider: its name, location and flags. Call once, right after
+ * creating it. */
+void     qstore_provider_init_state      (QStoreProvider  *self,
+                                          const char      *name,
+                                          const char      *location,
+                                          QStoreOpenFlags  flags);
+
 /* The provider's restructure, in one all-or-nothing unit: erase the stores
  * of @drop, move each store of @rename_from to the same position of
  * @rename_to, then apply @ops. The name arrays are NULL-terminated. For the

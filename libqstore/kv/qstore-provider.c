@@ -62,9 +62,29 @@ get_state (QStoreProvider *self)
 {
   ProviderState *state = g_object_get_qdata (G_OBJECT (self), provider_state_quark ());
 
-  /* Providers are only ever made by qstore_provider_new_with_options(). */
+  /* Providers are made by qstore_provider_new_with_options(), or by
+   * libqstore itself (qstore_provider_init_state()). */
   g_assert (state != NULL);
   return state;
+}
+
+void
+qstore_provider_init_state (QStoreProvider  *self,
+                            const char      *name,
+                            const char      *location,
+                            QStoreOpenFlags  flags)
+{
+  QStoreProviderInterface *iface = QSTORE_PROVIDER_GET_IFACE (self);
+  ProviderState *state = g_new0 (ProviderState, 1);
+
+  g_return_if_fail (g_object_get_qdata (G_OBJECT (self), provider_state_quark ()) == NULL);
+
+  state->name = g_strdup (name);
+  state->location = g_strdup (location ? location : "");
+  state->flags = flags;
+  state->options = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
+  g_object_set_qdata_full (G_OBJECT (self), provider_state_quark (), state, provider_state_free);
+  state->max_key_length = iface->get_max_key_length ? iface->get_max_key_length (self) : 0;
 }
 
 /* Plugin loading */
