@@ -30,4 +30,7 @@
 # include "qstore-unsafe-event.h"
 # include "qstore-unsafe-row.h"
 # include "qstore-unsafe-window.h"
+# include "qstore-replica-error.h"
+# include "qstore-replica-txn.h"
+# include "qstore-replica.h"
 #undef QSTORE_INSIDE

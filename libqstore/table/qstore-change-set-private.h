@@ -37,5 +37,9 @@ void             qstore_change_clear          (gpointer     change);
 QStoreChangeSet *qstore_change_set_new_take   (guint64      tx_id,
                                                gint64       time,
                                                GArray      *changes);
+/* The changes as recorded (rows still encoded), for those that follow
+ * them row by row without decoding them into GVariants. */
+const QStoreChange *qstore_change_set_peek_changes (QStoreChangeSet *self,
+                                                    guint           *n_changes);
 
 G_END_DECLS
