@@ -176,6 +176,13 @@ test_recorder_last (TestRecorder *rec,
   return NULL;
 }
 
+static inline int
+test_compare_lines (gconstpointer a,
+                    gconstpointer b)
+{
+  return strcmp (*(const char * const *) a, *(const char * const *) b);
+}
+
 /* Rows as text, sorted: what two sets of rows are compared by. */
 static inline char *
 test_rows_text (GVariant *rows)
@@ -189,7 +196,7 @@ test_rows_text (GVariant *rows)
 
       g_ptr_array_add (lines, g_variant_print (row, FALSE));
     }
-  g_ptr_array_sort (lines, (GCompareFunc) g_strcmp0);
+  g_ptr_array_sort (lines, test_compare_lines);
   for (guint i = 0; i < lines->len; i++)
     g_string_append_printf (text, "%s\n", (char *) lines->pdata[i]);
   return g_string_free (text, FALSE);
