@@ -29,6 +29,8 @@
  * - unsafe-window: a workload of its own, --rows events (see
  *   qstore-bench-window.c): guarded applies against plain upserts of the
  *   same rows, and composed-page reads.
+ * - replica: a workload of its own (see qstore-bench-replica.c): live
+ *   queries' latency and cost to the writer, and a --rows transaction.
  */
 #include "config.h"
 
@@ -51,6 +53,7 @@
 #include "qstore-database-private.h"
 #include "qstore-table-private.h"
 
+#include "qstore-bench-replica.h"
 #include "qstore-bench-window.h"
 
 #define BENCH_SEED       42
@@ -74,8 +77,10 @@ typedef enum
 
 static const char * const layer_names[] = { "kv", "table", "sql" };
 
-/* Its own workload, run by qstore-bench-window.c. */
+/* Workloads of their own, run by qstore-bench-window.c and
+ * qstore-bench-replica.c. */
 #define LAYER_UNSAFE_WINDOW_NAME "unsafe-window"
+#define LAYER_REPLICA_NAME "replica"
 
 
 typedef enum
@@ -1386,17 +1391,17 @@ main (int    argc,
   int run = 1;
   gboolean keep = FALSE;
   gboolean no_atomic = FALSE;
-  gboolean window_layer;
+  gboolean window_layer, replica_layer;
   QStoreCapabilities caps;
   const GOptionEntry entries[] = {
     { "provider", 'p', 0, G_OPTION_ARG_STRING, &provider_name,
       "The provider to measure: memory, lmdb, sqlite…", "NAME" },
     { "layer", 0, 0, G_OPTION_ARG_STRING, &layer,
       "The layer the workload goes through: kv (the default), table, sql or "
-      "unsafe-window", "LAYER" },
+      "unsafe-window or replica", "LAYER" },
     { "rows", 'n', 0, G_OPTION_ARG_INT64, &rows,
       "Rows to load, from 1 to 99000000 (default 1000000); events for unsafe-window "
-      "(default 10000)", "N" },
+      "(default 10000); rows of the large transaction for replica (default 1000000)", "N" },
     { "phases", 0, 0, G_OPTION_ARG_STRING, &phases_text,
       "Comma-separated phases to run and report (default: all of "
       "load,get,scan,small_txn,size)", "LIST" },
@@ -1439,7 +1444,8 @@ main (int    argc,
     return usage_error ("Give the provider to measure with --provider (memory, lmdb, sqlite…)");
   bench.layer = LAYER_KV;
   window_layer = g_strcmp0 (layer, LAYER_UNSAFE_WINDOW_NAME) == 0;
-  if (layer != NULL && !window_layer)
+  replica_layer = g_strcmp0 (layer, LAYER_REPLICA_NAME) == 0;
+  if (layer != NULL && !window_layer && !replica_layer)
     {
       guint i;
 
@@ -1449,8 +1455,8 @@ main (int    argc,
       if (i == G_N_ELEMENTS (layer_names))
         {
           g_autofree char *message =
-            g_strdup_printf ("Layer “%s” cannot be measured: use --layer kv, table, sql "
-                             "or unsafe-window", layer);
+            g_strdup_printf ("Layer “%s” cannot be measured: use --layer kv, table, sql, "
+                             "unsafe-window or replica", layer);
 
           return usage_error (message);
         }
@@ -1467,7 +1473,8 @@ main (int    argc,
   bench.provider_name = g_steal_pointer (&provider_name);
   bench.engine = g_strdup_printf ("qstore-%s-%s", bench.provider_name,
                                   window_layer ? LAYER_UNSAFE_WINDOW_NAME
-                                               : layer_names[bench.layer]);
+                                  : replica_layer ? LAYER_REPLICA_NAME
+                                  : layer_names[bench.layer]);
   bench.rows = (guint64) rows;
   bench.run = run;
   bench.rng = BENCH_SEED;
@@ -1492,7 +1499,7 @@ main (int    argc,
                                         g_str_equal (bench.provider_name, "sqlite") ? ".db" : "");
     }
 
-  if (window_layer)
+  if (window_layer || replica_layer)
     {
       g_autofree char *escaped = NULL;
       g_autofree char *uri = NULL;
@@ -1501,7 +1508,8 @@ main (int    argc,
         escaped = g_uri_escape_string (bench.location, "/", FALSE);
       uri = g_strdup_printf ("%s:%s%s", bench.provider_name, escaped != NULL ? escaped : "",
                              no_atomic ? "?atomic=0" : "");
-      if (!bench_window_run (uri, bench.rows, window_emit, &bench, &error))
+      if (!(window_layer ? bench_window_run : bench_replica_run) (uri, bench.rows, window_emit,
+                                                                  &bench, &error))
         return fail (&bench, error, keep);
       if (!keep)
         location_remove (bench.location);
