@@ -42,4 +42,7 @@
 # include "qstore-unsafe-window.h"
 # include "qstore-import.h"
 # include "qstore-staging-sweep.h"
+# include "qstore-replica-error.h"
+# include "qstore-replica-txn.h"
+# include "qstore-replica.h"
 #undef QSTORE_INSIDE

@@ -53,16 +53,16 @@ write_clear (gpointer data)
   g_free (write->suid);
 }
 
-static void
-stamp (BenchWindowTimes *times,
+void
+bench_window_stamp (BenchWindowTimes *times,
        guint             at)
 {
   clock_gettime (CLOCK_MONOTONIC, &times->wall[at]);
   clock_gettime (CLOCK_PROCESS_CPUTIME_ID, &times->cpu[at]);
 }
 
-static double
-seconds (const BenchWindowTimes *times)
+double
+bench_window_seconds (const BenchWindowTimes *times)
 {
   return (double) (times->wall[1].tv_sec - times->wall[0].tv_sec) +
          (double) (times->wall[1].tv_nsec - times->wall[0].tv_nsec) / 1e9;
@@ -240,19 +240,19 @@ bench_window_run (const char       *uri,
       order[j] = t;
     }
 
-  stamp (&times, 0);
+  bench_window_stamp (&times, 0);
   if (!plain_upserts (db, writes, error))
     return FALSE;
-  stamp (&times, 1);
-  plain_seconds = seconds (&times);
+  bench_window_stamp (&times, 1);
+  plain_seconds = bench_window_seconds (&times);
   emit (data, "plain_upsert", n_events, &times, n_events, NULL);
 
-  stamp (&times, 0);
+  bench_window_stamp (&times, 0);
   if (!apply_all (in_order, writes, NULL, &n_applied, error))
     return FALSE;
-  stamp (&times, 1);
+  bench_window_stamp (&times, 1);
   g_snprintf (extra, sizeof extra, "\"vs_plain_upsert\":%.2f",
-              plain_seconds > 0 ? seconds (&times) / plain_seconds : 0.0);
+              plain_seconds > 0 ? bench_window_seconds (&times) / plain_seconds : 0.0);
   emit (data, "apply_in_order", n_events, &times, n_applied, extra);
   if (n_applied != n_events)
     {
@@ -262,18 +262,18 @@ bench_window_run (const char       *uri,
       return FALSE;
     }
 
-  stamp (&times, 0);
+  bench_window_stamp (&times, 0);
   if (!apply_all (shuffled, writes, order, &n_applied, error))
     return FALSE;
-  stamp (&times, 1);
+  bench_window_stamp (&times, 1);
   g_snprintf (extra, sizeof extra, "\"vs_plain_upsert\":%.2f",
-              plain_seconds > 0 ? seconds (&times) / plain_seconds : 0.0);
+              plain_seconds > 0 ? bench_window_seconds (&times) / plain_seconds : 0.0);
   emit (data, "apply_shuffled", n_events, &times, n_applied, extra);
 
-  stamp (&times, 0);
+  bench_window_stamp (&times, 0);
   if (!read_pages (in_order, n_keys, &checksum, error))
     return FALSE;
-  stamp (&times, 1);
+  bench_window_stamp (&times, 1);
   g_snprintf (extra, sizeof extra, "\"page_rows\":%d,\"view_rows\":%" G_GUINT64_FORMAT,
               PAGE_ROWS, n_keys);
   emit (data, "composed_page", N_PAGE_READS, &times, checksum, extra);

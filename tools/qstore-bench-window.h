@@ -17,6 +17,12 @@ typedef struct
   struct timespec cpu[2];
 } BenchWindowTimes;
 
+/* Notes the time a phase starts (@at 0) or ends (@at 1). */
+void   bench_window_stamp   (BenchWindowTimes       *times,
+                             guint                   at);
+/* The wall-clock seconds between the two. */
+double bench_window_seconds (const BenchWindowTimes *times);
+
 /* Prints one phase as qstore-bench prints its own (@extra: more
  * `"member":value` pairs, or NULL). */
 typedef void (*BenchWindowEmit) (gpointer                data,

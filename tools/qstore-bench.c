@@ -32,6 +32,8 @@
  * - unsafe-window: a workload of its own, --rows events (see
  *   qstore-bench-window.c): guarded applies against plain upserts of the
  *   same rows, and composed-page reads.
+ * - replica: a workload of its own (see qstore-bench-replica.c): live
+ *   queries' latency and cost to the writer, and a --rows transaction.
  *
  * With --change-log N the table and SQL layers keep a change log (the
  * engine's name ends in +log). The follow_lag phase, never part of the
@@ -61,6 +63,7 @@
 #include "qstore-table-private.h"
 
 #include "qstore-bench-mixed.h"
+#include "qstore-bench-replica.h"
 #include "qstore-bench-window.h"
 
 #define BENCH_SEED       42
@@ -85,8 +88,10 @@ typedef enum
 
 static const char * const layer_names[] = { "kv", "table", "sql" };
 
-/* Its own workload, run by qstore-bench-window.c. */
+/* Workloads of their own, run by qstore-bench-window.c and
+ * qstore-bench-replica.c. */
 #define LAYER_UNSAFE_WINDOW_NAME "unsafe-window"
+#define LAYER_REPLICA_NAME "replica"
 
 
 typedef enum
@@ -1422,20 +1427,20 @@ main (int    argc,
   int run = 1;
   gboolean keep = FALSE;
   gboolean no_atomic = FALSE;
-  gboolean window_layer;
+  gboolean window_layer, replica_layer;
   QStoreCapabilities caps;
   const GOptionEntry entries[] = {
     { "provider", 'p', 0, G_OPTION_ARG_STRING, &provider_name,
       "The provider to measure: memory, lmdb, sqlite…", "NAME" },
     { "layer", 0, 0, G_OPTION_ARG_STRING, &layer,
       "The layer the workload goes through: kv (the default), table, sql or "
-      "unsafe-window", "LAYER" },
+      "unsafe-window or replica", "LAYER" },
     { "workload", 'w', 0, G_OPTION_ARG_STRING, &workload,
       "baseline (the default: the bench-baseline phases) or mixed (everyday SQL against "
       "native SQLite, per query class; with --layer sql)", "NAME" },
     { "rows", 'n', 0, G_OPTION_ARG_INT64, &rows,
       "Rows to load, from 1 to 99000000 (default 1000000); events for unsafe-window "
-      "(default 10000)", "N" },
+      "(default 10000); rows of the large transaction for replica (default 1000000)", "N" },
     { "phases", 0, 0, G_OPTION_ARG_STRING, &phases_text,
       "Comma-separated phases to run and report (default: all of "
       "load,get,scan,small_txn,size)", "LIST" },
@@ -1482,7 +1487,8 @@ main (int    argc,
     return usage_error ("Give the provider to measure with --provider (memory, lmdb, sqlite…)");
   bench.layer = LAYER_KV;
   window_layer = g_strcmp0 (layer, LAYER_UNSAFE_WINDOW_NAME) == 0;
-  if (layer != NULL && !window_layer)
+  replica_layer = g_strcmp0 (layer, LAYER_REPLICA_NAME) == 0;
+  if (layer != NULL && !window_layer && !replica_layer)
     {
       guint i;
 
@@ -1492,8 +1498,8 @@ main (int    argc,
       if (i == G_N_ELEMENTS (layer_names))
         {
           g_autofree char *message =
-            g_strdup_printf ("Layer “%s” cannot be measured: use --layer kv, table, sql "
-                             "or unsafe-window", layer);
+            g_strdup_printf ("Layer “%s” cannot be measured: use --layer kv, table, sql, "
+                             "unsafe-window or replica", layer);
 
           return usage_error (message);
         }
@@ -1516,7 +1522,8 @@ main (int    argc,
     return usage_error ("--change-log takes a number of transactions, with --layer table or sql");
   bench.engine = g_strdup_printf ("qstore-%s-%s%s", bench.provider_name,
                                   window_layer ? LAYER_UNSAFE_WINDOW_NAME
-                                               : layer_names[bench.layer],
+                                  : replica_layer ? LAYER_REPLICA_NAME
+                                  : layer_names[bench.layer],
                                   bench.change_log > 0 ? "+log" : "");
   if (bench.qstore == NULL)
     {
@@ -1548,7 +1555,7 @@ main (int    argc,
                                         g_str_equal (bench.provider_name, "sqlite") ? ".db" : "");
     }
 
-  if (window_layer)
+  if (window_layer || replica_layer)
     {
       g_autofree char *escaped = NULL;
       g_autofree char *uri = NULL;
@@ -1557,7 +1564,8 @@ main (int    argc,
         escaped = g_uri_escape_string (bench.location, "/", FALSE);
       uri = g_strdup_printf ("%s:%s%s", bench.provider_name, escaped != NULL ? escaped : "",
                              no_atomic ? "?atomic=0" : "");
-      if (!bench_window_run (uri, bench.rows, window_emit, &bench, &error))
+      if (!(window_layer ? bench_window_run : bench_replica_run) (uri, bench.rows, window_emit,
+                                                                  &bench, &error))
         return fail (&bench, error, keep);
       if (!keep)
         location_remove (bench.location);

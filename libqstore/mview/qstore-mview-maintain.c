@@ -17,6 +17,7 @@
 #include "qstore-sql-token-private.h"
 #include "qstore-table-schema-private.h"
 #include "qstore-vtab-private.h"
+#include "qstore-mview-derive-private.h"
 #include "qstore-mview-maintain-private.h"
 
 /* The coordinator's observer hears every row change; each view that reads
@@ -38,95 +39,6 @@ qstore_mview_entry_set_view (QStoreSqlTable *entry,
   entry->owner = view;
   entry->before_read = view != NULL ? before_read : NULL;
   qstore_table_set_contents_of (entry->table, view != NULL ? view->name : NULL);
-}
-
-static gboolean
-values_equal (const QStoreValue *a,
-              const QStoreValue *b)
-{
-  if (a->type != b->type)
-    return FALSE;
-  switch (a->type)
-    {
-    case QSTORE_VALUE_NULL:
-      return TRUE;
-    case QSTORE_VALUE_INTEGER:
-      return a->integer == b->integer;
-    case QSTORE_VALUE_REAL:
-      return memcmp (&a->real, &b->real, sizeof a->real) == 0;
-    case QSTORE_VALUE_TEXT:
-    case QSTORE_VALUE_BLOB:
-    default:
-      return a->bytes.len == b->bytes.len &&
-             (a->bytes.len == 0 || memcmp (a->bytes.data, b->bytes.data, a->bytes.len) == 0);
-    }
-}
-
-static gboolean
-rows_equal (const QStoreValue *a,
-            const QStoreValue *b,
-            guint              n)
-{
-  for (guint i = 0; i < n; i++)
-    if (!values_equal (&a[i], &b[i]))
-      return FALSE;
-  return TRUE;
-}
-
-/* Values copied out of a statement's row (or any values) as one encoded
- * row, decoded again where needed. */
-static GBytes *
-encode_values (const QStoreValue *values,
-               guint              n)
-{
-  g_autoptr(GByteArray) buffer = g_byte_array_new ();
-
-  qstore_row_encode (buffer, values, n);
-  return g_byte_array_free_to_bytes (g_steal_pointer (&buffer));
-}
-
-static gboolean
-decode_values (GBytes       *row,
-               QStoreValue  *values,
-               guint         n,
-               GError      **error)
-{
-  QStoreRowReader reader;
-  gsize len;
-  const guint8 *data = g_bytes_get_data (row, &len);
-  guint n_values;
-
-  if (!qstore_row_reader_init (&reader, data, len, &n_values, error))
-    return FALSE;
-  if (n_values != n)
-    {
-      g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_CORRUPT,
-                   "A row of %u values was read where %u were expected", n_values, n);
-      return FALSE;
-    }
-  for (guint i = 0; i < n; i++)
-    if (!qstore_row_reader_next (&reader, &values[i], error))
-      return FALSE;
-  return TRUE;
-}
-
-static void
-values_from_statement (sqlite3_stmt *stmt,
-                       QStoreValue  *values,
-                       guint         n)
-{
-  for (guint i = 0; i < n; i++)
-    qstore_value_from_sqlite (sqlite3_column_value (stmt, (int) i), &values[i]);
-}
-
-static gboolean
-has_null (const QStoreValue *values,
-          guint              n)
-{
-  for (guint i = 0; i < n; i++)
-    if (values[i].type == QSTORE_VALUE_NULL)
-      return TRUE;
-  return FALSE;
 }
 
 /* The first key after every key that starts with @prefix. */
@@ -304,7 +216,7 @@ recompute_key (QStoreMView        *view,
   found = rc == SQLITE_ROW;
   if (found)
     {
-      values_from_statement (stmt, view->values, n);
+      qstore_mview_values_from_statement (stmt, view->values, n);
       g_byte_array_set_size (view->row_buf, 0);
       qstore_row_encode (view->row_buf, view->values, n);
       rc = sqlite3_step (stmt);
@@ -355,7 +267,7 @@ recompute_key (QStoreMView        *view,
         return qstore_table_delete_key (backing, view->key_buf->data, view->key_buf->len, error);
       if (!qstore_table_decode_row (backing, data, len, view->stored, NULL, error))
         return FALSE;
-      if (rows_equal (view->values, view->stored, n))
+      if (qstore_mview_rows_equal (view->values, view->stored, n))
         return TRUE;
       return qstore_table_update_values (backing, view->key_buf->data, view->key_buf->len,
                                          view->values, QSTORE_CONFLICT_ABORT, &ignored, error);
@@ -382,7 +294,7 @@ replace_rows (QStoreTable   *backing,
         return FALSE;
     }
   for (guint i = 0; i < rows->len; i++)
-    if (!decode_values (rows->pdata[i], values, n, error) ||
+    if (!qstore_mview_decode_values (rows->pdata[i], values, n, error) ||
         !backing_insert (backing, values, NULL, error))
       return FALSE;
   return TRUE;
@@ -407,7 +319,7 @@ recompute_partition (QStoreMView        *view,
   g_autofree QStoreValue *stored = g_new0 (QStoreValue, n);
   sqlite3_stmt *stmt;
   gboolean temporary;
-  gboolean with_null = has_null (key_values, n_key);
+  gboolean with_null = qstore_mview_has_null (key_values, n_key);
   int rc;
 
   if (backing == NULL)
@@ -435,8 +347,8 @@ recompute_partition (QStoreMView        *view,
     qstore_value_bind (stmt, (int) k + 1, &key_values[k]);
   while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
     {
-      values_from_statement (stmt, values, n);
-      g_ptr_array_add (fresh, encode_values (values, n));
+      qstore_mview_values_from_statement (stmt, values, n);
+      g_ptr_array_add (fresh, qstore_mview_encode_values (values, n));
     }
   if (rc != SQLITE_DONE)
     {
@@ -465,10 +377,10 @@ recompute_partition (QStoreMView        *view,
       const guint8 *data = g_bytes_get_data (old_rows->pdata[0], &len);
       gboolean ignored = FALSE;
 
-      if (!decode_values (fresh->pdata[0], values, n, error) ||
+      if (!qstore_mview_decode_values (fresh->pdata[0], values, n, error) ||
           !qstore_table_decode_row (backing, data, len, stored, NULL, error))
         return FALSE;
-      if (rows_equal (values, stored, n))
+      if (qstore_mview_rows_equal (values, stored, n))
         return TRUE;
       return qstore_table_update_values (backing, prefix->data, prefix->len, values,
                                          QSTORE_CONFLICT_ABORT, &ignored, error);
@@ -518,7 +430,7 @@ qstore_mview_rebuild_into (QStoreMView  *view,
       gboolean ignored = FALSE;
       GBytes *key_bytes;
 
-      values_from_statement (stmt, values, n);
+      qstore_mview_values_from_statement (stmt, values, n);
       if (keyed)
         {
           gboolean null_key = FALSE;
@@ -529,7 +441,7 @@ qstore_mview_rebuild_into (QStoreMView  *view,
            * are written afresh once the others are in place. */
           if (null_key)
             {
-              g_ptr_array_add (null_rows, encode_values (values, n));
+              g_ptr_array_add (null_rows, qstore_mview_encode_values (values, n));
               continue;
             }
           if (!qstore_table_encode_key (backing, values, key, &local_error))
@@ -560,7 +472,7 @@ qstore_mview_rebuild_into (QStoreMView  *view,
 
           if (!qstore_table_decode_row (backing, data, len, stored, NULL, &local_error))
             break;
-          if (rows_equal (values, stored, n))
+          if (qstore_mview_rows_equal (values, stored, n))
             continue;
           if (!qstore_table_update_values (backing, key->data, key->len, values,
                                            QSTORE_CONFLICT_ABORT, &ignored, &local_error))
@@ -759,7 +671,7 @@ flush_view (QStoreMView *view)
                                                     (GDestroyNotify) g_bytes_unref, NULL);
           g_hash_table_iter_init (&iter, keys);
           while (g_hash_table_iter_next (&iter, (gpointer *) &key, NULL))
-            if (!decode_values (key, values, view->plan->key_out->len, &error) ||
+            if (!qstore_mview_decode_values (key, values, view->plan->key_out->len, &error) ||
                 !recompute_partition (view, values, &error))
               break;
           if (error != NULL)
@@ -927,14 +839,13 @@ qstore_mview_on_changed (gpointer        data,
       g_autoptr(GError) error = NULL;
       Plan *plan = view->plan;
       guint n_key = plan->key_out->len;
-      QStoreValue old_key[16], new_key[16];
-      g_autoptr(GBytes) old_encoded = NULL;
-      g_autoptr(GBytes) new_encoded = NULL;
+      QStoreValue old_key[QSTORE_MVIEW_MAX_KEY], new_key[QSTORE_MVIEW_MAX_KEY];
+      QStoreMViewTouches touches;
 
       if (view->stale)
         continue;
 
-      if (plan->strategy == QSTORE_MATERIALIZED_VIEW_STRATEGY_FULL_REBUILD || n_key > G_N_ELEMENTS (old_key))
+      if (qstore_mview_plan_rebuilds (plan))
         {
           view->dirty = TRUE;
           view->touched = TRUE;
@@ -967,53 +878,38 @@ qstore_mview_on_changed (gpointer        data,
           new_decoded = TRUE;
         }
 
-      for (guint k = 0; k < n_key; k++)
-        {
-          guint column = g_array_index (plan->key_src, guint, k);
-
-          if (old_row != NULL)
-            old_key[k] = old_values[column];
-          if (new_row != NULL)
-            new_key[k] = new_values[column];
-        }
+      touches = qstore_mview_plan_touches (plan, old_row != NULL ? old_values : NULL,
+                                           new_row != NULL ? new_values : NULL,
+                                           old_key, new_key);
       if (plan->strategy == QSTORE_MATERIALIZED_VIEW_STRATEGY_INVERSE_PROJECTION &&
           self->writing == 0)
         {
           /* At row time: the old key's row, and the new key's if it moved. */
-          gboolean moved = old_row != NULL && new_row != NULL && !rows_equal (old_key, new_key, n_key);
-
-          if ((old_row != NULL && !recompute_partition (view, old_key, &error)) ||
-              ((old_row == NULL || moved) && new_row != NULL &&
+          if (((touches & QSTORE_MVIEW_TOUCHES_OLD) &&
+               !recompute_partition (view, old_key, &error)) ||
+              ((touches & QSTORE_MVIEW_TOUCHES_NEW) &&
                !recompute_partition (view, new_key, &error)))
             maintenance_failed (view, error);
           continue;
         }
 
-      if (old_row != NULL)
-        old_encoded = encode_values (old_key, n_key);
-      if (new_row != NULL)
-        new_encoded = encode_values (new_key, n_key);
-      if (old_encoded != NULL && new_encoded != NULL && g_bytes_equal (old_encoded, new_encoded))
-        g_clear_pointer (&new_encoded, g_bytes_unref);
-
-      /* Keys to recompute: a group's, or during a writing statement, a
-       * projected row's. */
-      if (plan->strategy != QSTORE_MATERIALIZED_VIEW_STRATEGY_FULL_REBUILD)
+      /* A group, or during a writing statement a projected row, waits for
+       * a read of the view or the commit. */
+      if (touches & QSTORE_MVIEW_TOUCHES_OLD)
         {
-          if (old_encoded != NULL)
-            {
-              g_hash_table_add (view->touched_keys, g_bytes_ref (old_encoded));
-              g_hash_table_add (view->dirty_keys, g_steal_pointer (&old_encoded));
-            }
-          if (new_encoded != NULL)
-            {
-              g_hash_table_add (view->touched_keys, g_bytes_ref (new_encoded));
-              g_hash_table_add (view->dirty_keys, g_steal_pointer (&new_encoded));
-            }
-          note_work (self);
-          continue;
-        }
+          GBytes *key = qstore_mview_encode_values (old_key, n_key);
 
+          g_hash_table_add (view->touched_keys, g_bytes_ref (key));
+          g_hash_table_add (view->dirty_keys, key);
+        }
+      if (touches & QSTORE_MVIEW_TOUCHES_NEW)
+        {
+          GBytes *key = qstore_mview_encode_values (new_key, n_key);
+
+          g_hash_table_add (view->touched_keys, g_bytes_ref (key));
+          g_hash_table_add (view->dirty_keys, key);
+        }
+      note_work (self);
     }
 }
 

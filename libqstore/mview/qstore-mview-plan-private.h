@@ -72,6 +72,14 @@ Plan *qstore_mview_plan_new (QStoreDatabase  *db,
                              const char      *body,
                              GPtrArray       *column_names,
                              GError         **error);
+/* The same for a view that errors call @label (such as a replica's
+ * “Live query 7”). */
+Plan *qstore_mview_plan_new_for (QStoreDatabase  *db,
+                                 const char      *label,
+                                 const char      *name,
+                                 const char      *body,
+                                 GPtrArray       *column_names,
+                                 GError         **error);
 char *qstore_mview_plan_difference (const Plan *old,
                                     const Plan *new);
 

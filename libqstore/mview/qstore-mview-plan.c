@@ -756,6 +756,17 @@ backing_sql (QStoreDatabase *db,
   return g_string_free (sql, FALSE);
 }
 
+static Plan *
+plan_failed (QStoreDatabase  *db,
+             int              rc,
+             const char      *label,
+             GError         **error)
+{
+  qstore_database_set_sqlite_error (db, db->db, rc, error);
+  g_prefix_error (error, "%s: ", label);
+  return NULL;
+}
+
 /* Plans the body of view @name: what it reads (from SQLite's authorizer
  * while it prepares), what it gives, its key and its strategy. */
 Plan *
@@ -764,6 +775,19 @@ qstore_mview_plan_new (QStoreDatabase  *db,
                        const char      *body,
                        GPtrArray       *column_names,
                        GError         **error)
+{
+  g_autofree char *label = g_strdup_printf ("Materialized view “%s”", name);
+
+  return qstore_mview_plan_new_for (db, label, name, body, column_names, error);
+}
+
+Plan *
+qstore_mview_plan_new_for (QStoreDatabase  *db,
+                           const char      *label,
+                           const char      *name,
+                           const char      *body,
+                           GPtrArray       *column_names,
+                           GError         **error)
 {
   g_autoptr(Plan) plan = plan_new_empty ();
   g_autoptr(sqlite3_stmt) stmt = NULL;
@@ -792,19 +816,17 @@ qstore_mview_plan_new (QStoreDatabase  *db,
       if (auth.refused != 0)
         {
           g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
-                       "Materialized view “%s”: its body must be a query that only reads "
-                       "(SELECT …)", name);
+                       "%s: its body must be a query that only reads (SELECT …)", label);
           return NULL;
         }
-      return (qstore_mview_set_sqlite_error (db, db->db, rc, name, error), NULL);
+      return plan_failed (db, rc, label, error);
     }
   if (stmt == NULL || *qstore_sql_skip_space (tail) != '\0' || !sqlite3_stmt_readonly (stmt) ||
       sqlite3_column_count (stmt) == 0)
     {
       g_ptr_array_unref (auth.reads);
       g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
-                   "Materialized view “%s”: its body must be one SELECT that returns columns",
-                   name);
+                   "%s: its body must be one SELECT that returns columns", label);
       return NULL;
     }
   g_clear_pointer (&stmt, sqlite3_finalize);
@@ -828,7 +850,7 @@ qstore_mview_plan_new (QStoreDatabase  *db,
             {
               g_ptr_array_unref (auth.reads);
               g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
-                           "Materialized view “%s” cannot read itself", name);
+                           "%s cannot read itself", label);
               return NULL;
             }
         }
@@ -859,12 +881,12 @@ qstore_mview_plan_new (QStoreDatabase  *db,
   plan->all_sql = g_strdup_printf ("SELECT * FROM (%s)", body);
   rc = sqlite3_prepare_v2 (db->db, plan->all_sql, -1, &stmt, NULL);
   if (rc != SQLITE_OK)
-    return (qstore_mview_set_sqlite_error (db, db->db, rc, name, error), NULL);
+    return plan_failed (db, rc, label, error);
   if (column_names != NULL && column_names->len != (guint) sqlite3_column_count (stmt))
     {
       g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
-                   "Materialized view “%s” names %u columns but its body gives %d: name "
-                   "each column once", name, column_names->len, sqlite3_column_count (stmt));
+                   "%s names %u columns but its body gives %d: name "
+                   "each column once", label, column_names->len, sqlite3_column_count (stmt));
       return NULL;
     }
   for (int j = 0; j < sqlite3_column_count (stmt); j++)
@@ -883,8 +905,8 @@ qstore_mview_plan_new (QStoreDatabase  *db,
       if (!g_hash_table_add (names, g_strdup (column->name)))
         {
           g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
-                       "Materialized view “%s” has two columns named “%s”: name them apart "
-                       "(… AS other_name)", name, column->name);
+                       "%s has two columns named “%s”: name them apart "
+                       "(… AS other_name)", label, column->name);
           return NULL;
         }
 

@@ -10,6 +10,7 @@
 #include "qstore-lifecycle-private.h"
 #include "qstore-mview-ddl-private.h"
 #include "qstore-mview-extension-private.h"
+#include "qstore-open-private.h"
 #include "qstore-staging-marker-private.h"
 #include "qstore-views-private.h"
 
@@ -52,6 +53,12 @@ static const QStoreDatabaseSetup setup = {
   handlers, G_N_ELEMENTS (handlers),
   extensions, G_N_ELEMENTS (extensions),
 };
+
+const QStoreDatabaseSetup *
+qstore_database_get_full_setup (void)
+{
+  return &setup;
+}
 
 /**
  * qstore_database_open:

@@ -67,6 +67,7 @@ struct _QStoreDatabase
 
   QStoreOpenFlags     flags;
   QStoreProvider     *provider;
+  gboolean            owns_provider;  /* closed with the database */
   QStoreCoordinator  *coordinator;
   QStoreKV           *catalog;
   const QStoreDatabaseSetup *setup;

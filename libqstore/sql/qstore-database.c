@@ -146,7 +146,8 @@ qstore_database_teardown (QStoreDatabase *self)
   g_clear_object (&self->coordinator);
   if (self->provider != NULL)
     {
-      qstore_provider_close_all (self->provider);
+      if (self->owns_provider)
+        qstore_provider_close_all (self->provider);
       g_clear_object (&self->provider);
     }
   g_clear_pointer (&self->insert_shape, qstore_insert_shape_free);

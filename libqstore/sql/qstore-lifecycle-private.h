@@ -16,5 +16,12 @@ QStoreDatabase *qstore_database_open_with_setup (const char                 *uri
                                                  QStoreOpenFlags             flags,
                                                  const QStoreDatabaseSetup  *setup,
                                                  GError                    **error);
+/* The same over @provider, which the caller opened and keeps: the
+ * database never closes it, so several databases may share one provider
+ * (a replica's writer and its workers' readers). */
+QStoreDatabase *qstore_database_open_on_provider (QStoreProvider             *provider,
+                                                  QStoreOpenFlags             flags,
+                                                  const QStoreDatabaseSetup  *setup,
+                                                  GError                    **error);
 
 G_END_DECLS

@@ -78,22 +78,20 @@ rehydrate_extensions (QStoreDatabase *self,
     }
 }
 
-QStoreDatabase *
-qstore_database_open_with_setup (const char                 *uri,
-                                 QStoreOpenFlags             flags,
-                                 const QStoreDatabaseSetup  *setup,
-                                 GError                    **error)
+static QStoreDatabase *
+open_on (QStoreProvider             *provider,
+         gboolean                    owns_provider,
+         QStoreOpenFlags             flags,
+         const QStoreDatabaseSetup  *setup,
+         GError                    **error)
 {
   g_autoptr(QStoreDatabase) self = NULL;
-  g_autoptr(QStoreProvider) provider = NULL;
   g_autoptr(GArray) deferred = NULL;
-
-  if (!(provider = qstore_provider_new_for_uri (uri, flags, error)))
-    return NULL;
 
   self = g_object_new (QSTORE_TYPE_DATABASE, NULL);
   self->flags = qstore_provider_get_flags (provider) | flags;
-  self->provider = g_steal_pointer (&provider);
+  self->provider = g_object_ref (provider);
+  self->owns_provider = owns_provider;
   self->setup = setup;
   self->rename_table = qstore_ddl_rename_table;
 
@@ -117,6 +115,28 @@ qstore_database_open_with_setup (const char                 *uri,
   rehydrate_extensions (self, deferred);
 
   return g_steal_pointer (&self);
+}
+
+QStoreDatabase *
+qstore_database_open_with_setup (const char                 *uri,
+                                 QStoreOpenFlags             flags,
+                                 const QStoreDatabaseSetup  *setup,
+                                 GError                    **error)
+{
+  g_autoptr(QStoreProvider) provider = NULL;
+
+  if (!(provider = qstore_provider_new_for_uri (uri, flags, error)))
+    return NULL;
+  return open_on (provider, TRUE, flags, setup, error);
+}
+
+QStoreDatabase *
+qstore_database_open_on_provider (QStoreProvider             *provider,
+                                  QStoreOpenFlags             flags,
+                                  const QStoreDatabaseSetup  *setup,
+                                  GError                    **error)
+{
+  return open_on (provider, FALSE, flags, setup, error);
 }
 
 /**

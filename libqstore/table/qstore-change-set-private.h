@@ -50,6 +50,10 @@ void             qstore_change_clear          (gpointer     change);
 QStoreChangeSet *qstore_change_set_new_take   (guint64      tx_id,
                                                gint64       time,
                                                GArray      *changes);
+/* The changes as recorded (rows still encoded), for those that follow
+ * them row by row without decoding them into GVariants. */
+const QStoreChange *qstore_change_set_peek_changes (QStoreChangeSet *self,
+                                                    guint           *n_changes);
 
 /* The set's QStoreChange array, not to be changed. */
 GArray          *qstore_change_set_get_changes (QStoreChangeSet *self);

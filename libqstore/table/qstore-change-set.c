@@ -459,3 +459,13 @@ qstore_change_set_get_new_record (QStoreChangeSet *self,
   g_return_val_if_fail (index < self->changes->len, NULL);
   return record_of (get_change (self, index), get_change (self, index)->new_row);
 }
+
+const QStoreChange *
+qstore_change_set_peek_changes (QStoreChangeSet *self,
+                                guint           *n_changes)
+{
+  g_return_val_if_fail (QSTORE_IS_CHANGE_SET (self), NULL);
+
+  *n_changes = self->changes->len;
+  return (const QStoreChange *) self->changes->data;
+}

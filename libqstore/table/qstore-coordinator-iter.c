@@ -283,7 +283,8 @@ qstore_coordinator_iterate (QStoreCoordinator   *self,
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
 
   if (!self->in_tx)
-    return qstore_kv_iterate (store, bounds, error);
+    return self->pinned != NULL ? qstore_snapshot_iterate (self->pinned, store, bounds, error)
+                                : qstore_kv_iterate (store, bounds, error);
 
   if (bounds == NULL)
     bounds = all = qstore_bounds_new ();
@@ -293,7 +294,8 @@ qstore_coordinator_iterate (QStoreCoordinator   *self,
   /* Deletes hide committed entries, so the limit applies to the merge. */
   unlimited = qstore_bounds_copy (bounds);
   qstore_bounds_unset_limit (unlimited);
-  committed = qstore_kv_iterate (store, unlimited, error);
+  committed = self->pinned != NULL ? qstore_snapshot_iterate (self->pinned, store, unlimited, error)
+                                   : qstore_kv_iterate (store, unlimited, error);
   if (committed == NULL)
     return NULL;
 

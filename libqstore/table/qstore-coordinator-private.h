@@ -126,6 +126,27 @@ void qstore_coordinator_set_undo_journal (QStoreCoordinator *self,
  * that joins it now will get its change set. */
 gboolean qstore_coordinator_get_recording (QStoreCoordinator *self);
 
+/* A reader that must see one committed state while the writer moves on
+ * (a replica's worker) pins a snapshot of it: every read of committed
+ * data then goes through @snapshot, outside a transaction and under the
+ * transaction's own writes inside one, and commit is refused, since
+ * what it would decide rests on a state the store has moved past. NULL
+ * unpins. */
+void     qstore_coordinator_pin_snapshot (QStoreCoordinator *self,
+                                          QStoreSnapshot    *snapshot);
+
+/* Streaming a large transaction: hands over the changes recorded so far
+ * in the open transaction, once there are at least @min_changes of them,
+ * and forgets them, so the transaction is not held whole until it
+ * commits. Only while no savepoint level is open (between statements): a
+ * rollback to one could take them back. Returns NULL otherwise, or when
+ * nobody records (no handler was connected to `committed` as the
+ * transaction began). The change set `committed` emits then holds only
+ * what was recorded after the last take: only the owner of a database's
+ * writer, which hears every handler of it, may take. */
+GArray  *qstore_coordinator_take_changes (QStoreCoordinator *self,
+                                          guint              min_changes);
+
 /* Inside the coordinator: qstore-coordinator.c (the object, transactions,
  * writes, point reads and bookkeeping), qstore-coordinator-iter.c,
  * qstore-coordinator-commit.c and qstore-coordinator-savepoint.c share the
@@ -179,6 +200,8 @@ struct _QStoreCoordinator
   QStoreSnapshot *shared_snapshot;
   guint           shared_snapshot_users;
   guint64         shared_snapshot_serial;  /* bumped for each new one */
+  QStoreSnapshot *pinned;              /* qstore_coordinator_pin_snapshot() */
+  guint64         pinned_serial;
   char           *interrupted;         /* the commit marker left behind, or NULL */
   GPtrArray      *interrupted_stores;  /* its store names */
 

@@ -225,6 +225,7 @@ qstore_coordinator_finalize (GObject *object)
   g_clear_object (&self->stats);
   g_clear_object (&self->read_kv);
   g_clear_object (&self->shared_snapshot);
+  g_clear_object (&self->pinned);
   g_clear_object (&self->stats_generator);
   g_clear_pointer (&self->stats_object, json_object_unref);
   g_clear_object (&self->provider);
@@ -665,6 +666,16 @@ qstore_coordinator_commit_restructure (QStoreCoordinator   *self,
   g_return_val_if_fail (QSTORE_IS_COORDINATOR (self), FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
+  if (G_UNLIKELY (self->pinned != NULL))
+    {
+      g_set_error_literal (error, QSTORE_ERROR, QSTORE_ERROR_READ_ONLY,
+                           "This coordinator reads a pinned snapshot: it cannot commit "
+                           "(commit through the database's writer)");
+      if (self->in_tx)
+        end_transaction (self);
+      return FALSE;
+    }
+
   if (!self->in_tx)
     {
       if (drop == NULL || drop[0] == NULL)
@@ -806,6 +817,8 @@ read_committed (QStoreCoordinator  *self,
   /* A key no write could have stored is simply absent. */
   if (G_UNLIKELY (key_len == 0 || (self->max_key != 0 && key_len > self->max_key)))
     return NULL;
+  if (G_UNLIKELY (self->pinned != NULL))
+    return qstore_snapshot_get (self->pinned, store, key, key_len, error);
   if (G_UNLIKELY (store != self->read_kv))
     {
       g_set_object (&self->read_kv, store);
@@ -986,6 +999,11 @@ qstore_coordinator_hold_snapshot (QStoreCoordinator  *self,
 
   if (self->in_tx)
     return NULL;
+  if (self->pinned != NULL)
+    {
+      *serial = self->pinned_serial;
+      return g_object_ref (self->pinned);
+    }
   if (self->shared_snapshot == NULL)
     {
       if (!create ||
@@ -1009,7 +1027,8 @@ qstore_coordinator_release_snapshot (QStoreCoordinator *self,
   g_return_if_fail (QSTORE_IS_SNAPSHOT (snapshot));
 
   /* One taken before a commit replaced it only loses the caller's ref. */
-  if (snapshot == self->shared_snapshot && --self->shared_snapshot_users == 0)
+  if (snapshot != self->pinned && snapshot == self->shared_snapshot &&
+      --self->shared_snapshot_users == 0)
     g_clear_object (&self->shared_snapshot);
   g_object_unref (snapshot);
 }
@@ -1066,4 +1085,32 @@ qstore_coordinator_get_recording (QStoreCoordinator *self)
   g_return_val_if_fail (QSTORE_IS_COORDINATOR (self), FALSE);
 
   return self->in_tx && self->recording;
+}
+
+void
+qstore_coordinator_pin_snapshot (QStoreCoordinator *self,
+                                 QStoreSnapshot    *snapshot)
+{
+  g_return_if_fail (QSTORE_IS_COORDINATOR (self));
+  g_return_if_fail (snapshot == NULL || QSTORE_IS_SNAPSHOT (snapshot));
+
+  g_set_object (&self->pinned, snapshot);
+  /* What the SQL layer remembers of reads under the old one is stale. */
+  self->pinned_serial = ++self->shared_snapshot_serial;
+}
+
+GArray *
+qstore_coordinator_take_changes (QStoreCoordinator *self,
+                                 guint              min_changes)
+{
+  GArray *taken;
+
+  g_return_val_if_fail (QSTORE_IS_COORDINATOR (self), NULL);
+
+  if (!self->in_tx || !self->recording || self->levels->len > 0 ||
+      self->changes->len == 0 || self->changes->len < min_changes)
+    return NULL;
+  taken = g_steal_pointer (&self->changes);
+  self->changes = changes_new ();
+  return taken;
 }
