@@ -22,4 +22,13 @@ gboolean qstore_provider_restructure     (QStoreProvider       *self,
                                           gsize                 n_ops,
                                           GError              **error);
 
+/* A provider libqstore makes itself rather than loads from a plugin (a
+ * replica's DDL overlay) gets here what qstore_provider_new() gives every
+ * provider: its name, location and flags. Call once, right after
+ * creating it. */
+void     qstore_provider_init_state      (QStoreProvider  *self,
+                                          const char      *name,
+                                          const char      *location,
+                                          QStoreOpenFlags  flags);
+
 G_END_DECLS

@@ -36,14 +36,6 @@ QStoreProviderState *qstore_provider_state_new       (const char      *name,
 void                 qstore_provider_state_attach    (QStoreProvider       *self,
                                                       QStoreProviderState  *state);
 QStoreProviderState *qstore_provider_get_state       (QStoreProvider  *self);
-/* A provider libqstore makes itself rather than loads from a plugin (a
- * replica's DDL overlay) gets here what qstore_provider_new() gives every
- * provider: its name, location and flags. Call once, right after
- * creating it. */
-void                 qstore_provider_init_state      (QStoreProvider  *self,
-                                                      const char      *name,
-                                                      const char      *location,
-                                                      QStoreOpenFlags  flags);
 
 gboolean qstore_provider_check_open      (QStoreProvider  *self,
                                           GError         **error);

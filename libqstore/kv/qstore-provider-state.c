@@ -45,24 +45,6 @@ qstore_provider_state_attach (QStoreProvider      *self,
   g_object_set_qdata_full (G_OBJECT (self), provider_state_quark (), state, provider_state_free);
 }
 
-void
-qstore_provider_init_state (QStoreProvider  *self,
-                            const char      *name,
-                            const char      *location,
-                            QStoreOpenFlags  flags)
-{
-  QStoreProviderInterface *iface = QSTORE_PROVIDER_GET_IFACE (self);
-  QStoreProviderState *state;
-
-  g_return_if_fail (g_object_get_qdata (G_OBJECT (self), provider_state_quark ()) == NULL);
-
-  state = qstore_provider_state_new (name, location, flags, (flags & QSTORE_OPEN_READ_ONLY) != 0,
-                                     g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
-                                                            g_free));
-  state->max_key_length = iface->get_max_key_length ? iface->get_max_key_length (self) : 0;
-  qstore_provider_state_attach (self, state);
-}
-
 QStoreProviderState *
 qstore_provider_get_state (QStoreProvider *self)
 {

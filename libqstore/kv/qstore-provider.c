@@ -262,6 +262,22 @@ parse_options (QStoreProviderInterface  *iface,
   return TRUE;
 }
 
+void
+qstore_provider_init_state (QStoreProvider  *self,
+                            const char      *name,
+                            const char      *location,
+                            QStoreOpenFlags  flags)
+{
+  QStoreProviderInterface *iface = QSTORE_PROVIDER_GET_IFACE (self);
+  QStoreProviderState *state;
+
+  state = qstore_provider_state_new (name, location, flags, (flags & QSTORE_OPEN_READ_ONLY) != 0,
+                                     g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
+                                                            g_free));
+  state->max_key_length = iface->get_max_key_length ? iface->get_max_key_length (self) : 0;
+  qstore_provider_state_attach (self, state);
+}
+
 /**
  * qstore_provider_new_with_options:
  * @name: the provider name (`memory`, `lmdb`, `sqlite`…)
