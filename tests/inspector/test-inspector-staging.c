@@ -402,6 +402,92 @@ test_screenshots (void)
   test_remove_tree (inputs);
 }
 
+/* qstore's own tables */
+
+/* The catalog's list as it shows: for each section's heading, the names
+ * under it, in order ("Tables: main.t, main.u"). */
+static GPtrArray *
+list_sections (QStoreInspectorCatalogPage *page)
+{
+  GtkListBox *list = GTK_LIST_BOX (test_find_by_class (GTK_WIDGET (page), "navigation-sidebar"));
+  GPtrArray *sections = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr(GString) section = NULL;
+  GtkListBoxRow *row;
+
+  g_assert_nonnull (list);
+  for (guint i = 0; (row = gtk_list_box_get_row_at_index (list, i)) != NULL; i++)
+    {
+      GtkWidget *header = gtk_list_box_row_get_header (row);
+      g_autoptr(QStoreCatalogEntry) entry = g_list_model_get_item (qstore_inspector_catalog_page_get_model (page), i);
+      const char *name = qstore_catalog_entry_get_name (entry);
+
+      if (header != NULL)
+        {
+          if (section != NULL)
+            g_ptr_array_add (sections, g_string_free (g_steal_pointer (&section), FALSE));
+          section = g_string_new (gtk_label_get_label (GTK_LABEL (header)));
+          g_string_append (section, ":");
+        }
+      g_assert_nonnull (section);
+      /* The heading is the one the entry belongs under. */
+      g_assert_true (g_str_has_prefix (section->str, qstore_inspector_catalog_page_section_of (entry)));
+      g_string_append_printf (section, "%s %s", section->str[section->len - 1] == ':' ? "" : ",",
+                              qstore_catalog_entry_get_kind (entry) == QSTORE_CATALOG_KEY_META ? "meta" : name);
+    }
+  if (section != NULL)
+    g_ptr_array_add (sections, g_string_free (g_steal_pointer (&section), FALSE));
+  return sections;
+}
+
+static void
+test_reserved (void)
+{
+  g_autofree char *dir = test_make_tmp_dir ("qstore-staging-reserved-XXXXXX");
+  g_autofree char *inputs = test_make_tmp_dir ("qstore-staging-inputs-XXXXXX");
+  g_autofree char *uri = make_store (dir, inputs, "store");
+  g_autoptr(QStoreDatabase) db = NULL;
+  g_autoptr(GPtrArray) sections = NULL;
+  g_autofree char *digest = NULL;
+  g_autofree char *key = NULL;
+  g_autoptr(GError) error = NULL;
+  QStoreInspectorCatalogPage *catalog;
+  QStoreInspectorWindow *window;
+
+  /* The change log's claims table, and more of the user's own. */
+  db = test_open_database (uri, QSTORE_OPEN_NONE);
+  digest = g_compute_checksum_for_string (G_CHECKSUM_SHA256, "a change", -1);
+  key = qstore_compose_change_key (digest, 1);
+  g_assert_true (qstore_database_claim_change (db, key, &error));
+  g_assert_no_error (error);
+  test_exec (db, "CREATE TABLE a_table (x); CREATE VIEW a_view AS SELECT * FROM t");
+  qstore_database_close (db, &error);
+  g_assert_no_error (error);
+  g_clear_object (&db);
+
+  window = open_window (uri, 1000, 800);
+  catalog = qstore_inspector_window_get_catalog_page (window);
+  test_show_page (window, "catalog");
+  sections = list_sections (catalog);
+  for (guint i = 0; i < sections->len; i++)
+    g_test_message ("%s", (char *) sections->pdata[i]);
+
+  g_assert_cmpuint (sections->len, ==, 4);
+  g_assert_cmpstr (sections->pdata[0], ==, "Tables: a_table, t, u");
+  g_assert_cmpstr (sections->pdata[1], ==, "Views: a_view");
+  g_assert_cmpstr (sections->pdata[2], ==, "qstore’s Own Tables: _qstore_change_claims, "
+                                           "_qstore_replace_in_progress, _qstore_staging_t, "
+                                           "_qstore_staging_u");
+  g_assert_true (g_str_has_prefix (sections->pdata[3], "Bookkeeping: meta"));
+
+  /* Still there to look at. */
+  g_assert_true (qstore_inspector_catalog_page_select_name (catalog, "main._qstore_staging_t"));
+  test_settle (GTK_WIDGET (window));
+  test_screenshot (GTK_WIDGET (window), "catalog-reserved");
+  close_window (window);
+  test_remove_tree (dir);
+  test_remove_tree (inputs);
+}
+
 int
 main (int    argc,
       char **argv)
@@ -424,6 +510,7 @@ main (int    argc,
   g_test_add_func ("/inspector-staging/page", test_page);
   g_test_add_func ("/inspector-staging/busy", test_busy);
   g_test_add_func ("/inspector-staging/screenshots", test_screenshots);
+  g_test_add_func ("/inspector-staging/reserved", test_reserved);
   status = g_test_run ();
   g_clear_object (&application);
   return status;
