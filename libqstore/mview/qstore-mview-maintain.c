@@ -12,6 +12,7 @@
 #include "qstore-coordinator-private.h"
 #include "qstore-enums.h"
 #include "qstore-error.h"
+#include "qstore-i18n-private.h"
 #include "qstore-provider-private.h"
 #include "qstore-result-private.h"
 #include "qstore-sql-token-private.h"
@@ -101,7 +102,7 @@ decode_values (GBytes       *row,
   if (n_values != n)
     {
       g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_CORRUPT,
-                   "A row of %u values was read where %u were expected", n_values, n);
+                   _("A row of %u values was read where %u were expected"), n_values, n);
       return FALSE;
     }
   for (guint i = 0; i < n; i++)
@@ -312,7 +313,7 @@ recompute_key (QStoreMView        *view,
         {
           view_statement_done (stmt, temporary);
           g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_FAILED,
-                       "Materialized view “%s”: its body gives several rows for one key",
+                       _("Materialized view “%s”: its body gives several rows for one key"),
                        view->name);
           return FALSE;
         }
@@ -413,7 +414,7 @@ recompute_partition (QStoreMView        *view,
   if (backing == NULL)
     {
       g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_FAILED,
-                   "Materialized view “%s” has lost its contents table", view->name);
+                   _("Materialized view “%s” has lost its contents table"), view->name);
       return FALSE;
     }
 
@@ -454,7 +455,7 @@ recompute_partition (QStoreMView        *view,
   if (!with_null && fresh->len > 1)
     {
       g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_FAILED,
-                   "Materialized view “%s”: its body gives %u rows for one key", view->name,
+                   _("Materialized view “%s”: its body gives %u rows for one key"), view->name,
                    fresh->len);
       return FALSE;
     }
@@ -503,7 +504,7 @@ qstore_mview_rebuild_into (QStoreMView  *view,
   if (backing == NULL)
     {
       g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_FAILED,
-                   "Materialized view “%s” has lost its contents table", view->name);
+                   _("Materialized view “%s” has lost its contents table"), view->name);
       return FALSE;
     }
   if (keyed)
@@ -538,7 +539,7 @@ qstore_mview_rebuild_into (QStoreMView  *view,
           if (!g_hash_table_add (produced, key_bytes))
             {
               g_set_error (&local_error, QSTORE_ERROR, QSTORE_ERROR_FAILED,
-                           "Materialized view “%s”: its body gives two rows of one key",
+                           _("Materialized view “%s”: its body gives two rows of one key"),
                            view->name);
               break;
             }
@@ -838,7 +839,7 @@ before_read (gpointer   mview,
   flush_with_upstream (view, 0);
   if (own_transaction && !qstore_coordinator_commit (coordinator, error))
     {
-      g_prefix_error (error, "Materialized view “%s” cannot be brought up to date: ", view->name);
+      g_prefix_error (error, _("Materialized view “%s” cannot be brought up to date: "), view->name);
       return FALSE;
     }
   return TRUE;

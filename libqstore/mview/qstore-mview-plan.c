@@ -12,6 +12,7 @@
 #include "qstore-coordinator-private.h"
 #include "qstore-enums.h"
 #include "qstore-error.h"
+#include "qstore-i18n-private.h"
 #include "qstore-provider-private.h"
 #include "qstore-result-private.h"
 #include "qstore-sql-token-private.h"
@@ -158,7 +159,7 @@ qstore_mview_set_sqlite_error (QStoreDatabase  *db,
                                GError         **error)
 {
   qstore_database_set_sqlite_error (db, conn, rc, error);
-  g_prefix_error (error, "Materialized view “%s”: ", view);
+  g_prefix_error (error, _("Materialized view “%s”: "), view);
   return FALSE;
 }
 
@@ -767,8 +768,8 @@ qstore_mview_plan_new (QStoreDatabase  *db,
       if (auth.refused != 0)
         {
           g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
-                       "Materialized view “%s”: its body must be a query that only reads "
-                       "(SELECT …)", name);
+                       _("Materialized view “%s”: its body must be a query that only reads "
+                       "(SELECT …)"), name);
           return NULL;
         }
       return (qstore_mview_set_sqlite_error (db, db->db, rc, name, error), NULL);
@@ -778,7 +779,7 @@ qstore_mview_plan_new (QStoreDatabase  *db,
     {
       g_ptr_array_unref (auth.reads);
       g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
-                   "Materialized view “%s”: its body must be one SELECT that returns columns",
+                   _("Materialized view “%s”: its body must be one SELECT that returns columns"),
                    name);
       return NULL;
     }
@@ -803,7 +804,7 @@ qstore_mview_plan_new (QStoreDatabase  *db,
             {
               g_ptr_array_unref (auth.reads);
               g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
-                           "Materialized view “%s” cannot read itself", name);
+                           _("Materialized view “%s” cannot read itself"), name);
               return NULL;
             }
         }
@@ -838,8 +839,8 @@ qstore_mview_plan_new (QStoreDatabase  *db,
   if (column_names != NULL && column_names->len != (guint) sqlite3_column_count (stmt))
     {
       g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
-                   "Materialized view “%s” names %u columns but its body gives %d: name "
-                   "each column once", name, column_names->len, sqlite3_column_count (stmt));
+                   _("Materialized view “%s” names %u columns but its body gives %d: name "
+                   "each column once"), name, column_names->len, sqlite3_column_count (stmt));
       return NULL;
     }
   for (int j = 0; j < sqlite3_column_count (stmt); j++)
@@ -858,8 +859,8 @@ qstore_mview_plan_new (QStoreDatabase  *db,
       if (!g_hash_table_add (names, g_strdup (column->name)))
         {
           g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
-                       "Materialized view “%s” has two columns named “%s”: name them apart "
-                       "(… AS other_name)", name, column->name);
+                       _("Materialized view “%s” has two columns named “%s”: name them apart "
+                       "(… AS other_name)"), name, column->name);
           return NULL;
         }
 
