@@ -13,7 +13,8 @@ demo="$builddir/demo-store"
 QSTORE_PLUGIN_DIR="$builddir/plugins/memory:$builddir/plugins/lmdb:$builddir/plugins/sqlite"
 GSETTINGS_SCHEMA_DIR="$builddir/data"
 QSTORE_LOCALEDIR="$builddir/po"
-export QSTORE_PLUGIN_DIR GSETTINGS_SCHEMA_DIR QSTORE_LOCALEDIR
+QSTORE_LIB_LOCALEDIR="$builddir/libqstore/po"
+export QSTORE_PLUGIN_DIR GSETTINGS_SCHEMA_DIR QSTORE_LOCALEDIR QSTORE_LIB_LOCALEDIR
 
 if [ ! -f "$demo/data.mdb" ]; then
   rm -rf "$demo"

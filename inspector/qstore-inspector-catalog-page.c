@@ -12,11 +12,12 @@
 #include "qstore-inspector-text-group.h"
 
 /* A list of every catalog entry on the left, in sections (tables, views,
- * materialized views, then the store's own bookkeeping), the selected
- * entry's details on the right: columns, primary key, indexes and row
- * count for a table, definition for every kind, and the parse error of an
- * entry the next open would report. A narrow window shows one or the
- * other: selecting an entry goes to its details, Back to the list. */
+ * materialized views, qstore's own tables, then the store's
+ * bookkeeping), the selected entry's details on the right: columns,
+ * primary key, indexes and row count for a table, definition for every
+ * kind, and the parse error of an entry the next open would report. A
+ * narrow window shows one or the other: selecting an entry goes to its
+ * details, Back to the list. */
 
 struct _QStoreInspectorCatalogPage
 {
@@ -96,44 +97,81 @@ kind_name (QStoreCatalogKeyKind kind)
     }
 }
 
-static int
-kind_rank (QStoreCatalogKeyKind kind)
+/* The list's sections, in order. qstore's own tables (staging tables,
+ * the unsafe window's, the change log's: names that start with
+ * `_qstore_`) are not the user's: they get a section of their own, after
+ * everything the user made. */
+typedef enum
 {
+  SECTION_TABLES,
+  SECTION_VIEWS,
+  SECTION_MATERIALIZED_VIEWS,
+  SECTION_RESERVED,
+  SECTION_BOOKKEEPING,
+  SECTION_OTHER,
+} Section;
+
+static Section
+entry_section (QStoreCatalogEntry *entry)
+{
+  QStoreCatalogKeyKind kind = qstore_catalog_entry_get_kind (entry);
+
+  if (kind != QSTORE_CATALOG_KEY_META && kind != QSTORE_CATALOG_KEY_INVALID &&
+      qstore_table_name_is_reserved (qstore_catalog_entry_get_name (entry)))
+    return SECTION_RESERVED;
   switch (kind)
     {
     case QSTORE_CATALOG_KEY_TABLE:
-      return 0;
+      return SECTION_TABLES;
     case QSTORE_CATALOG_KEY_VIEW:
-      return 1;
+      return SECTION_VIEWS;
     case QSTORE_CATALOG_KEY_MATERIALIZED_VIEW:
-      return 2;
+      return SECTION_MATERIALIZED_VIEWS;
     case QSTORE_CATALOG_KEY_META:
-      return 3;
+      return SECTION_BOOKKEEPING;
     case QSTORE_CATALOG_KEY_INVALID:
     default:
-      return 4;
+      return SECTION_OTHER;
     }
 }
 
 static const char *
-section_title (QStoreCatalogKeyKind kind)
+section_title (Section section)
 {
-  switch (kind)
+  switch (section)
     {
-    case QSTORE_CATALOG_KEY_TABLE:
+    case SECTION_TABLES:
       return _("Tables");
-    case QSTORE_CATALOG_KEY_VIEW:
+    case SECTION_VIEWS:
       return _("Views");
-    case QSTORE_CATALOG_KEY_MATERIALIZED_VIEW:
+    case SECTION_MATERIALIZED_VIEWS:
       return _("Materialized Views");
-    case QSTORE_CATALOG_KEY_META:
+    case SECTION_RESERVED:
+      /* Translators: a heading over the tables qstore keeps for itself
+       * (staging tables of imports, the change log…), apart from the
+       * user's */
+      return _("qstore’s Own Tables");
+    case SECTION_BOOKKEEPING:
       /* Translators: a heading over the entries the store keeps for
        * itself (the clean-shutdown marker, the stale set…) */
       return _("Bookkeeping");
-    case QSTORE_CATALOG_KEY_INVALID:
+    case SECTION_OTHER:
     default:
       return _("Other Entries");
     }
+}
+
+/**
+ * qstore_inspector_catalog_page_section_of:
+ * @entry: a catalog entry
+ *
+ * Returns: the heading of the section of the list @entry shows in, in
+ *   the user's language
+ */
+const char *
+qstore_inspector_catalog_page_section_of (QStoreCatalogEntry *entry)
+{
+  return section_title (entry_section (entry));
 }
 
 static char *
@@ -285,27 +323,27 @@ create_row (gpointer item,
   return row;
 }
 
-static QStoreCatalogKeyKind
-row_kind (GtkListBoxRow *row)
+static Section
+row_section (GtkListBoxRow *row)
 {
-  return qstore_catalog_entry_get_kind (g_object_get_data (G_OBJECT (row), ENTRY_KEY));
+  return entry_section (g_object_get_data (G_OBJECT (row), ENTRY_KEY));
 }
 
-/* A heading over the first entry of each kind. */
+/* A heading over the first entry of each section. */
 static void
 update_header (GtkListBoxRow *row,
                GtkListBoxRow *before,
                gpointer       user_data)
 {
-  QStoreCatalogKeyKind kind = row_kind (row);
+  Section section = row_section (row);
   GtkWidget *header;
 
-  if (before != NULL && row_kind (before) == kind)
+  if (before != NULL && row_section (before) == section)
     {
       gtk_list_box_row_set_header (row, NULL);
       return;
     }
-  header = gtk_label_new (section_title (kind));
+  header = gtk_label_new (section_title (section));
   gtk_label_set_xalign (GTK_LABEL (header), 0);
   gtk_label_set_ellipsize (GTK_LABEL (header), PANGO_ELLIPSIZE_END);
   gtk_widget_set_margin_start (header, 12);
@@ -317,7 +355,7 @@ update_header (GtkListBoxRow *row,
   gtk_list_box_row_set_header (row, header);
 }
 
-/* By kind, then by name as people count: t2 before t10. */
+/* By section, then by name as people count: t2 before t10. */
 static int
 compare_entries (gconstpointer a,
                  gconstpointer b,
@@ -325,7 +363,7 @@ compare_entries (gconstpointer a,
 {
   QStoreCatalogEntry *x = (QStoreCatalogEntry *) a;
   QStoreCatalogEntry *y = (QStoreCatalogEntry *) b;
-  int rank = kind_rank (qstore_catalog_entry_get_kind (x)) - kind_rank (qstore_catalog_entry_get_kind (y));
+  int rank = (int) entry_section (x) - (int) entry_section (y);
   g_autofree char *xn = NULL;
   g_autofree char *yn = NULL;
 

@@ -20,6 +20,7 @@ QStoreCatalogEntry *qstore_inspector_catalog_page_get_selected   (QStoreInspecto
 gboolean            qstore_inspector_catalog_page_select_name    (QStoreInspectorCatalogPage *self,
                                                                   const char                 *name);
 const char * const *qstore_inspector_catalog_page_get_detail_lines (QStoreInspectorCatalogPage *self);
+const char         *qstore_inspector_catalog_page_section_of     (QStoreCatalogEntry         *entry);
 char               *qstore_inspector_catalog_page_describe_entry (QStoreInspectorContents    *contents,
                                                                   QStoreCatalogEntry         *entry);
 gboolean            qstore_inspector_catalog_page_can_go_back    (QStoreInspectorCatalogPage *self);

@@ -11,12 +11,13 @@
 #include "qstore-inspector-contents.h"
 
 /* What the pages show comes from one read, off the UI thread: the
- * catalog entries, each table's row count and the stale report. The
- * provider is opened read-only once per store and kept for refreshes.
- * How each materialized view is kept up to date is decided by planning
- * its query, so that comes from opening the store as a read-only
- * database for a moment: it writes nothing and leaves the clean-shutdown
- * marker in place. */
+ * catalog entries, each table's row count, the stale report and the
+ * staged imports that did not finish. The provider is opened read-only
+ * once per store and kept for refreshes. How each materialized view is
+ * kept up to date is decided by planning its query, and staged imports
+ * are judged with the database's threshold, so those come from opening
+ * the store as a read-only database for a moment: it writes nothing and
+ * leaves the clean-shutdown marker in place. */
 
 struct _QStoreInspectorContents
 {
@@ -30,6 +31,8 @@ struct _QStoreInspectorContents
   GHashTable        *mviews;        /* "schema.name" → QStoreMaterializedView */
   GHashTable        *mview_errors;  /* "schema.name" → why it did not load */
   GHashTable        *counting;      /* "schema.name" of tables being counted */
+  QStoreStagingLeftovers *staging;  /* interrupted imports, judged at load */
+  char              *staging_error; /* why they could not be read */
   GDateTime         *loaded_at;
 };
 
@@ -56,6 +59,8 @@ qstore_inspector_contents_finalize (GObject *object)
   g_clear_pointer (&self->mviews, g_hash_table_unref);
   g_clear_pointer (&self->mview_errors, g_hash_table_unref);
   g_clear_pointer (&self->counting, g_hash_table_unref);
+  g_clear_object (&self->staging);
+  g_free (self->staging_error);
   g_clear_pointer (&self->loaded_at, g_date_time_unref);
 
   G_OBJECT_CLASS (qstore_inspector_contents_parent_class)->finalize (object);
@@ -188,10 +193,13 @@ qualified (const char *schema,
   return g_ascii_strdown (joined, -1);
 }
 
-/* Plans every materialized view as opening the store does, on a
- * read-only database; a view that does not load keeps its error. */
+/* Plans every materialized view as opening the store does, and reads
+ * the staged imports the store records, on a read-only database. What
+ * does not load keeps its error. */
 static void
-load_materialized_views (QStoreInspectorContents *self)
+load_from_database (QStoreInspectorContents *self,
+                    gboolean                 mviews,
+                    gboolean                 staging)
 {
   g_autoptr(QStoreDatabase) database = NULL;
   g_autoptr(GListModel) views = NULL;
@@ -202,7 +210,7 @@ load_materialized_views (QStoreInspectorContents *self)
   if (!(database = qstore_database_open (self->uri, QSTORE_OPEN_READ_ONLY, &error)))
     {
       n = g_list_model_get_n_items (self->entries);
-      for (guint i = 0; i < n; i++)
+      for (guint i = 0; mviews && i < n; i++)
         {
           g_autoptr(QStoreCatalogEntry) entry = g_list_model_get_item (self->entries, i);
 
@@ -212,7 +220,15 @@ load_materialized_views (QStoreInspectorContents *self)
                                             qstore_catalog_entry_get_name (entry)),
                                  g_strdup (error->message));
         }
+      if (staging)
+        self->staging_error = g_strdup (error->message);
       return;
+    }
+
+  if (staging && !(self->staging = qstore_staging_leftovers_read (database, &error)))
+    {
+      self->staging_error = g_strdup (error->message);
+      g_clear_error (&error);
     }
 
   views = qstore_database_list_materialized_views (database);
@@ -255,6 +271,8 @@ qstore_inspector_contents_load (const char      *uri,
                                 GError         **error)
 {
   g_autoptr(QStoreInspectorContents) self = g_object_new (QSTORE_INSPECTOR_TYPE_CONTENTS, NULL);
+  gboolean staging = FALSE;
+  gboolean has_views;
   guint n_entries;
 
   self->uri = g_strdup (uri);
@@ -275,6 +293,8 @@ qstore_inspector_contents_load (const char      *uri,
 
       if (qstore_catalog_entry_get_kind (entry) != QSTORE_CATALOG_KEY_TABLE)
         continue;
+      if (g_ascii_strcasecmp (qstore_catalog_entry_get_name (entry), QSTORE_STAGING_MARKER_TABLE) == 0)
+        staging = TRUE;
 
       /* -1 when the statistics hold no count: counted later, in the
        * background (qstore_inspector_contents_count_rows()). */
@@ -297,9 +317,12 @@ qstore_inspector_contents_load (const char      *uri,
   if (!(self->stale = qstore_stale_report_new (self->provider, error)))
     return NULL;
 
-  if (qstore_stale_report_get_views (self->stale) != NULL &&
-      g_list_model_get_n_items (qstore_stale_report_get_views (self->stale)) > 0)
-    load_materialized_views (self);
+  /* A database is opened only for what needs one: planning views, and
+   * a store that records staged imports. */
+  has_views = qstore_stale_report_get_views (self->stale) != NULL &&
+              g_list_model_get_n_items (qstore_stale_report_get_views (self->stale)) > 0;
+  if (has_views || staging)
+    load_from_database (self, has_views, staging);
 
   self->loaded_at = g_date_time_new_now_local ();
   return g_steal_pointer (&self);
@@ -632,4 +655,25 @@ qstore_inspector_contents_get_loaded_at (QStoreInspectorContents *self)
 {
   g_return_val_if_fail (QSTORE_INSPECTOR_IS_CONTENTS (self), NULL);
   return self->loaded_at;
+}
+
+/**
+ * qstore_inspector_contents_get_staging:
+ * @self: a #QStoreInspectorContents
+ * @error_message: (out) (optional) (transfer none): why the staged
+ *   imports could not be read, when they could not
+ *
+ * Returns: (transfer none) (nullable): the staged imports the store
+ *   records, judged when it was read; %NULL when it records none (it has
+ *   no marker table) or they could not be read
+ */
+QStoreStagingLeftovers *
+qstore_inspector_contents_get_staging (QStoreInspectorContents  *self,
+                                       const char              **error_message)
+{
+  g_return_val_if_fail (QSTORE_INSPECTOR_IS_CONTENTS (self), NULL);
+
+  if (error_message != NULL)
+    *error_message = self->staging_error;
+  return self->staging;
 }

@@ -46,6 +46,8 @@ QStoreMaterializedView  *qstore_inspector_contents_lookup_materialized_view (QSt
 GDateTime               *qstore_inspector_contents_get_loaded_at    (QStoreInspectorContents  *self);
 void                     qstore_inspector_contents_count_rows       (QStoreInspectorContents  *self,
                                                                      GCancellable             *cancellable);
+QStoreStagingLeftovers  *qstore_inspector_contents_get_staging      (QStoreInspectorContents  *self,
+                                                                     const char              **error_message);
 gboolean                 qstore_inspector_contents_is_counting      (QStoreInspectorContents  *self,
                                                                      const char               *schema,
                                                                      const char               *name);

@@ -65,6 +65,7 @@ struct _QStoreInspectorWindow
   QStoreInspectorCatalogPage *catalog_page;
   QStoreInspectorStalePage   *stale_page;
   QStoreInspectorDataPage    *data_page;
+  QStoreInspectorStagingPage *staging_page;
 };
 
 enum
@@ -247,6 +248,7 @@ show_contents (QStoreInspectorWindow   *self,
   qstore_inspector_catalog_page_set_contents (self->catalog_page, contents);
   qstore_inspector_stale_page_set_contents (self->stale_page, contents);
   qstore_inspector_data_page_set_contents (self->data_page, contents);
+  qstore_inspector_staging_page_set_contents (self->staging_page, contents);
   /* Tables whose statistics hold no count are counted now, off the UI
    * thread; the pages say “counting” meanwhile. */
   qstore_inspector_contents_count_rows (contents, self->cancellable);
@@ -397,6 +399,33 @@ qstore_inspector_window_open_uri (QStoreInspectorWindow *self,
 }
 
 /**
+ * qstore_inspector_window_release_store:
+ * @self: a #QStoreInspectorWindow
+ *
+ * Lets go of the open store: the pages show nothing and nothing reads it
+ * until qstore_inspector_window_open_uri() opens it again. A store open
+ * read-only in this process cannot be opened for writing in it (LMDB
+ * opens a store once per process), as a sweep must.
+ */
+void
+qstore_inspector_window_release_store (QStoreInspectorWindow *self)
+{
+  g_return_if_fail (QSTORE_INSPECTOR_IS_WINDOW (self));
+
+  g_cancellable_cancel (self->cancellable);
+  g_clear_object (&self->cancellable);
+  self->cancellable = g_cancellable_new ();
+  g_clear_object (&self->monitor);
+  g_clear_object (&self->contents);
+  self->refresh_pending = FALSE;
+  qstore_inspector_catalog_page_set_contents (self->catalog_page, NULL);
+  qstore_inspector_stale_page_set_contents (self->stale_page, NULL);
+  qstore_inspector_data_page_set_contents (self->data_page, NULL);
+  qstore_inspector_staging_page_set_contents (self->staging_page, NULL);
+  set_busy (self, FALSE);
+}
+
+/**
  * qstore_inspector_window_refresh:
  * @self: a #QStoreInspectorWindow
  *
@@ -471,20 +500,19 @@ void
 qstore_inspector_window_show_page (QStoreInspectorWindow *self,
                                    const char            *name)
 {
-  GtkListBoxRow *row = NULL;
+  GtkWidget *row;
 
   g_return_if_fail (QSTORE_INSPECTOR_IS_WINDOW (self));
 
-  if (g_str_equal (name, "catalog"))
-    row = self->catalog_row;
-  else if (g_str_equal (name, "stale"))
-    row = self->stale_row;
-  else if (g_str_equal (name, "data"))
-    row = self->data_row;
-  else
+  /* Each sidebar row is named as the page it shows. */
+  for (row = gtk_widget_get_first_child (GTK_WIDGET (self->sidebar_list)); row != NULL;
+       row = gtk_widget_get_next_sibling (row))
+    if (GTK_IS_LIST_BOX_ROW (row) && g_str_equal (gtk_widget_get_name (row), name))
+      break;
+  if (row == NULL)
     return;
 
-  gtk_list_box_select_row (self->sidebar_list, row);
+  gtk_list_box_select_row (self->sidebar_list, GTK_LIST_BOX_ROW (row));
   gtk_stack_set_visible_child_name (self->page_stack, name);
   update_titles (self);
   adw_leaflet_navigate (self->leaflet, ADW_NAVIGATION_DIRECTION_FORWARD);
@@ -816,6 +844,7 @@ qstore_inspector_window_class_init (QStoreInspectorWindowClass *klass)
   g_type_ensure (QSTORE_INSPECTOR_TYPE_CATALOG_PAGE);
   g_type_ensure (QSTORE_INSPECTOR_TYPE_STALE_PAGE);
   g_type_ensure (QSTORE_INSPECTOR_TYPE_DATA_PAGE);
+  g_type_ensure (QSTORE_INSPECTOR_TYPE_STAGING_PAGE);
 
   gtk_widget_class_set_template_from_resource (widget_class, "/org/qstore/Inspector/qstore-inspector-window.ui");
   gtk_widget_class_bind_template_child (widget_class, QStoreInspectorWindow, toast_overlay);
@@ -843,6 +872,7 @@ qstore_inspector_window_class_init (QStoreInspectorWindowClass *klass)
   gtk_widget_class_bind_template_child (widget_class, QStoreInspectorWindow, catalog_page);
   gtk_widget_class_bind_template_child (widget_class, QStoreInspectorWindow, stale_page);
   gtk_widget_class_bind_template_child (widget_class, QStoreInspectorWindow, data_page);
+  gtk_widget_class_bind_template_child (widget_class, QStoreInspectorWindow, staging_page);
   gtk_widget_class_bind_template_callback (widget_class, sidebar_row_activated_cb);
   gtk_widget_class_bind_template_callback (widget_class, back_clicked_cb);
   gtk_widget_class_bind_template_callback (widget_class, update_back_cb);
@@ -865,6 +895,7 @@ qstore_inspector_window_class_init (QStoreInspectorWindowClass *klass)
   gtk_widget_class_add_binding_action (widget_class, GDK_KEY_1, GDK_ALT_MASK, "win.show-page", "s", "catalog");
   gtk_widget_class_add_binding_action (widget_class, GDK_KEY_2, GDK_ALT_MASK, "win.show-page", "s", "stale");
   gtk_widget_class_add_binding_action (widget_class, GDK_KEY_3, GDK_ALT_MASK, "win.show-page", "s", "data");
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_4, GDK_ALT_MASK, "win.show-page", "s", "staging");
 }
 
 static void
@@ -1024,4 +1055,11 @@ qstore_inspector_window_get_data_page (QStoreInspectorWindow *self)
 {
   g_return_val_if_fail (QSTORE_INSPECTOR_IS_WINDOW (self), NULL);
   return self->data_page;
+}
+
+QStoreInspectorStagingPage *
+qstore_inspector_window_get_staging_page (QStoreInspectorWindow *self)
+{
+  g_return_val_if_fail (QSTORE_INSPECTOR_IS_WINDOW (self), NULL);
+  return self->staging_page;
 }

@@ -11,6 +11,7 @@
 #include "qstore-inspector-data-page.h"
 #include "qstore-inspector-monitor.h"
 #include "qstore-inspector-stale-page.h"
+#include "qstore-inspector-staging-page.h"
 
 G_BEGIN_DECLS
 
@@ -21,6 +22,7 @@ QStoreInspectorWindow      *qstore_inspector_window_new              (AdwApplica
 void                        qstore_inspector_window_open_uri         (QStoreInspectorWindow *self,
                                                                       const char            *uri);
 void                        qstore_inspector_window_refresh          (QStoreInspectorWindow *self);
+void                        qstore_inspector_window_release_store    (QStoreInspectorWindow *self);
 void                        qstore_inspector_window_show_page        (QStoreInspectorWindow *self,
                                                                       const char            *name);
 const char                 *qstore_inspector_window_get_page         (QStoreInspectorWindow *self);
@@ -36,6 +38,7 @@ QStoreInspectorContents    *qstore_inspector_window_get_contents     (QStoreInsp
 QStoreInspectorCatalogPage *qstore_inspector_window_get_catalog_page (QStoreInspectorWindow *self);
 QStoreInspectorStalePage   *qstore_inspector_window_get_stale_page   (QStoreInspectorWindow *self);
 QStoreInspectorDataPage    *qstore_inspector_window_get_data_page    (QStoreInspectorWindow *self);
+QStoreInspectorStagingPage *qstore_inspector_window_get_staging_page (QStoreInspectorWindow *self);
 void                        qstore_inspector_window_set_settings     (QStoreInspectorWindow *self,
                                                                       GSettings             *settings);
 

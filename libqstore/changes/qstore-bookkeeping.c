@@ -7,6 +7,7 @@
 #include "qstore-bookkeeping-private.h"
 #include "qstore-database-private.h"
 #include "qstore-error.h"
+#include "qstore-i18n-private.h"
 
 gboolean
 qstore_bookkeeping_prepare (QStoreDatabase  *db,
@@ -20,8 +21,8 @@ qstore_bookkeeping_prepare (QStoreDatabase  *db,
   if (!sqlite3_get_autocommit (db->db) || qstore_coordinator_in_transaction (db->coordinator))
     {
       g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_BUSY,
-                   "%s commits on its own, and the database at “%s” has a transaction "
-                   "open: COMMIT or ROLLBACK it first", what,
+                   _("%s commits on its own, and the database at “%s” has a transaction "
+                   "open: COMMIT or ROLLBACK it first"), what,
                    qstore_provider_get_location (db->provider));
       return FALSE;
     }

@@ -12,6 +12,7 @@
 #include "qstore-change-digest.h"
 #include "qstore-database-private.h"
 #include "qstore-error.h"
+#include "qstore-i18n-private.h"
 
 /* Several consumers of one store's changes (processes following its log,
  * say) may each see a change whose side effect must happen once. The
@@ -139,8 +140,8 @@ qstore_database_claim_change (QStoreDatabase  *self,
   if (!(digest = qstore_parse_change_key (change_key, NULL)))
     {
       g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
-                   "“%s” is not a change key: make one with qstore_compose_change_key() "
-                   "(64 lowercase hexadecimal digits, a colon, an occurrence)", change_key);
+                   _("“%s” is not a change key: make one with qstore_compose_change_key() "
+                   "(64 lowercase hexadecimal digits, a colon, an occurrence)"), change_key);
       return FALSE;
     }
   if (!qstore_bookkeeping_prepare (self, QSTORE_CHANGE_CLAIMS_TABLE, CREATE_CLAIMS,

@@ -11,6 +11,7 @@
 #include "qstore-codec.h"
 #include "qstore-coordinator-private.h"
 #include "qstore-error.h"
+#include "qstore-i18n-private.h"
 #include "qstore-snapshot.h"
 
 /* A follower reads the log through a provider opened read-only, which
@@ -127,7 +128,7 @@ read_committed (QStoreChangeFeed  *self,
   if (text != NULL && !g_ascii_string_to_unsigned (text, 10, 0, G_MAXUINT64, tx_id, NULL))
     {
       g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_CORRUPT,
-                   "The store at “%s” holds a malformed last transaction id: it is damaged",
+                   _("The store at “%s” holds a malformed last transaction id: it is damaged"),
                    qstore_provider_get_location (self->provider));
       return FALSE;
     }
@@ -222,7 +223,7 @@ qstore_change_feed_poll (QStoreChangeFeed  *self,
   if (self->closed)
     {
       g_set_error_literal (error, QSTORE_ERROR, QSTORE_ERROR_CLOSED,
-                           "The change feed was closed: make a new one to go on");
+                           _("The change feed was closed: make a new one to go on"));
       return FALSE;
     }
   if (self->provider == NULL || self->polling)
@@ -311,8 +312,8 @@ poll_log (QStoreChangeFeed  *self,
       if (!qstore_change_log_key_parse (entry_key, key_len, &tx_id))
         {
           g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_CORRUPT,
-                       "The change log of the store at “%s” holds a key that is no "
-                       "transaction id: it is damaged; turn the log off and on again",
+                       _("The change log of the store at “%s” holds a key that is no "
+                       "transaction id: it is damaged; turn the log off and on again"),
                        qstore_provider_get_location (self->provider));
           return FALSE;
         }
@@ -474,7 +475,7 @@ watch (QStoreChangeFeed  *self,
   monitor = g_file_monitor_directory (directory, G_FILE_MONITOR_NONE, NULL, error);
   if (monitor == NULL)
     {
-      g_prefix_error (error, "Watching the files of the store at “%s”: ", location);
+      g_prefix_error (error, _("Watching the files of the store at “%s”: "), location);
       return FALSE;
     }
   /* Every write matters, not one a second. */
@@ -512,7 +513,7 @@ qstore_change_feed_follow (QStoreChangeFeed  *self,
   if (self->closed)
     {
       g_set_error_literal (error, QSTORE_ERROR, QSTORE_ERROR_CLOSED,
-                           "The change feed was closed: make a new one to go on");
+                           _("The change feed was closed: make a new one to go on"));
       return FALSE;
     }
   if (self->provider == NULL || self->context != NULL)

@@ -12,6 +12,7 @@
 #include "qstore-codec-private.h"
 #include "qstore-coordinator-private.h"
 #include "qstore-error.h"
+#include "qstore-i18n-private.h"
 
 /* One per database, kept as its extension state. It is the coordinator's
  * change log (QStoreCoordinatorLog): at each commit it describes the
@@ -315,8 +316,8 @@ qstore_database_subscribe_changes (QStoreDatabase  *self,
   if (hub->feeds->len >= QSTORE_CHANGE_FEED_MAX_SUBSCRIBERS)
     {
       g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_BUSY,
-                   "The database at “%s” already hands out %u change feeds, as many as it "
-                   "will: close the feeds no longer listened to (qstore_change_feed_close())",
+                   _("The database at “%s” already hands out %u change feeds, as many as it "
+                   "will: close the feeds no longer listened to (qstore_change_feed_close())"),
                    qstore_provider_get_location (self->provider),
                    QSTORE_CHANGE_FEED_MAX_SUBSCRIBERS);
       return NULL;
@@ -348,7 +349,7 @@ read_setting (Hub      *self,
   if (local_error != NULL)
     {
       g_propagate_prefixed_error (error, g_steal_pointer (&local_error),
-                                  "Reading the change log setting: ");
+                                  _("Reading the change log setting: "));
       return FALSE;
     }
   if (value == NULL)

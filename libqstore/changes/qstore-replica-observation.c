@@ -12,6 +12,7 @@
 #include "qstore-bookkeeping-private.h"
 #include "qstore-codec.h"
 #include "qstore-error.h"
+#include "qstore-i18n-private.h"
 #include "qstore-replica-observation.h"
 
 /**
@@ -117,7 +118,7 @@ qstore_database_observe_replica (QStoreDatabase  *self,
   if (replica_id[0] == '\0' || kind[0] == '\0')
     {
       g_set_error_literal (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
-                           "A replica observation needs a replica id and a kind: give both");
+                           _("A replica observation needs a replica id and a kind: give both"));
       return FALSE;
     }
   len = strlen (payload);
@@ -133,7 +134,7 @@ qstore_database_observe_replica (QStoreDatabase  *self,
       json_parser_get_root (parser) == NULL)
     {
       g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
-                   "The “%s” observation of replica “%s” is not JSON (%s): give a JSON value",
+                   _("The “%s” observation of replica “%s” is not JSON (%s): give a JSON value"),
                    kind, replica_id, parse_error != NULL ? parse_error->message : "it is empty");
       return FALSE;
     }
@@ -219,8 +220,8 @@ qstore_replica_observation_list (QStoreProvider  *provider,
           !g_variant_is_of_type (updated, G_VARIANT_TYPE_INT64))
         {
           g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_CORRUPT,
-                       "A row of table “%s” at “%s” is not a replica observation: the "
-                       "table is damaged; drop it, and the replicas write it anew",
+                       _("A row of table “%s” at “%s” is not a replica observation: the "
+                       "table is damaged; drop it, and the replicas write it anew"),
                        QSTORE_REPLICA_OBSERVATIONS_TABLE, qstore_provider_get_location (provider));
           return NULL;
         }

@@ -10,6 +10,7 @@
 #include "qstore-codec.h"
 #include "qstore-codec-private.h"
 #include "qstore-error.h"
+#include "qstore-i18n-private.h"
 
 /* Key component tags, in SQLite's order of storage classes. */
 #define KEY_TAG_NULL    0x00
@@ -255,8 +256,8 @@ check_real (double   value,
   if (isnan (value))
     {
       g_set_error_literal (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
-                           "NaN has no place in a key order (SQLite stores it "
-                           "as NULL): store NULL instead");
+                           _("NaN has no place in a key order (SQLite stores it "
+                           "as NULL): store NULL instead"));
       return FALSE;
     }
   return TRUE;
@@ -511,8 +512,8 @@ qstore_value_from_variant (GVariant     *value,
     }
 
   g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
-               "A value of type “%s” cannot be stored: use “x” (integer), "
-               "“d” (real), “s” (text), “ay” (blob) or qstore_value_new_null()",
+               _("A value of type “%s” cannot be stored: use “x” (integer), "
+               "“d” (real), “s” (text), “ay” (blob) or qstore_value_new_null()"),
                g_variant_get_type_string (value));
   return NULL;
 }
@@ -590,7 +591,7 @@ values_container_check (GVariant  *values,
     return TRUE;
 
   g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
-               "Values must come as a tuple or an “av” array, not as “%s”",
+               _("Values must come as a tuple or an “av” array, not as “%s”"),
                g_variant_get_type_string (values));
   return FALSE;
 }

@@ -8,6 +8,7 @@
 
 #include "qstore-error.h"
 #include "qstore-fault-private.h"
+#include "qstore-i18n-private.h"
 
 /* Fault points are checked on hot paths (once per written key), so the
  * common case, nothing armed, is one atomic read. */
@@ -112,7 +113,7 @@ _qstore_fault_check (const char  *point,
   if (strike)
     {
       g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_IO,
-                   "Injected fault at “%s”", point);
+                   _("Injected fault at “%s”"), point);
       return FALSE;
     }
   return TRUE;

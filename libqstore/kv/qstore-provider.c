@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "qstore-error.h"
+#include "qstore-i18n-private.h"
 #include "qstore-kv-private.h"
 #include "qstore-provider-private.h"
 #include "qstore-snapshot-private.h"
@@ -118,8 +119,8 @@ lookup_provider_type (const char  *name,
       g_autofree char *list = g_strjoinv (", ", names);
 
       g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_NOT_FOUND,
-                   "No provider named “%s”; the providers are: %s "
-                   "(QSTORE_PLUGIN_DIR adds plugin directories)",
+                   _("No provider named “%s”; the providers are: %s "
+                   "(QSTORE_PLUGIN_DIR adds plugin directories)"),
                    name, names[0] ? list : "none found");
       return G_TYPE_INVALID;
     }
@@ -233,7 +234,7 @@ parse_options (QStoreProviderInterface  *iface,
       if (!g_hash_table_add (seen, g_strdup (key)))
         {
           g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
-                       "Option “%s” is given more than once: give each option once",
+                       _("Option “%s” is given more than once: give each option once"),
                        key);
           return FALSE;
         }
@@ -251,7 +252,7 @@ parse_options (QStoreProviderInterface  *iface,
           if (iface->option_names != NULL && iface->option_names[0] != NULL)
             known = g_strjoinv (", ", (char **) iface->option_names);
           g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
-                       "Provider “%s” has no option “%s”; its options are: atomic%s%s%s",
+                       _("Provider “%s” has no option “%s”; its options are: atomic%s%s%s"),
                        provider_name, key,
                        (iface->capabilities & QSTORE_CAPABILITY_WRITER_LOCK) ? ", wait_ms" : "",
                        known ? ", " : "", known ? known : "");
@@ -333,7 +334,7 @@ qstore_provider_new_with_options (const char          *name,
   if (!G_IS_INITABLE (object))
     {
       g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_FAILED,
-                   "Provider “%s” is broken: its type does not implement GInitable", name);
+                   _("Provider “%s” is broken: its type does not implement GInitable"), name);
       return NULL;
     }
   if (!g_initable_init (G_INITABLE (object), NULL, error))
@@ -411,8 +412,8 @@ qstore_provider_new_for_uri (const char       *uri,
   if (colon == NULL || colon == uri)
     {
       g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
-                   "“%s” is not a store URI: write provider:location, "
-                   "such as lmdb:/path/to/dir, sqlite:/path/to/file or memory:",
+                   _("“%s” is not a store URI: write provider:location, "
+                   "such as lmdb:/path/to/dir, sqlite:/path/to/file or memory:"),
                    uri);
       return NULL;
     }
@@ -430,7 +431,7 @@ qstore_provider_new_for_uri (const char       *uri,
           if (option == NULL)
             {
               g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
-                           "Option “%s” of URI “%s” is not properly percent-encoded",
+                           _("Option “%s” of URI “%s” is not properly percent-encoded"),
                            pairs[i], uri);
               return NULL;
             }
@@ -449,8 +450,8 @@ qstore_provider_new_for_uri (const char       *uri,
     if (location == NULL)
       {
         g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
-                     "Location “%s” of URI “%s” is not properly percent-encoded "
-                     "(or encodes a NUL byte)", raw, uri);
+                     _("Location “%s” of URI “%s” is not properly percent-encoded "
+                     "(or encodes a NUL byte)"), raw, uri);
         return NULL;
       }
   }
@@ -627,20 +628,20 @@ check_store_name (QStoreProvider  *self,
   if (name[0] == '\0')
     {
       g_set_error_literal (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
-                           "A store name must not be empty");
+                           _("A store name must not be empty"));
       return FALSE;
     }
   if (!g_utf8_validate (name, -1, NULL))
     {
       g_set_error_literal (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
-                           "A store name must be valid UTF-8");
+                           _("A store name must be valid UTF-8"));
       return FALSE;
     }
   if (g_str_has_prefix (name, "__qstore"))
     {
       g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
-                   "Store name “%s” is reserved: names starting with “__qstore” "
-                   "are the providers' own", name);
+                   _("Store name “%s” is reserved: names starting with “__qstore” "
+                   "are the providers' own"), name);
       return FALSE;
     }
   return TRUE;
@@ -1014,7 +1015,7 @@ qstore_provider_begin_snapshot (QStoreProvider  *self,
   if (!(qstore_provider_get_capabilities (self) & QSTORE_CAPABILITY_SNAPSHOTS))
     {
       g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_UNSUPPORTED,
-                   "Provider “%s” has no snapshots", qstore_provider_get_state (self)->name);
+                   _("Provider “%s” has no snapshots"), qstore_provider_get_state (self)->name);
       return NULL;
     }
   snapshot = QSTORE_PROVIDER_GET_IFACE (self)->begin_snapshot (self, error);
@@ -1071,8 +1072,8 @@ qstore_provider_write (QStoreProvider       *self,
           if (!atomic && op->store != ops[0].store)
             {
               g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_UNSUPPORTED,
-                           "Provider “%s” is open without an atomic batch: "
-                           "write stores “%s” and “%s” separately",
+                           _("Provider “%s” is open without an atomic batch: "
+                           "write stores “%s” and “%s” separately"),
                            qstore_provider_get_state (self)->name,
                            qstore_kv_get_name (ops[0].store),
                            qstore_kv_get_name (op->store));
@@ -1082,7 +1083,7 @@ qstore_provider_write (QStoreProvider       *self,
       if (G_UNLIKELY (op->key_len == 0))
         {
           g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
-                       "Empty key written to store “%s”: keys must not be empty",
+                       _("Empty key written to store “%s”: keys must not be empty"),
                        qstore_kv_get_name (op->store));
           return FALSE;
         }

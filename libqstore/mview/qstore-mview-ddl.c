@@ -12,6 +12,7 @@
 #include "qstore-coordinator-private.h"
 #include "qstore-enums.h"
 #include "qstore-error.h"
+#include "qstore-i18n-private.h"
 #include "qstore-provider-private.h"
 #include "qstore-result-private.h"
 #include "qstore-sql-token-private.h"
@@ -61,11 +62,11 @@ check_syntax (const QStoreStatement  *statement,
     return TRUE;
   if (!statement->malformed && statement->name != NULL)
     g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_UNSUPPORTED,
-                 "%s: schema “%s” is not supported: materialized views live in “main”",
+                 _("%s: schema “%s” is not supported: materialized views live in “main”"),
                  statement_verb (statement), statement->schema);
   else
     g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
-                 "Malformed %s statement: write it as %s",
+                 _("Malformed %s statement: write it as %s"),
                  statement_verb (statement), statement_form (statement));
   return FALSE;
 }
@@ -236,8 +237,8 @@ qstore_mview_materialize (QStoreMViews  *self,
           if (owner != NULL)
             {
               g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_COLLISION,
-                           "Materialized view “%s” would keep its contents in store “%s”, "
-                           "which %s uses: choose another name", view->name, store, owner);
+                           _("Materialized view “%s” would keep its contents in store “%s”, "
+                           "which %s uses: choose another name"), view->name, store, owner);
               goto undo_scratch;
             }
           if (!(entry = qstore_database_attach_table (db, schema, error)))
@@ -248,10 +249,10 @@ qstore_mview_materialize (QStoreMViews  *self,
           if (!empty && fresh)
             {
               g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_COLLISION,
-                           "Materialized view “%s”: store “%s” still holds the rows of a table "
+                           _("Materialized view “%s”: store “%s” still holds the rows of a table "
                            "no longer in the catalog: remove them with "
                            "qstore_database_reclaim_detached_table() first, or choose another "
-                           "name", view->name, store);
+                           "name"), view->name, store);
               goto undo;
             }
           target = entry->table;
@@ -345,7 +346,7 @@ erase_view (QStoreMViews  *self,
   if (!qstore_provider_restructure (db->provider, (const char * const *) drop->pdata,
                                     empty, empty, ops, G_N_ELEMENTS (ops), error))
     {
-      g_prefix_error (error, "Materialized view “%s” cannot be dropped: ", name);
+      g_prefix_error (error, _("Materialized view “%s” cannot be dropped: "), name);
       return FALSE;
     }
   qstore_database_forget_table_stats (db, "main", name);
@@ -394,7 +395,7 @@ name_taken (QStoreDatabase  *db,
   if (qstore_database_lookup (db, name) != NULL)
     {
       g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_EXISTS,
-                   "Materialized view “%s” cannot be created: table “%s” already exists",
+                   _("Materialized view “%s” cannot be created: table “%s” already exists"),
                    name, name);
       return TRUE;
     }
@@ -408,7 +409,7 @@ name_taken (QStoreDatabase  *db,
       if (sqlite3_step (stmt) == SQLITE_ROW)
         {
           g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_EXISTS,
-                       "Materialized view “%s” cannot be created: %s “%s” already exists",
+                       _("Materialized view “%s” cannot be created: %s “%s” already exists"),
                        name, (const char *) sqlite3_column_text (stmt, 0), name);
           return TRUE;
         }
@@ -455,8 +456,8 @@ body_text (QStoreDatabase         *db,
   if (stmt == NULL)
     {
       g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
-                   "Materialized view “%s” has no body: write CREATE MATERIALIZED VIEW %s AS "
-                   "SELECT …", statement->name, statement->name);
+                   _("Materialized view “%s” has no body: write CREATE MATERIALIZED VIEW %s AS "
+                   "SELECT …"), statement->name, statement->name);
       return NULL;
     }
   len = end - statement->body;
@@ -533,15 +534,15 @@ create_view (QStoreMViews           *self,
       if (statement->if_exists)
         return TRUE;
       g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_EXISTS,
-                   "Materialized view “%s” already exists", statement->name);
+                   _("Materialized view “%s” already exists"), statement->name);
       return FALSE;
     }
   if (g_hash_table_contains (self->unloaded, key))
     {
       g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_EXISTS,
-                   "Materialized view “%s” is in the catalog but did not load when the "
+                   _("Materialized view “%s” is in the catalog but did not load when the "
                    "database was opened (see the rehydration result): drop it with DROP "
-                   "MATERIALIZED VIEW, or bring it back with REFRESH MATERIALIZED VIEW",
+                   "MATERIALIZED VIEW, or bring it back with REFRESH MATERIALIZED VIEW"),
                    statement->name);
       return FALSE;
     }
@@ -557,8 +558,8 @@ create_view (QStoreMViews           *self,
       if (upstream != NULL && upstream->stale)
         {
           g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_FAILED,
-                       "Materialized view “%s” would read “%s”, which is stale: refresh “%s” "
-                       "first", statement->name, upstream->name, upstream->name);
+                       _("Materialized view “%s” would read “%s”, which is stale: refresh “%s” "
+                       "first"), statement->name, upstream->name, upstream->name);
           qstore_mview_plan_free (plan);
           return FALSE;
         }
@@ -596,7 +597,7 @@ drop_view (QStoreMViews     *self,
         return TRUE;
       if (qstore_database_lookup (self->db, statement->name) != NULL)
         g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_NOT_FOUND,
-                     "“%s” is a table, not a materialized view: drop it with DROP TABLE",
+                     _("“%s” is a table, not a materialized view: drop it with DROP TABLE"),
                      statement->name);
       else
         g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_NOT_FOUND,
@@ -665,7 +666,7 @@ refresh_view (QStoreMViews     *self,
       if (upstream != NULL && upstream->stale)
         {
           g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_FAILED,
-                       "Materialized view “%s” reads “%s”, which is stale: refresh “%s” first",
+                       _("Materialized view “%s” reads “%s”, which is stale: refresh “%s” first"),
                        view->name, upstream->name, upstream->name);
           qstore_mview_plan_free (plan);
           if (!registered)
@@ -714,24 +715,24 @@ check_target (QStoreMViews  *self,
       if (g_hash_table_contains (self->unloaded, key))
         {
           g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_EXISTS,
-                       "Materialized view “%s” is in the catalog, though it did not load when "
+                       _("Materialized view “%s” is in the catalog, though it did not load when "
                        "the database was opened: drop it with DROP MATERIALIZED VIEW first, "
-                       "or choose another name", ddl_table);
+                       "or choose another name"), ddl_table);
           return FALSE;
         }
     }
   if ((view = qstore_mview_lookup_view (self, ddl_table)) != NULL)
     {
       g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_UNSUPPORTED,
-                   "“%s” is a materialized view: drop it with DROP MATERIALIZED VIEW (it "
-                   "cannot be dropped, renamed or altered as a table)", view->name);
+                   _("“%s” is a materialized view: drop it with DROP MATERIALIZED VIEW (it "
+                   "cannot be dropped, renamed or altered as a table)"), view->name);
       return FALSE;
     }
   if ((view = qstore_mview_lookup_view (self, dml_table)) != NULL)
     {
       g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_UNSUPPORTED,
-                   "Materialized view “%s” cannot be written: it follows the tables it reads "
-                   "(change them instead), and REFRESH MATERIALIZED VIEW computes it again",
+                   _("Materialized view “%s” cannot be written: it follows the tables it reads "
+                   "(change them instead), and REFRESH MATERIALIZED VIEW computes it again"),
                    view->name);
       return FALSE;
     }
@@ -760,8 +761,8 @@ qstore_mview_check_statement (QStoreDatabase   *db,
       if ((view = qstore_mview_lookup_view (self, statement->table)) != NULL)
         {
           g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_UNSUPPORTED,
-                       "“%s” is a materialized view: its columns follow its definition; to "
-                       "change them, drop it with DROP MATERIALIZED VIEW and create it again",
+                       _("“%s” is a materialized view: its columns follow its definition; to "
+                       "change them, drop it with DROP MATERIALIZED VIEW and create it again"),
                        view->name);
           return FALSE;
         }
@@ -771,9 +772,9 @@ qstore_mview_check_statement (QStoreDatabase   *db,
       if ((view = qstore_mview_lookup_view (self, statement->table)) != NULL)
         {
           g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_UNSUPPORTED,
-                       "Materialized view “%s” cannot be indexed: its contents are "
+                       _("Materialized view “%s” cannot be indexed: its contents are "
                        "rewritten as it is kept up to date; index the tables it "
-                       "reads, or copy it into a table", view->name);
+                       "reads, or copy it into a table"), view->name);
           return FALSE;
         }
       break;

@@ -12,6 +12,7 @@
 #include "qstore-coordinator-private.h"
 #include "qstore-enums.h"
 #include "qstore-error.h"
+#include "qstore-i18n-private.h"
 #include "qstore-provider-private.h"
 #include "qstore-result-private.h"
 #include "qstore-sql-token-private.h"
@@ -224,7 +225,7 @@ recompute_key (QStoreMView        *view,
         {
           view_statement_done (stmt, temporary);
           g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_FAILED,
-                       "Materialized view “%s”: its body gives several rows for one key",
+                       _("Materialized view “%s”: its body gives several rows for one key"),
                        view->name);
           return FALSE;
         }
@@ -325,7 +326,7 @@ recompute_partition (QStoreMView        *view,
   if (backing == NULL)
     {
       g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_FAILED,
-                   "Materialized view “%s” has lost its contents table", view->name);
+                   _("Materialized view “%s” has lost its contents table"), view->name);
       return FALSE;
     }
 
@@ -366,7 +367,7 @@ recompute_partition (QStoreMView        *view,
   if (!with_null && fresh->len > 1)
     {
       g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_FAILED,
-                   "Materialized view “%s”: its body gives %u rows for one key", view->name,
+                   _("Materialized view “%s”: its body gives %u rows for one key"), view->name,
                    fresh->len);
       return FALSE;
     }
@@ -415,7 +416,7 @@ qstore_mview_rebuild_into (QStoreMView  *view,
   if (backing == NULL)
     {
       g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_FAILED,
-                   "Materialized view “%s” has lost its contents table", view->name);
+                   _("Materialized view “%s” has lost its contents table"), view->name);
       return FALSE;
     }
   if (keyed)
@@ -450,7 +451,7 @@ qstore_mview_rebuild_into (QStoreMView  *view,
           if (!g_hash_table_add (produced, key_bytes))
             {
               g_set_error (&local_error, QSTORE_ERROR, QSTORE_ERROR_FAILED,
-                           "Materialized view “%s”: its body gives two rows of one key",
+                           _("Materialized view “%s”: its body gives two rows of one key"),
                            view->name);
               break;
             }
@@ -752,7 +753,8 @@ bring_up_to_date (QStoreMViews  *self,
   if (own_transaction && !qstore_coordinator_commit (coordinator, error))
     {
       if (view != NULL)
-        g_prefix_error (error, "Materialized view “%s” cannot be brought up to date: ", view->name);
+        g_prefix_error (error, _("Materialized view “%s” cannot be brought up to date: "),
+                        view->name);
       return FALSE;
     }
   return TRUE;

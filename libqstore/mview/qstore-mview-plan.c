@@ -12,6 +12,7 @@
 #include "qstore-coordinator-private.h"
 #include "qstore-enums.h"
 #include "qstore-error.h"
+#include "qstore-i18n-private.h"
 #include "qstore-provider-private.h"
 #include "qstore-result-private.h"
 #include "qstore-sql-token-private.h"
@@ -158,7 +159,7 @@ qstore_mview_set_sqlite_error (QStoreDatabase  *db,
                                GError         **error)
 {
   qstore_database_set_sqlite_error (db, conn, rc, error);
-  g_prefix_error (error, "Materialized view “%s”: ", view);
+  g_prefix_error (error, _("Materialized view “%s”: "), view);
   return FALSE;
 }
 
@@ -816,7 +817,7 @@ qstore_mview_plan_new_for (QStoreDatabase  *db,
       if (auth.refused != 0)
         {
           g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
-                       "%s: its body must be a query that only reads (SELECT …)", label);
+                       _("%s: its body must be a query that only reads (SELECT …)"), label);
           return NULL;
         }
       return plan_failed (db, rc, label, error);
@@ -826,7 +827,7 @@ qstore_mview_plan_new_for (QStoreDatabase  *db,
     {
       g_ptr_array_unref (auth.reads);
       g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
-                   "%s: its body must be one SELECT that returns columns", label);
+                   _("%s: its body must be one SELECT that returns columns"), label);
       return NULL;
     }
   g_clear_pointer (&stmt, sqlite3_finalize);
@@ -850,7 +851,7 @@ qstore_mview_plan_new_for (QStoreDatabase  *db,
             {
               g_ptr_array_unref (auth.reads);
               g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
-                           "%s cannot read itself", label);
+                           _("%s cannot read itself"), label);
               return NULL;
             }
         }
@@ -885,8 +886,8 @@ qstore_mview_plan_new_for (QStoreDatabase  *db,
   if (column_names != NULL && column_names->len != (guint) sqlite3_column_count (stmt))
     {
       g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
-                   "%s names %u columns but its body gives %d: name "
-                   "each column once", label, column_names->len, sqlite3_column_count (stmt));
+                   _("%s names %u columns but its body gives %d: name "
+                   "each column once"), label, column_names->len, sqlite3_column_count (stmt));
       return NULL;
     }
   for (int j = 0; j < sqlite3_column_count (stmt); j++)
@@ -905,8 +906,8 @@ qstore_mview_plan_new_for (QStoreDatabase  *db,
       if (!g_hash_table_add (names, g_strdup (column->name)))
         {
           g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
-                       "%s has two columns named “%s”: name them apart "
-                       "(… AS other_name)", label, column->name);
+                       _("%s has two columns named “%s”: name them apart "
+                       "(… AS other_name)"), label, column->name);
           return NULL;
         }
 

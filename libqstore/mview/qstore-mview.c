@@ -12,6 +12,7 @@
 #include "qstore-coordinator-private.h"
 #include "qstore-enums.h"
 #include "qstore-error.h"
+#include "qstore-i18n-private.h"
 #include "qstore-provider-private.h"
 #include "qstore-result-private.h"
 #include "qstore-sql-token-private.h"
@@ -568,7 +569,7 @@ qstore_mview_persist_stale_set (QStoreMViews  *self,
     return TRUE;
   if (!qstore_mview_write_meta (self, STALE_SET_META, json, error))
     {
-      g_prefix_error (error, "The durable set of stale materialized views cannot be written%s: ",
+      g_prefix_error (error, _("The durable set of stale materialized views cannot be written%s: "),
                       at_close ? " at close" : "");
       return FALSE;
     }

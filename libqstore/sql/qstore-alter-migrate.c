@@ -18,6 +18,7 @@
 #include "qstore-coordinator-private.h"
 #include "qstore-ddl-private.h"
 #include "qstore-error.h"
+#include "qstore-i18n-private.h"
 #include "qstore-sql-token-private.h"
 gboolean
 qstore_alter_is_explicit_index (const QStoreIndexSchema *index)
@@ -49,7 +50,7 @@ qstore_alter_replace_mirror (QStoreDatabase     *self,
         continue;
       if (!qstore_database_run (self, self->scratch, index->sql, error))
         {
-          g_prefix_error (error, "Index “%s” of table “%s” no longer fits the table: ",
+          g_prefix_error (error, _("Index “%s” of table “%s” no longer fits the table: "),
                           index->name, old->name);
           return FALSE;
         }
@@ -470,8 +471,8 @@ qstore_alter_check_foreign_key (QStoreDatabase  *self,
   if (parent == NULL)
     {
       g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_NOT_FOUND,
-                   "Constraint “%s” of table “%s” references table “%s”, which does not "
-                   "exist: create it first, or turn foreign keys off (PRAGMA foreign_keys)",
+                   _("Constraint “%s” of table “%s” references table “%s”, which does not "
+                   "exist: create it first, or turn foreign keys off (PRAGMA foreign_keys)"),
                    name, table, parent_table);
       return FALSE;
     }

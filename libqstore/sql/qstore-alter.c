@@ -31,6 +31,7 @@
 #include "qstore-coordinator-private.h"
 #include "qstore-ddl-private.h"
 #include "qstore-error.h"
+#include "qstore-i18n-private.h"
 #include "qstore-sql-token-private.h"
 
 /* Tokens, from the shared tokeniser (qstore_sql_tokenize()) */
@@ -564,9 +565,9 @@ table_def_parse (const char  *sql,
 
 unreadable:
   g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_UNSUPPORTED,
-               "The CREATE TABLE text of table “%s” has a form this ALTER TABLE "
+               _("The CREATE TABLE text of table “%s” has a form this ALTER TABLE "
                "cannot change; recreate the table with the new definition and "
-               "copy its rows (INSERT … SELECT)", table);
+               "copy its rows (INSERT … SELECT)"), table);
   return NULL;
 }
 
@@ -987,7 +988,7 @@ constraint_name_free (TableDef    *def,
   if (found->len > 0)
     {
       g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_EXISTS,
-                   "Table “%s” already has a constraint named “%s”: choose another name",
+                   _("Table “%s” already has a constraint named “%s”: choose another name"),
                    table, name);
       return FALSE;
     }
@@ -1088,8 +1089,8 @@ edit_constraints (QStoreDatabase     *self,
         if (item->kind == ITEM_PRIMARY_KEY)
           {
             g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_UNSUPPORTED,
-                         "%s: a table has one PRIMARY KEY; change it with ALTER TABLE %s "
-                         "ALTER PRIMARY KEY (…)", edit->what, old->name);
+                         _("%s: a table has one PRIMARY KEY; change it with ALTER TABLE %s "
+                         "ALTER PRIMARY KEY (…)"), edit->what, old->name);
             return FALSE;
           }
         if (!constraint_name_free (def, old->name, alter->name, error))
@@ -1112,15 +1113,15 @@ edit_constraints (QStoreDatabase     *self,
       if (found->len == 0)
         {
           g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_NOT_FOUND,
-                       "Table “%s” has no constraint named “%s”", old->name, alter->name);
+                       _("Table “%s” has no constraint named “%s”"), old->name, alter->name);
           return FALSE;
         }
       for (guint i = 0; i < found->len; i++)
         if (g_array_index (found, NamedItem, i).item->kind == ITEM_PRIMARY_KEY)
           {
             g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_UNSUPPORTED,
-                         "%s: it is the PRIMARY KEY, which the rows are stored by; "
-                         "change it with ALTER TABLE %s ALTER PRIMARY KEY (…)",
+                         _("%s: it is the PRIMARY KEY, which the rows are stored by; "
+                         "change it with ALTER TABLE %s ALTER PRIMARY KEY (…)"),
                          edit->what, old->name);
             return FALSE;
           }
@@ -1140,7 +1141,7 @@ edit_constraints (QStoreDatabase     *self,
       if (found->len == 0)
         {
           g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_NOT_FOUND,
-                       "Table “%s” has no constraint named “%s”", old->name, alter->name);
+                       _("Table “%s” has no constraint named “%s”"), old->name, alter->name);
           return FALSE;
         }
       if (g_ascii_strcasecmp (alter->name, alter->new_name) != 0 &&
@@ -1298,9 +1299,9 @@ check_not_exists (QStoreDatabase  *self,
   if (sqlite3_table_column_metadata (self->db, alter->schema, alter->table, NULL,
                                      NULL, NULL, NULL, NULL, NULL) == SQLITE_OK)
     g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_UNSUPPORTED,
-                 "Table “%s” is not a qstore table, and SQLite's own tables take only "
+                 _("Table “%s” is not a qstore table, and SQLite's own tables take only "
                  "ADD, RENAME and DROP COLUMN and RENAME TO: recreate it with the new "
-                 "definition", alter->table);
+                 "definition"), alter->table);
   else
     g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_NOT_FOUND, "no such table: %s%s%s",
                  alter->schema ? alter->schema : "", alter->schema ? "." : "", alter->table);
@@ -1409,7 +1410,7 @@ fail:
   qstore_ddl_scratch_undo (self);
   /* DROP COLUMN keeps SQLite's words; the other arms say what failed. */
   if (edit.what != NULL)
-    g_prefix_error (&local_error, "%s: ", edit.what);
+    g_prefix_error (&local_error, _("%s: "), edit.what);
   g_propagate_error (error, local_error);
   return FALSE;
 }

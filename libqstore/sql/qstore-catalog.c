@@ -18,6 +18,7 @@
 #include "qstore-catalog-private.h"
 #include "qstore-enums.h"
 #include "qstore-error.h"
+#include "qstore-i18n-private.h"
 #include "qstore-sql-token-private.h"
 #include "qstore-staging-leftovers-private.h"
 #include "qstore-provider-private.h"
@@ -863,12 +864,12 @@ qstore_catalog_guard_error (QStoreCatalogGuard       *guard,
 {
   if (guard->refused != NULL)
     g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_CORRUPT,
-                 "The catalog entry of %s “%s.%s” does more than create it (it touches %s): "
-                 "it was changed outside qstore; reclaim the table or restore the entry",
+                 _("The catalog entry of %s “%s.%s” does more than create it (it touches %s): "
+                 "it was changed outside qstore; reclaim the table or restore the entry"),
                  guard->is_view ? "view" : "table", schema, guard->object, guard->refused);
   else
     g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_CORRUPT,
-                 "The catalog entry of %s “%s.%s” does not read back: %s",
+                 _("The catalog entry of %s “%s.%s” does not read back: %s"),
                  guard->is_view ? "view" : "table", schema, guard->object, message);
 }
 
@@ -906,7 +907,7 @@ qstore_catalog_savepoint (sqlite3     *conn,
   if (rc != SQLITE_OK)
     {
       g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_FAILED,
-                   "SQLite refused “%s”: %s", sql, sqlite3_errmsg (conn));
+                   _("SQLite refused “%s”: %s"), sql, sqlite3_errmsg (conn));
       return FALSE;
     }
   return TRUE;
@@ -1046,7 +1047,7 @@ open_parser (GError **error)
   if (rc != SQLITE_OK)
     {
       g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_FAILED,
-                   "SQLite cannot open an in-memory database: %s",
+                   _("SQLite cannot open an in-memory database: %s"),
                    conn != NULL ? sqlite3_errmsg (conn) : sqlite3_errstr (rc));
       sqlite3_close_v2 (conn);
       return NULL;
@@ -1211,8 +1212,8 @@ qstore_catalog_get_row_count (QStoreProvider  *provider,
       json_node_get_int (count) < 0)
     {
       g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_CORRUPT,
-                   "The statistics of table “%s.%s” are malformed: writing to the table "
-                   "rewrites them", schema, table);
+                   _("The statistics of table “%s.%s” are malformed: writing to the table "
+                   "rewrites them"), schema, table);
       return -1;
     }
   return json_node_get_int (count);

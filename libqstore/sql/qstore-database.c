@@ -9,6 +9,7 @@
 #include "qstore-coordinator-private.h"
 #include "qstore-database-private.h"
 #include "qstore-error.h"
+#include "qstore-i18n-private.h"
 #include "qstore-sql-token-private.h"
 #include "qstore-staging-leftovers-private.h"
 
@@ -276,7 +277,7 @@ qstore_database_check_open (QStoreDatabase  *self,
   if (self->closed)
     {
       g_set_error_literal (error, QSTORE_ERROR, QSTORE_ERROR_CLOSED,
-                           "The database was closed: open it again to use it");
+                           _("The database was closed: open it again to use it"));
       return FALSE;
     }
   return TRUE;
@@ -289,8 +290,8 @@ qstore_database_check_writable (QStoreDatabase  *self,
   if (self->flags & QSTORE_OPEN_READ_ONLY)
     {
       g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_READ_ONLY,
-                   "The database at “%s” was opened read-only: open it without "
-                   "QSTORE_OPEN_READ_ONLY to change it (TEMP tables can be written)",
+                   _("The database at “%s” was opened read-only: open it without "
+                   "QSTORE_OPEN_READ_ONLY to change it (TEMP tables can be written)"),
                    qstore_provider_get_location (self->provider));
       return FALSE;
     }

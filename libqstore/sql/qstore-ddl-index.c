@@ -9,6 +9,7 @@
 #include "qstore-coordinator-private.h"
 #include "qstore-ddl-private.h"
 #include "qstore-error.h"
+#include "qstore-i18n-private.h"
 #include "qstore-sql-token-private.h"
 #include "qstore-provider-private.h"
 
@@ -65,7 +66,7 @@ qstore_ddl_create_index (QStoreDatabase   *self,
   position = schema != NULL ? qstore_ddl_find_index (schema, seen.name) : -1;
   if (schema != NULL && position < 0)
     g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_FAILED,
-                 "Index “%s” was created but cannot be found on table “%s”",
+                 _("Index “%s” was created but cannot be found on table “%s”"),
                  seen.name, entry->schema->name);
 
   if (position >= 0)

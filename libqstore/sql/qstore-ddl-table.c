@@ -12,6 +12,7 @@
 #include "qstore-coordinator-private.h"
 #include "qstore-ddl-private.h"
 #include "qstore-error.h"
+#include "qstore-i18n-private.h"
 #include "qstore-sql-token-private.h"
 #include "qstore-provider-private.h"
 #include "qstore-views-private.h"
@@ -193,7 +194,7 @@ evaluate_default (QStoreDatabase  *self,
       sqlite3_step (stmt) != SQLITE_ROW)
     {
       g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
-                   "The DEFAULT of column “%s” cannot be evaluated: %s",
+                   _("The DEFAULT of column “%s” cannot be evaluated: %s"),
                    column->name, sqlite3_errmsg (self->scratch));
       sqlite3_finalize (stmt);
       return NULL;
@@ -367,9 +368,9 @@ qstore_ddl_alter_columns (QStoreDatabase   *self,
   if (entry == NULL || kind == QSTORE_ALTER_OTHER)
     {
       g_set_error_literal (error, QSTORE_ERROR, QSTORE_ERROR_UNSUPPORTED,
-                           "This ALTER TABLE is not supported on qstore tables: use ADD "
+                           _("This ALTER TABLE is not supported on qstore tables: use ADD "
                            "COLUMN, RENAME COLUMN, DROP COLUMN, RENAME TO, ALTER COLUMN, "
-                           "ADD/DROP/RENAME CONSTRAINT or ALTER PRIMARY KEY");
+                           "ADD/DROP/RENAME CONSTRAINT or ALTER PRIMARY KEY"));
       sqlite3_finalize (stmt);
       return FALSE;
     }
@@ -560,8 +561,8 @@ qstore_ddl_rename_table (QStoreDatabase  *self,
       if (qstore_ddl_find_index (schema, name) < 0)
         {
           g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_FAILED,
-                       "Index “%s” of table “%s” cannot be found after renaming the "
-                       "table to “%s”", index->name, old_schema->name, schema->name);
+                       _("Index “%s” of table “%s” cannot be found after renaming the "
+                       "table to “%s”"), index->name, old_schema->name, schema->name);
           goto fail;
         }
       g_ptr_array_add (from, qstore_store_name_for_index (old_schema->schema, old_schema->name,
@@ -764,7 +765,7 @@ qstore_ddl_repair_interrupted_commit (QStoreDatabase  *self,
         continue;
       if (!repair_table (self, entry->table, error))
         {
-          g_prefix_error (error, "Table “%s” cannot be repaired after an interrupted commit: ",
+          g_prefix_error (error, _("Table “%s” cannot be repaired after an interrupted commit: "),
                           entry->schema->name);
           qstore_coordinator_rollback (self->coordinator);
           return FALSE;
@@ -826,7 +827,7 @@ qstore_database_reclaim_detached_table (QStoreDatabase      *self,
   if (self->closed)
     {
       g_set_error_literal (error, QSTORE_ERROR, QSTORE_ERROR_CLOSED,
-                           "The database was closed: open it again to use it");
+                           _("The database was closed: open it again to use it"));
       return FALSE;
     }
   if (!qstore_database_check_writable (self, error))
@@ -838,8 +839,8 @@ qstore_database_reclaim_detached_table (QStoreDatabase      *self,
   if (g_ascii_strcasecmp (schema, "main") == 0 && qstore_database_lookup (self, table) != NULL)
     {
       g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_EXISTS,
-                   "Table “%s.%s” is in the catalog: drop it with DROP TABLE instead of "
-                   "reclaiming its storage", schema, table);
+                   _("Table “%s.%s” is in the catalog: drop it with DROP TABLE instead of "
+                   "reclaiming its storage"), schema, table);
       return FALSE;
     }
 
@@ -857,8 +858,8 @@ qstore_database_reclaim_detached_table (QStoreDatabase      *self,
       if (owner != NULL)
         {
           g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_COLLISION,
-                       "Reclaiming table “%s.%s” would erase store “%s”, which %s uses: "
-                       "pass only the detached table's own index names",
+                       _("Reclaiming table “%s.%s” would erase store “%s”, which %s uses: "
+                       "pass only the detached table's own index names"),
                        schema, table, (const char *) drop->pdata[i], owner);
           return FALSE;
         }
@@ -882,7 +883,7 @@ qstore_database_reclaim_detached_table (QStoreDatabase      *self,
   if (!qstore_provider_restructure (self->provider, (const char * const *) drop->pdata,
                                     empty, empty, ops, G_N_ELEMENTS (ops), error))
     {
-      g_prefix_error (error, "Table “%s.%s” cannot be reclaimed: ", schema, table);
+      g_prefix_error (error, _("Table “%s.%s” cannot be reclaimed: "), schema, table);
       return FALSE;
     }
   qstore_database_forget_table_stats (self, schema, table);

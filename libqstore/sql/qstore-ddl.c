@@ -19,6 +19,7 @@
 #include "qstore-coordinator-private.h"
 #include "qstore-ddl-private.h"
 #include "qstore-error.h"
+#include "qstore-i18n-private.h"
 #include "qstore-sql-token-private.h"
 #include "qstore-provider-private.h"
 
@@ -175,8 +176,8 @@ qstore_ddl_check_new_store (QStoreDatabase  *self,
   if (owner != NULL)
     {
       g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_COLLISION,
-                   "%s would be stored in “%s”, which %s already uses: rename one of "
-                   "them, or choose another name",
+                   _("%s would be stored in “%s”, which %s already uses: rename one of "
+                   "them, or choose another name"),
                    what, store_name, owner);
       return FALSE;
     }
@@ -185,9 +186,9 @@ qstore_ddl_check_new_store (QStoreDatabase  *self,
   if (!empty)
     {
       g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_EXISTS,
-                   "%s would be stored in “%s”, which still holds the data of a table "
+                   _("%s would be stored in “%s”, which still holds the data of a table "
                    "no longer in the catalog: reclaim that storage first, or choose "
-                   "another name", what, store_name);
+                   "another name"), what, store_name);
       return FALSE;
     }
   return TRUE;
@@ -292,9 +293,9 @@ qstore_ddl_check_conflict_clauses (const char  *table,
   if (clause == NULL || old_clause != NULL)
     return TRUE;
   g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_UNSUPPORTED,
-               "“%s” on a constraint of table “%s” is not supported (only the statement's "
+               _("“%s” on a constraint of table “%s” is not supported (only the statement's "
                "conflict clause reaches qstore): leave it out, and write INSERT OR REPLACE "
-               "or INSERT OR IGNORE where a statement should resolve conflicts",
+               "or INSERT OR IGNORE where a statement should resolve conflicts"),
                clause, table);
   return FALSE;
 }
@@ -337,7 +338,7 @@ qstore_ddl_check_supported_table (QStoreDatabase  *self,
 
   if (problems->len > 0)
     {
-      g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_UNSUPPORTED, "Table “%s”: %s",
+      g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_UNSUPPORTED, _("Table “%s”: %s"),
                    name, problems->str);
       return FALSE;
     }

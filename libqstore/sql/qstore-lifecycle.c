@@ -9,6 +9,7 @@
 #include "qstore-coordinator-private.h"
 #include "qstore-ddl-private.h"
 #include "qstore-error.h"
+#include "qstore-i18n-private.h"
 #include "qstore-lifecycle-private.h"
 #include "qstore-rehydrate-private.h"
 #include "qstore-vtab-private.h"
@@ -23,7 +24,7 @@ open_connection (GError **error)
   if (rc != SQLITE_OK)
     {
       g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_FAILED,
-                   "SQLite cannot open an in-memory database: %s",
+                   _("SQLite cannot open an in-memory database: %s"),
                    db != NULL ? sqlite3_errmsg (db) : sqlite3_errstr (rc));
       sqlite3_close_v2 (db);
       return NULL;

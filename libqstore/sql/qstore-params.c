@@ -12,6 +12,7 @@
 
 #include "qstore-affinity-private.h"
 #include "qstore-error.h"
+#include "qstore-i18n-private.h"
 #include "qstore-params-private.h"
 
 #define DICTIONARY_TYPE ((const GVariantType *) "a{s*}")
@@ -48,7 +49,7 @@ bind_value (sqlite3_stmt  *stmt,
   if (!(holder = qstore_value_from_variant (inner, &value, &local_error)))
     {
       g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
-                   "Parameter %s: %s", what, local_error->message);
+                   _("Parameter %s: %s"), what, local_error->message);
       return FALSE;
     }
 
@@ -56,7 +57,7 @@ bind_value (sqlite3_stmt  *stmt,
   if (rc != SQLITE_OK)
     {
       g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
-                   "Parameter %s cannot be bound: %s", what, sqlite3_errstr (rc));
+                   _("Parameter %s cannot be bound: %s"), what, sqlite3_errstr (rc));
       return FALSE;
     }
   return TRUE;
@@ -73,8 +74,8 @@ bind_tuple (sqlite3_stmt  *stmt,
   if (n_given != n_expected)
     {
       g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
-                   "The statement takes %d parameter%s but %d %s given: pass a tuple "
-                   "with one value per parameter", n_expected, n_expected == 1 ? "" : "s",
+                   _("The statement takes %d parameter%s but %d %s given: pass a tuple "
+                   "with one value per parameter"), n_expected, n_expected == 1 ? "" : "s",
                    n_given, n_given == 1 ? "was" : "were");
       return FALSE;
     }
@@ -138,9 +139,9 @@ bind_dictionary (sqlite3_stmt  *stmt,
       if (name == NULL || name[0] == '?')
         {
           g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
-                       "Parameter %d (“%s”) is positional, but the parameters were given "
+                       _("Parameter %d (“%s”) is positional, but the parameters were given "
                        "by name: pass a tuple, or name every parameter (:name, @name or "
-                       "$name)", i, name != NULL ? name : "?");
+                       "$name)"), i, name != NULL ? name : "?");
           return FALSE;
         }
 
@@ -156,8 +157,8 @@ bind_dictionary (sqlite3_stmt  *stmt,
           if (found_key != NULL)
             {
               g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
-                           "Parameter “%s” is given twice, as “%s” and as “%s”: give it "
-                           "once", name, found_key, key);
+                           _("Parameter “%s” is given twice, as “%s” and as “%s”: give it "
+                           "once"), name, found_key, key);
               return FALSE;
             }
           found_key = key;
@@ -168,7 +169,7 @@ bind_dictionary (sqlite3_stmt  *stmt,
       if (value == NULL)
         {
           g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
-                       "No value for parameter “%s”: add the key “%s” to the dictionary",
+                       _("No value for parameter “%s”: add the key “%s” to the dictionary"),
                        name, name + 1);
           return FALSE;
         }
@@ -185,8 +186,8 @@ bind_dictionary (sqlite3_stmt  *stmt,
 
         g_variant_get_child (entry, 0, "&s", &key);
         g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
-                     "“%s” is not a parameter of the statement (its parameters: %s): "
-                     "remove it or correct its name", key, names);
+                     _("“%s” is not a parameter of the statement (its parameters: %s): "
+                     "remove it or correct its name"), key, names);
         return FALSE;
       }
   return TRUE;
@@ -207,8 +208,8 @@ qstore_params_bind (sqlite3_stmt  *stmt,
     return bind_dictionary (stmt, params, error);
 
   g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
-               "Parameters of type “%s” cannot be bound: pass a tuple for positional "
-               "parameters or an “a{sv}” dictionary for named ones",
+               _("Parameters of type “%s” cannot be bound: pass a tuple for positional "
+               "parameters or an “a{sv}” dictionary for named ones"),
                g_variant_get_type_string (params));
   return FALSE;
 }

@@ -8,6 +8,7 @@
 
 #include "qstore-catalog-private.h"
 #include "qstore-error.h"
+#include "qstore-i18n-private.h"
 #include "qstore-rehydrate-private.h"
 #include "qstore-rehydration-result-private.h"
 #include "qstore-sql-token-private.h"
@@ -38,7 +39,7 @@ check_main (const QStoreCatalogItem  *item,
   if (g_str_equal (item->schema, "main"))
     return TRUE;
   g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_UNSUPPORTED,
-               "%s “%s.%s” is in schema “%s”, which is not supported: only “main” is",
+               _("%s “%s.%s” is in schema “%s”, which is not supported: only “main” is"),
                what, item->schema, item->name, item->schema);
   return FALSE;
 }
@@ -131,8 +132,8 @@ check_view (QStoreDatabase  *self,
   if (sqlite3_prepare_v2 (self->db, sql, -1, &stmt, NULL) != SQLITE_OK)
     {
       g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_NOT_FOUND,
-                   "View “%s.%s” cannot be used: %s. It stays defined: create what it "
-                   "reads, or drop it with DROP VIEW", item->schema, item->name,
+                   _("View “%s.%s” cannot be used: %s. It stays defined: create what it "
+                   "reads, or drop it with DROP VIEW"), item->schema, item->name,
                    sqlite3_errmsg (self->db));
       sqlite3_finalize (stmt);
       return FALSE;

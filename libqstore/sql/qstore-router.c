@@ -8,6 +8,7 @@
 
 #include "qstore-coordinator-private.h"
 #include "qstore-error.h"
+#include "qstore-i18n-private.h"
 #include "qstore-params-private.h"
 #include "qstore-result-private.h"
 #include "qstore-router-private.h"
@@ -472,8 +473,8 @@ router_read (QStoreDatabase   *db,
   if (statement->kind == QSTORE_STATEMENT_CREATE_TABLE && statement->reads)
     {
       g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_UNSUPPORTED,
-                   "CREATE TABLE … AS SELECT is not supported for qstore table “%s”: "
-                   "create the table, then INSERT INTO %s SELECT …",
+                   _("CREATE TABLE … AS SELECT is not supported for qstore table “%s”: "
+                   "create the table, then INSERT INTO %s SELECT …"),
                    statement->name, statement->name);
       return FALSE;
     }
@@ -483,9 +484,9 @@ router_read (QStoreDatabase   *db,
       if (sqlite3_column_count (statement->stmt) > 0 && !sqlite3_stmt_isexplain (statement->stmt))
         {
           g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_UNSUPPORTED,
-                       "INSERT … RETURNING is not supported on qstore table “%s”: it would "
+                       _("INSERT … RETURNING is not supported on qstore table “%s”: it would "
                        "report the values before qstore applies column affinity and assigns "
-                       "ids; SELECT the row afterwards (last_insert_rowid() gives its rowid)",
+                       "ids; SELECT the row afterwards (last_insert_rowid() gives its rowid)"),
                        statement->dml_table);
           return FALSE;
         }
@@ -763,8 +764,8 @@ check_single (const char  *tail,
   if (single && *qstore_sql_skip_space (tail) != '\0')
     {
       g_set_error_literal (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
-                           "Only one statement runs here, and more follow: run several "
-                           "with qstore_database_exec(), or one at a time");
+                           _("Only one statement runs here, and more follow: run several "
+                           "with qstore_database_exec(), or one at a time"));
       return FALSE;
     }
   return TRUE;
@@ -806,8 +807,8 @@ check_reserved_name (QStoreDatabase   *db,
   if (name == NULL || db->reserved_ddl > 0 || !qstore_table_name_is_reserved (name))
     return TRUE;
   g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
-               "Names that start with “%s” are qstore's own, for the state of unsafe "
-               "windows, staged imports and the like: choose another name than “%s”",
+               _("Names that start with “%s” are qstore's own, for the state of unsafe "
+               "windows, staged imports and the like: choose another name than “%s”"),
                QSTORE_RESERVED_TABLE_PREFIX, name);
   return FALSE;
 }
@@ -894,7 +895,7 @@ dispatch (QStoreDatabase   *db,
   if (handler == NULL)
     {
       g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_UNSUPPORTED,
-                   "%s is not supported by this database", qstore_statement_verb (statement->kind));
+                   _("%s is not supported by this database"), qstore_statement_verb (statement->kind));
       return FALSE;
     }
 

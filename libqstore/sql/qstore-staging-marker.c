@@ -10,6 +10,7 @@
 
 #include "qstore-coordinator-private.h"
 #include "qstore-error.h"
+#include "qstore-i18n-private.h"
 #include "qstore-rehydration-result-private.h"
 #include "qstore-result-private.h"
 #include "qstore-sql-token-private.h"
@@ -270,8 +271,8 @@ qstore_staging_stale_minutes_setting (QStoreDatabase   *db,
        !qstore_staging_parse_minutes (statement->value, &minutes)))
     {
       g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
-                   "PRAGMA %s takes a whole number of minutes, 1 or more (such as PRAGMA %s "
-                   "= 60), or 0 to go back to the default of %d",
+                   _("PRAGMA %s takes a whole number of minutes, 1 or more (such as PRAGMA %s "
+                   "= 60), or 0 to go back to the default of %d"),
                    QSTORE_STAGING_STALE_SETTING, QSTORE_STAGING_STALE_SETTING,
                    QSTORE_STAGING_STALE_MINUTES_DEFAULT);
       return FALSE;
@@ -426,8 +427,8 @@ check_view_body (QStoreDatabase   *db,
   if (staging == NULL)
     return TRUE;
   g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_UNSUPPORTED,
-               "Materialized view “%s” cannot read “%s”: it belongs to a staged import and "
-               "is dropped when the import ends; read the table the import replaces instead",
+               _("Materialized view “%s” cannot read “%s”: it belongs to a staged import and "
+               "is dropped when the import ends; read the table the import replaces instead"),
                statement->name, staging);
   return FALSE;
 }

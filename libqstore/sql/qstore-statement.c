@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "qstore-error.h"
+#include "qstore-i18n-private.h"
 #include "qstore-sql-token-private.h"
 #include "qstore-statement-private.h"
 
@@ -500,16 +501,16 @@ qstore_statement_definition_body (const char       *name,
       *qstore_sql_skip_space (statement.end) != '\0')
     {
       g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_CORRUPT,
-                   "The catalog entry of materialized view “main.%s” is not a CREATE "
+                   _("The catalog entry of materialized view “main.%s” is not a CREATE "
                    "MATERIALIZED VIEW %s AS SELECT … statement: it was changed outside qstore; "
-                   "drop the view with DROP MATERIALIZED VIEW and create it again", name, name);
+                   "drop the view with DROP MATERIALIZED VIEW and create it again"), name, name);
       return NULL;
     }
   if (statement.schema != NULL && g_ascii_strcasecmp (statement.schema, "main") != 0)
     {
       g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_UNSUPPORTED,
-                   "Materialized view “%s.%s” is in schema “%s”, which is not supported: only "
-                   "“main” is", statement.schema, name, statement.schema);
+                   _("Materialized view “%s.%s” is in schema “%s”, which is not supported: only "
+                   "“main” is"), statement.schema, name, statement.schema);
       return NULL;
     }
   if (parsed != NULL)

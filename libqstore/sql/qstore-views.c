@@ -9,6 +9,7 @@
 
 #include "qstore-coordinator-private.h"
 #include "qstore-error.h"
+#include "qstore-i18n-private.h"
 #include "qstore-sql-token-private.h"
 #include "qstore-views-private.h"
 
@@ -67,7 +68,7 @@ qstore_views_create (QStoreDatabase   *self,
   if (!(sql = view_sql (self, name)))
     {
       g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_FAILED,
-                   "View “%s” was created but cannot be found", name);
+                   _("View “%s” was created but cannot be found"), name);
       return FALSE;
     }
 

@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include "qstore-error.h"
+#include "qstore-i18n-private.h"
 #include "qstore-vtab-auto-private.h"
 #include "qstore-vtab-plan-private.h"
 
@@ -275,7 +276,7 @@ qstore_auto_index_add (QStoreAutoIndex    *self,
   if ((guint64) self->arena->len + key_len + row_len > G_MAXUINT32)
     {
       g_set_error_literal (error, QSTORE_ERROR, QSTORE_ERROR_FAILED,
-                           "The automatic index of a statement outgrew 4 GiB");
+                           _("The automatic index of a statement outgrew 4 GiB"));
       return FALSE;
     }
   r.key_off = self->arena->len;
@@ -368,7 +369,7 @@ qstore_auto_index_probe (QStoreAutoIndex  *self,
   copy = sqlite3_value_dup (arg);
   if (copy == NULL)
     {
-      g_set_error_literal (error, QSTORE_ERROR, QSTORE_ERROR_FAILED, "Out of memory");
+      g_set_error_literal (error, QSTORE_ERROR, QSTORE_ERROR_FAILED, _("Out of memory"));
       return FALSE;
     }
   {
@@ -384,7 +385,7 @@ qstore_auto_index_probe (QStoreAutoIndex  *self,
   if (!certain)
     {
       if (error != NULL && *error == NULL)
-        g_set_error_literal (error, QSTORE_ERROR, QSTORE_ERROR_FAILED, "Out of memory");
+        g_set_error_literal (error, QSTORE_ERROR, QSTORE_ERROR_FAILED, _("Out of memory"));
       return FALSE;
     }
   append_list (self, self->buf->data, self->buf->len, matches);

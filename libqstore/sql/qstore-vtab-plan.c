@@ -16,6 +16,7 @@
 #include "qstore-affinity-private.h"
 #include "qstore-coordinator-private.h"
 #include "qstore-error.h"
+#include "qstore-i18n-private.h"
 #include "qstore-vtab-plan-private.h"
 
 const char *
@@ -744,7 +745,7 @@ qstore_vtab_encode_constraint (const Part    *part,
       copy = sqlite3_value_dup (arg);
       if (copy == NULL)
         {
-          g_set_error_literal (error, QSTORE_ERROR, QSTORE_ERROR_FAILED, "Out of memory");
+          g_set_error_literal (error, QSTORE_ERROR, QSTORE_ERROR_FAILED, _("Out of memory"));
           return FALSE;
         }
       arg = copy;

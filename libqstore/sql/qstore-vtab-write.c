@@ -12,6 +12,7 @@
 
 #include "qstore-affinity-private.h"
 #include "qstore-error.h"
+#include "qstore-i18n-private.h"
 #include "qstore-vtab-private.h"
 
 static GBytes *
@@ -106,7 +107,7 @@ evaluate_default (QStoreSqlTable  *entry,
       if (rc != SQLITE_OK)
         {
           g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
-                       "The DEFAULT of column “%s” of table “%s” cannot be evaluated: %s",
+                       _("The DEFAULT of column “%s” of table “%s” cannot be evaluated: %s"),
                        col->name, entry->schema->name, sqlite3_errmsg (database->scratch));
           return NULL;
         }
@@ -117,7 +118,7 @@ evaluate_default (QStoreSqlTable  *entry,
   if (rc != SQLITE_ROW)
     {
       g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
-                   "The DEFAULT of column “%s” of table “%s” cannot be evaluated: %s",
+                   _("The DEFAULT of column “%s” of table “%s” cannot be evaluated: %s"),
                    col->name, entry->schema->name, sqlite3_errmsg (database->scratch));
       sqlite3_reset (stmt);
       return NULL;
@@ -246,7 +247,7 @@ qstore_vtab_update (sqlite3_vtab   *vtab,
       if (copies[i] == NULL)
         {
           if (error == NULL)
-            g_set_error_literal (&error, QSTORE_ERROR, QSTORE_ERROR_FAILED, "Out of memory");
+            g_set_error_literal (&error, QSTORE_ERROR, QSTORE_ERROR_FAILED, _("Out of memory"));
           values_free (copies, n_columns);
           return qstore_vtab_fail (vtab, database, g_steal_pointer (&error));
         }

@@ -30,6 +30,7 @@
 #include "qstore-affinity-private.h"
 #include "qstore-coordinator-private.h"
 #include "qstore-error.h"
+#include "qstore-i18n-private.h"
 #include "qstore-vtab-auto-private.h"
 #include "qstore-vtab-private.h"
 
@@ -445,14 +446,14 @@ row_start (QStoreCursor  *cursor,
   cursor->n_decoded = 0;
   if (!qstore_row_reader_init (&cursor->reader, cursor->row_data, cursor->row_len, &n, error))
     {
-      g_prefix_error (error, "Table “%s”: ", cursor->entry->schema->name);
+      g_prefix_error (error, _("Table “%s”: "), cursor->entry->schema->name);
       return FALSE;
     }
   if (n != table->n_values)
     {
       g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_CORRUPT,
-                   "A row of table “%s” holds %u values where %u are expected: the data "
-                   "store does not match the table's schema",
+                   _("A row of table “%s” holds %u values where %u are expected: the data "
+                   "store does not match the table's schema"),
                    cursor->entry->schema->name, n, table->n_values);
       return FALSE;
     }
@@ -469,7 +470,7 @@ row_decode_to (QStoreCursor  *cursor,
     {
       if (!qstore_row_reader_next (&cursor->reader, &cursor->values[cursor->n_decoded], error))
         {
-          g_prefix_error (error, "Table “%s”: ", cursor->entry->schema->name);
+          g_prefix_error (error, _("Table “%s”: "), cursor->entry->schema->name);
           return FALSE;
         }
       cursor->n_decoded++;
@@ -570,8 +571,8 @@ cursor_advance (QStoreCursor  *cursor,
           if (!found)
             {
               g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_CORRUPT,
-                           "Index “%s” of table “%s” lists a row that does not exist: "
-                           "drop and create the index again to rebuild it",
+                           _("Index “%s” of table “%s” lists a row that does not exist: "
+                           "drop and create the index again to rebuild it"),
                            ((QStoreIndexSchema *) g_ptr_array_index (cursor->entry->schema->indexes,
                                                                      cursor->index))->name,
                            cursor->entry->schema->name);
@@ -745,8 +746,8 @@ auto_filter (QStoreCursor   *cursor,
   if (column >= cursor->entry->schema->columns->len || argc < 1)
     {
       g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_FAILED,
-                   "The plan for table “%s” names a column it no longer has: run the "
-                   "statement again", cursor->entry->schema->name);
+                   _("The plan for table “%s” names a column it no longer has: run the "
+                   "statement again"), cursor->entry->schema->name);
       return FALSE;
     }
 
@@ -841,8 +842,8 @@ vtab_filter (sqlite3_vtab_cursor  *base,
   if (cursor->by_index && cursor->index >= entry->schema->indexes->len)
     {
       g_set_error (&error, QSTORE_ERROR, QSTORE_ERROR_FAILED,
-                   "The plan for table “%s” names an index it no longer has: run the "
-                   "statement again", entry->schema->name);
+                   _("The plan for table “%s” names an index it no longer has: run the "
+                   "statement again"), entry->schema->name);
       return qstore_vtab_fail (base->pVtab, entry->database, g_steal_pointer (&error));
     }
 
@@ -955,8 +956,8 @@ vtab_rowid (sqlite3_vtab_cursor *base,
         {
           if (error == NULL)
             g_set_error (&error, QSTORE_ERROR, QSTORE_ERROR_CORRUPT,
-                         "A row of table “%s” has no integer rowid: the data store does not "
-                         "match the table's schema", cursor->entry->schema->name);
+                         _("A row of table “%s” has no integer rowid: the data store does not "
+                         "match the table's schema"), cursor->entry->schema->name);
           return qstore_vtab_fail (base->pVtab, cursor->entry->database, error);
         }
       *rowid = cursor->values[position].integer;

@@ -10,6 +10,7 @@
 #include <json-glib/json-glib.h>
 
 #include "qstore-error.h"
+#include "qstore-i18n-private.h"
 #include "qstore-import-private.h"
 #include "qstore-record-reader-private.h"
 #include "qstore-router-private.h"
@@ -431,7 +432,7 @@ resolve_mapping (QStoreImport        *self,
                            message);
           else
             g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
-                         "The columns of the import: %s", message);
+                         _("The columns of the import: %s"), message);
           return FALSE;
         }
       g_array_append_val (self->mapping, column);
@@ -602,7 +603,7 @@ load (QStoreImport        *self,
             {
               self->error_line = qstore_record_reader_get_error_line (reader);
               self->error_column = qstore_record_reader_get_error_column (reader);
-              g_prefix_error (&local_error, "%s: ", source_label (self));
+              g_prefix_error (&local_error, _("%s: "), source_label (self));
             }
           g_propagate_error (error, local_error);
           return FALSE;
@@ -702,8 +703,8 @@ read_details (QStoreImport      *self,
       !json_object_has_member (object, "format"))
     {
       g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_CORRUPT,
-                   "The record of the interrupted import into “%s” does not say where it "
-                   "stopped: discard it with qstore staging --discard %s and import again",
+                   _("The record of the interrupted import into “%s” does not say where it "
+                   "stopped: discard it with qstore staging --discard %s and import again"),
                    self->table, self->table);
       return FALSE;
     }
@@ -711,9 +712,9 @@ read_details (QStoreImport      *self,
                  qstore_table_get_sql (self->target)) != 0)
     {
       g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
-                   "Table “%s” changed since the interrupted import started: its staged rows "
+                   _("Table “%s” changed since the interrupted import started: its staged rows "
                    "have the old columns; discard them with qstore staging --discard %s and "
-                   "import again", self->table, self->table);
+                   "import again"), self->table, self->table);
       return FALSE;
     }
 
@@ -777,24 +778,24 @@ start_resume (QStoreImport        *self,
         g_propagate_error (error, g_steal_pointer (&local_error));
       else
         g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_NOT_FOUND,
-                     "No interrupted import into table “%s” is recorded: nothing to resume "
-                     "(start one with qstore import --mode replace --no-atomic)", self->table);
+                     _("No interrupted import into table “%s” is recorded: nothing to resume "
+                     "(start one with qstore import --mode replace --no-atomic)"), self->table);
       return FALSE;
     }
   if (!qstore_staging_run_get_resumable (found) || qstore_staging_run_get_swapped (found))
     {
       g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
-                   "The interrupted import into table “%s” is not resumable (it was not "
+                   _("The interrupted import into table “%s” is not resumable (it was not "
                    "started --no-atomic): its staging table is dropped by qstore staging "
-                   "--sweep once it is stale; import again without --resume", self->table);
+                   "--sweep once it is stale; import again without --resume"), self->table);
       return FALSE;
     }
   qstore_staged_adopt (&self->run, found);
   if (qstore_database_get_table (self->database, "main", self->run.staging) == NULL)
     {
       g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_NOT_FOUND,
-                   "The staging table “%s” of the interrupted import into “%s” is gone: "
-                   "discard the run with qstore staging --discard %s and import again",
+                   _("The staging table “%s” of the interrupted import into “%s” is gone: "
+                   "discard the run with qstore staging --discard %s and import again"),
                    self->run.staging, self->table, self->table);
       return FALSE;
     }
@@ -820,37 +821,37 @@ qstore_import_check_target (QStoreImport  *self,
   if (qstore_staging_marker_get_importer (db) != NULL)
     {
       g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_BUSY,
-                   "Another import is running on this database: start the import into “%s” "
-                   "once it has finished", self->table);
+                   _("Another import is running on this database: start the import into “%s” "
+                   "once it has finished"), self->table);
       return FALSE;
     }
   if (!sqlite3_get_autocommit (db->db) || qstore_coordinator_in_transaction (db->coordinator))
     {
       g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_BUSY,
-                   "A transaction is open on this database: commit or roll it back before "
-                   "importing into “%s”", self->table);
+                   _("A transaction is open on this database: commit or roll it back before "
+                   "importing into “%s”"), self->table);
       return FALSE;
     }
   if (qstore_staging_is_reserved_name (self->table))
     {
       g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
-                   "“%s” belongs to the bookkeeping of staged imports: import into the table "
-                   "it stages", self->table);
+                   _("“%s” belongs to the bookkeeping of staged imports: import into the table "
+                   "it stages"), self->table);
       return FALSE;
     }
   entry = qstore_database_lookup (db, self->table);
   if (entry == NULL)
     {
       g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_NOT_FOUND,
-                   "No table “%s” in the database: create it first (CREATE TABLE %s (…))",
+                   _("No table “%s” in the database: create it first (CREATE TABLE %s (…))"),
                    self->table, self->table);
       return FALSE;
     }
   if (entry->owner != NULL)
     {
       g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_READ_ONLY,
-                   "Table “%s” holds the rows of a materialized view, which keeps them up to "
-                   "date: import into the tables it reads instead", self->table);
+                   _("Table “%s” holds the rows of a materialized view, which keeps them up to "
+                   "date: import into the tables it reads instead"), self->table);
       return FALSE;
     }
   self->target = entry->table;
@@ -874,8 +875,8 @@ qstore_import_load (QStoreImport  *self,
       if (!replace || self->atomic)
         {
           g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
-                       "Only a replace import started --no-atomic can be resumed: set the "
-                       "mode to replace and atomic off to continue one");
+                       _("Only a replace import started --no-atomic can be resumed: set the "
+                       "mode to replace and atomic off to continue one"));
           return FALSE;
         }
       if (!start_resume (self, &reader, input, cancellable, error))

@@ -6,6 +6,7 @@
 
 #include "qstore-enums.h"
 #include "qstore-error.h"
+#include "qstore-i18n-private.h"
 #include "qstore-import-private.h"
 #include "qstore-staging-marker-private.h"
 
@@ -890,7 +891,7 @@ qstore_import_run_file (QStoreImport  *self,
       g_set_error (error, QSTORE_ERROR,
                    g_error_matches (local_error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND)
                    ? QSTORE_ERROR_NOT_FOUND : QSTORE_ERROR_IO,
-                   "Cannot read “%s”: %s", name, local_error->message);
+                   _("Cannot read “%s”: %s"), name, local_error->message);
       return FALSE;
     }
   info = g_file_input_stream_query_info (input, G_FILE_ATTRIBUTE_STANDARD_SIZE, cancellable, NULL);

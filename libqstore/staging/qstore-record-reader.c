@@ -9,6 +9,7 @@
 #include <json-glib/json-glib.h>
 
 #include "qstore-error.h"
+#include "qstore-i18n-private.h"
 #include "qstore-record-reader-private.h"
 
 /* The input is read into one buffer, a record at a time: memory follows
@@ -110,7 +111,7 @@ refill (QStoreRecordReader  *self,
       if (g_error_matches (local_error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
         g_propagate_error (error, g_steal_pointer (&local_error));
       else
-        g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_IO, "Cannot read the input: %s",
+        g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_IO, _("Cannot read the input: %s"),
                      local_error->message);
       return FALSE;
     }

@@ -11,6 +11,7 @@
 
 #include "qstore-database-private.h"
 #include "qstore-error.h"
+#include "qstore-i18n-private.h"
 #include "qstore-sql-token-private.h"
 #include "qstore-staged-replace-private.h"
 #include "qstore-staging-marker-private.h"
@@ -78,19 +79,19 @@ qstore_staged_check_free (QStoreDatabase  *db,
 
   if (qstore_staging_run_get_resumable (run))
     g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_EXISTS,
-                 "Table “%s” has an interrupted resumable import (started --no-atomic): "
+                 _("Table “%s” has an interrupted resumable import (started --no-atomic): "
                  "continue it with qstore import --resume %s FILE, or discard it with "
-                 "qstore staging --discard %s", target, target, target);
+                 "qstore staging --discard %s"), target, target, target);
   else if (qstore_staging_run_get_droppable (run))
     g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_EXISTS,
-                 "An interrupted import into table “%s” left its staging table (%s): drop "
-                 "it with qstore staging --sweep, then import again", target,
+                 _("An interrupted import into table “%s” left its staging table (%s): drop "
+                 "it with qstore staging --sweep, then import again"), target,
                  qstore_staging_run_get_reason (run));
   else
     g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_BUSY,
-                 "Another import into table “%s” is running (%s): wait for it to end; if "
+                 _("Another import into table “%s” is running (%s): wait for it to end; if "
                  "it was interrupted, its staging table becomes droppable once its "
-                 "heartbeat is older than the threshold", target,
+                 "heartbeat is older than the threshold"), target,
                  qstore_staging_run_get_reason (run));
   return FALSE;
 }
@@ -197,7 +198,7 @@ clone_ddl (QStoreDatabase  *db,
 out:
   if (!ok)
     g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_FAILED,
-                 "Cannot make the staging table of “%s” from its schema: %s", target,
+                 _("Cannot make the staging table of “%s” from its schema: %s"), target,
                  conn != NULL ? sqlite3_errmsg (conn) : "SQLite cannot open a connection");
   g_clear_pointer (&back, sqlite3_finalize);
   sqlite3_close_v2 (conn);
@@ -221,8 +222,8 @@ qstore_staged_begin (QStoreDatabase   *db,
   if (qstore_database_get_table (db, "main", staging) != NULL)
     {
       g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_EXISTS,
-                   "Staging table “%s” exists, but no import into “%s” is recorded: if "
-                   "nothing loads into it, drop it (DROP TABLE \"%s\") and import again",
+                   _("Staging table “%s” exists, but no import into “%s” is recorded: if "
+                   "nothing loads into it, drop it (DROP TABLE \"%s\") and import again"),
                    staging, target, staging);
       return FALSE;
     }
@@ -298,8 +299,8 @@ qstore_staged_beat (QStoreDatabase   *db,
   if (changed == 0)
     {
       g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_NOT_FOUND,
-                   "The import into “%s” is no longer recorded (a sweep removed it, with "
-                   "its staging table “%s”): import again", run->target, run->staging);
+                   _("The import into “%s” is no longer recorded (a sweep removed it, with "
+                   "its staging table “%s”): import again"), run->target, run->staging);
       return FALSE;
     }
   return TRUE;
@@ -338,7 +339,7 @@ qstore_staged_swap (QStoreDatabase   *db,
   if (table == NULL)
     {
       g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_NOT_FOUND,
-                   "Table “%s” is gone: nothing to replace", run->target);
+                   _("Table “%s” is gone: nothing to replace"), run->target);
       return FALSE;
     }
   columns = column_list (table);
@@ -365,8 +366,8 @@ qstore_staged_swap (QStoreDatabase   *db,
     {
       qstore_database_exec (db, "ROLLBACK", NULL);
       g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_NOT_FOUND,
-                   "The import into “%s” is no longer recorded (a sweep removed it): “%s” "
-                   "is left as it was; import again", run->target, run->target);
+                   _("The import into “%s” is no longer recorded (a sweep removed it): “%s” "
+                   "is left as it was; import again"), run->target, run->target);
       return FALSE;
     }
   if (!qstore_database_exec (db, "COMMIT", error))

@@ -13,6 +13,7 @@
 #include "qstore-coordinator.h"
 #include "qstore-database-private.h"
 #include "qstore-error.h"
+#include "qstore-i18n-private.h"
 #include "qstore-staged-replace-private.h"
 #include "qstore-staging-marker-private.h"
 #include "qstore-staging-sweep.h"
@@ -27,13 +28,13 @@ check_free (QStoreDatabase  *db,
   if (qstore_staging_marker_get_importer (db) != NULL)
     {
       g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_BUSY,
-                   "An import is running on this database: %s once it has finished", what);
+                   _("An import is running on this database: %s once it has finished"), what);
       return FALSE;
     }
   if (!sqlite3_get_autocommit (db->db) || qstore_coordinator_in_transaction (db->coordinator))
     {
       g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_BUSY,
-                   "A transaction is open on this database: commit or roll it back, then %s",
+                   _("A transaction is open on this database: commit or roll it back, then %s"),
                    what);
       return FALSE;
     }
@@ -161,6 +162,6 @@ qstore_staging_discard (QStoreDatabase  *database,
       return drop_run (database, run, error);
     }
   g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_NOT_FOUND,
-               "No import into table “%s” is recorded: nothing to discard", target);
+               _("No import into table “%s” is recorded: nothing to discard"), target);
   return FALSE;
 }

@@ -10,6 +10,7 @@
 #include "qstore-coordinator-private.h"
 #include "qstore-error.h"
 #include "qstore-fault-private.h"
+#include "qstore-i18n-private.h"
 #include "qstore-provider-private.h"
 
 /* A commit that wrote something writes, with its rows and index entries,
@@ -43,7 +44,7 @@ qstore_coordinator_load_row_count (QStoreCoordinator  *self,
   if (local_error != NULL)
     {
       g_propagate_prefixed_error (error, local_error,
-                                  "Reading the row count of table “%s”: ",
+                                  _("Reading the row count of table “%s”: "),
                                   entry->stats_key);
       return FALSE;
     }
@@ -247,8 +248,8 @@ build_undo (QStoreCoordinator  *self,
           if (local_error != NULL)
             {
               g_propagate_prefixed_error (error, local_error,
-                                          "Reading what store “%s” holds before a commit "
-                                          "without an atomic batch: ", name);
+                                          _("Reading what store “%s” holds before a commit "
+                                          "without an atomic batch: "), name);
               return NULL;
             }
           if (old != NULL)
@@ -289,8 +290,8 @@ apply_undo (QStoreCoordinator  *self,
   if (!g_variant_is_normal_form (stores))
     {
       g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_CORRUPT,
-                   "The undo journal of the commit interrupted in the %s store at “%s” "
-                   "is damaged",
+                   _("The undo journal of the commit interrupted in the %s store at “%s” "
+                   "is damaged"),
                    qstore_provider_get_name (self->provider),
                    qstore_provider_get_location (self->provider));
       return FALSE;
@@ -334,7 +335,7 @@ apply_undo (QStoreCoordinator  *self,
       ok = n == 0 || qstore_provider_write (self->provider, ops, n, QSTORE_WRITE_SYNC, error);
       if (!ok)
         {
-          g_prefix_error (error, "Undoing the interrupted commit in store “%s”: ", name);
+          g_prefix_error (error, _("Undoing the interrupted commit in store “%s”: "), name);
           return FALSE;
         }
     }
@@ -367,7 +368,7 @@ qstore_coordinator_recover_undo (QStoreCoordinator  *self,
       if (local_error != NULL)
         {
           g_propagate_prefixed_error (error, g_steal_pointer (&local_error),
-                                      "Reading the undo journal of the %s store at “%s”: ",
+                                      _("Reading the undo journal of the %s store at “%s”: "),
                                       qstore_provider_get_name (self->provider),
                                       qstore_provider_get_location (self->provider));
           return FALSE;

@@ -6,6 +6,7 @@
 
 #include "qstore-coordinator-private.h"
 #include "qstore-error.h"
+#include "qstore-i18n-private.h"
 
 typedef enum
 {
@@ -114,8 +115,8 @@ qstore_merged_iter_advance (QStoreIter  *iter,
   if (coordinator->generation != self->generation || !coordinator->in_tx)
     {
       g_set_error_literal (error, QSTORE_ERROR, QSTORE_ERROR_CLOSED,
-                           "The transaction this iteration read was committed or "
-                           "rolled back: start a new iteration");
+                           _("The transaction this iteration read was committed or "
+                           "rolled back: start a new iteration"));
       return FALSE;
     }
 

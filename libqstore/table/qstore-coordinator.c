@@ -12,6 +12,7 @@
 #include "qstore-codec.h"
 #include "qstore-coordinator-private.h"
 #include "qstore-error.h"
+#include "qstore-i18n-private.h"
 #include "qstore-pending-private.h"
 #include "qstore-provider-private.h"
 
@@ -372,8 +373,8 @@ qstore_coordinator_initable_init (GInitable     *initable,
   if (self->provider == NULL)
     {
       g_set_error_literal (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
-                           "A coordinator needs a provider: create it with "
-                           "qstore_coordinator_new()");
+                           _("A coordinator needs a provider: create it with "
+                           "qstore_coordinator_new()"));
       return FALSE;
     }
 
@@ -389,7 +390,7 @@ qstore_coordinator_initable_init (GInitable     *initable,
   if (local_error != NULL)
     {
       g_propagate_prefixed_error (error, local_error,
-                                  "Reading the catalog of the %s store at “%s”: ",
+                                  _("Reading the catalog of the %s store at “%s”: "),
                                   qstore_provider_get_name (self->provider),
                                   qstore_provider_get_location (self->provider));
       return FALSE;
@@ -402,9 +403,9 @@ qstore_coordinator_initable_init (GInitable     *initable,
       g_autofree char *shown = g_utf8_make_valid (data ? data : "", MIN (len, 40));
 
       g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_CORRUPT,
-                   "The catalog of the %s store at “%s” holds a malformed last "
+                   _("The catalog of the %s store at “%s” holds a malformed last "
                    "transaction id “%s” (a decimal number is expected): the store "
-                   "is damaged; restore it from a backup",
+                   "is damaged; restore it from a backup"),
                    qstore_provider_get_name (self->provider),
                    qstore_provider_get_location (self->provider), shown);
       return FALSE;

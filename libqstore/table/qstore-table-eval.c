@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include "qstore-error.h"
+#include "qstore-i18n-private.h"
 #include "qstore-table-private.h"
 
 /* CHECK constraints and partial-index predicates are evaluated by SQLite
@@ -42,9 +43,9 @@ prepare_eval (QStoreTable   *self,
 
       g_set_error (error, QSTORE_ERROR,
                    code == SQLITE_ERROR ? QSTORE_ERROR_NOT_FOUND : QSTORE_ERROR_FAILED,
-                   "Table “%s” cannot evaluate its CHECK constraints and "
+                   _("Table “%s” cannot evaluate its CHECK constraints and "
                    "partial indexes: %s; create its mirror table on the "
-                   "evaluation connection first",
+                   "evaluation connection first"),
                    self->schema->name, sqlite3_errmsg (self->eval_db));
       return FALSE;
     }
@@ -64,9 +65,9 @@ qstore_table_prepare_evaluation (QStoreTable  *self,
   if (self->eval_db == NULL)
     {
       g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
-                   "Table “%s” has CHECK constraints or partial indexes, "
+                   _("Table “%s” has CHECK constraints or partial indexes, "
                    "which SQLite evaluates: give the connection that holds "
-                   "its mirror table", schema->name);
+                   "its mirror table"), schema->name);
       return FALSE;
     }
 
@@ -170,7 +171,7 @@ qstore_table_evaluate_row (QStoreTable        *self,
   if (rc != SQLITE_DONE)
     {
       g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_FAILED,
-                   "Table “%s”: could not start evaluating its constraints: %s",
+                   _("Table “%s”: could not start evaluating its constraints: %s"),
                    self->schema->name, sqlite3_errmsg (self->eval_db));
       return FALSE;
     }
@@ -205,8 +206,8 @@ qstore_table_evaluate_row (QStoreTable        *self,
       else
         {
           g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_FAILED,
-                       "Table “%s”: could not evaluate its partial index "
-                       "predicates: %s", self->schema->name,
+                       _("Table “%s”: could not evaluate its partial index "
+                       "predicates: %s"), self->schema->name,
                        sqlite3_errmsg (self->eval_db));
           ok = FALSE;
         }

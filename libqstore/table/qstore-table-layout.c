@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "qstore-error.h"
+#include "qstore-i18n-private.h"
 #include "qstore-table-private.h"
 
 /* Physical layout (see DESIGN §3): the data key is the primary key, each
@@ -66,7 +67,7 @@ qstore_table_append_data_key (QStoreTable        *self,
       if (!qstore_codec_append_key_value (out, &values[part->column], part->collation,
                                           part->descending, error))
         {
-          g_prefix_error (error, "Table “%s”, column “%s”: ", schema->name,
+          g_prefix_error (error, _("Table “%s”, column “%s”: "), schema->name,
                           qstore_table_column_at (self, part->column)->name);
           return FALSE;
         }
@@ -99,7 +100,7 @@ qstore_table_append_index_columns (QStoreTable        *self,
       if (!qstore_codec_append_key_value (out, value, part->collation,
                                           part->descending, error))
         {
-          g_prefix_error (error, "Index “%s” of table “%s”, column “%s”: ",
+          g_prefix_error (error, _("Index “%s” of table “%s”, column “%s”: "),
                           schema->name, self->schema->name,
                           qstore_table_column_at (self, part->column)->name);
           return FALSE;
@@ -141,9 +142,9 @@ qstore_table_read_stored_row (QStoreTable   *self,
   if (n != self->n_values)
     {
       g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_CORRUPT,
-                   "A row of table “%s” holds %u values where %u are "
+                   _("A row of table “%s” holds %u values where %u are "
                    "expected: the data store does not match the table's "
-                   "schema", self->schema->name, n, self->n_values);
+                   "schema"), self->schema->name, n, self->n_values);
       return FALSE;
     }
 
@@ -157,14 +158,14 @@ qstore_table_read_stored_row (QStoreTable   *self,
       values[self->rowid_position].type != QSTORE_VALUE_INTEGER)
     {
       g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_CORRUPT,
-                   "A row of table “%s” has no integer rowid: the data store "
-                   "does not match the table's schema", self->schema->name);
+                   _("A row of table “%s” has no integer rowid: the data store "
+                   "does not match the table's schema"), self->schema->name);
       return FALSE;
     }
   return TRUE;
 
 corrupt:
-  g_prefix_error (error, "Table “%s”: ", self->schema->name);
+  g_prefix_error (error, _("Table “%s”: "), self->schema->name);
   return FALSE;
 }
 
@@ -230,8 +231,8 @@ qstore_table_encode_key (QStoreTable        *self,
       if (schema->rowid_column < 0)
         {
           g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
-                       "Table “%s” has no PRIMARY KEY: its rows are keyed by "
-                       "their rowid, which the row values do not hold",
+                       _("Table “%s” has no PRIMARY KEY: its rows are keyed by "
+                       "their rowid, which the row values do not hold"),
                        schema->name);
           return FALSE;
         }
@@ -276,8 +277,8 @@ qstore_table_encode_key_prefix (QStoreTable        *self,
       if (n_parts > 1)
         {
           g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
-                       "Table “%s” is keyed by its rowid alone: give one value, "
-                       "not %u", schema->name, n_parts);
+                       _("Table “%s” is keyed by its rowid alone: give one value, "
+                       "not %u"), schema->name, n_parts);
           return FALSE;
         }
       if (n_parts == 1)
@@ -290,7 +291,7 @@ qstore_table_encode_key_prefix (QStoreTable        *self,
   if (n_parts > parts->len)
     {
       g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
-                   "%s “%s” has %u columns: give at most that many values, not %u",
+                   _("%s “%s” has %u columns: give at most that many values, not %u"),
                    index < 0 ? "The primary key of table" : "Index",
                    index < 0 ? schema->name : qstore_table_index_at (self, index)->name,
                    parts->len, n_parts);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "qstore-error.h"
+#include "qstore-i18n-private.h"
 #include "qstore-sql-token-private.h"
 #include "qstore-table-schema-private.h"
 
@@ -276,7 +277,7 @@ sqlite_failed (sqlite3     *db,
                GError     **error)
 {
   g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_FAILED,
-               "Could not read the schema of table “%s” (%s): %s",
+               _("Could not read the schema of table “%s” (%s): %s"),
                table, what, sqlite3_errmsg (db));
   return FALSE;
 }
@@ -341,8 +342,8 @@ unsupported_collation (QStoreTableSchema  *self,
                        GError            **error)
 {
   g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_UNSUPPORTED,
-               "Table “%s”: %s uses collation “%s”, which qstore keys cannot "
-               "encode: use BINARY, NOCASE or RTRIM",
+               _("Table “%s”: %s uses collation “%s”, which qstore keys cannot "
+               "encode: use BINARY, NOCASE or RTRIM"),
                self->name, where, collation);
   return FALSE;
 }
@@ -371,7 +372,7 @@ read_table_row (QStoreTableSchema  *self,
   if (rc == SQLITE_DONE)
     {
       g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_NOT_FOUND,
-                   "No table “%s” in schema “%s”: create it first",
+                   _("No table “%s” in schema “%s”: create it first"),
                    table, schema);
       return FALSE;
     }
@@ -383,8 +384,8 @@ read_table_row (QStoreTableSchema  *self,
   if (self->sql == NULL)
     {
       g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_UNSUPPORTED,
-                   "Table “%s” has no CREATE TABLE text: only ordinary tables "
-                   "can be read", table);
+                   _("Table “%s” has no CREATE TABLE text: only ordinary tables "
+                   "can be read"), table);
       return FALSE;
     }
   return TRUE;
@@ -425,8 +426,8 @@ read_columns (QStoreTableSchema  *self,
       if (sqlite3_column_int (stmt, 6) >= 2)
         {
           g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_UNSUPPORTED,
-                       "Table “%s”: column “%s” is generated, which qstore "
-                       "tables do not support: compute the value when writing",
+                       _("Table “%s”: column “%s” is generated, which qstore "
+                       "tables do not support: compute the value when writing"),
                        self->name, column->name);
           return FALSE;
         }
@@ -461,7 +462,7 @@ read_columns (QStoreTableSchema  *self,
   if (self->columns->len == 0)
     {
       g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_NOT_FOUND,
-                   "Table “%s” has no columns", self->name);
+                   _("Table “%s” has no columns"), self->name);
       return FALSE;
     }
   return TRUE;
@@ -499,9 +500,9 @@ read_index_parts (QStoreTableSchema  *self,
       if (cid < 0)
         {
           g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_UNSUPPORTED,
-                       "Index “%s” of table “%s” is on an expression or the "
+                       _("Index “%s” of table “%s” is on an expression or the "
                        "rowid, which qstore indexes do not support: index "
-                       "plain columns", name, self->name);
+                       "plain columns"), name, self->name);
           return FALSE;
         }
 
@@ -630,8 +631,8 @@ read_indexes (QStoreTableSchema  *self,
   else if (!have_pk_index && pk_positions->len > 1)
     {
       g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_FAILED,
-                   "Table “%s” has a composite PRIMARY KEY SQLite keeps no "
-                   "index for", self->name);
+                   _("Table “%s” has a composite PRIMARY KEY SQLite keeps no "
+                   "index for"), self->name);
       return FALSE;
     }
   return TRUE;
@@ -680,8 +681,8 @@ read_foreign_keys (QStoreTableSchema  *self,
       if (position < 0)
         {
           g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_NOT_FOUND,
-                       "Table “%s”: a FOREIGN KEY names column “%s”, which "
-                       "the table does not have", self->name, from ? from : "");
+                       _("Table “%s”: a FOREIGN KEY names column “%s”, which "
+                       "the table does not have"), self->name, from ? from : "");
           return FALSE;
         }
       upos = position;

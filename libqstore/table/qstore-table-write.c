@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "qstore-error.h"
+#include "qstore-i18n-private.h"
 #include "qstore-table-private.h"
 
 /* From a row's values to the writes of its transaction: the rowid it gets,
@@ -109,7 +110,7 @@ read_max_rowid (QStoreTable  *self,
   decoded = qstore_codec_decode_key (key, NULL, 1, error);
   if (decoded == NULL)
     {
-      g_prefix_error (error, "Table “%s”: ", self->schema->name);
+      g_prefix_error (error, _("Table “%s”: "), self->schema->name);
       return FALSE;
     }
   boxed = g_variant_get_child_value (decoded, 0);
@@ -117,8 +118,8 @@ read_max_rowid (QStoreTable  *self,
   if (!g_variant_is_of_type (value, G_VARIANT_TYPE_INT64))
     {
       g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_CORRUPT,
-                   "Table “%s” holds a key that is no rowid: the data store "
-                   "does not match the table's schema", self->schema->name);
+                   _("Table “%s” holds a key that is no rowid: the data store "
+                   "does not match the table's schema"), self->schema->name);
       return FALSE;
     }
 
@@ -190,8 +191,8 @@ next_rowid (QStoreTable  *self,
     }
 
   g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_FAILED,
-               "Table “%s” has no free rowid left (database or disk is "
-               "full): delete rows, or give ids explicitly", self->schema->name);
+               _("Table “%s” has no free rowid left (database or disk is "
+               "full): delete rows, or give ids explicitly"), self->schema->name);
   return FALSE;
 }
 
@@ -265,17 +266,17 @@ append_null_key_suffix (QStoreTable  *self,
       if (value == NULL || !g_variant_is_of_type (value, G_VARIANT_TYPE_INT64))
         {
           g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_CORRUPT,
-                       "Table “%s” holds a key that is neither a primary key nor "
+                       _("Table “%s” holds a key that is neither a primary key nor "
                        "one with NULL and its suffix: the data store does not match "
-                       "the table's schema", self->schema->name);
+                       "the table's schema"), self->schema->name);
           return FALSE;
         }
       if (g_variant_get_int64 (value) == G_MAXINT64)
         {
           g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_FAILED,
-                       "Table “%s” has no room left for another row with this "
+                       _("Table “%s” has no room left for another row with this "
                        "PRIMARY KEY holding NULL (database or disk is full): "
-                       "delete such rows, or give the key columns values",
+                       "delete such rows, or give the key columns values"),
                        self->schema->name);
           return FALSE;
         }
@@ -774,8 +775,8 @@ no_rowid (QStoreTable  *self,
           GError      **error)
 {
   g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_UNSUPPORTED,
-               "Table “%s” is keyed by its PRIMARY KEY and keeps no rowid: "
-               "leave the rowid out", self->schema->name);
+               _("Table “%s” is keyed by its PRIMARY KEY and keeps no rowid: "
+               "leave the rowid out"), self->schema->name);
   return FALSE;
 }
 
@@ -918,8 +919,8 @@ qstore_table_update_values_with_rowid (QStoreTable     *self,
         g_propagate_error (error, g_steal_pointer (&local_error));
       else
         g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_NOT_FOUND,
-                     "Table “%s” has no row under the key to update: read it "
-                     "again, it may have been deleted", self->schema->name);
+                     _("Table “%s” has no row under the key to update: read it "
+                     "again, it may have been deleted"), self->schema->name);
       return FALSE;
     }
 

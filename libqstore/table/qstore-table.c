@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include "qstore-error.h"
+#include "qstore-i18n-private.h"
 #include "qstore-sql-token-private.h"
 #include "qstore-table-private.h"
 
@@ -453,8 +454,8 @@ values_from_variant (QStoreTable  *self,
       !g_variant_is_of_type (tuple, G_VARIANT_TYPE ("av")))
     {
       g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
-                   "Table “%s”: a %s must be a tuple or an “av” array of "
-                   "values, not “%s”", self->schema->name, what,
+                   _("Table “%s”: a %s must be a tuple or an “av” array of "
+                   "values, not “%s”"), self->schema->name, what,
                    g_variant_get_type_string (tuple));
       return FALSE;
     }
@@ -529,7 +530,7 @@ key_from_variant (QStoreTable  *self,
       values[0].type != QSTORE_VALUE_INTEGER)
     {
       g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
-                   "Table “%s” is keyed by its rowid: give an integer key",
+                   _("Table “%s” is keyed by its rowid: give an integer key"),
                    self->schema->name);
       return FALSE;
     }
@@ -600,8 +601,8 @@ check_writable (QStoreTable  *self,
   if (self->contents_of == NULL)
     return TRUE;
   g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_READ_ONLY,
-               "Table “%s” holds the rows of materialized view “%s”, which keeps them up to "
-               "date: change the tables it reads instead", self->schema->name, self->contents_of);
+               _("Table “%s” holds the rows of materialized view “%s”, which keeps them up to "
+               "date: change the tables it reads instead"), self->schema->name, self->contents_of);
   return FALSE;
 }
 

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "qstore-error.h"
+#include "qstore-i18n-private.h"
 #include "qstore-suid.h"
 
 /* Ticks are .NET's: 100 ns since 0001-01-01T00:00:00Z. */
@@ -99,7 +100,7 @@ qstore_suid_validate (const char  *suid,
   if (suid == NULL || suid[0] == '\0')
     {
       g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
-                   "%s is empty: give a sortable unique id of %d digits",
+                   _("%s is empty: give a sortable unique id of %d digits"),
                    field, QSTORE_SUID_LENGTH);
       return FALSE;
     }

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "qstore-error.h"
+#include "qstore-i18n-private.h"
 #include "qstore-suid.h"
 #include "qstore-unsafe-event-private.h"
 #include "qstore-unsafe-window-private.h"
@@ -80,7 +81,7 @@ refuse (Apply       *apply,
   va_start (args, format);
   detail = g_strdup_vprintf (format, args);
   va_end (args);
-  g_set_error (error, QSTORE_UNSAFE_WINDOW_ERROR, code, "Unsafe window “%s”, event “%s”: %s",
+  g_set_error (error, QSTORE_UNSAFE_WINDOW_ERROR, code, _("Unsafe window “%s”, event “%s”: %s"),
                qstore_unsafe_window_get_name (apply->window), apply->event_id, detail);
   return STEP_REFUSED;
 }
@@ -89,7 +90,7 @@ static Step
 failed (Apply   *apply,
         GError **error)
 {
-  g_prefix_error (error, "Unsafe window “%s”, event “%s”: ",
+  g_prefix_error (error, _("Unsafe window “%s”, event “%s”: "),
                   qstore_unsafe_window_get_name (apply->window), apply->event_id);
   return STEP_FAILED;
 }
@@ -463,8 +464,8 @@ write_patch (Apply                 *apply,
         {
           /* The window stores JSON: only a write around it gets here. */
           g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_CORRUPT,
-                       "row “%s” cannot be patched: %s (it was written around the window; "
-                       "rebuild the view)", row.row_key, local_error->message);
+                       _("row “%s” cannot be patched: %s (it was written around the window; "
+                       "rebuild the view)"), row.row_key, local_error->message);
           return FALSE;
         }
       g_clear_pointer (&value, g_free);
@@ -703,7 +704,7 @@ qstore_unsafe_window_apply (QStoreUnsafeWindow   *self,
 
   if (!qstore_unsafe_event_validate (event, error))
     {
-      g_prefix_error (error, "Unsafe window “%s”: ", qstore_unsafe_window_get_name (self));
+      g_prefix_error (error, _("Unsafe window “%s”: "), qstore_unsafe_window_get_name (self));
       return FALSE;
     }
 

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "qstore-error.h"
+#include "qstore-i18n-private.h"
 #include "qstore-suid.h"
 #include "qstore-unsafe-event-private.h"
 
@@ -557,7 +558,7 @@ qstore_unsafe_json_canonical (const char  *json,
       (root = json_parser_get_root (parser)) == NULL)
     {
       g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
-                   "%s is not JSON: %s", field,
+                   _("%s is not JSON: %s"), field,
                    local_error != NULL ? local_error->message : "it is empty");
       return NULL;
     }
@@ -621,7 +622,7 @@ check_text (const char  *text,
   if (!g_utf8_validate (text, -1, NULL))
     {
       g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
-                   "Unsafe event “%s”: %s is not valid UTF-8", event_id, field);
+                   _("Unsafe event “%s”: %s is not valid UTF-8"), event_id, field);
       return FALSE;
     }
   return TRUE;
@@ -635,7 +636,7 @@ check_suid (const char  *suid,
 {
   if (!qstore_suid_validate (suid, field, error))
     {
-      g_prefix_error (error, "Unsafe event “%s”: ", event_id);
+      g_prefix_error (error, _("Unsafe event “%s”: "), event_id);
       return FALSE;
     }
   return TRUE;
@@ -686,7 +687,7 @@ validate_mutation (QStoreUnsafeEvent     *self,
                                                       &mutation->node, error);
   if (mutation->canonical == NULL)
     {
-      g_prefix_error (error, "Unsafe event “%s”: ", self->event_id);
+      g_prefix_error (error, _("Unsafe event “%s”: "), self->event_id);
       return FALSE;
     }
   return TRUE;
@@ -715,14 +716,14 @@ validate_index_entry (QStoreUnsafeEvent       *self,
       if (!isnan (value))
         return TRUE;
       g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
-                   "Unsafe event “%s”: %s (index “%s”, row “%s”): NaN cannot be indexed",
+                   _("Unsafe event “%s”: %s (index “%s”, row “%s”): NaN cannot be indexed"),
                    self->event_id, field, entry->index_id, entry->row_key);
       return FALSE;
     }
 
   g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
-               "Unsafe event “%s”: %s (index “%s”, row “%s”) is of type “%s”: give "
-               "text (“s”), an integer (“x”) or a real (“d”)", self->event_id, field,
+               _("Unsafe event “%s”: %s (index “%s”, row “%s”) is of type “%s”: give "
+               "text (“s”), an integer (“x”) or a real (“d”)"), self->event_id, field,
                entry->index_id, entry->row_key, g_variant_get_type_string (entry->value));
   return FALSE;
 }
@@ -734,7 +735,7 @@ qstore_unsafe_event_validate (QStoreUnsafeEvent  *self,
   if (self->event_id[0] == '\0')
     {
       g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
-                   "An unsafe event has an empty event id: give every event its identity");
+                   _("An unsafe event has an empty event id: give every event its identity"));
       return FALSE;
     }
   if (!check_text (self->event_id, "?", "event_id", error) ||

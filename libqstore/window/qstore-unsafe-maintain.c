@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "qstore-error.h"
+#include "qstore-i18n-private.h"
 #include "qstore-suid.h"
 #include "qstore-unsafe-window-private.h"
 
@@ -33,7 +34,7 @@ check_argument (QStoreUnsafeWindow  *self,
   va_start (args, format);
   detail = g_strdup_vprintf (format, args);
   va_end (args);
-  g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT, "Unsafe window “%s”: %s",
+  g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT, _("Unsafe window “%s”: %s"),
                qstore_unsafe_window_get_name (self), detail);
   return FALSE;
 }

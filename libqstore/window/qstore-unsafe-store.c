@@ -15,6 +15,7 @@
 #include "qstore-codec-private.h"
 #include "qstore-database-private.h"
 #include "qstore-error.h"
+#include "qstore-i18n-private.h"
 #include "qstore-suid.h"
 #include "qstore-table-private.h"
 #include "qstore-unsafe-store-private.h"
@@ -248,9 +249,9 @@ table_for (QStoreUnsafeStore    *store,
   table = store->tables[id] = qstore_database_get_table (store->database, NULL, store->names[id]);
   if (table == NULL)
     g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_NOT_FOUND,
-                 "Unsafe window “%s”: its table “%s” is gone (dropped around the "
+                 _("Unsafe window “%s”: its table “%s” is gone (dropped around the "
                  "window): open the window again to recreate it empty, or rebuild "
-                 "the view", store->window, store->names[id]);
+                 "the view"), store->window, store->names[id]);
   return table;
 }
 
@@ -277,8 +278,8 @@ check_shape (QStoreUnsafeStore    *store,
     }
 
   g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_EXISTS,
-               "Unsafe window “%s”: table “%s” exists but is not a window table "
-               "(its columns differ): drop it, or give the window another name",
+               _("Unsafe window “%s”: table “%s” exists but is not a window table "
+               "(its columns differ): drop it, or give the window another name"),
                store->window, store->names[id]);
   return FALSE;
 }
@@ -304,7 +305,7 @@ qstore_unsafe_store_create (QStoreUnsafeStore  *store,
                                  spec->definition);
           if (!qstore_database_exec_reserved (store->database, sql, error))
             {
-              g_prefix_error (error, "Unsafe window “%s”: cannot create table “%s”: ",
+              g_prefix_error (error, _("Unsafe window “%s”: cannot create table “%s”: "),
                               store->window, store->names[i]);
               return FALSE;
             }
@@ -318,7 +319,7 @@ qstore_unsafe_store_create (QStoreUnsafeStore  *store,
                                  spec->index_columns);
           if (!qstore_database_exec_reserved (store->database, sql, error))
             {
-              g_prefix_error (error, "Unsafe window “%s”: cannot index table “%s”: ",
+              g_prefix_error (error, _("Unsafe window “%s”: cannot index table “%s”: "),
                               store->window, store->names[i]);
               return FALSE;
             }
@@ -352,8 +353,8 @@ index_position (QStoreUnsafeStore    *store,
         }
     }
   g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_NOT_FOUND,
-               "Unsafe window “%s”: index “%s” is gone (dropped around the window): "
-               "open the window again to recreate it", store->window, name);
+               _("Unsafe window “%s”: index “%s” is gone (dropped around the window): "
+               "open the window again to recreate it"), store->window, name);
   return FALSE;
 }
 
@@ -528,8 +529,8 @@ not_what_the_window_wrote (QStoreUnsafeStore    *store,
                            GError              **error)
 {
   g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_CORRUPT,
-               "Unsafe window “%s”: column “%s” of table “%s” holds a value that is "
-               "not %s: the table was written around the window; rebuild the view",
+               _("Unsafe window “%s”: column “%s” of table “%s” holds a value that is "
+               "not %s: the table was written around the window; rebuild the view"),
                store->window, specs[id].columns[column], store->names[id], what);
   return FALSE;
 }
@@ -592,8 +593,8 @@ check_stored_suid (QStoreUnsafeStore    *store,
   text = g_strndup (suid, len);
   qstore_suid_validate (text, specs[id].columns[column], &local_error);
   g_set_error (error, QSTORE_UNSAFE_WINDOW_ERROR, QSTORE_UNSAFE_WINDOW_ERROR_INVALID_SUID,
-               "Unsafe window “%s”, table “%s”: %s (it was written around the window; "
-               "rebuild the view)", store->window, store->names[id],
+               _("Unsafe window “%s”, table “%s”: %s (it was written around the window; "
+               "rebuild the view)"), store->window, store->names[id],
                local_error != NULL ? local_error->message : "a SUID holds a NUL");
   return FALSE;
 }
@@ -909,7 +910,7 @@ qstore_unsafe_store_max_receipt_suid (QStoreUnsafeStore  *store,
         g_propagate_error (error, g_steal_pointer (&local_error));
       else
         g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_CORRUPT,
-                     "Unsafe window “%s”: an entry of index “%s_%s” points to no receipt",
+                     _("Unsafe window “%s”: an entry of index “%s_%s” points to no receipt"),
                      store->window, store->names[QSTORE_UNSAFE_TABLE_RECEIPTS],
                      specs[QSTORE_UNSAFE_TABLE_RECEIPTS].index_suffix);
       return FALSE;

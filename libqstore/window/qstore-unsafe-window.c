@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "qstore-error.h"
+#include "qstore-i18n-private.h"
 #include "qstore-suid.h"
 #include "qstore-unsafe-event-private.h"
 #include "qstore-unsafe-window-private.h"
@@ -193,8 +194,8 @@ invalid:
     g_autofree char *shown = g_strescape (name, NULL);
 
     g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
-                 "“%s” cannot name an unsafe window: use 1 to %d lower-case ASCII "
-                 "letters, digits and “_”, starting with a letter", shown, MAX_NAME_LENGTH);
+                 _("“%s” cannot name an unsafe window: use 1 to %d lower-case ASCII "
+                 "letters, digits and “_”, starting with a letter"), shown, MAX_NAME_LENGTH);
     return FALSE;
   }
 }
@@ -238,8 +239,8 @@ qstore_unsafe_window_new (QStoreDatabase  *database,
         QSTORE_CAPABILITY_ATOMIC_BATCH))
     {
       g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_UNSUPPORTED,
-                   "Unsafe window “%s” needs a store whose commits are all or nothing, "
-                   "and “%s” withholds its atomic batch: open it without “?atomic=0”",
+                   _("Unsafe window “%s” needs a store whose commits are all or nothing, "
+                   "and “%s” withholds its atomic batch: open it without “?atomic=0”"),
                    name, qstore_provider_get_location (qstore_database_get_provider (database)));
       return NULL;
     }
@@ -335,16 +336,16 @@ qstore_unsafe_window_check_idle (QStoreUnsafeWindow  *self,
   if (coordinator == NULL)
     {
       g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_CLOSED,
-                   "Unsafe window “%s”: its database is closed: open it again and "
-                   "make a new window", self->name);
+                   _("Unsafe window “%s”: its database is closed: open it again and "
+                   "make a new window"), self->name);
       return FALSE;
     }
   if (qstore_coordinator_in_transaction (coordinator))
     {
       g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_BUSY,
-                   "Unsafe window “%s”: the database has a transaction open: commit "
+                   _("Unsafe window “%s”: the database has a transaction open: commit "
                    "or roll it back first, each window operation is a transaction of "
-                   "its own", self->name);
+                   "its own"), self->name);
       return FALSE;
     }
   return TRUE;
@@ -370,7 +371,7 @@ qstore_unsafe_window_commit (QStoreUnsafeWindow  *self,
     return TRUE;
   /* A failed commit wrote nothing; make sure the transaction is over. */
   qstore_coordinator_rollback (coordinator);
-  g_prefix_error (error, "Unsafe window “%s”: ", self->name);
+  g_prefix_error (error, _("Unsafe window “%s”: "), self->name);
   return FALSE;
 }
 
@@ -470,7 +471,7 @@ qstore_unsafe_window_check_text (QStoreUnsafeWindow  *self,
   if (text[0] != '\0' && g_utf8_validate (text, -1, NULL))
     return TRUE;
   g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
-               "Unsafe window “%s”: %s is %s", self->name, field,
+               _("Unsafe window “%s”: %s is %s"), self->name, field,
                text[0] == '\0' ? "empty" : "not valid UTF-8");
   return FALSE;
 }
@@ -486,7 +487,7 @@ qstore_unsafe_window_check_suid (QStoreUnsafeWindow  *self,
     return TRUE;
   if (qstore_suid_validate (suid, field, error))
     return TRUE;
-  g_prefix_error (error, "Unsafe window “%s”: ", self->name);
+  g_prefix_error (error, _("Unsafe window “%s”: "), self->name);
   return FALSE;
 }
 
@@ -658,9 +659,9 @@ delete_markers (QStoreUnsafeWindow         *self,
 
 corrupt:
   g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_CORRUPT,
-               "Unsafe window “%s”: the receipt of event “%s” lists its marked rows as "
+               _("Unsafe window “%s”: the receipt of event “%s” lists its marked rows as "
                "“%s”, not a JSON array of row keys: it was written around the window; "
-               "rebuild the view", self->name, receipt->event_id, receipt->marked_rows);
+               "rebuild the view"), self->name, receipt->event_id, receipt->marked_rows);
   return FALSE;
 }
 
@@ -715,15 +716,15 @@ qstore_unsafe_window_observe_safe_receipt (QStoreUnsafeWindow  *self,
   if (ok && !found)
     {
       g_set_error (error, QSTORE_UNSAFE_WINDOW_ERROR, QSTORE_UNSAFE_WINDOW_ERROR_RECEIPT_NOT_FOUND,
-                   "Unsafe window “%s”: event “%s” was never applied here, so its safe "
-                   "receipt cannot be observed: apply it first", self->name, event_id);
+                   _("Unsafe window “%s”: event “%s” was never applied here, so its safe "
+                   "receipt cannot be observed: apply it first"), self->name, event_id);
       ok = FALSE;
     }
   else if (ok && strcmp (receipt.suid, suid) != 0)
     {
       g_set_error (error, QSTORE_UNSAFE_WINDOW_ERROR, QSTORE_UNSAFE_WINDOW_ERROR_SUID_CONTRADICTION,
-                   "Unsafe window “%s”: event “%s” was applied with SUID %s, but the safe "
-                   "layer reports SUID %s: one event id must keep one SUID", self->name,
+                   _("Unsafe window “%s”: event “%s” was applied with SUID %s, but the safe "
+                   "layer reports SUID %s: one event id must keep one SUID"), self->name,
                    event_id, receipt.suid, suid);
       ok = FALSE;
     }
@@ -978,7 +979,7 @@ qstore_unsafe_window_put_safe_row (QStoreUnsafeWindow  *self,
   canonical = qstore_unsafe_json_canonical (value_json, "value_json", NULL, error);
   if (canonical == NULL)
     {
-      g_prefix_error (error, "Unsafe window “%s”, safe row “%s”: ", self->name, row_key);
+      g_prefix_error (error, _("Unsafe window “%s”, safe row “%s”: "), self->name, row_key);
       return FALSE;
     }
 

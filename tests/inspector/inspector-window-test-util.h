@@ -77,6 +77,31 @@ test_settle (GtkWidget *widget)
   test_run_for (40);
 }
 
+static inline void
+test_set_dark (gboolean dark)
+{
+  adw_style_manager_set_color_scheme (adw_style_manager_get_default (),
+                                      dark ? ADW_COLOR_SCHEME_FORCE_DARK : ADW_COLOR_SCHEME_FORCE_LIGHT);
+}
+
+/* @widget as it is now, light and dark: page-WIDTH-light.png and
+ * page-WIDTH-dark.png. */
+static inline void
+test_shoot (GtkWidget  *widget,
+            const char *page,
+            int         width)
+{
+  for (guint dark = 0; dark < 2; dark++)
+    {
+      g_autofree char *name = g_strdup_printf ("%s-%d-%s", page, width, dark ? "dark" : "light");
+
+      test_set_dark (dark);
+      test_settle (widget);
+      test_screenshot (widget, name);
+    }
+  test_set_dark (FALSE);
+}
+
 /* Shows @page as its action does, and waits until it is drawn. */
 static inline void
 test_show_page (QStoreInspectorWindow *window,

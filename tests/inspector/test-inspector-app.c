@@ -19,7 +19,8 @@
  *   german             the pages in German (LC_ALL=de_DE.UTF-8, the locale
  *                      compiled into LOCPATH by the build): translated
  *                      text and German number formats, one PNG per page;
- *                      a bad store's error in German
+ *                      a bad store's error in German, and the library's
+ *                      own message beside it
  *
  * Each mode runs in its own process (one application per process), under
  * xvfb-run and dbus-run-session.
@@ -619,6 +620,17 @@ test_german (void)
     g_test_message ("%s", message);
     g_assert_true (g_str_has_prefix (message, "Unter „"));
     g_assert_nonnull (strstr (message, "gibt es keinen qstore-Speicher"));
+
+    /* The library's own words are German too (its domain, qstore-1). */
+    qstore_inspector_window_open_uri (window, "nirgends:/x");
+    test_wait (test_window_ready, window, 30);
+    g_test_message ("%s | %s", qstore_inspector_window_get_error (window),
+                    qstore_inspector_window_get_error_details (window));
+    g_assert_cmpstr (qstore_inspector_window_get_state (window), ==, "error");
+    g_assert_true (g_str_has_prefix (qstore_inspector_window_get_error_details (window),
+                                     "Es gibt keinen Anbieter namens „nirgends“; die Anbieter sind: "));
+    g_assert_nonnull (strstr (qstore_inspector_window_get_error_details (window),
+                              "(QSTORE_PLUGIN_DIR fügt Plugin-Ordner hinzu)"));
     gtk_window_destroy (GTK_WINDOW (window));
     test_run_for (100);
   }

@@ -300,31 +300,6 @@ test_long_name (void)
 /* Screenshots */
 
 static void
-set_dark (gboolean dark)
-{
-  adw_style_manager_set_color_scheme (adw_style_manager_get_default (),
-                                      dark ? ADW_COLOR_SCHEME_FORCE_DARK : ADW_COLOR_SCHEME_FORCE_LIGHT);
-}
-
-/* @widget as it is now, light and dark: page-WIDTH-light.png and
- * page-WIDTH-dark.png. */
-static void
-shoot (GtkWidget  *widget,
-       const char *page,
-       int         width)
-{
-  for (guint dark = 0; dark < 2; dark++)
-    {
-      g_autofree char *name = g_strdup_printf ("%s-%d-%s", page, width, dark ? "dark" : "light");
-
-      set_dark (dark);
-      test_settle (widget);
-      test_screenshot (widget, name);
-    }
-  set_dark (FALSE);
-}
-
-static void
 screenshots_at (int width)
 {
   g_autoptr(GError) error = NULL;
@@ -337,9 +312,9 @@ screenshots_at (int width)
   QStoreInspectorDataPage *data;
   GtkWindow *row;
 
-  set_dark (FALSE);
+  test_set_dark (FALSE);
   window = open_window (NULL, width, height);
-  shoot (GTK_WIDGET (window), "welcome", width);
+  test_shoot (GTK_WIDGET (window), "welcome", width);
   qstore_inspector_window_open_uri (window, uri);
   test_wait_ready (window);
   catalog = qstore_inspector_window_get_catalog_page (window);
@@ -350,39 +325,39 @@ screenshots_at (int width)
     {
       /* Folded: the sidebar, the list, then the details, one by one. */
       press (qstore_inspector_window_get_back_button (window), GTK_WIDGET (window));
-      shoot (GTK_WIDGET (window), "sidebar", width);
+      test_shoot (GTK_WIDGET (window), "sidebar", width);
       test_show_page (window, "catalog");
-      shoot (GTK_WIDGET (window), "catalog-list", width);
+      test_shoot (GTK_WIDGET (window), "catalog-list", width);
     }
   g_assert_true (qstore_inspector_catalog_page_select_name (catalog, "main.orders"));
-  shoot (GTK_WIDGET (window), "catalog-table", width);
+  test_shoot (GTK_WIDGET (window), "catalog-table", width);
   g_assert_true (qstore_inspector_catalog_page_select_name (catalog, "main.city_customers"));
-  shoot (GTK_WIDGET (window), "catalog-materialized-view", width);
+  test_shoot (GTK_WIDGET (window), "catalog-materialized-view", width);
   g_assert_true (qstore_inspector_catalog_page_select_name (catalog, "clean_shutdown"));
-  shoot (GTK_WIDGET (window), "catalog-bookkeeping", width);
+  test_shoot (GTK_WIDGET (window), "catalog-bookkeeping", width);
 
   test_show_page (window, "stale");
-  shoot (GTK_WIDGET (window), "stale", width);
+  test_shoot (GTK_WIDGET (window), "stale", width);
 
   gtk_widget_activate_action (GTK_WIDGET (window), "win.show-table", "s", "main.orders");
   test_show_page (window, "data");
-  shoot (GTK_WIDGET (window), "data", width);
+  test_shoot (GTK_WIDGET (window), "data", width);
   gtk_widget_activate_action (GTK_WIDGET (data), "data.search", NULL);
   gtk_editable_set_text (GTK_EDITABLE (qstore_inspector_data_page_get_part (data, "row-search")), "gift");
   g_signal_emit_by_name (qstore_inspector_data_page_get_part (data, "row-search"), "search-changed");
   test_wait (test_data_ready, window, 30);
-  shoot (GTK_WIDGET (window), "data-search", width);
+  test_shoot (GTK_WIDGET (window), "data-search", width);
 
   gtk_selection_model_select_item (qstore_inspector_data_page_get_selection (data), 0, TRUE);
   row = qstore_inspector_data_page_show_row (data, 0);
   g_assert_nonnull (row);
-  shoot (GTK_WIDGET (row), "row", width);
+  test_shoot (GTK_WIDGET (row), "row", width);
   gtk_window_destroy (row);
 
   /* A store that cannot be opened. */
   qstore_inspector_window_open_uri (window, missing);
   test_wait (test_window_ready, window, 30);
-  shoot (GTK_WIDGET (window), "error", width);
+  test_shoot (GTK_WIDGET (window), "error", width);
   close_window (window);
 
   adw_style_manager_set_color_scheme (adw_style_manager_get_default (), ADW_COLOR_SCHEME_DEFAULT);
