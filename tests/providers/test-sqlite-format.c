@@ -258,8 +258,9 @@ test_big_values (void)
   test_remove_tree (dir);
 }
 
-/* Seconds for @n misses near a 10 MB value, as snapshot lookups; it
- * stops early once past @give_up seconds. */
+/* Seconds for @n misses near a 10 MB value, as snapshot lookups: the
+ * best of three runs, as the machine may be busy. It stops early, with
+ * the time so far, once a run is past @give_up seconds. */
 static double
 time_misses (QStoreProvider *provider,
              guint           n,
@@ -268,7 +269,8 @@ time_misses (QStoreProvider *provider,
   g_autoptr(QStoreKV) kv = qstore_provider_open_store (provider, "main.t", NULL);
   g_autoptr(QStoreSnapshot) snapshot = NULL;
   g_autoptr(GError) error = NULL;
-  g_autoptr(GTimer) timer = NULL;
+  g_autoptr(GTimer) timer = g_timer_new ();
+  double best = G_MAXDOUBLE;
 
   put_filled (kv, "m", 10 * 1024 * 1024, 'm');
   for (char c = 'a'; c <= 'z'; c++)
@@ -281,23 +283,28 @@ time_misses (QStoreProvider *provider,
 
   snapshot = qstore_provider_begin_snapshot (provider, &error);
   g_assert_no_error (error);
-  timer = g_timer_new ();
-  for (guint i = 0; i < n; i++)
+  for (guint run = 0; run < 3; run++)
     {
-      char key[16];
-      int len = g_snprintf (key, sizeof key, "m%u", i);
+      g_timer_start (timer);
+      for (guint i = 0; i < n; i++)
+        {
+          char key[16];
+          int len = g_snprintf (key, sizeof key, "m%u", i);
 
-      g_assert_false (qstore_snapshot_lookup (snapshot, kv, (const guint8 *) key, len, NULL,
-                                              NULL, &error));
-      g_assert_no_error (error);
-      if (i % 1000 == 999 && g_timer_elapsed (timer, NULL) > give_up)
-        break;
+          g_assert_false (qstore_snapshot_lookup (snapshot, kv, (const guint8 *) key, len,
+                                                  NULL, NULL, &error));
+          g_assert_no_error (error);
+          if (i % 100 == 99 && g_timer_elapsed (timer, NULL) > give_up)
+            return g_timer_elapsed (timer, NULL);
+        }
+      best = MIN (best, g_timer_elapsed (timer, NULL));
     }
-  return g_timer_elapsed (timer, NULL);
+  return best;
 }
 
 /* 100,000 misses past one 10 MB value: on the first format each read all
- * of it (230 s where lmdb took 0.24 s through SQL). */
+ * of it (230 s where lmdb took 0.24 s through SQL). An SQLite lookup
+ * costs a few times an LMDB one whatever the values; the bound is 10x. */
 static void
 test_misses_past_big_value (void)
 {
@@ -307,16 +314,18 @@ test_misses_past_big_value (void)
   g_autoptr(QStoreProvider) sqlite = open_sqlite (sqlite_path, QSTORE_OPEN_NONE);
   g_autoptr(QStoreProvider) lmdb = NULL;
   g_autoptr(GError) error = NULL;
-  double sqlite_s, lmdb_s;
+  double sqlite_s, lmdb_s, bound;
 
   lmdb = qstore_provider_new ("lmdb", lmdb_path, QSTORE_OPEN_NONE, &error);
   g_assert_no_error (error);
 
   lmdb_s = time_misses (lmdb, 100000, G_MAXDOUBLE);
   /* The floor keeps a very fast lmdb run from making the ratio noise. */
-  sqlite_s = time_misses (sqlite, 100000, 10 * MAX (lmdb_s, 0.02));
-  g_test_message ("100000 misses past a 10 MB value: sqlite %.3f s, lmdb %.3f s", sqlite_s, lmdb_s);
-  g_assert_cmpfloat (sqlite_s, <, 10 * MAX (lmdb_s, 0.02));
+  bound = 10 * MAX (lmdb_s, 0.02);
+  sqlite_s = time_misses (sqlite, 100000, bound);
+  g_test_message ("100000 misses past a 10 MB value: sqlite %.3f s, lmdb %.3f s (%.1fx)",
+                  sqlite_s, lmdb_s, sqlite_s / lmdb_s);
+  g_assert_cmpfloat (sqlite_s, <, bound);
 
   qstore_provider_close_all (sqlite);
   qstore_provider_close_all (lmdb);
