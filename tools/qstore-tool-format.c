@@ -17,6 +17,7 @@
  */
 #include "config.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -178,4 +179,70 @@ qstore_tool_print_json (JsonNode *node)
   text = json_generator_to_data (generator, NULL);
   fputs (text, stdout);
   fputc ('\n', stdout);
+}
+
+/* A JSON string, escaped by json-glib. */
+void
+qstore_tool_append_json_string (GString    *out,
+                                const char *text)
+{
+  g_autoptr(JsonGenerator) generator = json_generator_new ();
+  g_autoptr(JsonNode) node = json_node_init_string (json_node_alloc (), text);
+  g_autofree char *escaped = NULL;
+
+  json_generator_set_root (generator, node);
+  escaped = json_generator_to_data (generator, NULL);
+  g_string_append (out, escaped);
+}
+
+/* Reals print in the fewest digits that read back as the same double (0.3,
+ * not 0.29999999999999999) and keep a decimal point or an exponent, so they
+ * read back as reals; JSON has no infinities, and 1e999 reads back as one. */
+static void
+append_json_real (GString *out,
+                  double   value)
+{
+  char buffer[G_ASCII_DTOSTR_BUF_SIZE];
+
+  if (isinf (value))
+    {
+      g_string_append (out, value > 0 ? "1e999" : "-1e999");
+      return;
+    }
+  for (int digits = 15; digits <= 17; digits++)
+    {
+      char format[8];
+
+      g_snprintf (format, sizeof format, "%%.%dg", digits);
+      g_ascii_formatd (buffer, sizeof buffer, format, value);
+      if (g_ascii_strtod (buffer, NULL) == value)
+        break;
+    }
+  g_string_append (out, buffer);
+  if (strpbrk (buffer, ".eE") == NULL)
+    g_string_append (out, ".0");
+}
+
+void
+qstore_tool_append_json_value (GString  *out,
+                               GVariant *value)
+{
+  if (qstore_value_is_null (value))
+    g_string_append (out, "null");
+  else if (g_variant_is_of_type (value, G_VARIANT_TYPE_INT64))
+    g_string_append_printf (out, "%" G_GINT64_FORMAT, g_variant_get_int64 (value));
+  else if (g_variant_is_of_type (value, G_VARIANT_TYPE_DOUBLE))
+    append_json_real (out, g_variant_get_double (value));
+  else if (g_variant_is_of_type (value, G_VARIANT_TYPE_STRING))
+    qstore_tool_append_json_string (out, g_variant_get_string (value, NULL));
+  else
+    {
+      gsize len;
+      const guint8 *data = g_variant_get_fixed_array (value, &len, 1);
+      g_autofree char *text = g_base64_encode (data, len);
+
+      g_string_append (out, "{\"$blob\":");
+      qstore_tool_append_json_string (out, text);
+      g_string_append_c (out, '}');
+    }
 }

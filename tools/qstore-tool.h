@@ -80,6 +80,29 @@ void            qstore_tool_add_json_data      (JsonBuilder         *builder,
                                                 gsize                len,
                                                 gboolean             hex);
 void            qstore_tool_print_json         (JsonNode            *node);
+/* SQL values in JSON: NULL null, integers and reals numbers (reals that
+ * read back as reals), text strings, blobs {"$blob": "<base64>"}. */
+void            qstore_tool_append_json_string (GString             *out,
+                                                const char          *text);
+void            qstore_tool_append_json_value  (GString             *out,
+                                                GVariant            *value);
+
+/* The JSON forms the commands print, which the server gives too */
+JsonNode       *qstore_tool_catalog_to_json    (QStoreProvider      *provider,
+                                                GError             **error);
+JsonNode       *qstore_tool_stale_report_to_json (QStoreStaleReport *report,
+                                                  const char * const *stale_now);
+
+/* The server on the session bus (qstore-tool-serve.c) */
+#define QSTORE_TOOL_SERVER_NAME_PREFIX "org.qstore.Server."
+#define QSTORE_TOOL_SERVER_PATH        "/org/qstore/Server"
+#define QSTORE_TOOL_SERVER_INTERFACE   "org.qstore.Server1"
+char           *qstore_tool_server_default_id  (const char          *store_uri);
+gboolean        qstore_tool_server_id_is_valid (const char          *id);
+int             qstore_tool_changes_follow_bus (QStoreTool          *tool,
+                                                const char          *command,
+                                                const char          *id,
+                                                gboolean             json);
 
 /* Sub-commands */
 int             qstore_tool_providers          (QStoreTool          *tool,
@@ -95,6 +118,12 @@ int             qstore_tool_catalog            (QStoreTool          *tool,
                                                 int                  argc,
                                                 char               **argv);
 int             qstore_tool_stale              (QStoreTool          *tool,
+                                                int                  argc,
+                                                char               **argv);
+int             qstore_tool_serve              (QStoreTool          *tool,
+                                                int                  argc,
+                                                char               **argv);
+int             qstore_tool_changes            (QStoreTool          *tool,
                                                 int                  argc,
                                                 char               **argv);
 int             qstore_tool_demo               (QStoreTool          *tool,

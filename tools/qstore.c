@@ -18,6 +18,8 @@ static const QStoreToolCommand commands[] = {
   { "sql",       "Run SQL on the store's tables and print the rows", qstore_tool_sql },
   { "catalog",   "List the tables, views and bookkeeping of the store's catalog", qstore_tool_catalog },
   { "stale",     "Show the clean-shutdown marker, the durable stale set and each view's fate", qstore_tool_stale },
+  { "changes",   "Follow the transactions a running server commits", qstore_tool_changes },
+  { "serve",     "Serve the store on the session bus: its events, catalog and live queries", qstore_tool_serve },
   { "demo",      "Create a demo store with tables, indexes, rows and a view", qstore_tool_demo },
 };
 
