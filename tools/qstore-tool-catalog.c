@@ -70,11 +70,12 @@ print_plain (QStoreCatalogEntry *entry)
   putchar ('\n');
 }
 
-static void
-print_json (QStoreCatalogEntry *entry)
+/* One entry as `qstore catalog --json` prints it; the server's
+ * GetCatalog gives the same objects. */
+static JsonNode *
+entry_to_json (QStoreCatalogEntry *entry)
 {
   g_autoptr(JsonBuilder) builder = json_builder_new ();
-  g_autoptr(JsonNode) root = NULL;
   const char *schema = qstore_catalog_entry_get_schema (entry);
   const char *ddl = qstore_catalog_entry_get_ddl (entry);
   const char *error = qstore_catalog_entry_get_error (entry);
@@ -110,9 +111,58 @@ print_json (QStoreCatalogEntry *entry)
       json_builder_add_string_value (builder, error);
     }
   json_builder_end_object (builder);
+  return json_builder_get_root (builder);
+}
 
-  root = json_builder_get_root (builder);
-  qstore_tool_print_json (root);
+/* The catalog's entries as `qstore catalog` lists them: the tables
+ * first, then the bookkeeping of staged imports, a section of its own. */
+static GPtrArray *
+list_entries (QStoreProvider  *provider,
+              GError         **error)
+{
+  g_autoptr(GListModel) entries = qstore_catalog_list_entries (provider, error);
+  GPtrArray *ordered;
+
+  if (entries == NULL)
+    return NULL;
+  ordered = g_ptr_array_new_with_free_func (g_object_unref);
+  for (guint pass = 0; pass < 2; pass++)
+    for (guint i = 0; i < g_list_model_get_n_items (entries); i++)
+      {
+        g_autoptr(QStoreCatalogEntry) entry = g_list_model_get_item (entries, i);
+
+        if (qstore_catalog_entry_is_staging_table (entry) == (pass == 1))
+          g_ptr_array_add (ordered, g_steal_pointer (&entry));
+      }
+  return ordered;
+}
+
+/**
+ * qstore_tool_catalog_to_json:
+ * @provider: a store opened read-only
+ * @error: return location for a #GError
+ *
+ * The catalog's entries in the order `qstore catalog` lists them, each
+ * the object its `--json` prints.
+ *
+ * Returns: (transfer full): a JSON array, or %NULL with @error set
+ */
+JsonNode *
+qstore_tool_catalog_to_json (QStoreProvider  *provider,
+                             GError         **error)
+{
+  g_autoptr(GPtrArray) entries = list_entries (provider, error);
+  JsonArray *array;
+  JsonNode *root;
+
+  if (entries == NULL)
+    return NULL;
+  array = json_array_sized_new (entries->len);
+  for (guint i = 0; i < entries->len; i++)
+    json_array_add_element (array, entry_to_json (g_ptr_array_index (entries, i)));
+  root = json_node_init_array (json_node_alloc (), array);
+  json_array_unref (array);
+  return root;
 }
 
 int
@@ -122,7 +172,6 @@ qstore_tool_catalog (QStoreTool  *tool,
 {
   g_autoptr(GOptionContext) context = NULL;
   g_autoptr(QStoreProvider) provider = NULL;
-  g_autoptr(GListModel) entries = NULL;
   g_autoptr(GError) error = NULL;
   g_auto(GStrv) rest = NULL;
   const char *command = argv[0];
@@ -160,27 +209,30 @@ qstore_tool_catalog (QStoreTool  *tool,
   if (status != QSTORE_TOOL_EXIT_OK)
     return status;
 
-  entries = qstore_catalog_list_entries (provider, &error);
-  if (entries == NULL)
+  if (json)
     {
-      qstore_provider_close_all (provider);
-      return qstore_tool_fail (error);
+      g_autoptr(JsonNode) root = qstore_tool_catalog_to_json (provider, &error);
+
+      if (root == NULL)
+        {
+          qstore_provider_close_all (provider);
+          return qstore_tool_fail (error);
+        }
+      for (guint i = 0; i < json_array_get_length (json_node_get_array (root)); i++)
+        qstore_tool_print_json (json_array_get_element (json_node_get_array (root), i));
     }
+  else
+    {
+      g_autoptr(GPtrArray) entries = list_entries (provider, &error);
 
-  /* The tables first, then the bookkeeping of staged imports: a section
-   * of its own. */
-  for (guint pass = 0; pass < 2; pass++)
-    for (guint i = 0; i < g_list_model_get_n_items (entries); i++)
-      {
-        g_autoptr(QStoreCatalogEntry) entry = g_list_model_get_item (entries, i);
-
-        if (qstore_catalog_entry_is_staging_table (entry) != (pass == 1))
-          continue;
-        if (json)
-          print_json (entry);
-        else
-          print_plain (entry);
-      }
+      if (entries == NULL)
+        {
+          qstore_provider_close_all (provider);
+          return qstore_tool_fail (error);
+        }
+      for (guint i = 0; i < entries->len; i++)
+        print_plain (g_ptr_array_index (entries, i));
+    }
 
   fflush (stdout);
   qstore_provider_close_all (provider);

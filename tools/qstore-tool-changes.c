@@ -284,7 +284,8 @@ qstore_tool_changes (QStoreTool  *tool,
   g_autoptr(GError) error = NULL;
   const char *command = argv[0];
   gint64 since = 0;
-  gboolean follow_flag = FALSE, observers = FALSE;
+  g_autofree char *id = NULL;
+  gboolean follow_flag = FALSE, observers = FALSE, bus = FALSE;
   Follow follow = { FALSE, NULL, NULL };
   int status;
   const GOptionEntry entries[] = {
@@ -296,6 +297,12 @@ qstore_tool_changes (QStoreTool  *tool,
       "Print each transaction as one JSON object: tx, time, and rows with table, op, "
       "key, old and new (blobs as {\"$blob\": \"<base64>\"}); a gap as "
       "{\"gap\": {\"reason\": …, \"down_for_ms\": …}}", NULL },
+    { "bus", 0, 0, G_OPTION_ARG_NONE, &bus,
+      "With --follow: follow a qstore serve on the session bus rather than the store's "
+      "log (its rows carry no key)", NULL },
+    { "id", 0, 0, G_OPTION_ARG_STRING, &id,
+      "With --bus: the server's id (default: from --store, as qstore serve derives it)",
+      "NAME" },
     { "observers", 0, 0, G_OPTION_ARG_NONE, &observers,
       "Print the replica observations instead: replica, kind, staleness in ms and "
       "payload", NULL },
@@ -308,7 +315,10 @@ qstore_tool_changes (QStoreTool  *tool,
                                             "each row it changed (table, operation, key). The "
                                             "store is opened read-only, so another process may "
                                             "write it meanwhile. Turn the log on with PRAGMA "
-                                            "qstore.change_log = N.");
+                                            "qstore.change_log = N. With --follow --bus, "
+                                            "print what a running qstore serve commits "
+                                            "instead; a line \"gap: …\" says transactions "
+                                            "may have been missed.");
   g_option_context_add_main_entries (context, entries, NULL);
   status = qstore_tool_parse_options (context, command, &argc, &argv);
   if (status != QSTORE_TOOL_EXIT_OK)
@@ -320,6 +330,13 @@ qstore_tool_changes (QStoreTool  *tool,
   if (observers && (follow_flag || since != 0))
     return qstore_tool_usage_error (command, "--observers prints the observations once: "
                                     "leave out --follow and --since");
+  if (id != NULL && !bus)
+    return qstore_tool_usage_error (command, "--id names a server: add --bus");
+  if (bus && (!follow_flag || since != 0 || observers))
+    return qstore_tool_usage_error (command, "--bus follows a running server from now on: "
+                                    "give --follow, and leave out --since and --observers");
+  if (bus)
+    return qstore_tool_changes_follow_bus (tool, command, id, follow.json);
   if (tool->store_uri == NULL)
     return qstore_tool_usage_error (command,
                                     "No store given: pass --store URI before the command "

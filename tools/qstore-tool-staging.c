@@ -60,13 +60,14 @@ print_plain (QStoreStagingRun *run,
           qstore_staging_run_get_reason (run) != NULL ? qstore_staging_run_get_reason (run) : "");
 }
 
-static void
-print_json (QStoreStagingRun *run,
-            gint64            stale_after_ms,
-            const char       *action)
+/* One run as `qstore staging --json` prints it; the server's
+ * GetStagingLeftovers gives the same objects. */
+JsonNode *
+qstore_tool_staging_run_to_json (QStoreStagingRun *run,
+                                 gint64            stale_after_ms,
+                                 const char       *action)
 {
   g_autoptr(JsonBuilder) builder = json_builder_new ();
-  g_autoptr(JsonNode) root = NULL;
   const char * const *tables = qstore_staging_run_get_tables (run);
 
   json_builder_begin_object (builder);
@@ -109,7 +110,16 @@ print_json (QStoreStagingRun *run,
   json_builder_set_member_name (builder, "reason");
   json_builder_add_string_value (builder, qstore_staging_run_get_reason (run));
   json_builder_end_object (builder);
-  root = json_builder_get_root (builder);
+  return json_builder_get_root (builder);
+}
+
+static void
+print_json (QStoreStagingRun *run,
+            gint64            stale_after_ms,
+            const char       *action)
+{
+  g_autoptr(JsonNode) root = qstore_tool_staging_run_to_json (run, stale_after_ms, action);
+
   qstore_tool_print_json (root);
 }
 

@@ -53,12 +53,21 @@ add_names (JsonBuilder        *builder,
   json_builder_end_array (builder);
 }
 
-static void
-print_json (QStoreStaleReport  *report,
-            const char * const *stale_now)
+/**
+ * qstore_tool_stale_report_to_json:
+ * @report: a stale report
+ * @stale_now: (nullable): the views stale now, when known
+ *
+ * The object `qstore stale --json` prints; the server's GetStaleReport
+ * gives the same.
+ *
+ * Returns: (transfer full): a JSON object
+ */
+JsonNode *
+qstore_tool_stale_report_to_json (QStoreStaleReport  *report,
+                                  const char * const *stale_now)
 {
   g_autoptr(JsonBuilder) builder = json_builder_new ();
-  g_autoptr(JsonNode) root = NULL;
   GListModel *views = qstore_stale_report_get_views (report);
 
   json_builder_begin_object (builder);
@@ -107,8 +116,7 @@ print_json (QStoreStaleReport  *report,
   json_builder_end_array (builder);
 
   json_builder_end_object (builder);
-  root = json_builder_get_root (builder);
-  qstore_tool_print_json (root);
+  return json_builder_get_root (builder);
 }
 
 static char *
@@ -251,7 +259,12 @@ qstore_tool_stale (QStoreTool  *tool,
     }
 
   if (json)
-    print_json (report, (const char * const *) stale_now);
+    {
+      g_autoptr(JsonNode) root = qstore_tool_stale_report_to_json (report,
+                                                                   (const char * const *) stale_now);
+
+      qstore_tool_print_json (root);
+    }
   else
     print_text (report, (const char * const *) stale_now);
   return QSTORE_TOOL_EXIT_OK;

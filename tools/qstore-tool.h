@@ -87,6 +87,26 @@ void            qstore_tool_append_json_string (GString             *out,
 void            qstore_tool_append_json_value  (GString             *out,
                                                 GVariant            *value);
 
+/* The JSON forms the commands print, which the server gives too */
+JsonNode       *qstore_tool_catalog_to_json    (QStoreProvider      *provider,
+                                                GError             **error);
+JsonNode       *qstore_tool_stale_report_to_json (QStoreStaleReport *report,
+                                                  const char * const *stale_now);
+JsonNode       *qstore_tool_staging_run_to_json (QStoreStagingRun *run,
+                                                 gint64            stale_after_ms,
+                                                 const char       *action);
+
+/* The server on the session bus (qstore-tool-serve.c) */
+#define QSTORE_TOOL_SERVER_NAME_PREFIX "org.qstore.Server."
+#define QSTORE_TOOL_SERVER_PATH        "/org/qstore/Server"
+#define QSTORE_TOOL_SERVER_INTERFACE   "org.qstore.Server1"
+char           *qstore_tool_server_default_id  (const char          *store_uri);
+gboolean        qstore_tool_server_id_is_valid (const char          *id);
+int             qstore_tool_changes_follow_bus (QStoreTool          *tool,
+                                                const char          *command,
+                                                const char          *id,
+                                                gboolean             json);
+
 /* Sub-commands */
 int             qstore_tool_providers          (QStoreTool          *tool,
                                                 int                  argc,
@@ -110,6 +130,9 @@ int             qstore_tool_import             (QStoreTool          *tool,
                                                 int                  argc,
                                                 char               **argv);
 int             qstore_tool_staging            (QStoreTool          *tool,
+                                                int                  argc,
+                                                char               **argv);
+int             qstore_tool_serve              (QStoreTool          *tool,
                                                 int                  argc,
                                                 char               **argv);
 int             qstore_tool_check              (QStoreTool          *tool,

@@ -21,6 +21,7 @@ static const QStoreToolCommand commands[] = {
   { "changes",   "Print or follow the change log; list the replica observations", qstore_tool_changes },
   { "import",    "Load a table from CSV or JSON lines, appending or replacing its rows", qstore_tool_import },
   { "staging",   "List the staged imports left running or interrupted; sweep what may go", qstore_tool_staging },
+  { "serve",     "Serve the store on the session bus: its events, catalog and live queries", qstore_tool_serve },
   { "check",     "Check the store's files, catalog, tables and indexes without writing", qstore_tool_check },
   { "demo",      "Create a demo store with tables, indexes, rows and a view", qstore_tool_demo },
 };

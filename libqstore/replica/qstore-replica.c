@@ -103,6 +103,7 @@ enum {
   PROGRESSED,
   FAULTED,
   EVENT,
+  COMMITTED,
   N_SIGNALS
 };
 
@@ -471,6 +472,7 @@ qstore_replica_dispatch_pending (QStoreReplica *self)
           command->snapshot = g_steal_pointer (&pending->snapshots[w]);
           qstore_replica_pool_send (self, w, command);
         }
+      g_signal_emit (self, signals[COMMITTED], 0, pending->change_set);
       pending_free (pending);
     }
 }
@@ -845,6 +847,21 @@ qstore_replica_class_init (QStoreReplicaClass *klass)
   signals[EVENT] =
     g_signal_new ("event", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL,
                   G_TYPE_NONE, 2, G_TYPE_STRING, G_TYPE_VARIANT);
+
+  /**
+   * QStoreReplica::committed:
+   * @self: the replica
+   * @change_set: what the transaction changed
+   *
+   * A transaction of the replica's writer committed, and its changes went
+   * to the workers. Emitted on the thread that committed, in commit order.
+   * A transaction that streamed to the workers while it ran
+   * ([const@REPLICA_CHUNK_ROWS]) carries only the changes made after its
+   * last streamed chunk in @change_set; its commit info counts them all.
+   */
+  signals[COMMITTED] =
+    g_signal_new ("committed", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL,
+                  G_TYPE_NONE, 1, QSTORE_TYPE_CHANGE_SET);
 }
 
 static void
