@@ -166,9 +166,13 @@ qstore_pg_set_error (GError         **error,
    * a connection that broke ("connection failure"). */
   if (sqlstate == NULL)
     sqlstate = "08006";
-  message = clean_message (res != NULL && PQresultErrorMessage (res)[0] != '\0'
-                           ? PQresultErrorMessage (res)
-                           : conn->pg != NULL ? PQerrorMessage (conn->pg) : NULL);
+  /* The server's own words, without its "ERROR:" and context lines. */
+  if (res != NULL && PQresultErrorField (res, PG_DIAG_MESSAGE_PRIMARY) != NULL)
+    message = clean_message (PQresultErrorField (res, PG_DIAG_MESSAGE_PRIMARY));
+  else
+    message = clean_message (res != NULL && PQresultErrorMessage (res)[0] != '\0'
+                             ? PQresultErrorMessage (res)
+                             : conn->pg != NULL ? PQerrorMessage (conn->pg) : NULL);
   g_set_error (error, QSTORE_ERROR, qstore_pg_error_code_for (sqlstate),
                "%s: %s failed: %s (SQLSTATE %s)%s", conn->what, doing, message,
                sqlstate != NULL ? sqlstate : "none", hint_for (sqlstate));

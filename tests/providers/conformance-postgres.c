@@ -292,6 +292,72 @@ test_server_gone (Fixture       *f,
   assert_value (kv, "k", "v1");
 }
 
+/* Writes the server refuses: a serialization failure and a full disk,
+ * raised by a trigger as the server raises them. Each is a clear error
+ * with its SQLSTATE, and commits nothing of the batch. */
+static void
+test_server_errors (Fixture       *f,
+                    gconstpointer  data)
+{
+  g_autofree char *schema = pg_schema_of (f->uri);
+  g_autofree char *quoted = ident (schema);
+  g_autofree char *sql = NULL;
+  g_autoptr(QStoreKV) a = store (f, "main.a");
+  g_autoptr(QStoreKV) b = store (f, "main.b");
+  struct { const char *value; int code; const char *sqlstate; } cases[] = {
+    { "serialize", QSTORE_ERROR_BUSY, "SQLSTATE 40001" },
+    { "full", QSTORE_ERROR_IO, "SQLSTATE 53100" },
+  };
+
+  put (a, "before", "x");
+  sql = g_strdup_printf ("CREATE FUNCTION %1$s.refuse () RETURNS trigger LANGUAGE plpgsql AS $f$ "
+                         "BEGIN "
+                         "IF NEW.value = 'serialize'::bytea THEN "
+                         "  RAISE EXCEPTION 'could not serialize access' "
+                         "  USING ERRCODE = 'serialization_failure'; END IF; "
+                         "IF NEW.value = 'full'::bytea THEN "
+                         "  RAISE EXCEPTION 'could not extend file: No space left on device' "
+                         "  USING ERRCODE = 'disk_full'; END IF; "
+                         "RETURN NEW; END $f$; "
+                         "CREATE TRIGGER refuse BEFORE INSERT OR UPDATE ON %1$s.kv "
+                         "FOR EACH ROW EXECUTE FUNCTION %1$s.refuse ()", quoted);
+  g_free (pg_sql (sql));
+
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autoptr(QStoreAtomicBatch) batch = qstore_provider_begin_atomic_batch (f->provider);
+      g_autoptr(QStoreBatch) plain = qstore_kv_new_batch (a);
+      g_autoptr(GError) error = NULL;
+
+      if (batch != NULL)
+        {
+          qstore_atomic_batch_put (batch, a, (const guint8 *) "k", 1, (const guint8 *) "v", 1);
+          qstore_atomic_batch_put (batch, b, (const guint8 *) "k", 1,
+                                   (const guint8 *) cases[i].value, strlen (cases[i].value));
+          g_assert_false (qstore_atomic_batch_commit (batch, QSTORE_WRITE_SYNC, &error));
+        }
+      else
+        {
+          /* ?atomic=0: a batch on one store is still all or nothing. */
+          qstore_batch_put (plain, (const guint8 *) "k", 1, (const guint8 *) "v", 1);
+          qstore_batch_put (plain, (const guint8 *) "k2", 2, (const guint8 *) cases[i].value,
+                            strlen (cases[i].value));
+          g_assert_false (qstore_batch_write (plain, QSTORE_WRITE_SYNC, &error));
+        }
+      g_assert_error (error, QSTORE_ERROR, cases[i].code);
+      g_test_message ("%s", error->message);
+      g_assert_nonnull (strstr (error->message, cases[i].sqlstate));
+      g_assert_nonnull (strstr (error->message, schema));
+      assert_value (a, "k", NULL);
+      assert_value (b, "k", NULL);
+    }
+
+  /* The writer goes on. */
+  put (a, "after", "y");
+  assert_value (a, "after", "y");
+  assert_value (a, "before", "x");
+}
+
 /* The server's own count of the entries, outside qstore. */
 char *
 pg_count_entries (const char *uri)
@@ -330,5 +396,6 @@ conformance_add_postgres_tests (const char *prefix)
   ADD ("hostile-location", test_hostile_location);
   ADD ("connect-errors", test_connect_errors);
   ADD ("server-gone", test_server_gone);
+  ADD ("server-errors", test_server_errors);
 #undef ADD
 }
