@@ -16,6 +16,9 @@
 #                              (pg_ctl stop -m immediate, a crash), `start`
 #                              starts it again on the same port
 #   PGHOST PGPORT PGUSER PGDATABASE, for psql
+# QSTORE_TEST_POSTGRES_LISTEN (default 127.0.0.1) sets the addresses the
+# server listens on, QSTORE_TEST_POSTGRES_TRUST_NET a network (CIDR) whose
+# clients may log in as postgres without a password.
 #
 # Without a PostgreSQL server on the machine, says so as a skipped TAP test
 # (install it with build-aux/install-deps.sh).
@@ -81,10 +84,13 @@ local all all trust
 host all postgres 127.0.0.1/32 trust
 host all all 127.0.0.1/32 scram-sha-256
 EOF
+if [ -n "${QSTORE_TEST_POSTGRES_TRUST_NET:-}" ]; then
+  echo "host all postgres $QSTORE_TEST_POSTGRES_TRUST_NET trust" >>"$dir/data/pg_hba.conf"
+fi
 
 port=$(free_port)
 cat >>"$dir/data/postgresql.conf" <<EOF
-listen_addresses = '127.0.0.1'
+listen_addresses = '${QSTORE_TEST_POSTGRES_LISTEN:-127.0.0.1}'
 port = $port
 unix_socket_directories = '$dir'
 shared_buffers = 16MB
