@@ -133,6 +133,8 @@ hint_for (const char *sqlstate)
     return " (the connection to the server is lost: close the store and open it again)";
   if (g_str_has_prefix (sqlstate, "28"))
     return " (check the user and password of the connection)";
+  if (g_str_equal (sqlstate, "3D000"))
+    return " (create the database, or name another with dbname=)";
   if (g_str_equal (sqlstate, "42501"))
     return " (grant the connection's user access to the schema)";
   return "";
@@ -199,8 +201,15 @@ set_connect_error (GError     **error,
    * be reached (08001) by what it says. */
   const char *sqlstate = strstr (message, "authentication failed") != NULL ||
                          strstr (message, "password") != NULL ? "28P01" : "08001";
+  QStoreError code = QSTORE_ERROR_IO;
 
-  g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_IO,
+  /* invalid_catalog_name: the server is there, the database is not. */
+  if (strstr (message, "FATAL: database") != NULL && strstr (message, "does not exist") != NULL)
+    {
+      sqlstate = "3D000";
+      code = QSTORE_ERROR_NOT_FOUND;
+    }
+  g_set_error (error, QSTORE_ERROR, code,
                "%s cannot be opened: connecting to the PostgreSQL server failed: %s "
                "(SQLSTATE %s)%s", what, message, sqlstate, hint_for (sqlstate));
 }

@@ -64,10 +64,11 @@ check_location (const char  *conninfo,
     {
       g_autofree char *why = g_strstrip (g_strdup (message ? message : "out of memory"));
 
+      /* Not repeated: it may hold a password. */
       g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
-                   "“%s” is not a PostgreSQL connection string: %s; write "
-                   "key=value pairs (host=… dbname=…) or a postgresql:// URI",
-                   conninfo, why);
+                   "The location of the postgres provider is not a PostgreSQL connection "
+                   "string: %s; write key=value pairs (host=… dbname=…) or a "
+                   "postgresql:// URI", why);
       PQfreemem (message);
       return FALSE;
     }

@@ -139,6 +139,10 @@ conformance_postgres_bad_input (Fixture *f)
   g_free (open_fails ("postgres:not a conninfo", QSTORE_OPEN_NONE,
                       QSTORE_ERROR_INVALID_ARGUMENT));
   g_free (open_fails ("postgres:", QSTORE_OPEN_NONE, QSTORE_ERROR_INVALID_ARGUMENT));
+  message = open_fails ("postgres:password=sekrit host", QSTORE_OPEN_NONE,
+                        QSTORE_ERROR_INVALID_ARGUMENT);
+  g_assert_null (strstr (message, "sekrit"));
+  g_clear_pointer (&message, g_free);
   {
     g_autofree char *long_name = g_strnfill (64, 's');
     g_autofree char *uri = uri_for_schema (long_name);
@@ -225,6 +229,14 @@ test_connect_errors (Fixture       *f,
     put (kv, "k", "v");
     assert_value (kv, "k", "v");
   }
+  g_clear_pointer (&uri, g_free);
+
+  /* The server is there, the database is not. */
+  uri = g_strdup_printf ("postgres:host=127.0.0.1 port=%s user=postgres dbname=nosuchdb?schema=x",
+                         port);
+  message = open_fails (uri, QSTORE_OPEN_NONE, QSTORE_ERROR_NOT_FOUND);
+  g_assert_nonnull (strstr (message, "SQLSTATE 3D000"));
+  g_clear_pointer (&message, g_free);
   g_clear_pointer (&uri, g_free);
 
   /* Nobody listens on the port: refused at once. */
