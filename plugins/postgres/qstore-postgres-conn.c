@@ -63,12 +63,20 @@ static const struct
   [QSTORE_PG_STMT_CREATE_STORE] = {
     "INSERT INTO @schema@.stores (name) VALUES ($1) ON CONFLICT (name) DO NOTHING",
     1, { OID_TEXT } },
+  [QSTORE_PG_STMT_ALL_STORES] = {
+    "SELECT name FROM @schema@.stores",
+    0, { 0 } },
   /* A batch holds each key once (the writer keeps the last op per key),
    * as ON CONFLICT may not touch a row twice. */
   [QSTORE_PG_STMT_PUT] = {
     "INSERT INTO @schema@.kv (store_id, key, value) "
     "SELECT " STORE_ID ", u.k, u.v FROM unnest ($2::bytea[], $3::bytea[]) AS u (k, v) "
     "ON CONFLICT (store_id, key) DO UPDATE SET value = EXCLUDED.value",
+    3, { OID_TEXT, OID_BYTEA_ARRAY, OID_BYTEA_ARRAY } },
+  /* Into a store this write creates: no key can be there yet. */
+  [QSTORE_PG_STMT_PUT_NEW] = {
+    "INSERT INTO @schema@.kv (store_id, key, value) "
+    "SELECT " STORE_ID ", u.k, u.v FROM unnest ($2::bytea[], $3::bytea[]) AS u (k, v)",
     3, { OID_TEXT, OID_BYTEA_ARRAY, OID_BYTEA_ARRAY } },
   [QSTORE_PG_STMT_DELETE] = {
     "DELETE FROM @schema@.kv WHERE store_id = " STORE_ID " AND key = ANY ($2::bytea[])",
@@ -214,6 +222,15 @@ set_connect_error (GError     **error,
                "(SQLSTATE %s)%s", what, message, sqlstate, hint_for (sqlstate));
 }
 
+/* The server's notices and warnings (a shutdown on its way, say) are
+ * not the application's output: they go to the debug log. */
+static void
+log_notice (void       *data,
+            const char *message)
+{
+  g_debug ("PostgreSQL server: %s", message);
+}
+
 QStorePgConn *
 qstore_pg_conn_open (const char  *conninfo,
                      const char  *what,
@@ -251,6 +268,7 @@ qstore_pg_conn_open (const char  *conninfo,
       return NULL;
     }
 
+  PQsetNoticeProcessor (pg, log_notice, NULL);
   conn = g_new0 (QStorePgConn, 1);
   g_atomic_ref_count_init (&conn->ref_count);
   g_mutex_init (&conn->lock);

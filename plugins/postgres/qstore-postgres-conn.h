@@ -33,7 +33,9 @@ typedef enum
 
   /* The writer: $1 the store name, $2 the keys, $3 the values (arrays) */
   QSTORE_PG_STMT_CREATE_STORE,
+  QSTORE_PG_STMT_ALL_STORES,
   QSTORE_PG_STMT_PUT,
+  QSTORE_PG_STMT_PUT_NEW,
   QSTORE_PG_STMT_DELETE,
   QSTORE_PG_STMT_DROP_ENTRIES,
   QSTORE_PG_STMT_DROP_STORE,

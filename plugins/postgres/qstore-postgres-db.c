@@ -239,7 +239,27 @@ qstore_pg_db_open (QStorePgDb  *db,
       !qstore_pg_conn_exec (db->main, "SET synchronous_commit = off",
                             "setting the durability", error))
     return FALSE;
-  return qstore_pg_conn_prepare (db->main, db->schema, !db->read_only, error);
+  return qstore_pg_conn_prepare (db->main, db->schema, !db->read_only, error) &&
+         (db->read_only || qstore_pg_db_load_stores (db, error));
+}
+
+gboolean
+qstore_pg_db_load_stores (QStorePgDb  *db,
+                          GError     **error)
+{
+  PGresult *res = NULL;
+  QStorePgStep step = { .stmt = QSTORE_PG_STMT_ALL_STORES, .result = &res };
+
+  g_hash_table_remove_all (db->known_stores);
+  db->stores_complete = FALSE;
+  if (!qstore_pg_conn_run (db->main, &step, 1, "listing the stores", error))
+    return FALSE;
+  for (int i = 0; i < PQntuples (res); i++)
+    g_hash_table_add (db->known_stores,
+                      g_strndup (PQgetvalue (res, i, 0), PQgetlength (res, i, 0)));
+  PQclear (res);
+  db->stores_complete = TRUE;
+  return TRUE;
 }
 
 /* The reader pool */

@@ -26,6 +26,9 @@ typedef struct
    * its lock. */
   QStorePgConn    *main;
   GHashTable      *known_stores;  /* names known to have a row in `stores` */
+  /* @known_stores holds every store: the one writer loaded them, and
+   * made every store since. */
+  gboolean         stores_complete;
 
   GMutex           pool_lock;
   GPtrArray       *readers;       /* every open reader connection */
@@ -63,6 +66,10 @@ GBytes       *qstore_pg_db_get            (QStorePgDb       *db,
                                            gsize             key_len,
                                            GError          **error);
 char        **qstore_pg_db_list_stores    (QStorePgDb       *db,
+                                           GError          **error);
+/* The writer: fills @known_stores with every store. Called with the main
+ * lock held. */
+gboolean      qstore_pg_db_load_stores    (QStorePgDb       *db,
                                            GError          **error);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (QStorePgDb, qstore_pg_db_unref)

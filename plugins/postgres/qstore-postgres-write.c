@@ -97,6 +97,7 @@ plan_run (QStorePgDb           *db,
   g_autoptr(GHashTable) last = NULL;
   GByteArray *put_keys, *put_values, *del_keys;
   guint n_puts = 0, n_dels = 0;
+  gboolean is_new = FALSE;
 
   for (gsize i = 0; i < n; i++)
     if (!qstore_fault_check (QSTORE_FAULT_WRITE_OP, error))
@@ -148,16 +149,23 @@ plan_run (QStorePgDb           *db,
         qstore_pg_array_append (del_keys, ops[i].key, ops[i].key_len);
     }
 
-  /* The store's row comes with its first put. */
-  if (n_puts > 0 && !g_hash_table_contains (db->known_stores, name))
+  /* The store's row comes with its first put. As the one writer knows
+   * every store, one it does not know is new: it holds no key, so its
+   * puts need no conflict handling and there is nothing to delete. */
+  if (n_puts > 0 && !g_hash_table_contains (db->known_stores, name) &&
+      !g_ptr_array_find_with_equal_func (plan->created, name, g_str_equal, NULL))
     {
       add_step (plan, QSTORE_PG_STMT_CREATE_STORE, name, NULL, NULL);
       g_ptr_array_add (plan->created, (gpointer) name);
+      is_new = db->stores_complete;
     }
-  if (del_keys != NULL)
+  if (del_keys != NULL && !is_new)
     add_step (plan, QSTORE_PG_STMT_DELETE, name, del_keys, NULL);
+  else if (del_keys != NULL)
+    g_byte_array_unref (del_keys);
   if (put_keys != NULL)
-    add_step (plan, QSTORE_PG_STMT_PUT, name, put_keys, put_values);
+    add_step (plan, is_new ? QSTORE_PG_STMT_PUT_NEW : QSTORE_PG_STMT_PUT, name,
+              put_keys, put_values);
   return TRUE;
 }
 
@@ -306,8 +314,10 @@ qstore_pg_restructure (QStorePgDb           *db,
 
   plan_init (&plan);
   g_mutex_lock (&db->main->lock);
-  /* Names now map to other rows. */
+  /* Names now map to other rows: until the stores are listed again, none
+   * is taken for new. */
   g_hash_table_remove_all (db->known_stores);
+  db->stores_complete = FALSE;
   if (qstore_pg_conn_check_open (db->main, error) &&
       qstore_pg_conn_exec (db->main, "BEGIN", "restructuring the stores", error))
     {
@@ -323,8 +333,9 @@ qstore_pg_restructure (QStorePgDb           *db,
       if (!ok && db->main->pg != NULL &&
           PQtransactionStatus (db->main->pg) != PQTRANS_IDLE)
         qstore_pg_conn_exec (db->main, "ROLLBACK", "rolling back", NULL);
-      if (!ok)
-        g_hash_table_remove_all (db->known_stores);
+      /* Drops and renames changed which stores exist. A failure here
+       * leaves the list incomplete, which only costs speed. */
+      qstore_pg_db_load_stores (db, NULL);
     }
   g_mutex_unlock (&db->main->lock);
   plan_clear (&plan);
