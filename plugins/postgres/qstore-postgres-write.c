@@ -1,6 +1,6 @@
 /* qstore-postgres-write.c: the writes of the postgres provider
  *
- * A write is one pipeline: per run of ops on one store, at most three
+ * A write is one pipeline: per store it writes to, at most three
  * statements (create the store's row, delete keys, put keys), with every
  * key and value in array parameters, and the sync that ends it commits
  * it. However many ops it holds, it costs one round trip.
@@ -84,16 +84,16 @@ add_step (Plan         *plan,
   g_array_append_val (plan->steps, step);
 }
 
-/* Adds the steps of @ops[0..n), all on one store. Called with the main
+/* Adds the steps of the @n ops of @ops, all on one store, in order. Called with the main
  * lock held. */
 static gboolean
 plan_run (QStorePgDb           *db,
           Plan                 *plan,
-          const QStoreWriteOp  *ops,
+          const QStoreWriteOp **ops,
           gsize                 n,
           GError              **error)
 {
-  const char *name = qstore_kv_get_name (ops[0].store);
+  const char *name = qstore_kv_get_name (ops[0]->store);
   g_autoptr(GHashTable) last = NULL;
   GByteArray *put_keys, *put_values, *del_keys;
   guint n_puts = 0, n_dels = 0;
@@ -109,20 +109,20 @@ plan_run (QStorePgDb           *db,
       last = g_hash_table_new_full (g_bytes_hash, g_bytes_equal,
                                     (GDestroyNotify) g_bytes_unref, NULL);
       for (gsize i = 0; i < n; i++)
-        g_hash_table_insert (last, g_bytes_new_static (ops[i].key, ops[i].key_len),
-                             (gpointer) &ops[i]);
+        g_hash_table_insert (last, g_bytes_new_static (ops[i]->key, ops[i]->key_len),
+                             (gpointer) ops[i]);
     }
 
   for (gsize i = 0; i < n; i++)
     {
       if (last != NULL)
         {
-          g_autoptr(GBytes) key = g_bytes_new_static (ops[i].key, ops[i].key_len);
+          g_autoptr(GBytes) key = g_bytes_new_static (ops[i]->key, ops[i]->key_len);
 
-          if (g_hash_table_lookup (last, key) != &ops[i])
+          if (g_hash_table_lookup (last, key) != ops[i])
             continue;
         }
-      if (ops[i].kind == QSTORE_WRITE_OP_PUT)
+      if (ops[i]->kind == QSTORE_WRITE_OP_PUT)
         n_puts++;
       else
         n_dels++;
@@ -135,18 +135,18 @@ plan_run (QStorePgDb           *db,
     {
       if (last != NULL)
         {
-          g_autoptr(GBytes) key = g_bytes_new_static (ops[i].key, ops[i].key_len);
+          g_autoptr(GBytes) key = g_bytes_new_static (ops[i]->key, ops[i]->key_len);
 
-          if (g_hash_table_lookup (last, key) != &ops[i])
+          if (g_hash_table_lookup (last, key) != ops[i])
             continue;
         }
-      if (ops[i].kind == QSTORE_WRITE_OP_PUT)
+      if (ops[i]->kind == QSTORE_WRITE_OP_PUT)
         {
-          qstore_pg_array_append (put_keys, ops[i].key, ops[i].key_len);
-          qstore_pg_array_append (put_values, ops[i].value, ops[i].value_len);
+          qstore_pg_array_append (put_keys, ops[i]->key, ops[i]->key_len);
+          qstore_pg_array_append (put_values, ops[i]->value, ops[i]->value_len);
         }
       else
-        qstore_pg_array_append (del_keys, ops[i].key, ops[i].key_len);
+        qstore_pg_array_append (del_keys, ops[i]->key, ops[i]->key_len);
     }
 
   /* The store's row comes with its first put. As the one writer knows
@@ -176,16 +176,31 @@ plan_ops (QStorePgDb           *db,
           gsize                 n_ops,
           GError              **error)
 {
-  gsize start = 0;
+  g_autoptr(GHashTable) by_store = g_hash_table_new (NULL, NULL);
+  g_autoptr(GPtrArray) runs = g_ptr_array_new_with_free_func ((GDestroyNotify) g_ptr_array_unref);
 
-  /* Ops come grouped by store. */
-  for (gsize i = 1; i <= n_ops; i++)
-    if (i == n_ops || ops[i].store != ops[start].store)
-      {
-        if (!plan_run (db, plan, &ops[start], i - start, error))
-          return FALSE;
-        start = i;
-      }
+  /* Stores are independent and an op's order matters only among the ops
+   * of its store: one run per store, however the ops interleave, keeps
+   * the statements few. */
+  for (gsize i = 0; i < n_ops; i++)
+    {
+      GPtrArray *run = g_hash_table_lookup (by_store, ops[i].store);
+
+      if (run == NULL)
+        {
+          run = g_ptr_array_new ();
+          g_hash_table_insert (by_store, ops[i].store, run);
+          g_ptr_array_add (runs, run);
+        }
+      g_ptr_array_add (run, (gpointer) &ops[i]);
+    }
+  for (guint i = 0; i < runs->len; i++)
+    {
+      GPtrArray *run = runs->pdata[i];
+
+      if (!plan_run (db, plan, (const QStoreWriteOp **) run->pdata, run->len, error))
+        return FALSE;
+    }
   return TRUE;
 }
 
