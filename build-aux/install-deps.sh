@@ -8,6 +8,7 @@ PACKAGES="
   build-essential meson ninja-build pkg-config gettext
   libglib2.0-dev libglib2.0-bin libjson-glib-dev libsqlite3-dev sqlite3
   liblmdb-dev lmdb-utils
+  libpq-dev postgresql
   libgtk-4-dev libadwaita-1-dev
   gobject-introspection libgirepository1.0-dev gir1.2-glib-2.0
   python3 python3-gi gjs gi-docgen

@@ -50,8 +50,8 @@ test_spec_persistent (const char *spec)
 }
 
 /* The URI of a store called @leaf in @dir for @spec (a file `LEAF.db` for
- * sqlite, a directory `LEAF` for the others, nothing for memory), with the
- * options of @spec. */
+ * sqlite, a schema named after @dir and @leaf for postgres, a directory
+ * `LEAF` for the others, nothing for memory), with the options of @spec. */
 static inline char *
 test_spec_uri (const char *spec,
                const char *dir,
@@ -63,6 +63,20 @@ test_spec_uri (const char *spec,
 
   if (g_str_equal (name, "memory"))
     location = g_strdup ("");
+  else if (g_str_equal (name, "postgres"))
+    {
+      /* A schema per store, named after @dir and @leaf, on the server
+       * tests/postgres/with-postgres.sh started. */
+      const char *conninfo = g_getenv ("QSTORE_TEST_POSTGRES");
+      g_autofree char *escaped = g_uri_escape_string (conninfo ? conninfo : "dbname=postgres",
+                                                      "=/ :@,", TRUE);
+      g_autofree char *base = g_path_get_basename (dir);
+      g_autofree char *schema = g_strdup_printf ("%s_%s", base, leaf);
+      g_autofree char *schema_escaped = g_uri_escape_string (schema, NULL, TRUE);
+
+      return g_strdup_printf ("postgres:%s?schema=%s%s%s", escaped, schema_escaped,
+                              options != NULL ? "&" : "", options != NULL ? options + 1 : "");
+    }
   else if (g_str_equal (name, "sqlite"))
     location = g_strdup_printf ("%s/%s.db", dir, leaf);
   else

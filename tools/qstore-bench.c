@@ -65,17 +65,8 @@
 #include "qstore-bench-mixed.h"
 #include "qstore-bench-replica.h"
 #include "qstore-bench-window.h"
+#include "qstore-bench-workload.h"
 
-#define BENCH_SEED       42
-#define SCAN_COUNT       1000
-#define SCAN_LO_MOD      99990
-#define SCAN_WIDTH       10
-#define SMALL_TXN_COUNT  10000
-#define SCORE_MOD        100000
-#define SCORE_FACTOR     7919
-#define MAX_ROWS         99000000
-#define NAME_MAX_LEN     32
-#define ROW_MAX_LEN      (4 + NAME_MAX_LEN + 8)
 #define N_COLUMNS        3
 #define FOLLOW_COMMITS   1000
 
@@ -156,40 +147,7 @@ typedef struct
   guint64            rng;
 } Bench;
 
-typedef struct
-{
-  struct timespec wall;
-  struct timespec cpu;
-} Stamp;
-
 /* The workload */
-
-static gint64
-row_score (guint64 id)
-{
-  return (gint64) ((id * SCORE_FACTOR) % SCORE_MOD);
-}
-
-static gsize
-row_name (guint64  id,
-          char    *buf)
-{
-  return (gsize) g_snprintf (buf, NAME_MAX_LEN, "name-%08d", (int) id);
-}
-
-/* What a read of a row touches: its name's length, its score and every
- * byte of its name. */
-static guint64
-row_touch (const guint8 *name,
-           gsize         len,
-           gint64        score)
-{
-  guint64 sum = (guint64) len + (guint64) score;
-
-  for (gsize i = 0; i < len; i++)
-    sum += name[i];
-  return sum;
-}
 
 static void
 put_be64 (guint8  *p,
@@ -265,25 +223,6 @@ corrupt:
   return FALSE;
 }
 
-static guint64 *
-make_shuffled_ids (guint64  n,
-                   guint64 *rng)
-{
-  guint64 *ids = g_new (guint64, MAX (n, 1));
-
-  for (guint64 i = 0; i < n; i++)
-    ids[i] = i;
-  for (guint64 i = n; i-- > 1;)
-    {
-      guint64 j = qstore_bench_rng_next (rng) % (i + 1);
-      guint64 t = ids[i];
-
-      ids[i] = ids[j];
-      ids[j] = t;
-    }
-  return ids;
-}
-
 /* Expected checksums, computed from the row formulas without the store */
 
 static guint64
@@ -318,43 +257,6 @@ score_factor_inverse (void)
 }
 
 /* Timing and output */
-
-static Stamp
-stamp_now (void)
-{
-  Stamp s;
-
-  clock_gettime (CLOCK_MONOTONIC, &s.wall);
-  clock_gettime (CLOCK_PROCESS_CPUTIME_ID, &s.cpu);
-  return s;
-}
-
-static double
-seconds_between (struct timespec a,
-                 struct timespec b)
-{
-  return (double) (b.tv_sec - a.tv_sec) + (double) (b.tv_nsec - a.tv_nsec) / 1e9;
-}
-
-static glong
-peak_rss_kib (void)
-{
-  struct rusage usage;
-
-  if (getrusage (RUSAGE_SELF, &usage) != 0)
-    return 0;
-  return usage.ru_maxrss;
-}
-
-static void
-append_json_string (GString    *line,
-                    const char *text)
-{
-  g_autoptr(JsonNode) node = json_node_init_string (json_node_alloc (), text);
-  g_autofree char *encoded = json_to_string (node, FALSE);
-
-  g_string_append (line, encoded);
-}
 
 /* The line is assembled here rather than by JsonGenerator because the
  * baseline's tools read numbers in fixed notation, and json-glib writes
@@ -1553,6 +1455,12 @@ main (int    argc,
       bench.location = g_strdup_printf ("%s/qstore-%s-%d%s", dir, bench.provider_name,
                                         (int) getpid (),
                                         g_str_equal (bench.provider_name, "sqlite") ? ".db" : "");
+    }
+  /* postgres: a server's database, in its default schema (see README). */
+  if (g_str_equal (bench.provider_name, "postgres"))
+    {
+      g_free (bench.location);
+      bench.location = g_strdup (g_getenv ("QSTORE_BENCH_POSTGRES"));
     }
 
   if (window_layer || replica_layer)

@@ -25,6 +25,7 @@ typedef struct
   gboolean             closed;
   guint                wait_ms;         /* the wait_ms option */
   QStoreLocationLock  *lock;            /* the writer lock, while open for writing */
+  gboolean             own_lock;        /* or the provider holds it another way */
 } QStoreProviderState;
 
 QStoreProviderState *qstore_provider_state_new       (const char      *name,

@@ -349,7 +349,7 @@ qstore_provider_new_with_options (const char          *name,
   iface = QSTORE_PROVIDER_GET_IFACE (object);
   /* The writer lock is the provider's promise: hold it to the letter. */
   if ((iface->capabilities & QSTORE_CAPABILITY_WRITER_LOCK) && !state->read_only &&
-      state->lock == NULL)
+      state->lock == NULL && !state->own_lock)
     {
       g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_FAILED,
                    "Provider “%s” is broken: it opened “%s” for writing without taking "
@@ -618,6 +618,44 @@ qstore_provider_lock_location (QStoreProvider  *self,
   what = g_strdup_printf ("The %s store at “%s”", state->name, state->location);
   state->lock = qstore_location_lock_acquire (lock_path, what, state->wait_ms, error);
   return state->lock != NULL;
+}
+
+/**
+ * qstore_provider_get_wait_ms:
+ * @self: a #QStoreProvider
+ *
+ * For provider implementations that keep the writer lock themselves (see
+ * [method@Provider.hold_own_lock]): how long a writable open waits for
+ * another writer, the `wait_ms` option.
+ *
+ * Returns: the wait in milliseconds, 0 to fail at once
+ */
+guint
+qstore_provider_get_wait_ms (QStoreProvider *self)
+{
+  g_return_val_if_fail (QSTORE_IS_PROVIDER (self), 0);
+  return qstore_provider_get_state (self)->wait_ms;
+}
+
+/**
+ * qstore_provider_hold_own_lock:
+ * @self: a #QStoreProvider being opened for writing
+ *
+ * For provider implementations whose locations are not files, such as a
+ * database on a server: says that @self took the location's writer lock
+ * by its own means (a lock the server holds for its session), instead of
+ * [method@Provider.lock_location]. Call it from `init` once the lock is
+ * taken; the provider lets go of it in its `close`.
+ */
+void
+qstore_provider_hold_own_lock (QStoreProvider *self)
+{
+  QStoreProviderState *state;
+
+  g_return_if_fail (QSTORE_IS_PROVIDER (self));
+  state = qstore_provider_get_state (self);
+  g_return_if_fail (!state->read_only);
+  state->own_lock = TRUE;
 }
 
 static gboolean

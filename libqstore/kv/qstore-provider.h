@@ -126,7 +126,8 @@ G_DECLARE_INTERFACE (QStoreProvider, qstore_provider, QSTORE, PROVIDER, GObject)
  * read-only handles and use after close before calling the vfuncs.
  *
  * A provider with %QSTORE_CAPABILITY_WRITER_LOCK calls
- * [method@Provider.lock_location] in `init` when it opens for writing,
+ * [method@Provider.lock_location] (or, holding a lock of its own kind,
+ * [method@Provider.hold_own_lock]) in `init` when it opens for writing,
  * before it changes anything in the location; opening fails if it does
  * not.
  */
@@ -215,6 +216,10 @@ QSTORE_AVAILABLE_IN_ALL
 gboolean            qstore_provider_lock_location         (QStoreProvider       *self,
                                                            const char           *lock_path,
                                                            GError              **error);
+QSTORE_AVAILABLE_IN_ALL
+guint               qstore_provider_get_wait_ms           (QStoreProvider       *self);
+QSTORE_AVAILABLE_IN_ALL
+void                qstore_provider_hold_own_lock         (QStoreProvider       *self);
 
 /* Stores */
 QSTORE_AVAILABLE_IN_ALL

@@ -229,7 +229,17 @@ test_check_planted (Fixture       *f,
     }
   fill_and_close (f);
 
-  if (g_str_equal (name, "lmdb"))
+  if (g_str_equal (name, "postgres"))
+    {
+      g_autoptr(QStoreCheckReport) orphan = NULL;
+      g_autofree char *schema = pg_schema_of (f->uri);
+
+      pg_plant_orphan (f->uri);
+      orphan = check_uri (f->uri);
+      g_assert_true (report_mentions (orphan, QSTORE_CHECK_SCOPE_FILE, schema,
+                                      "1 entries belong to no store"));
+    }
+  else if (g_str_equal (name, "lmdb"))
     {
       g_autofree char *unchecked = g_strconcat (base, "?verify=meta", NULL);
       g_autoptr(QStoreProvider) refused = NULL;
@@ -309,6 +319,14 @@ test_check_odd_locations (Fixture       *f,
       g_assert_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT);
       g_assert_nonnull (strstr (error->message, "memory:"));
       g_assert_null (strstr (error->message, "write-ahead"));
+    }
+  else if (g_str_equal (name, "postgres"))
+    {
+      /* A file name where a connection string belongs. */
+      provider = qstore_provider_new ("postgres", "/var/db/store.db", QSTORE_OPEN_NONE, &error);
+      g_assert_null (provider);
+      g_assert_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT);
+      g_assert_nonnull (strstr (error->message, "connection string"));
     }
   else
     g_test_skip ("memory: takes no location");

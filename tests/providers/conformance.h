@@ -54,6 +54,16 @@ void            conformance_add_lock_tests  (const char *prefix);
 void            conformance_add_check_tests (const char *prefix);
 void            conformance_add_read_only_tests (const char *prefix);
 
+/* postgres: what tests/postgres/with-postgres.sh's server is asked
+ * outside qstore, through psql. */
+void            conformance_add_postgres_tests (const char *prefix);
+void            conformance_postgres_bad_input (Fixture    *f);
+char           *pg_schema_of                   (const char *uri);
+/* Runs @sql, failing the test on an error; returns the output, trimmed. */
+char           *pg_sql                         (const char *sql);
+char           *pg_count_entries               (const char *uri);
+void            pg_plant_orphan                (const char *uri);
+
 /* Runs the child process @argv asks for and returns its exit status, or
  * -1 when @argv asks for none (then it only notes argv[0]). */
 int             conformance_lock_child      (int    argc,

@@ -95,6 +95,9 @@ typedef struct
 static const ExpectedProvider expected_providers[] = {
   { "lmdb", { "persistent", "atomic_batch", "snapshots", "multi_process", "writer_lock", NULL } },
   { "memory", { "atomic_batch", "snapshots", NULL } },
+#ifdef TEST_HAVE_POSTGRES
+  { "postgres", { "persistent", "atomic_batch", "snapshots", "multi_process", "writer_lock", NULL } },
+#endif
   { "sqlite", { "persistent", "atomic_batch", "snapshots", "multi_process", "writer_lock", NULL } },
 };
 
@@ -103,12 +106,16 @@ test_providers_text (void)
 {
   g_autoptr(GString) expected = g_string_new (NULL);
   g_autofree char *out = NULL;
+  int width = 0;
 
+  /* Names are padded to the longest. */
+  for (guint i = 0; i < G_N_ELEMENTS (expected_providers); i++)
+    width = MAX (width, (int) strlen (expected_providers[i].name));
   for (guint i = 0; i < G_N_ELEMENTS (expected_providers); i++)
     {
       g_autofree char *list = g_strjoinv (", ", (char **) expected_providers[i].capabilities);
 
-      g_string_append_printf (expected, "%-6s  %s\n", expected_providers[i].name, list);
+      g_string_append_printf (expected, "%-*s  %s\n", width, expected_providers[i].name, list);
     }
 
   /* No store is needed. */

@@ -1,0 +1,594 @@
+/* qstore-postgres-conn.c: one libpq connection and the statements it keeps
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include <string.h>
+#include <unistd.h>
+
+#include "qstore-postgres-conn.h"
+
+/* Type oids of the parameters (pg_type.dat). */
+#define OID_BYTEA 17
+#define OID_INT4 23
+#define OID_TEXT 25
+#define OID_BYTEA_ARRAY 1001
+
+/* How long a connection attempt may take when the conninfo does not say:
+ * an unreachable host fails in this time, not in the system's minutes. */
+#define DEFAULT_CONNECT_TIMEOUT "10"
+
+/* Statement texts; @schema@ stands for the quoted schema. */
+#define STORE_ID "(SELECT id FROM @schema@.stores WHERE name = $1)"
+#define SCAN "SELECT key, value FROM @schema@.kv WHERE store_id = " STORE_ID " AND "
+
+static const struct
+{
+  const char *sql;
+  int         n_params;
+  Oid         types[4];
+} statements[QSTORE_PG_N_STMTS] = {
+  [QSTORE_PG_STMT_GET] = {
+    "SELECT value FROM @schema@.kv WHERE store_id = " STORE_ID " AND key = $2",
+    2, { OID_TEXT, OID_BYTEA } },
+  [QSTORE_PG_STMT_LIST] = {
+    "SELECT s.name FROM @schema@.stores s "
+    "WHERE EXISTS (SELECT 1 FROM @schema@.kv k WHERE k.store_id = s.id) ORDER BY s.name",
+    0, { 0 } },
+  [QSTORE_PG_STMT_HAS_ENTRIES] = {
+    "SELECT 1 FROM @schema@.kv WHERE store_id = " STORE_ID " LIMIT 1",
+    1, { OID_TEXT } },
+  [QSTORE_PG_STMT_SCAN_FIRST] = {
+    SCAN "key >= $2 ORDER BY key LIMIT $3",
+    3, { OID_TEXT, OID_BYTEA, OID_INT4 } },
+  [QSTORE_PG_STMT_SCAN_FIRST_UPPER] = {
+    SCAN "key >= $2 AND key <= $3 ORDER BY key LIMIT $4",
+    4, { OID_TEXT, OID_BYTEA, OID_BYTEA, OID_INT4 } },
+  [QSTORE_PG_STMT_SCAN_NEXT] = {
+    SCAN "key > $2 ORDER BY key LIMIT $3",
+    3, { OID_TEXT, OID_BYTEA, OID_INT4 } },
+  [QSTORE_PG_STMT_SCAN_NEXT_UPPER] = {
+    SCAN "key > $2 AND key <= $3 ORDER BY key LIMIT $4",
+    4, { OID_TEXT, OID_BYTEA, OID_BYTEA, OID_INT4 } },
+  [QSTORE_PG_STMT_SCAN_REVERSE_FIRST] = {
+    SCAN "key >= $2 ORDER BY key DESC LIMIT $3",
+    3, { OID_TEXT, OID_BYTEA, OID_INT4 } },
+  [QSTORE_PG_STMT_SCAN_REVERSE_FIRST_UPPER] = {
+    SCAN "key >= $2 AND key <= $3 ORDER BY key DESC LIMIT $4",
+    4, { OID_TEXT, OID_BYTEA, OID_BYTEA, OID_INT4 } },
+  [QSTORE_PG_STMT_SCAN_REVERSE_NEXT] = {
+    SCAN "key >= $2 AND key < $3 ORDER BY key DESC LIMIT $4",
+    4, { OID_TEXT, OID_BYTEA, OID_BYTEA, OID_INT4 } },
+  [QSTORE_PG_STMT_CREATE_STORE] = {
+    "INSERT INTO @schema@.stores (name) VALUES ($1) ON CONFLICT (name) DO NOTHING",
+    1, { OID_TEXT } },
+  [QSTORE_PG_STMT_ALL_STORES] = {
+    "SELECT name FROM @schema@.stores",
+    0, { 0 } },
+  /* A batch holds each key once (the writer keeps the last op per key),
+   * as ON CONFLICT may not touch a row twice. */
+  [QSTORE_PG_STMT_PUT] = {
+    "INSERT INTO @schema@.kv (store_id, key, value) "
+    "SELECT " STORE_ID ", u.k, u.v FROM unnest ($2::bytea[], $3::bytea[]) AS u (k, v) "
+    "ON CONFLICT (store_id, key) DO UPDATE SET value = EXCLUDED.value",
+    3, { OID_TEXT, OID_BYTEA_ARRAY, OID_BYTEA_ARRAY } },
+  /* Into a store this write creates: no key can be there yet. */
+  [QSTORE_PG_STMT_PUT_NEW] = {
+    "INSERT INTO @schema@.kv (store_id, key, value) "
+    "SELECT " STORE_ID ", u.k, u.v FROM unnest ($2::bytea[], $3::bytea[]) AS u (k, v)",
+    3, { OID_TEXT, OID_BYTEA_ARRAY, OID_BYTEA_ARRAY } },
+  [QSTORE_PG_STMT_DELETE] = {
+    "DELETE FROM @schema@.kv WHERE store_id = " STORE_ID " AND key = ANY ($2::bytea[])",
+    2, { OID_TEXT, OID_BYTEA_ARRAY } },
+  [QSTORE_PG_STMT_DROP_ENTRIES] = {
+    "DELETE FROM @schema@.kv WHERE store_id = " STORE_ID,
+    1, { OID_TEXT } },
+  [QSTORE_PG_STMT_DROP_STORE] = {
+    "DELETE FROM @schema@.stores WHERE name = $1",
+    1, { OID_TEXT } },
+  [QSTORE_PG_STMT_RENAME_STORE] = {
+    "UPDATE @schema@.stores SET name = $2 WHERE name = $1",
+    2, { OID_TEXT, OID_TEXT } },
+};
+
+/* Errors */
+
+QStoreError
+qstore_pg_error_code_for (const char *sqlstate)
+{
+  if (sqlstate == NULL || strlen (sqlstate) != 5)
+    return QSTORE_ERROR_IO;
+
+  /* serialization_failure, deadlock_detected, lock_not_available: someone
+   * else holds what this needs, and trying again may work. */
+  if (g_str_equal (sqlstate, "40001") || g_str_equal (sqlstate, "40P01") ||
+      g_str_equal (sqlstate, "55P03"))
+    return QSTORE_ERROR_BUSY;
+  /* read_only_sql_transaction: a standby, or a read-only default. */
+  if (g_str_equal (sqlstate, "25006"))
+    return QSTORE_ERROR_READ_ONLY;
+  /* The tables of the location are not what qstore made. */
+  if (g_str_equal (sqlstate, "42P01") || g_str_equal (sqlstate, "42703") ||
+      g_str_equal (sqlstate, "42804") || g_str_equal (sqlstate, "XX001") ||
+      g_str_equal (sqlstate, "XX002"))
+    return QSTORE_ERROR_CORRUPT;
+  if (g_str_equal (sqlstate, "54000"))
+    return QSTORE_ERROR_INVALID_ARGUMENT;
+
+  /* 08 connection exception, 28 invalid authorization, 42501 insufficient
+   * privilege, 53 insufficient resources (disk full, out of memory), 57
+   * operator intervention (shutdown), 58 system error. */
+  if (g_str_has_prefix (sqlstate, "08") || g_str_has_prefix (sqlstate, "28") ||
+      g_str_equal (sqlstate, "42501") || g_str_has_prefix (sqlstate, "53") ||
+      g_str_has_prefix (sqlstate, "57") || g_str_has_prefix (sqlstate, "58"))
+    return QSTORE_ERROR_IO;
+  return QSTORE_ERROR_FAILED;
+}
+
+static const char *
+hint_for (const char *sqlstate)
+{
+  if (sqlstate == NULL)
+    return "";
+  if (g_str_equal (sqlstate, "40001") || g_str_equal (sqlstate, "40P01"))
+    return " (nothing was written: retry)";
+  if (g_str_has_prefix (sqlstate, "53"))
+    return " (nothing was written: free space on the server, then retry)";
+  if (g_str_equal (sqlstate, "08001"))
+    return " (check that the server runs, and the host and port of the connection)";
+  if (g_str_has_prefix (sqlstate, "08") || g_str_has_prefix (sqlstate, "57"))
+    return " (the connection to the server is lost: close the store and open it again)";
+  if (g_str_has_prefix (sqlstate, "28"))
+    return " (check the user and password of the connection)";
+  if (g_str_equal (sqlstate, "3D000"))
+    return " (create the database, or name another with dbname=)";
+  if (g_str_equal (sqlstate, "42501"))
+    return " (grant the connection's user access to the schema)";
+  return "";
+}
+
+/* libpq's messages end in a newline and may span lines. */
+static char *
+clean_message (const char *message)
+{
+  g_auto(GStrv) words = g_strsplit_set (message != NULL && message[0] ? message : "no message",
+                                        " \n\t", -1);
+  GString *out = g_string_new (NULL);
+
+  /* One line, one space between words. */
+  for (guint i = 0; words[i] != NULL; i++)
+    if (words[i][0] != '\0')
+      g_string_append_printf (out, "%s%s", out->len ? " " : "", words[i]);
+  return g_string_free (out, FALSE);
+}
+
+void
+qstore_pg_set_error (GError         **error,
+                     QStorePgConn    *conn,
+                     const PGresult  *res,
+                     const char      *doing)
+{
+  const char *sqlstate = res != NULL ? PQresultErrorField (res, PG_DIAG_SQLSTATE) : NULL;
+  g_autofree char *message = NULL;
+
+  /* Errors libpq makes itself carry no SQLSTATE: they are the client's,
+   * a connection that broke ("connection failure"). */
+  if (sqlstate == NULL)
+    sqlstate = "08006";
+  /* The server's own words, without its "ERROR:" and context lines. */
+  if (res != NULL && PQresultErrorField (res, PG_DIAG_MESSAGE_PRIMARY) != NULL)
+    message = clean_message (PQresultErrorField (res, PG_DIAG_MESSAGE_PRIMARY));
+  else
+    message = clean_message (res != NULL && PQresultErrorMessage (res)[0] != '\0'
+                             ? PQresultErrorMessage (res)
+                             : conn->pg != NULL ? PQerrorMessage (conn->pg) : NULL);
+  g_set_error (error, QSTORE_ERROR, qstore_pg_error_code_for (sqlstate),
+               "%s: %s failed: %s (SQLSTATE %s)%s", conn->what, doing, message,
+               sqlstate != NULL ? sqlstate : "none", hint_for (sqlstate));
+}
+
+void
+qstore_pg_set_closed_error (GError    **error,
+                            const char  *what)
+{
+  g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_CLOSED,
+               "%s was closed: open it again to use it", what);
+}
+
+/* Opening */
+
+static void
+set_connect_error (GError     **error,
+                   PGconn      *pg,
+                   const char  *what)
+{
+  g_autofree char *message = clean_message (pg != NULL ? PQerrorMessage (pg) : "out of memory");
+  /* libpq keeps the server's SQLSTATE of a refused login to itself: tell
+   * a refused login (28P01, invalid password) from a server that cannot
+   * be reached (08001) by what it says. */
+  const char *sqlstate = strstr (message, "authentication failed") != NULL ||
+                         strstr (message, "password") != NULL ? "28P01" : "08001";
+  QStoreError code = QSTORE_ERROR_IO;
+
+  /* invalid_catalog_name: the server is there, the database is not. */
+  if (strstr (message, "FATAL: database") != NULL && strstr (message, "does not exist") != NULL)
+    {
+      sqlstate = "3D000";
+      code = QSTORE_ERROR_NOT_FOUND;
+    }
+  g_set_error (error, QSTORE_ERROR, code,
+               "%s cannot be opened: connecting to the PostgreSQL server failed: %s "
+               "(SQLSTATE %s)%s", what, message, sqlstate, hint_for (sqlstate));
+}
+
+/* The server's notices and warnings (a shutdown on its way, say) are
+ * not the application's output: they go to the debug log. */
+static void
+log_notice (void       *data,
+            const char *message)
+{
+  g_debug ("PostgreSQL server: %s", message);
+}
+
+QStorePgConn *
+qstore_pg_conn_open (const char  *conninfo,
+                     const char  *what,
+                     GError     **error)
+{
+  g_autofree char *app = NULL;
+  g_autofree char *host = NULL;
+  const char *keywords[5];
+  const char *values[5];
+  QStorePgConn *conn;
+  PGconn *pg;
+
+  /* The writer lock's holder is named by the session's application name:
+   * the process and host that hold it (63 bytes at most). */
+  host = g_strndup (g_get_host_name (), QSTORE_PG_APP_HOST_MAX);
+  app = g_strdup_printf ("qstore/%d@%s", (int) getpid (), host);
+  /* Later keywords win: the conninfo's own connect_timeout over the
+   * default, the application name over the conninfo's. */
+  keywords[0] = "connect_timeout";
+  values[0] = DEFAULT_CONNECT_TIMEOUT;
+  keywords[1] = "dbname";
+  values[1] = conninfo;
+  keywords[2] = "application_name";
+  values[2] = app;
+  keywords[3] = "client_encoding";
+  values[3] = "UTF8";
+  keywords[4] = NULL;
+  values[4] = NULL;
+
+  pg = PQconnectdbParams (keywords, values, TRUE);
+  if (pg == NULL || PQstatus (pg) != CONNECTION_OK)
+    {
+      set_connect_error (error, pg, what);
+      PQfinish (pg);
+      return NULL;
+    }
+
+  PQsetNoticeProcessor (pg, log_notice, NULL);
+  conn = g_new0 (QStorePgConn, 1);
+  g_atomic_ref_count_init (&conn->ref_count);
+  g_mutex_init (&conn->lock);
+  conn->pg = pg;
+  conn->what = what;
+  return conn;
+}
+
+gboolean
+qstore_pg_conn_prepare (QStorePgConn  *conn,
+                        const char    *schema,
+                        gboolean       writer,
+                        GError       **error)
+{
+  g_autofree char *quoted = NULL;
+  g_autoptr(GPtrArray) texts = g_ptr_array_new_with_free_func (g_free);
+  guint n = writer ? QSTORE_PG_N_STMTS : QSTORE_PG_FIRST_WRITER_STMT;
+  char *escaped;
+  gboolean ok;
+
+  escaped = PQescapeIdentifier (conn->pg, schema, strlen (schema));
+  if (escaped == NULL)
+    {
+      qstore_pg_set_error (error, conn, NULL, "quoting the schema name");
+      return FALSE;
+    }
+  quoted = g_strdup (escaped);
+  PQfreemem (escaped);
+
+  for (guint i = 0; i < n; i++)
+    {
+      g_auto(GStrv) parts = g_strsplit (statements[i].sql, "@schema@", -1);
+
+      g_ptr_array_add (texts, g_strjoinv (quoted, parts));
+    }
+
+  /* Every statement is prepared in one round trip. */
+  ok = PQenterPipelineMode (conn->pg) == 1;
+  for (guint i = 0; i < n && ok; i++)
+    {
+      char name[16];
+
+      g_snprintf (name, sizeof name, "q%u", i);
+      ok = PQsendPrepare (conn->pg, name, texts->pdata[i], statements[i].n_params,
+                          statements[i].types) == 1;
+    }
+  if (ok)
+    ok = PQpipelineSync (conn->pg) == 1;
+  if (!ok)
+    {
+      qstore_pg_set_error (error, conn, NULL, "preparing the statements");
+      PQexitPipelineMode (conn->pg);
+      return FALSE;
+    }
+  for (guint i = 0; i < n; i++)
+    {
+      PGresult *res = PQgetResult (conn->pg);
+
+      if (res == NULL || PQresultStatus (res) != PGRES_COMMAND_OK)
+        {
+          if (ok)
+            qstore_pg_set_error (error, conn, res, "preparing the statements");
+          ok = FALSE;
+        }
+      PQclear (res);
+      if (res == NULL)
+        break;
+      /* Each result is followed by a NULL. */
+      PQclear (PQgetResult (conn->pg));
+    }
+  {
+    PGresult *res;
+
+    while ((res = PQgetResult (conn->pg)) != NULL)
+      {
+        ExecStatusType status = PQresultStatus (res);
+
+        PQclear (res);
+        if (status == PGRES_PIPELINE_SYNC)
+          break;
+      }
+  }
+  PQexitPipelineMode (conn->pg);
+  conn->prepared_writer = ok && writer;
+  return ok;
+}
+
+QStorePgConn *
+qstore_pg_conn_ref (QStorePgConn *conn)
+{
+  g_atomic_ref_count_inc (&conn->ref_count);
+  return conn;
+}
+
+void
+qstore_pg_conn_close (QStorePgConn *conn)
+{
+  g_clear_pointer (&conn->pg, PQfinish);
+}
+
+void
+qstore_pg_conn_unref (QStorePgConn *conn)
+{
+  if (!g_atomic_ref_count_dec (&conn->ref_count))
+    return;
+  qstore_pg_conn_close (conn);
+  g_mutex_clear (&conn->lock);
+  g_free (conn);
+}
+
+gboolean
+qstore_pg_conn_check_open (QStorePgConn  *conn,
+                           GError       **error)
+{
+  if (G_LIKELY (conn->pg != NULL))
+    return TRUE;
+  qstore_pg_set_closed_error (error, conn->what);
+  return FALSE;
+}
+
+gboolean
+qstore_pg_conn_is_broken (QStorePgConn *conn)
+{
+  return conn->pg == NULL || PQstatus (conn->pg) != CONNECTION_OK;
+}
+
+/* Running statements */
+
+static int
+send_step (QStorePgConn       *conn,
+           const QStorePgStep *step)
+{
+  int formats[4] = { 1, 1, 1, 1 };
+
+  g_assert (step->n_params <= (int) G_N_ELEMENTS (formats));
+  if (step->sql != NULL)
+    return PQsendQueryParams (conn->pg, step->sql, step->n_params, NULL,
+                              (const char * const *) step->values, step->lengths,
+                              formats, 1);
+  {
+    char name[16];
+
+    g_snprintf (name, sizeof name, "q%u", (guint) step->stmt);
+    return PQsendQueryPrepared (conn->pg, name, step->n_params,
+                                (const char * const *) step->values, step->lengths,
+                                formats, 1);
+  }
+}
+
+gboolean
+qstore_pg_conn_run (QStorePgConn        *conn,
+                    const QStorePgStep  *steps,
+                    guint                n_steps,
+                    const char          *doing,
+                    GError             **error)
+{
+  gboolean ok = TRUE;
+  gboolean end_read = conn->in_read_txn;
+  guint first = end_read ? 0 : 1;
+  QStorePgStep rollback = { .sql = "ROLLBACK" };
+
+  for (guint i = 0; i < n_steps; i++)
+    if (steps[i].result != NULL)
+      *steps[i].result = NULL;
+
+  if (!qstore_pg_conn_check_open (conn, error))
+    return FALSE;
+  if (PQenterPipelineMode (conn->pg) != 1)
+    {
+      qstore_pg_set_error (error, conn, NULL, doing);
+      return FALSE;
+    }
+
+  /* A read transaction left open by the last user ends first. */
+  conn->in_read_txn = FALSE;
+  for (guint i = first; i <= n_steps && ok; i++)
+    ok = send_step (conn, i == 0 ? &rollback : &steps[i - 1]) == 1;
+  if (ok)
+    ok = PQpipelineSync (conn->pg) == 1;
+  if (!ok)
+    {
+      qstore_pg_set_error (error, conn, NULL, doing);
+      PQexitPipelineMode (conn->pg);
+      return FALSE;
+    }
+
+  for (guint i = first; i <= n_steps; i++)
+    {
+      PGresult *res = PQgetResult (conn->pg);
+      ExecStatusType status = PQresultStatus (res);
+
+      if (res == NULL)
+        {
+          /* The connection broke before the server answered. */
+          if (ok)
+            qstore_pg_set_error (error, conn, NULL, doing);
+          ok = FALSE;
+          break;
+        }
+      if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK)
+        {
+          if (ok && status != PGRES_PIPELINE_ABORTED)
+            {
+              qstore_pg_set_error (error, conn, res, doing);
+              ok = FALSE;
+            }
+          PQclear (res);
+        }
+      else if (i > 0 && steps[i - 1].result != NULL)
+        *steps[i - 1].result = res;
+      else
+        PQclear (res);
+      /* Each statement's results end with a NULL. */
+      PQclear (PQgetResult (conn->pg));
+    }
+
+  /* Up to the sync, which ends the pipeline's implicit transaction. */
+  if (conn->pg != NULL && PQstatus (conn->pg) == CONNECTION_OK)
+    {
+      PGresult *res;
+
+      while ((res = PQgetResult (conn->pg)) != NULL)
+        {
+          ExecStatusType status = PQresultStatus (res);
+
+          PQclear (res);
+          if (status == PGRES_PIPELINE_SYNC)
+            break;
+        }
+    }
+  PQexitPipelineMode (conn->pg);
+
+  if (!ok)
+    for (guint i = 0; i < n_steps; i++)
+      if (steps[i].result != NULL)
+        g_clear_pointer (steps[i].result, PQclear);
+  return ok;
+}
+
+gboolean
+qstore_pg_conn_exec (QStorePgConn  *conn,
+                     const char    *sql,
+                     const char    *doing,
+                     GError       **error)
+{
+  QStorePgStep step = { .sql = sql };
+
+  return qstore_pg_conn_run (conn, &step, 1, doing, error);
+}
+
+gboolean
+qstore_pg_conn_query_int (QStorePgConn  *conn,
+                          const char    *sql,
+                          const char    *param,
+                          gint64        *value,
+                          const char    *doing,
+                          GError       **error)
+{
+  const char *values[1] = { param };
+  int lengths[1] = { param != NULL ? (int) strlen (param) : 0 };
+  PGresult *res = NULL;
+  QStorePgStep step = {
+    .sql = sql, .n_params = param != NULL ? 1 : 0,
+    .values = values, .lengths = lengths, .result = &res,
+  };
+  const char *data;
+  int len;
+
+  if (!qstore_pg_conn_run (conn, &step, 1, doing, error))
+    return FALSE;
+  if (PQntuples (res) != 1 || PQnfields (res) != 1 || PQgetisnull (res, 0, 0))
+    {
+      g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_FAILED,
+                   "%s: %s gave no answer", conn->what, doing);
+      PQclear (res);
+      return FALSE;
+    }
+  data = PQgetvalue (res, 0, 0);
+  len = PQgetlength (res, 0, 0);
+  *value = 0;
+  /* Binary: a boolean is one byte, integers are big-endian. */
+  for (int i = 0; i < len; i++)
+    *value = (*value << 8) | (guint8) data[i];
+  if (len == 4)
+    *value = (gint32) *value;
+  PQclear (res);
+  return TRUE;
+}
+
+/* Array parameters */
+
+static void
+append_be32 (GByteArray *array,
+             guint32     n)
+{
+  guint32 be = GUINT32_TO_BE (n);
+
+  g_byte_array_append (array, (const guint8 *) &be, 4);
+}
+
+GByteArray *
+qstore_pg_array_new (guint n_elements)
+{
+  GByteArray *array = g_byte_array_new ();
+
+  /* One dimension, no NULLs, of bytea; its length and lower bound. */
+  append_be32 (array, 1);
+  append_be32 (array, 0);
+  append_be32 (array, OID_BYTEA);
+  append_be32 (array, n_elements);
+  append_be32 (array, 1);
+  return array;
+}
+
+void
+qstore_pg_array_append (GByteArray   *array,
+                        const guint8 *data,
+                        gsize         len)
+{
+  append_be32 (array, (guint32) len);
+  if (len > 0)
+    g_byte_array_append (array, data, len);
+}

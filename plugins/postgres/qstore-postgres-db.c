@@ -1,0 +1,383 @@
+/* qstore-postgres-db.c: an open PostgreSQL location
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include <string.h>
+
+#include "qstore-postgres-db.h"
+#include "qstore-postgres-lock.h"
+
+/* The conninfo as messages show it: as given, unless it holds a password,
+ * which is left out. */
+static char *
+conninfo_for_messages (const char *conninfo)
+{
+  PQconninfoOption *options = PQconninfoParse (conninfo, NULL);
+  gboolean has_password = FALSE;
+  GString *out;
+
+  if (options == NULL)
+    return g_strdup (conninfo);
+  for (PQconninfoOption *o = options; o->keyword != NULL; o++)
+    if (g_str_equal (o->keyword, "password") && o->val != NULL)
+      has_password = TRUE;
+  if (!has_password)
+    {
+      PQconninfoFree (options);
+      return g_strdup (conninfo);
+    }
+
+  out = g_string_new (NULL);
+  for (PQconninfoOption *o = options; o->keyword != NULL; o++)
+    if (o->val != NULL && !g_str_equal (o->keyword, "password"))
+      g_string_append_printf (out, "%s%s=%s", out->len ? " " : "", o->keyword, o->val);
+  PQconninfoFree (options);
+  return g_string_free (out, FALSE);
+}
+
+QStorePgDb *
+qstore_pg_db_new (const char *conninfo,
+                  const char *schema,
+                  gboolean    read_only)
+{
+  QStorePgDb *db = g_new0 (QStorePgDb, 1);
+  g_autofree char *shown = conninfo_for_messages (conninfo);
+
+  g_atomic_ref_count_init (&db->ref_count);
+  db->conninfo = g_strdup (conninfo);
+  db->schema = g_strdup (schema);
+  db->what = g_strdup_printf ("The postgres store “%s” at “%s”", schema, shown);
+  db->read_only = read_only;
+  db->known_stores = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  g_mutex_init (&db->pool_lock);
+  db->readers = g_ptr_array_new_with_free_func ((GDestroyNotify) qstore_pg_conn_unref);
+  db->idle = g_ptr_array_new ();
+  return db;
+}
+
+QStorePgDb *
+qstore_pg_db_ref (QStorePgDb *db)
+{
+  g_atomic_ref_count_inc (&db->ref_count);
+  return db;
+}
+
+void
+qstore_pg_db_unref (QStorePgDb *db)
+{
+  if (!g_atomic_ref_count_dec (&db->ref_count))
+    return;
+  qstore_pg_db_close (db);
+  g_clear_pointer (&db->main, qstore_pg_conn_unref);
+  g_ptr_array_unref (db->idle);
+  g_ptr_array_unref (db->readers);
+  g_hash_table_unref (db->known_stores);
+  g_mutex_clear (&db->pool_lock);
+  g_free (db->conninfo);
+  g_free (db->schema);
+  g_free (db->what);
+  g_free (db);
+}
+
+void
+qstore_pg_db_close (QStorePgDb *db)
+{
+  g_mutex_lock (&db->pool_lock);
+  g_atomic_int_set (&db->closed, TRUE);
+  for (guint i = 0; i < db->readers->len; i++)
+    {
+      QStorePgConn *conn = db->readers->pdata[i];
+
+      g_mutex_lock (&conn->lock);
+      qstore_pg_conn_close (conn);
+      g_mutex_unlock (&conn->lock);
+    }
+  g_ptr_array_set_size (db->idle, 0);
+  g_mutex_unlock (&db->pool_lock);
+
+  if (db->main != NULL)
+    {
+      g_mutex_lock (&db->main->lock);
+      qstore_pg_conn_close (db->main);
+      g_mutex_unlock (&db->main->lock);
+    }
+}
+
+/* Opening */
+
+/* What the schema holds, in one round trip: whether it exists, how many
+ * of qstore's two tables it has, and how many of their columns have the
+ * expected types. */
+#define SHAPE_SQL \
+  "SELECT (SELECT count(*) FROM pg_namespace WHERE nspname = $1), " \
+  "(SELECT count(*) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace " \
+  " WHERE n.nspname = $1 AND c.relname IN ('stores', 'kv')), " \
+  "(SELECT count(*) FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid " \
+  " JOIN pg_namespace n ON n.oid = c.relnamespace " \
+  " WHERE n.nspname = $1 AND c.relkind = 'r' AND a.attnum > 0 AND NOT a.attisdropped " \
+  " AND (c.relname, a.attname, format_type (a.atttypid, a.atttypmod)) IN " \
+  "  (('stores', 'id', 'integer'), ('stores', 'name', 'text'), " \
+  "   ('kv', 'store_id', 'integer'), ('kv', 'key', 'bytea'), ('kv', 'value', 'bytea')))"
+
+#define N_TABLES 2
+#define N_COLUMNS 5
+
+static gint64
+column_int (PGresult *res,
+            int       column)
+{
+  const guint8 *data = (const guint8 *) PQgetvalue (res, 0, column);
+  gint64 value = 0;
+
+  for (int i = 0; i < PQgetlength (res, 0, column); i++)
+    value = (value << 8) | data[i];
+  return value;
+}
+
+static gboolean
+read_shape (QStorePgDb  *db,
+            gint64      *has_schema,
+            gint64      *n_tables,
+            gint64      *n_columns,
+            GError     **error)
+{
+  const char *values[1] = { db->schema };
+  int lengths[1] = { (int) strlen (db->schema) };
+  PGresult *res = NULL;
+  QStorePgStep step = {
+    .sql = SHAPE_SQL, .n_params = 1, .values = values, .lengths = lengths, .result = &res,
+  };
+
+  if (!qstore_pg_conn_run (db->main, &step, 1, "reading the schema", error))
+    return FALSE;
+  *has_schema = column_int (res, 0);
+  *n_tables = column_int (res, 1);
+  *n_columns = column_int (res, 2);
+  PQclear (res);
+  return TRUE;
+}
+
+static gboolean
+create_tables (QStorePgDb  *db,
+               GError     **error)
+{
+  char *escaped = PQescapeIdentifier (db->main->pg, db->schema, strlen (db->schema));
+  g_autofree char *schema_sql = NULL;
+  g_autofree char *stores_sql = NULL;
+  g_autofree char *kv_sql = NULL;
+  QStorePgStep steps[3] = { { 0 } };
+
+  if (escaped == NULL)
+    {
+      qstore_pg_set_error (error, db->main, NULL, "quoting the schema name");
+      return FALSE;
+    }
+  schema_sql = g_strdup_printf ("CREATE SCHEMA IF NOT EXISTS %s", escaped);
+  stores_sql = g_strdup_printf ("CREATE TABLE IF NOT EXISTS %s.stores ("
+                                "id integer GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY, "
+                                "name text NOT NULL UNIQUE)", escaped);
+  /* bytea compares as unsigned bytes, shorter first: the order of
+   * qstore_key_compare(). */
+  kv_sql = g_strdup_printf ("CREATE TABLE IF NOT EXISTS %s.kv ("
+                            "store_id integer NOT NULL, key bytea NOT NULL, "
+                            "value bytea NOT NULL, PRIMARY KEY (store_id, key))", escaped);
+  PQfreemem (escaped);
+  steps[0].sql = schema_sql;
+  steps[1].sql = stores_sql;
+  steps[2].sql = kv_sql;
+  /* One pipeline: one transaction, so a failure leaves no half. */
+  return qstore_pg_conn_run (db->main, steps, G_N_ELEMENTS (steps),
+                             "creating the schema and its tables", error);
+}
+
+gboolean
+qstore_pg_db_open (QStorePgDb  *db,
+                   guint        wait_ms,
+                   GError     **error)
+{
+  gint64 has_schema, n_tables, n_columns;
+
+  db->main = qstore_pg_conn_open (db->conninfo, db->what, error);
+  if (db->main == NULL)
+    return FALSE;
+
+  /* Before anything is written: one writer at a time. */
+  if (!db->read_only &&
+      !qstore_pg_lock_take (db->main, db->schema, wait_ms, error))
+    return FALSE;
+
+  if (!read_shape (db, &has_schema, &n_tables, &n_columns, error))
+    return FALSE;
+
+  if (n_tables != 0 && (n_tables != N_TABLES || n_columns != N_COLUMNS))
+    {
+      g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_CORRUPT,
+                   "%s is not a qstore store: schema “%s” holds tables named stores "
+                   "or kv that qstore did not make; name another schema (the schema "
+                   "option)", db->what, db->schema);
+      return FALSE;
+    }
+  if (n_tables == 0)
+    {
+      if (db->read_only)
+        {
+          g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_NOT_FOUND,
+                       "%s does not exist: %s (open it read-write to create it)",
+                       db->what,
+                       has_schema ? "the schema holds none of its tables"
+                                  : "the schema does not exist");
+          return FALSE;
+        }
+      if (!create_tables (db, error))
+        return FALSE;
+    }
+
+  /* Commits are durable only when asked (see qstore_pg_write()). */
+  if (!db->read_only &&
+      !qstore_pg_conn_exec (db->main, "SET synchronous_commit = off",
+                            "setting the durability", error))
+    return FALSE;
+  return qstore_pg_conn_prepare (db->main, db->schema, !db->read_only, error) &&
+         (db->read_only || qstore_pg_db_load_stores (db, error));
+}
+
+gboolean
+qstore_pg_db_load_stores (QStorePgDb  *db,
+                          GError     **error)
+{
+  PGresult *res = NULL;
+  QStorePgStep step = { .stmt = QSTORE_PG_STMT_ALL_STORES, .result = &res };
+
+  g_hash_table_remove_all (db->known_stores);
+  db->stores_complete = FALSE;
+  if (!qstore_pg_conn_run (db->main, &step, 1, "listing the stores", error))
+    return FALSE;
+  for (int i = 0; i < PQntuples (res); i++)
+    g_hash_table_add (db->known_stores,
+                      g_strndup (PQgetvalue (res, i, 0), PQgetlength (res, i, 0)));
+  PQclear (res);
+  db->stores_complete = TRUE;
+  return TRUE;
+}
+
+/* The reader pool */
+
+QStorePgConn *
+qstore_pg_db_acquire_reader (QStorePgDb  *db,
+                             GError     **error)
+{
+  QStorePgConn *conn = NULL;
+
+  g_mutex_lock (&db->pool_lock);
+  if (db->closed)
+    qstore_pg_set_closed_error (error, db->what);
+  else if (db->idle->len > 0)
+    conn = qstore_pg_conn_ref (g_ptr_array_steal_index_fast (db->idle, db->idle->len - 1));
+  g_mutex_unlock (&db->pool_lock);
+  if (conn != NULL || db->closed)
+    return conn;
+
+  /* Connecting takes a round trip or more: not under the pool's lock. */
+  conn = qstore_pg_conn_open (db->conninfo, db->what, error);
+  if (conn == NULL)
+    return NULL;
+  if (!qstore_pg_conn_prepare (conn, db->schema, FALSE, error))
+    {
+      qstore_pg_conn_unref (conn);
+      return NULL;
+    }
+
+  g_mutex_lock (&db->pool_lock);
+  if (db->closed)
+    {
+      g_mutex_unlock (&db->pool_lock);
+      qstore_pg_conn_unref (conn);
+      qstore_pg_set_closed_error (error, db->what);
+      return NULL;
+    }
+  g_ptr_array_add (db->readers, qstore_pg_conn_ref (conn));
+  g_mutex_unlock (&db->pool_lock);
+  return conn;
+}
+
+void
+qstore_pg_db_release_reader (QStorePgDb   *db,
+                             QStorePgConn *conn)
+{
+  gboolean broken;
+
+  g_mutex_lock (&conn->lock);
+  broken = qstore_pg_conn_is_broken (conn);
+  g_mutex_unlock (&conn->lock);
+
+  g_mutex_lock (&db->pool_lock);
+  if (broken)
+    g_ptr_array_remove_fast (db->readers, conn);
+  else if (!db->closed)
+    g_ptr_array_add (db->idle, conn);
+  g_mutex_unlock (&db->pool_lock);
+  qstore_pg_conn_unref (conn);
+}
+
+/* Reading */
+
+GBytes *
+qstore_pg_db_get (QStorePgDb    *db,
+                  QStorePgConn  *conn,
+                  const char    *name,
+                  const guint8  *key,
+                  gsize          key_len,
+                  GError       **error)
+{
+  const char *values[2] = { name, (const char *) key };
+  int lengths[2] = { (int) strlen (name), (int) key_len };
+  PGresult *res = NULL;
+  QStorePgStep step = {
+    .stmt = QSTORE_PG_STMT_GET, .n_params = 2, .values = values, .lengths = lengths,
+    .result = &res,
+  };
+  gboolean ok;
+
+  g_mutex_lock (&conn->lock);
+  ok = qstore_pg_conn_run (conn, &step, 1, "reading a key", error);
+  g_mutex_unlock (&conn->lock);
+  if (!ok)
+    return NULL;
+  if (PQntuples (res) == 0)
+    {
+      PQclear (res);
+      return NULL;
+    }
+  /* The value stays in the result, which goes with the bytes. */
+  return g_bytes_new_with_free_func (PQgetvalue (res, 0, 0), PQgetlength (res, 0, 0),
+                                     (GDestroyNotify) PQclear, res);
+}
+
+char **
+qstore_pg_db_list_stores (QStorePgDb  *db,
+                          GError     **error)
+{
+  g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func (g_free);
+  PGresult *res = NULL;
+  QStorePgStep step = { .stmt = QSTORE_PG_STMT_LIST, .result = &res };
+  gboolean ok;
+
+  g_mutex_lock (&db->main->lock);
+  ok = qstore_pg_conn_run (db->main, &step, 1, "listing the stores", error);
+  g_mutex_unlock (&db->main->lock);
+  if (!ok)
+    return NULL;
+  for (int i = 0; i < PQntuples (res); i++)
+    {
+      g_autofree char *name = g_strndup (PQgetvalue (res, i, 0), PQgetlength (res, i, 0));
+
+      /* Only names qstore could have written. */
+      if (g_utf8_validate (name, -1, NULL))
+        g_ptr_array_add (names, g_steal_pointer (&name));
+    }
+  PQclear (res);
+  g_ptr_array_add (names, NULL);
+  return (char **) g_ptr_array_free (g_steal_pointer (&names), FALSE);
+}

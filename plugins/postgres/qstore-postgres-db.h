@@ -1,0 +1,77 @@
+/* qstore-postgres-db.h: an open PostgreSQL location (a schema in a
+ * database), shared by a provider and everything it hands out
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#pragma once
+
+#include "qstore-postgres-conn.h"
+
+G_BEGIN_DECLS
+
+/* Reference counted: stores, snapshots and iterators keep it alive after
+ * the provider closed, and see @closed. */
+typedef struct
+{
+  gatomicrefcount  ref_count;
+  char            *conninfo;
+  char            *schema;
+  /* How messages name the location: the schema and the conninfo without
+   * its password. */
+  char            *what;
+  gboolean         read_only;
+
+  /* The writer's session, which holds the writer lock; read-only, the
+   * connection plain reads go through. The fields below it are guarded by
+   * its lock. */
+  QStorePgConn    *main;
+  GHashTable      *known_stores;  /* names known to have a row in `stores` */
+  /* @known_stores holds every store: the one writer loaded them, and
+   * made every store since. */
+  gboolean         stores_complete;
+
+  GMutex           pool_lock;
+  GPtrArray       *readers;       /* every open reader connection */
+  GPtrArray       *idle;          /* the readers nobody uses */
+  gboolean         closed;
+} QStorePgDb;
+
+QStorePgDb   *qstore_pg_db_new            (const char       *conninfo,
+                                           const char       *schema,
+                                           gboolean          read_only);
+QStorePgDb   *qstore_pg_db_ref            (QStorePgDb       *db);
+void          qstore_pg_db_unref          (QStorePgDb       *db);
+
+/* Connects, and opening for writing, takes the writer lock (waiting up to
+ * @wait_ms) and creates the schema and its tables; checks they are what
+ * qstore made. */
+gboolean      qstore_pg_db_open           (QStorePgDb       *db,
+                                           guint             wait_ms,
+                                           GError          **error);
+/* Closes every connection, which lets go of the writer lock; whatever
+ * still holds @db fails with %QSTORE_ERROR_CLOSED from then on. */
+void          qstore_pg_db_close          (QStorePgDb       *db);
+
+/* A reader connection from the pool (a new one when none is idle). */
+QStorePgConn *qstore_pg_db_acquire_reader (QStorePgDb       *db,
+                                           GError          **error);
+/* Gives @conn back; a broken one is dropped. */
+void          qstore_pg_db_release_reader (QStorePgDb       *db,
+                                           QStorePgConn     *conn);
+
+GBytes       *qstore_pg_db_get            (QStorePgDb       *db,
+                                           QStorePgConn     *conn,
+                                           const char       *name,
+                                           const guint8     *key,
+                                           gsize             key_len,
+                                           GError          **error);
+char        **qstore_pg_db_list_stores    (QStorePgDb       *db,
+                                           GError          **error);
+/* The writer: fills @known_stores with every store. Called with the main
+ * lock held. */
+gboolean      qstore_pg_db_load_stores    (QStorePgDb       *db,
+                                           GError          **error);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (QStorePgDb, qstore_pg_db_unref)
+
+G_END_DECLS
