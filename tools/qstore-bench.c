@@ -65,35 +65,10 @@
 #include "qstore-bench-mixed.h"
 #include "qstore-bench-replica.h"
 #include "qstore-bench-window.h"
+#include "qstore-bench-private.h"
 #include "qstore-bench-workload.h"
 
-#define N_COLUMNS        3
-#define FOLLOW_COMMITS   1000
-
-typedef enum
-{
-  LAYER_KV,
-  LAYER_TABLE,
-  LAYER_SQL,
-} Layer;
-
 static const char * const layer_names[] = { "kv", "table", "sql" };
-
-/* Workloads of their own, run by qstore-bench-window.c and
- * qstore-bench-replica.c. */
-#define LAYER_UNSAFE_WINDOW_NAME "unsafe-window"
-#define LAYER_REPLICA_NAME "replica"
-
-
-typedef enum
-{
-  PHASE_LOAD      = 1 << 0,
-  PHASE_GET       = 1 << 1,
-  PHASE_SCAN      = 1 << 2,
-  PHASE_SMALL_TXN = 1 << 3,
-  PHASE_SIZE      = 1 << 4,
-  PHASE_FOLLOW_LAG = 1 << 5,
-} Phase;
 
 static const struct {
   const char *name;
@@ -106,46 +81,6 @@ static const struct {
   { "size", PHASE_SIZE },
   { "follow_lag", PHASE_FOLLOW_LAG },
 };
-
-typedef struct
-{
-  char              *provider_name;
-  char              *engine;
-  Layer              layer;
-  guint64            rows;
-  int                run;
-  Phase              phases;
-  char              *location;
-  char              *uri;
-  gint64             change_log;
-  char              *qstore;
-
-  QStoreProvider    *provider;
-  gboolean           atomic;
-  gboolean           snapshots;
-
-  /* kv */
-  QStoreKV          *data;
-  QStoreKV          *index;
-
-  /* table and sql */
-  QStoreDatabase    *database;
-  QStoreCoordinator *coordinator;
-  QStoreTable       *table;
-  guint              score_index;
-  GByteArray        *key_buf;
-  GByteArray        *bound_buf;
-
-  /* sql: the statements of raw_sqlite, prepared once on the database's
-   * connection, which the database owns: they are finalized before it
-   * closes */
-  sqlite3           *db;
-  sqlite3_stmt      *st_insert;
-  sqlite3_stmt      *st_get;
-  sqlite3_stmt      *st_index;
-
-  guint64            rng;
-} Bench;
 
 /* The workload */
 
@@ -317,302 +252,13 @@ check_checksum (const char  *phase,
   return FALSE;
 }
 
-static gboolean
-row_missing (guint64   id,
+gboolean
+bench_row_missing (guint64   id,
              GError  **error)
 {
   g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_NOT_FOUND,
                "Row %" G_GUINT64_FORMAT " is missing from bench.bench", id);
   return FALSE;
-}
-
-/* The table layer */
-
-static void
-row_values (guint64      id,
-            char        *name,
-            QStoreValue *values)
-{
-  values[0].type = QSTORE_VALUE_INTEGER;
-  values[0].integer = (gint64) id;
-  values[1].type = QSTORE_VALUE_TEXT;
-  values[1].bytes.data = (const guint8 *) name;
-  values[1].bytes.len = row_name (id, name);
-  values[2].type = QSTORE_VALUE_INTEGER;
-  values[2].integer = row_score (id);
-}
-
-static gboolean
-table_insert (Bench    *bench,
-              guint64   id,
-              GError  **error)
-{
-  char name[NAME_MAX_LEN];
-  QStoreValue values[N_COLUMNS];
-
-  row_values (id, name, values);
-  return qstore_table_insert_values (bench->table, values, QSTORE_CONFLICT_ABORT,
-                                     NULL, NULL, error);
-}
-
-/* One transaction of the coordinator, inserting @n rows of @ids (or
- * @first, @first + 1… when @ids is NULL). */
-static gboolean
-table_insert_transaction (Bench          *bench,
-                          const guint64  *ids,
-                          guint64         first,
-                          guint64         n,
-                          guint64        *checksum,
-                          GError        **error)
-{
-  qstore_coordinator_begin (bench->coordinator);
-  for (guint64 i = 0; i < n; i++)
-    {
-      guint64 id = ids != NULL ? ids[i] : first + i;
-
-      if (!table_insert (bench, id, error))
-        {
-          qstore_coordinator_rollback (bench->coordinator);
-          return FALSE;
-        }
-      *checksum += (guint64) row_score (id);
-    }
-  return qstore_coordinator_commit (bench->coordinator, error);
-}
-
-/* Fetches the row stored under the data key @key, decodes it and adds
- * what reading it touches. @id is the row's id, for messages, or -1 when
- * the key came from the index. */
-static gboolean
-table_read_key (Bench         *bench,
-                const guint8  *key,
-                gsize          key_len,
-                gint64         id,
-                guint64       *sum,
-                GError       **error)
-{
-  g_autoptr(GBytes) row = NULL;
-  GError *local_error = NULL;
-  QStoreValue values[N_COLUMNS];
-  const guint8 *data;
-  gsize len;
-
-  row = qstore_table_get_row (bench->table, key, key_len, &local_error);
-  if (row == NULL)
-    {
-      if (local_error != NULL)
-        g_propagate_error (error, local_error);
-      else if (id >= 0)
-        row_missing ((guint64) id, error);
-      else
-        g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_CORRUPT,
-                     "An entry of index bench_score names a row that bench.bench "
-                     "does not hold");
-      return FALSE;
-    }
-
-  data = g_bytes_get_data (row, &len);
-  if (!qstore_table_decode_row (bench->table, data, len, values, NULL, error))
-    return FALSE;
-  if (values[1].type != QSTORE_VALUE_TEXT || values[2].type != QSTORE_VALUE_INTEGER)
-    {
-      g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_CORRUPT,
-                   "Row %" G_GINT64_FORMAT " of bench.bench reads back with a name or "
-                   "score of the wrong type", values[0].integer);
-      return FALSE;
-    }
-  *sum += row_touch (values[1].bytes.data, values[1].bytes.len, values[2].integer);
-  return TRUE;
-}
-
-static gboolean
-table_read (Bench    *bench,
-            guint64   id,
-            guint64  *sum,
-            GError  **error)
-{
-  QStoreValue key = { .type = QSTORE_VALUE_INTEGER };
-
-  key.integer = (gint64) id;
-  if (!qstore_table_encode_key_prefix (bench->table, -1, &key, 1, bench->key_buf, error))
-    return FALSE;
-  return table_read_key (bench, bench->key_buf->data, bench->key_buf->len, (gint64) id,
-                         sum, error);
-}
-
-/* Index entries of scores @lo to @hi, each row fetched by its data key
- * (the entry's value). */
-static gboolean
-table_scan (Bench    *bench,
-            guint64   lo,
-            guint64   hi,
-            guint64  *visited,
-            guint64  *row_sum,
-            GError  **error)
-{
-  g_autoptr(QStoreBounds) bounds = qstore_bounds_new ();
-  g_autoptr(QStoreIter) iter = NULL;
-  GError *local_error = NULL;
-  QStoreValue score = { .type = QSTORE_VALUE_INTEGER };
-
-  score.integer = (gint64) lo;
-  if (!qstore_table_encode_key_prefix (bench->table, (int) bench->score_index, &score, 1,
-                                       bench->bound_buf, error))
-    return FALSE;
-  qstore_bounds_set_gte (bounds, bench->bound_buf->data, bench->bound_buf->len);
-  score.integer = (gint64) hi + 1;
-  if (!qstore_table_encode_key_prefix (bench->table, (int) bench->score_index, &score, 1,
-                                       bench->bound_buf, error))
-    return FALSE;
-  qstore_bounds_set_lt (bounds, bench->bound_buf->data, bench->bound_buf->len);
-
-  if (!(iter = qstore_table_scan_index (bench->table, bench->score_index, bounds, error)))
-    return FALSE;
-  while (qstore_iter_next (iter, &local_error))
-    {
-      gsize key_len;
-      const guint8 *key = qstore_iter_peek_value (iter, &key_len);
-
-      if (!table_read_key (bench, key, key_len, -1, row_sum, error))
-        return FALSE;
-      (*visited)++;
-    }
-  if (local_error != NULL)
-    {
-      g_propagate_error (error, local_error);
-      return FALSE;
-    }
-  return TRUE;
-}
-
-/* The SQL layer */
-
-static gboolean
-sql_error (Bench         *bench,
-           sqlite3_stmt  *stmt,
-           GError       **error)
-{
-  g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_FAILED, "“%s” failed: %s",
-               sqlite3_sql (stmt), sqlite3_errmsg (bench->db));
-  sqlite3_reset (stmt);
-  return FALSE;
-}
-
-static gboolean
-sql_prepare (Bench          *bench,
-             const char     *sql,
-             sqlite3_stmt  **stmt,
-             GError        **error)
-{
-  if (sqlite3_prepare_v2 (bench->db, sql, -1, stmt, NULL) == SQLITE_OK)
-    return TRUE;
-  g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_FAILED, "Cannot prepare “%s”: %s",
-               sql, sqlite3_errmsg (bench->db));
-  return FALSE;
-}
-
-/* Steps a statement that returns no rows, then resets it. */
-static gboolean
-sql_run (Bench         *bench,
-         sqlite3_stmt  *stmt,
-         GError       **error)
-{
-  if (sqlite3_step (stmt) != SQLITE_DONE)
-    return sql_error (bench, stmt, error);
-  sqlite3_reset (stmt);
-  return TRUE;
-}
-
-static gboolean
-sql_insert (Bench    *bench,
-            guint64   id,
-            GError  **error)
-{
-  char name[NAME_MAX_LEN];
-  gsize len = row_name (id, name);
-
-  sqlite3_bind_int64 (bench->st_insert, 1, (sqlite3_int64) id);
-  sqlite3_bind_text (bench->st_insert, 2, name, (int) len, SQLITE_STATIC);
-  sqlite3_bind_int64 (bench->st_insert, 3, row_score (id));
-  return sql_run (bench, bench->st_insert, error);
-}
-
-static gboolean
-sql_read (Bench    *bench,
-          guint64   id,
-          guint64  *sum,
-          GError  **error)
-{
-  sqlite3_stmt *stmt = bench->st_get;
-  const unsigned char *name;
-  int rc;
-
-  sqlite3_bind_int64 (stmt, 1, (sqlite3_int64) id);
-  rc = sqlite3_step (stmt);
-  if (rc == SQLITE_DONE)
-    {
-      sqlite3_reset (stmt);
-      return row_missing (id, error);
-    }
-  if (rc != SQLITE_ROW)
-    return sql_error (bench, stmt, error);
-  name = sqlite3_column_text (stmt, 0);
-  *sum += row_touch (name, (gsize) sqlite3_column_bytes (stmt, 0),
-                     sqlite3_column_int64 (stmt, 1));
-  sqlite3_reset (stmt);
-  return TRUE;
-}
-
-/* Two steps, as raw_sqlite does: ids from the index query, then the get
- * statement per id. */
-static gboolean
-sql_scan (Bench    *bench,
-          guint64   lo,
-          guint64   hi,
-          guint64  *visited,
-          guint64  *row_sum,
-          GError  **error)
-{
-  sqlite3_stmt *stmt = bench->st_index;
-  int rc;
-
-  sqlite3_bind_int64 (stmt, 1, (sqlite3_int64) lo);
-  sqlite3_bind_int64 (stmt, 2, (sqlite3_int64) hi);
-  while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
-    {
-      if (!sql_read (bench, (guint64) sqlite3_column_int64 (stmt, 0), row_sum, error))
-        {
-          sqlite3_reset (stmt);
-          return FALSE;
-        }
-      (*visited)++;
-    }
-  if (rc != SQLITE_DONE)
-    return sql_error (bench, stmt, error);
-  sqlite3_reset (stmt);
-  return TRUE;
-}
-
-/* One BEGIN IMMEDIATE … COMMIT inserting @n rows. */
-static gboolean
-sql_insert_transaction (Bench          *bench,
-                        const guint64  *ids,
-                        guint64         first,
-                        guint64         n,
-                        guint64        *checksum,
-                        GError        **error)
-{
-  if (!qstore_database_exec (bench->database, "BEGIN IMMEDIATE", error))
-    return FALSE;
-  for (guint64 i = 0; i < n; i++)
-    {
-      guint64 id = ids != NULL ? ids[i] : first + i;
-
-      if (!sql_insert (bench, id, error))
-        return FALSE;
-      *checksum += (guint64) row_score (id);
-    }
-  return qstore_database_exec (bench->database, "COMMIT", error);
 }
 
 /* Phases */
@@ -677,10 +323,10 @@ phase_load (Bench     *bench,
       ok = load_kv (bench, ids, &checksum, error);
       break;
     case LAYER_TABLE:
-      ok = table_insert_transaction (bench, ids, 0, bench->rows, &checksum, error);
+      ok = bench_table_insert_transaction (bench, ids, 0, bench->rows, &checksum, error);
       break;
     case LAYER_SQL:
-      ok = sql_insert_transaction (bench, ids, 0, bench->rows, &checksum, error);
+      ok = bench_sql_insert_transaction (bench, ids, 0, bench->rows, &checksum, error);
       break;
     }
   if (!ok)
@@ -725,7 +371,7 @@ read_row_kv (Bench           *bench,
     {
       /* Absent without an error: the load lost it. */
       if (error == NULL || *error == NULL)
-        row_missing (id, error);
+        bench_row_missing (id, error);
       return FALSE;
     }
   return touch_row (value, value_len, id, sum, error);
@@ -743,9 +389,9 @@ read_row (Bench           *bench,
     case LAYER_KV:
       return read_row_kv (bench, snapshot, id, sum, error);
     case LAYER_TABLE:
-      return table_read (bench, id, sum, error);
+      return bench_table_read (bench, id, sum, error);
     case LAYER_SQL:
-      return sql_read (bench, id, sum, error);
+      return bench_sql_read (bench, id, sum, error);
     }
   g_assert_not_reached ();
 }
@@ -903,10 +549,10 @@ phase_scan (Bench   *bench,
           ok = scan_kv (bench, snapshot, lo, hi, &visited, &row_sum, error);
           break;
         case LAYER_TABLE:
-          ok = table_scan (bench, lo, hi, &visited, &row_sum, error);
+          ok = bench_table_scan (bench, lo, hi, &visited, &row_sum, error);
           break;
         case LAYER_SQL:
-          ok = sql_scan (bench, lo, hi, &visited, &row_sum, error);
+          ok = bench_sql_scan (bench, lo, hi, &visited, &row_sum, error);
           break;
         }
       if (!ok)
@@ -990,10 +636,10 @@ phase_small_txn (Bench   *bench,
           ok = kv_insert_transaction (bench, id, &checksum, error);
           break;
         case LAYER_TABLE:
-          ok = table_insert_transaction (bench, NULL, id, 1, &checksum, error);
+          ok = bench_table_insert_transaction (bench, NULL, id, 1, &checksum, error);
           break;
         case LAYER_SQL:
-          ok = sql_insert_transaction (bench, NULL, id, 1, &checksum, error);
+          ok = bench_sql_insert_transaction (bench, NULL, id, 1, &checksum, error);
           break;
         }
       if (!ok)
@@ -1234,11 +880,11 @@ open_database (Bench            *bench,
   if (bench->layer != LAYER_SQL)
     return TRUE;
   bench->db = qstore_database_get_sqlite (bench->database);
-  return sql_prepare (bench, "INSERT INTO bench(id, name, score) VALUES(?, ?, ?)",
+  return bench_sql_prepare (bench, "INSERT INTO bench(id, name, score) VALUES(?, ?, ?)",
                       &bench->st_insert, error) &&
-         sql_prepare (bench, "SELECT name, score FROM bench WHERE id=?",
+         bench_sql_prepare (bench, "SELECT name, score FROM bench WHERE id=?",
                       &bench->st_get, error) &&
-         sql_prepare (bench, "SELECT id FROM bench WHERE score BETWEEN ? AND ?",
+         bench_sql_prepare (bench, "SELECT id FROM bench WHERE score BETWEEN ? AND ?",
                       &bench->st_index, error);
 }
 
