@@ -114,11 +114,23 @@ print_result (QStoreResult *result,
     }
 }
 
+/* Keeps a message the library logs, to be told later or not at all. */
+static void
+hold_message (const char     *domain,
+              GLogLevelFlags  level,
+              const char     *message,
+              gpointer        data)
+{
+  g_ptr_array_add (data, g_strdup (message));
+}
+
 int
 qstore_tool_sql (QStoreTool  *tool,
                  int          argc,
                  char       **argv)
 {
+  g_autoptr(GPtrArray) held = g_ptr_array_new_with_free_func (g_free);
+  guint handler;
   g_autoptr(GOptionContext) context = NULL;
   g_autoptr(QStoreDatabase) database = NULL;
   g_autoptr(GError) error = NULL;
@@ -154,11 +166,17 @@ qstore_tool_sql (QStoreTool  *tool,
                                     "(such as --store lmdb:/path/to/dir) or set QSTORE_STORE");
 
   /* Reads need no writer: open read-only first, and for writing only
-   * when a statement writes. */
+   * when a statement writes. What the first open says is said once: by
+   * the handle that runs the statements. */
+  handler = g_log_set_handler ("qstore", G_LOG_LEVEL_MESSAGE, hold_message, held);
   database = qstore_database_open (tool->store_uri, QSTORE_OPEN_READ_ONLY, NULL);
+  g_log_remove_handler ("qstore", handler);
   for (guint i = 0; database != NULL && sql[i] != NULL; i++)
     if (!qstore_database_is_read_only_sql (database, sql[i]))
       g_clear_object (&database);
+  if (database != NULL)
+    for (guint i = 0; i < held->len; i++)
+      g_log ("qstore", G_LOG_LEVEL_MESSAGE, "%s", (const char *) g_ptr_array_index (held, i));
   if (database == NULL &&
       !(database = qstore_database_open (tool->store_uri, QSTORE_OPEN_NONE, &error)))
     return qstore_tool_fail (error);
