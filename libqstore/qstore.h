@@ -17,6 +17,7 @@
 # include "qstore-check-report.h"
 # include "qstore-snapshot.h"
 # include "qstore-location-lock.h"
+# include "qstore-plugin.h"
 # include "qstore-provider.h"
 # include "qstore-codec.h"
 # include "qstore-catalog.h"

@@ -9,6 +9,7 @@
 #include "qstore-error.h"
 #include "qstore-i18n-private.h"
 #include "qstore-kv-private.h"
+#include "qstore-plugin-loader-private.h"
 #include "qstore-provider-private.h"
 #include "qstore-snapshot-private.h"
 
@@ -53,6 +54,10 @@ ensure_extension_point (void)
   return (GIOExtensionPoint *) point;
 }
 
+/* What was refused at load (plugins of another plugin API version), for
+ * the message of a provider that is not found. */
+static GPtrArray *plugin_refusals;
+
 static GIOExtensionPoint *
 load_plugins (void)
 {
@@ -60,20 +65,20 @@ load_plugins (void)
 
   if (g_once_init_enter (&loaded))
     {
-      GIOModuleScope *scope = g_io_module_scope_new (G_IO_MODULE_SCOPE_BLOCK_DUPLICATES);
+      g_autoptr(GHashTable) seen = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
       const char *env = g_getenv ("QSTORE_PLUGIN_DIR");
 
       ensure_extension_point ();
+      plugin_refusals = g_ptr_array_new_with_free_func (g_free);
       if (env != NULL && env[0] != '\0')
         {
           g_auto(GStrv) dirs = g_strsplit (env, G_SEARCHPATH_SEPARATOR_S, -1);
 
           for (guint i = 0; dirs[i] != NULL; i++)
             if (dirs[i][0] != '\0')
-              g_list_free (g_io_modules_load_all_in_directory_with_scope (dirs[i], scope));
+              qstore_plugin_load_directory (dirs[i], seen, plugin_refusals);
         }
-      g_list_free (g_io_modules_load_all_in_directory_with_scope (QSTORE_PLUGIN_INSTALL_DIR, scope));
-      g_io_module_scope_free (scope);
+      qstore_plugin_load_directory (QSTORE_PLUGIN_INSTALL_DIR, seen, plugin_refusals);
       g_once_init_leave (&loaded, 1);
     }
   return ensure_extension_point ();
@@ -117,11 +122,15 @@ lookup_provider_type (const char  *name,
     {
       g_auto(GStrv) names = qstore_list_providers ();
       g_autofree char *list = g_strjoinv (", ", names);
+      g_autoptr(GString) message = g_string_new (NULL);
 
-      g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_NOT_FOUND,
-                   _("No provider named “%s”; the providers are: %s "
-                   "(QSTORE_PLUGIN_DIR adds plugin directories)"),
-                   name, names[0] ? list : "none found");
+      g_string_printf (message, _("No provider named “%s”; the providers are: %s "
+                                  "(QSTORE_PLUGIN_DIR adds plugin directories)"),
+                       name, names[0] ? list : "none found");
+      /* It may be one of them. */
+      for (guint i = 0; i < plugin_refusals->len; i++)
+        g_string_append_printf (message, "; %s", (const char *) plugin_refusals->pdata[i]);
+      g_set_error_literal (error, QSTORE_ERROR, QSTORE_ERROR_NOT_FOUND, message->str);
       return G_TYPE_INVALID;
     }
   return g_io_extension_get_type (extension);

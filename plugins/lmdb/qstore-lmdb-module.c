@@ -10,6 +10,8 @@
 
 #include "qstore-lmdb-provider.h"
 
+QSTORE_PLUGIN_DEFINE_API_VERSION;
+
 G_MODULE_EXPORT void
 g_io_module_load (GIOModule *module)
 {

@@ -749,6 +749,8 @@ qstore_memory_provider_init (QStoreMemoryProvider *self)
 
 /* Module entry points */
 
+QSTORE_PLUGIN_DEFINE_API_VERSION;
+
 G_MODULE_EXPORT void
 g_io_module_load (GIOModule *module)
 {

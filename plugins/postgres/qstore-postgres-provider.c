@@ -243,6 +243,8 @@ qstore_pg_provider_init (QStorePgProvider *self)
 
 /* The GIO module: its entry points are the only symbols the plugin exports. */
 
+QSTORE_PLUGIN_DEFINE_API_VERSION;
+
 G_MODULE_EXPORT void
 g_io_module_load (GIOModule *module)
 {
