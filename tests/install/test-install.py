@@ -129,13 +129,15 @@ class InstallTests(unittest.TestCase):
         self.assertIn('c:identifier="qstore_database_execute"', gir)
         self.assertNotIn("qstore_fault", gir)
 
-    def test_hello_c_against_the_installed_copy(self):
-        # The .pc file names the real prefix, where nothing is installed yet.
-        # Every other path in it derives from ${prefix}, so a copy whose
-        # prefix= line points into the DESTDIR describes the staged copy.
-        # (pkg-config's --define-variable and PKG_CONFIG_SYSROOT_DIR would
-        # move GLib's paths too, and --define-prefix misreads multiarch
-        # library directories.)
+    def staged_pkgconfig_dir(self):
+        """A directory with a qstore-1.pc that describes the staged copy.
+
+        The .pc file names the real prefix, where nothing is installed yet.
+        Every other path in it derives from ${prefix}, so a copy whose
+        prefix= line points into the DESTDIR describes the staged copy.
+        (pkg-config's --define-variable and PKG_CONFIG_SYSROOT_DIR would
+        move GLib's paths too, and --define-prefix misreads multiarch
+        library directories.)"""
         with open(os.path.join(self.libdir, "pkgconfig", "qstore-1.pc")) as f:
             lines = f.read().splitlines(True)
         self.assertEqual(lines[0], "prefix=%s\n" % LAYOUT["prefix"])
@@ -145,7 +147,10 @@ class InstallTests(unittest.TestCase):
         os.makedirs(pkgconfig_dir, exist_ok=True)
         with open(os.path.join(pkgconfig_dir, "qstore-1.pc"), "w") as f:
             f.writelines(["prefix=%s\n" % self.prefix] + lines[1:])
-        env = self.env(PKG_CONFIG_PATH=pkgconfig_dir)
+        return pkgconfig_dir
+
+    def test_hello_c_against_the_installed_copy(self):
+        env = self.env(PKG_CONFIG_PATH=self.staged_pkgconfig_dir())
         flags = self.run_ok(["pkg-config", "--cflags", "--libs", "qstore-1"], env).split()
         self.assertIn("-I" + os.path.join(under(self.destdir, LAYOUT["includedir"]), "qstore-1"),
                       flags)
@@ -165,6 +170,45 @@ class InstallTests(unittest.TestCase):
         # It ran on the installed library.
         linked = self.run_ok(["ldd", hello], env)
         self.assertIn(os.path.join(self.libdir, "libqstore-1.so.0"), linked)
+
+    def test_provider_template_out_of_tree(self):
+        """examples/provider-template builds against the staged copy alone,
+        installs where qstore-1.pc says plugins go, and qstore loads it."""
+        env = self.env(PKG_CONFIG_PATH=self.staged_pkgconfig_dir())
+        plugins_dir = os.path.join(self.libdir, "qstore-1", "plugins")
+        self.assertEqual(self.run_ok(["pkg-config", "--variable=pluginsdir", "qstore-1"], env),
+                         plugins_dir + "\n")
+        self.assertEqual(self.run_ok(["pkg-config", "--variable=extensionpoint", "qstore-1"],
+                                     env), "qstore-provider\n")
+
+        # A copy of the template, as its author would start from it.
+        source = os.path.join(self.tmp.name, "provider-template")
+        shutil.copytree(os.path.join(SOURCEDIR, "examples", "provider-template"), source)
+        build = os.path.join(self.tmp.name, "provider-template-build")
+        self.run_ok([MESON, "setup", "--prefix", self.prefix, build, source], env)
+        self.run_ok([MESON, "compile", "-C", build], env)
+        plugin = os.path.join(plugins_dir, "libqstore-template.so")
+        self.assertFalse(os.path.exists(plugin))
+        self.run_ok([MESON, "install", "-C", build, "--no-rebuild", "--quiet"], env)
+        try:
+            self.assertTrue(os.path.exists(plugin))
+            # It links the staged libqstore, exports only the module entry points.
+            self.assertIn(os.path.join(self.libdir, "libqstore-1.so.0"),
+                          self.run_ok(["ldd", plugin], env))
+            exported = self.run_ok(["nm", "-D", "--defined-only", plugin], env).split()
+            self.assertIn("g_io_module_load", exported)
+            self.assertIn("qstore_plugin_api_version", exported)
+            self.assertFalse([name for name in exported if name.startswith("template_")])
+
+            qstore = under(self.destdir, LAYOUT["bindir"] + "/qstore")
+            out = self.run_ok([qstore, "providers"], env)
+            self.assertIn("template atomic_batch", " ".join(out.split()))
+            self.assertEqual(self.run_ok([qstore, "--store", "template:", "kv", "stores"], env),
+                             "")
+        finally:
+            # The other tests count the staged plugins.
+            if os.path.exists(plugin):
+                os.unlink(plugin)
 
     def test_installed_qstore(self):
         qstore = under(self.destdir, LAYOUT["bindir"] + "/qstore")
