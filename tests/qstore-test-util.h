@@ -24,7 +24,9 @@ G_BEGIN_DECLS
 /* The provider under test */
 
 /* QSTORE_TEST_PROVIDER: a provider name, optionally followed by URI
- * options (`lmdb?atomic=0`); memory when unset. */
+ * options (`lmdb?atomic=0`); memory when unset. Or a whole store URI,
+ * where `@LOCATION@` stands for a fresh path of each store
+ * (`lmdb:@LOCATION@`, `template:`): qstore-conformance --uri sets that. */
 static inline const char *
 test_provider_spec (void)
 {
@@ -37,7 +39,7 @@ test_provider_spec (void)
 static inline char *
 test_spec_name (const char *spec)
 {
-  return g_strndup (spec, strcspn (spec, "?"));
+  return g_strndup (spec, strcspn (spec, "?:"));
 }
 
 /* Whether a store of @spec outlives a close: all but memory's do. */
@@ -61,6 +63,13 @@ test_spec_uri (const char *spec,
   const char *options = strchr (spec, '?');
   g_autofree char *location = NULL;
 
+  if (spec[strlen (name)] == ':')
+    {
+      g_autofree char *path = g_build_filename (dir, leaf, NULL);
+      g_auto(GStrv) parts = g_strsplit (spec, "@LOCATION@", -1);
+
+      return g_strjoinv (path, parts);
+    }
   if (g_str_equal (name, "memory"))
     location = g_strdup ("");
   else if (g_str_equal (name, "postgres"))

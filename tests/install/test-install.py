@@ -76,6 +76,7 @@ class InstallTests(unittest.TestCase):
         L = LAYOUT
         expected = [
             L["bindir"] + "/qstore",
+            L["bindir"] + "/qstore-conformance",
             L["libdir"] + "/libqstore-1.so",
             L["libdir"] + "/libqstore-1.so.0",
             L["libdir"] + "/qstore-1/plugins/libqstore-memory.so",
@@ -205,6 +206,35 @@ class InstallTests(unittest.TestCase):
             self.assertIn("template atomic_batch", " ".join(out.split()))
             self.assertEqual(self.run_ok([qstore, "--store", "template:", "kv", "stores"], env),
                              "")
+
+            # It passes the installed conformance runner...
+            conformance = under(self.destdir, LAYOUT["bindir"] + "/qstore-conformance")
+            out = self.run_ok([conformance, "--uri", "template:", "--tap"], env)
+            self.assertIn("ok 2 /providers/template/core/open\n", out)
+            self.assertNotIn("not ok", out)
+            self.assertNotIn("FAILED", out)
+
+            # ...and a copy whose keys go in the wrong order does not, naming
+            # the case and its capability.
+            broken = os.path.join(self.tmp.name, "broken-template")
+            shutil.copytree(source, broken)
+            with open(os.path.join(broken, "template-provider.c")) as f:
+                code = f.read()
+            right = "return qstore_key_compare (a_key, a_len, b_key, b_len);"
+            self.assertIn(right, code)
+            with open(os.path.join(broken, "template-provider.c"), "w") as f:
+                f.write(code.replace(right, "return qstore_key_compare (b_key, b_len, a_key, a_len);"))
+            broken_build = os.path.join(self.tmp.name, "broken-template-build")
+            broken_plugins = os.path.join(self.tmp.name, "broken-plugins")
+            self.run_ok([MESON, "setup", "--prefix", self.prefix, "-Dpluginsdir=" + broken_plugins,
+                         broken_build, broken], env)
+            self.run_ok([MESON, "install", "-C", broken_build, "--quiet"], env)
+            result = subprocess.run([conformance, "--uri", "template:", "--plugin-dir",
+                                     broken_plugins, "--tap"], env=env, capture_output=True,
+                                    text=True, timeout=120, cwd=self.tmp.name)
+            self.assertNotEqual(result.returncode, 0, result.stdout)
+            self.assertIn("# FAILED /providers/template/core/bounds: the provider breaks what "
+                          "“core” promises", result.stdout)
         finally:
             # The other tests count the staged plugins.
             if os.path.exists(plugin):

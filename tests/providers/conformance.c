@@ -4,7 +4,9 @@
  */
 #include "config.h"
 
+#include <signal.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "conformance.h"
 #include "qstore-fault-private.h"
@@ -21,10 +23,47 @@ open_provider (const char      *uri,
   return provider;
 }
 
+/* What to print when the running case dies: a failed assertion aborts
+ * the process before GTest prints its path. Written in fixture_setup(),
+ * read by a signal handler, so a plain buffer. */
+static char failure_note[1024];
+
+static void
+note_failure (int signum)
+{
+  if (failure_note[0] != '\0' && write (STDOUT_FILENO, failure_note, strlen (failure_note)) < 0)
+    failure_note[0] = '\0';
+  signal (signum, SIG_DFL);
+  raise (signum);
+}
+
+void
+conformance_report_failures (void)
+{
+  signal (SIGABRT, note_failure);
+  signal (SIGSEGV, note_failure);
+  signal (SIGBUS, note_failure);
+  signal (SIGTRAP, note_failure);  /* g_error() */
+}
+
+/* The capability of a case is the folder of its path:
+ * /providers/NAME/CAPABILITY/CASE. */
+static void
+note_case (void)
+{
+  const char *path = g_test_get_path ();
+  g_autofree char *folder = g_path_get_dirname (path);
+  g_autofree char *capability = g_path_get_basename (folder);
+
+  g_snprintf (failure_note, sizeof failure_note,
+              "# FAILED %s: the provider breaks what “%s” promises\n", path, capability);
+}
+
 void
 fixture_setup (Fixture       *f,
                gconstpointer  data)
 {
+  note_case ();
   f->dir = test_make_tmp_dir ("qstore-conformance-XXXXXX");
   f->uri = test_provider_uri (f->dir, "store");
   f->provider = open_provider (f->uri, QSTORE_OPEN_NONE);
@@ -146,3 +185,21 @@ scan (QStoreKV           *kv,
   return collect (iter);
 }
 
+
+gboolean
+conformance_faults_reach_provider (Fixture *f)
+{
+  g_autoptr(QStoreKV) kv = store (f, "main.fault_probe");
+  g_autoptr(GError) error = NULL;
+  gboolean reached;
+
+  _qstore_fault_arm (QSTORE_FAULT_WRITE_OP, 0);
+  reached = !qstore_kv_put (kv, (const guint8 *) "k", 1, (const guint8 *) "v", 1,
+                            QSTORE_WRITE_NONE, &error);
+  _qstore_fault_disarm_all ();
+  if (reached)
+    g_assert_error (error, QSTORE_ERROR, QSTORE_ERROR_IO);
+  else
+    del (kv, "k");
+  return reached;
+}

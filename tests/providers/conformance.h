@@ -49,6 +49,15 @@ char           *scan             (QStoreKV            *kv,
     g_assert_cmpstr (got_, ==, (expected)); \
   } G_STMT_END
 
+/* On a failed assertion or a crash in a case, prints which case failed
+ * and the capability it checks before the process dies. */
+void            conformance_report_failures       (void);
+
+/* Whether an armed QSTORE_FAULT_WRITE_OP reaches the provider: this
+ * tree's providers pass the fault points, a plugin built elsewhere does
+ * not, and then a write failing part-way cannot be made. */
+gboolean        conformance_faults_reach_provider (Fixture *f);
+
 /* The tests of other files, added under @prefix. */
 void            conformance_add_lock_tests  (const char *prefix);
 void            conformance_add_check_tests (const char *prefix);
