@@ -534,7 +534,10 @@ static void
 test_foreign_store_refused (Fixture       *f,
                             gconstpointer  data)
 {
-  g_autoptr(QStoreProvider) other = open_provider ("memory:", 0);
+  /* Another open of the provider under test, at a location of its own:
+   * only that provider is sure to be there. */
+  g_autofree char *other_uri = test_provider_uri (f->dir, "other");
+  g_autoptr(QStoreProvider) other = open_provider (other_uri, 0);
   g_autoptr(QStoreKV) mine = store (f, "main.t");
   g_autoptr(QStoreKV) theirs = NULL;
   g_autoptr(GError) error = NULL;
