@@ -22,7 +22,9 @@
  * Providers are GIO modules that implement the extension point
  * %QSTORE_PROVIDER_EXTENSION_POINT_NAME. They are searched for in the
  * colon-separated directories of `QSTORE_PLUGIN_DIR`, then in the installed
- * plugin directory (`$libdir/qstore-1/plugins`). Open one with
+ * plugin directory (`$libdir/qstore-1/plugins`, the `pluginsdir` variable
+ * of `qstore-1.pc`). A plugin built for another
+ * %QSTORE_PLUGIN_API_VERSION is not loaded. Open one with
  * [func@Provider.new] or [func@Provider.new_for_uri]:
  *
  * ```c
