@@ -745,7 +745,9 @@ setup_cell (GtkSignalListItemFactory *factory,
 
   gtk_label_set_xalign (GTK_LABEL (label), column == COLUMN_TX || column == COLUMN_QUERY ||
                                            column == COLUMN_ROWS ? 1 : 0);
-  gtk_label_set_ellipsize (GTK_LABEL (label), PANGO_ELLIPSIZE_END);
+  /* Narrow, the list scrolls sideways rather than cut times short. */
+  if (column == COLUMN_WHAT)
+    gtk_label_set_ellipsize (GTK_LABEL (label), PANGO_ELLIPSIZE_END);
   if (column != COLUMN_KIND && column != COLUMN_WHAT)
     gtk_widget_add_css_class (label, "numeric");
   gtk_list_item_set_child (item, label);

@@ -8,6 +8,8 @@
  *                 commits show with their rows; pause holds them, resume
  *                 lists them; the kind and table filters hide the others;
  *                 Export writes JSON lines; max-events bounds the list
+ *   follow        the list keeps its newest event in sight, unless the
+ *                 reader scrolled up
  *   restart       the server is killed: the page says so; it starts
  *                 again: the page follows it by itself, after a gap row
  *   connect       a server of another store, picked from Connect to Server…
@@ -142,6 +144,43 @@ execute (Server     *server,
                                        "Execute", g_variant_new ("(s)", sql), G_VARIANT_TYPE ("(tt)"),
                                        G_DBUS_CALL_FLAGS_NONE, 10000, NULL, &error);
   g_assert_no_error (error);
+}
+
+/* Widgets */
+
+static GtkWidget *
+find_by_type (GtkWidget *root,
+                   GType      type)
+{
+  if (G_TYPE_CHECK_INSTANCE_TYPE (root, type))
+    return root;
+  for (GtkWidget *child = gtk_widget_get_first_child (root); child != NULL;
+       child = gtk_widget_get_next_sibling (child))
+    {
+      GtkWidget *found = find_by_type (child, type);
+
+      if (found != NULL)
+        return found;
+    }
+  return NULL;
+}
+
+/* The sidebar row named @name (rows are named as their pages). */
+static GtkWidget *
+find_row (GtkWidget  *root,
+                   const char *name)
+{
+  if (GTK_IS_LIST_BOX_ROW (root) && g_str_equal (gtk_widget_get_name (root), name))
+    return root;
+  for (GtkWidget *child = gtk_widget_get_first_child (root); child != NULL;
+       child = gtk_widget_get_next_sibling (child))
+    {
+      GtkWidget *found = find_row (child, name);
+
+      if (found != NULL)
+        return found;
+    }
+  return NULL;
 }
 
 /* Windows */
@@ -388,6 +427,67 @@ test_stream (void)
   test_remove_tree (dir);
 }
 
+/* follow */
+
+static GtkAdjustment *
+list_adjustment (QStoreInspectorEventsPage *page)
+{
+  GtkWidget *view = find_by_type (GTK_WIDGET (page), GTK_TYPE_COLUMN_VIEW);
+  GtkWidget *scroller = gtk_widget_get_ancestor (view, GTK_TYPE_SCROLLED_WINDOW);
+
+  return gtk_scrolled_window_get_vadjustment (GTK_SCROLLED_WINDOW (scroller));
+}
+
+static gboolean
+at_end (GtkAdjustment *adjustment)
+{
+  return gtk_adjustment_get_value (adjustment) >=
+         gtk_adjustment_get_upper (adjustment) - gtk_adjustment_get_page_size (adjustment) - 1;
+}
+
+static void
+test_follow (void)
+{
+  g_autofree char *dir = test_make_tmp_dir ("qstore-events-XXXXXX");
+  Server server = { 0 };
+  QStoreInspectorWindow *window = set_up (dir, &server, 900, 500);
+  QStoreInspectorEventsPage *page = qstore_inspector_window_get_events_page (window);
+  GtkAdjustment *adjustment = list_adjustment (page);
+
+  /* More than the list shows: it keeps the newest in sight. */
+  for (guint i = 1; i <= 30; i++)
+    {
+      g_autofree char *sql = g_strdup_printf ("INSERT INTO items VALUES (%u, 'item %u')", i, i);
+
+      execute (&server, sql);
+    }
+  wait_commits (page, 30);
+  test_settle (GTK_WIDGET (window));
+  g_assert_cmpfloat (gtk_adjustment_get_upper (adjustment), >, gtk_adjustment_get_page_size (adjustment));
+  g_assert_true (at_end (adjustment));
+  g_assert_true (qstore_inspector_events_page_is_following (page));
+
+  /* Scrolled up, it stays where the reader is. */
+  gtk_adjustment_set_value (adjustment, 0);
+  g_assert_false (qstore_inspector_events_page_is_following (page));
+  execute (&server, "INSERT INTO items VALUES (31, 'item 31')");
+  wait_commits (page, 31);
+  test_settle (GTK_WIDGET (window));
+  g_assert_cmpfloat (gtk_adjustment_get_value (adjustment), ==, 0);
+
+  /* Back at the end, it follows again. */
+  gtk_adjustment_set_value (adjustment, gtk_adjustment_get_upper (adjustment));
+  g_assert_true (qstore_inspector_events_page_is_following (page));
+  execute (&server, "INSERT INTO items VALUES (32, 'item 32')");
+  wait_commits (page, 32);
+  test_settle (GTK_WIDGET (window));
+  g_assert_true (at_end (adjustment));
+
+  close_window (window);
+  server_stop (&server);
+  test_remove_tree (dir);
+}
+
 /* restart */
 
 static gboolean
@@ -471,6 +571,13 @@ test_connect (void)
   test_run_for (300);
   g_assert_null (qstore_inspector_events_page_get_server (page));
   g_assert_cmpint (qstore_inspector_events_page_get_state (page), ==, QSTORE_INSPECTOR_EVENTS_NONE);
+  g_assert_false (gtk_widget_get_visible (find_row (GTK_WIDGET (window), "events")));
+
+  /* What is no bus name is refused, and said so. */
+  qstore_inspector_events_page_set_server (page, "not a name");
+  g_assert_cmpint (qstore_inspector_events_page_get_state (page), ==, QSTORE_INSPECTOR_EVENTS_GONE);
+  g_assert_nonnull (strstr (qstore_inspector_events_page_get_status (page), "“not a name” is not"));
+  qstore_inspector_events_page_set_server (page, NULL);
 
   gtk_widget_activate_action (GTK_WIDGET (window), "win.connect-server", NULL);
   dialog = NULL;
@@ -486,6 +593,7 @@ test_connect (void)
 
   g_assert_cmpstr (qstore_inspector_events_page_get_server (page), ==, "org.qstore.Server.elsewhere");
   test_wait (page_connected, page, 20);
+  g_assert_true (gtk_widget_get_visible (find_row (GTK_WIDGET (window), "events")));
   test_show_page (window, "events");
   g_assert_cmpstr (qstore_inspector_window_get_page (window), ==, "events");
   execute (&server, "INSERT INTO items VALUES (1, 'pear')");
@@ -497,6 +605,25 @@ test_connect (void)
 }
 
 /* screenshots */
+
+static gboolean
+banner_still (gpointer data)
+{
+  GtkRevealer *banner = GTK_REVEALER (find_by_type (data, GTK_TYPE_REVEALER));
+
+  return gtk_revealer_get_child_revealed (banner) == gtk_revealer_get_reveal_child (banner);
+}
+
+/* As test_shoot(), once the banner has shown or gone. */
+static void
+shoot (QStoreInspectorWindow *window,
+       const char            *name,
+       int                    width)
+{
+  test_wait (test_window_ready, window, 30);
+  test_wait (banner_still, qstore_inspector_window_get_events_page (window), 10);
+  test_shoot (GTK_WIDGET (window), name, width);
+}
 
 static void
 screenshots_at (int width)
@@ -521,12 +648,17 @@ screenshots_at (int width)
           qstore_inspector_event_get_n_rows (event) == 3)
         qstore_inspector_events_page_select (page, i);
     }
-  test_shoot (GTK_WIDGET (window), "events", width);
+  shoot (window, "events", width);
 
-  /* The server went away. */
+  /* The server went away, and came back. */
   server_kill (&server);
   test_wait (page_gone, page, 20);
-  test_shoot (GTK_WIDGET (window), "events-gone", width);
+  shoot (window, "events-gone", width);
+  server_start (&server, server.uri, NULL);
+  test_wait (page_connected, page, 20);
+  execute (&server, "INSERT INTO items VALUES (4, 'lime')");
+  wait_commits (page, 5);
+  shoot (window, "events-gap", width);
 
   close_window (window);
   server_stop (&server);
@@ -560,6 +692,7 @@ main (int    argc,
   g_application_register (application, NULL, NULL);
 
   g_test_add_func ("/inspector-events/stream", test_stream);
+  g_test_add_func ("/inspector-events/follow", test_follow);
   g_test_add_func ("/inspector-events/restart", test_restart);
   g_test_add_func ("/inspector-events/connect", test_connect);
   g_test_add_func ("/inspector-events/screenshots", test_screenshots);
