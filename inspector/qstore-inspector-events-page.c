@@ -829,6 +829,17 @@ add_columns (QStoreInspectorEventsPage *self)
 
 /* Filters */
 
+static void
+add_kinds (QStoreInspectorEventsPage *self)
+{
+  g_autoptr(GtkStringList) kinds = gtk_string_list_new (NULL);
+
+  gtk_string_list_append (kinds, _("All Kinds"));
+  for (guint i = 0; i < QSTORE_INSPECTOR_N_EVENT_KINDS; i++)
+    gtk_string_list_append (kinds, qstore_inspector_event_kind_label (i));
+  gtk_drop_down_set_model (self->kind_dropdown, G_LIST_MODEL (kinds));
+}
+
 static gboolean
 filter_event (gpointer item,
               gpointer user_data)
@@ -1215,7 +1226,6 @@ qstore_inspector_events_page_class_init (QStoreInspectorEventsPageClass *klass)
 static void
 qstore_inspector_events_page_init (QStoreInspectorEventsPage *self)
 {
-  g_autoptr(GtkStringList) kinds = gtk_string_list_new (NULL);
   GtkAdjustment *adjustment;
 
   self->max_events = QSTORE_INSPECTOR_DEFAULT_MAX_EVENTS;
@@ -1235,12 +1245,7 @@ qstore_inspector_events_page_init (QStoreInspectorEventsPage *self)
   g_signal_connect_swapped (self->shown, "items-changed", G_CALLBACK (update_count), self);
   gtk_column_view_set_model (self->column_view, GTK_SELECTION_MODEL (self->selection));
   add_columns (self);
-
-  /* After the filter: choosing a kind changes it. */
-  gtk_string_list_append (kinds, _("All Kinds"));
-  for (guint i = 0; i < QSTORE_INSPECTOR_N_EVENT_KINDS; i++)
-    gtk_string_list_append (kinds, qstore_inspector_event_kind_label (i));
-  gtk_drop_down_set_model (self->kind_dropdown, G_LIST_MODEL (kinds));
+  add_kinds (self); /* after the filter: choosing a kind changes it */
 
   adjustment = gtk_scrolled_window_get_vadjustment (self->scroller);
   g_signal_connect_swapped (adjustment, "value-changed", G_CALLBACK (scrolled_cb), self);
