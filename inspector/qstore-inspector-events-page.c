@@ -487,6 +487,45 @@ qstore_inspector_events_page_get_status (QStoreInspectorEventsPage *self)
 
 /* Servers */
 
+static void
+list_names (GDBusConnection     *bus,
+            GCancellable        *cancellable,
+            GAsyncReadyCallback  callback,
+            gpointer             user_data)
+{
+  g_dbus_connection_call (bus, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
+                          "ListNames", NULL, G_VARIANT_TYPE ("(as)"), G_DBUS_CALL_FLAGS_NONE, 5000,
+                          cancellable, callback, user_data);
+}
+
+static int
+compare_names (gconstpointer a,
+               gconstpointer b)
+{
+  return g_strcmp0 (*(const char * const *) a, *(const char * const *) b);
+}
+
+/* Returns: (transfer full) (nullable): the org.qstore.Server.* names of
+ * list_names()'s answer, sorted; %NULL if there was none */
+static GPtrArray *
+list_names_finish (GObject      *object,
+                   GAsyncResult *result)
+{
+  g_autoptr(GVariant) reply = g_dbus_connection_call_finish (G_DBUS_CONNECTION (object), result, NULL);
+  g_autofree const char **names = NULL;
+  GPtrArray *servers;
+
+  if (reply == NULL)
+    return NULL;
+  servers = g_ptr_array_new_with_free_func (g_free);
+  g_variant_get (reply, "(^a&s)", &names);
+  for (guint i = 0; names[i] != NULL; i++)
+    if (g_str_has_prefix (names[i], SERVER_PREFIX))
+      g_ptr_array_add (servers, g_strdup (names[i]));
+  g_ptr_array_sort (servers, compare_names);
+  return servers;
+}
+
 typedef struct
 {
   QStoreInspectorEventsPage *self;
@@ -539,33 +578,25 @@ store_uri_cb (GObject      *object,
   g_free (one);
 }
 
-/* Calls @callback with the StoreUri of every org.qstore.Server.* name. */
+/* Asks each server which store it serves. */
 static void
 names_cb (GObject      *object,
           GAsyncResult *result,
           gpointer      user_data)
 {
   Find *find = user_data;
-  g_autoptr(GVariant) reply = g_dbus_connection_call_finish (G_DBUS_CONNECTION (object), result, NULL);
-  g_autofree const char **names = NULL;
+  g_autoptr(GPtrArray) servers = list_names_finish (object, result);
 
-  if (reply != NULL && !g_cancellable_is_cancelled (find->cancellable))
+  for (guint i = 0; servers != NULL && !g_cancellable_is_cancelled (find->cancellable) && i < servers->len; i++)
     {
-      g_variant_get (reply, "(^a&s)", &names);
-      for (guint i = 0; names[i] != NULL; i++)
-        {
-          FindName *one;
+      FindName *one = g_new0 (FindName, 1);
 
-          if (!g_str_has_prefix (names[i], SERVER_PREFIX))
-            continue;
-          one = g_new0 (FindName, 1);
-          one->find = find;
-          one->name = g_strdup (names[i]);
-          find->pending++;
-          g_dbus_connection_call (find->bus, names[i], SERVER_PATH, "org.freedesktop.DBus.Properties", "Get",
-                                  g_variant_new ("(ss)", SERVER_INTERFACE, "StoreUri"), G_VARIANT_TYPE ("(v)"),
-                                  G_DBUS_CALL_FLAGS_NO_AUTO_START, 5000, find->cancellable, store_uri_cb, one);
-        }
+      one->find = find;
+      one->name = g_strdup (g_ptr_array_index (servers, i));
+      find->pending++;
+      g_dbus_connection_call (find->bus, one->name, SERVER_PATH, "org.freedesktop.DBus.Properties", "Get",
+                              g_variant_new ("(ss)", SERVER_INTERFACE, "StoreUri"), G_VARIANT_TYPE ("(v)"),
+                              G_DBUS_CALL_FLAGS_NO_AUTO_START, 5000, find->cancellable, store_uri_cb, one);
     }
   find_unref (find);
 }
@@ -608,9 +639,7 @@ qstore_inspector_events_page_find_server (QStoreInspectorEventsPage *self,
   find->store_uri = g_strdup (store_uri);
   find->cancellable = g_object_ref (self->find_cancellable);
   find->pending = 1;
-  g_dbus_connection_call (self->bus, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
-                          "ListNames", NULL, G_VARIANT_TYPE ("(as)"), G_DBUS_CALL_FLAGS_NONE, 5000,
-                          find->cancellable, names_cb, find);
+  list_names (self->bus, find->cancellable, names_cb, find);
 }
 
 /* Connect to Server… */
@@ -626,32 +655,17 @@ server_activated_cb (GtkListBox       *list,
   gtk_window_close (GTK_WINDOW (dialog));
 }
 
-static int
-compare_names (gconstpointer a,
-               gconstpointer b)
-{
-  return g_strcmp0 (*(const char * const *) a, *(const char * const *) b);
-}
-
 static void
 list_servers_cb (GObject      *object,
                  GAsyncResult *result,
                  gpointer      user_data)
 {
   g_autoptr(GtkListBox) list = user_data;
-  g_autoptr(GVariant) reply = g_dbus_connection_call_finish (G_DBUS_CONNECTION (object), result, NULL);
-  g_autofree const char **names = NULL;
-  g_autoptr(GPtrArray) servers = g_ptr_array_new ();
+  g_autoptr(GPtrArray) servers = list_names_finish (object, result);
   GtkWidget *placeholder = g_object_get_data (G_OBJECT (list), "placeholder");
 
-  if (reply == NULL)
+  if (servers == NULL)
     return;
-  g_variant_get (reply, "(^a&s)", &names);
-  for (guint i = 0; names[i] != NULL; i++)
-    if (g_str_has_prefix (names[i], SERVER_PREFIX))
-      g_ptr_array_add (servers, (gpointer) names[i]);
-  g_ptr_array_sort (servers, compare_names);
-
   for (guint i = 0; i < servers->len; i++)
     {
       const char *name = g_ptr_array_index (servers, i);
@@ -715,9 +729,7 @@ qstore_inspector_events_page_connect_dialog (QStoreInspectorEventsPage *self)
   gtk_box_append (GTK_BOX (box), placeholder);
   adw_message_dialog_set_extra_child (ADW_MESSAGE_DIALOG (dialog), box);
 
-  g_dbus_connection_call (self->bus, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
-                          "ListNames", NULL, G_VARIANT_TYPE ("(as)"), G_DBUS_CALL_FLAGS_NONE, 5000,
-                          NULL, list_servers_cb, g_object_ref (list));
+  list_names (self->bus, NULL, list_servers_cb, g_object_ref (list));
   gtk_window_present (GTK_WINDOW (dialog));
   return GTK_WINDOW (dialog);
 }

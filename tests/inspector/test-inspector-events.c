@@ -148,23 +148,6 @@ execute (Server     *server,
 
 /* Widgets */
 
-static GtkWidget *
-find_by_type (GtkWidget *root,
-                   GType      type)
-{
-  if (G_TYPE_CHECK_INSTANCE_TYPE (root, type))
-    return root;
-  for (GtkWidget *child = gtk_widget_get_first_child (root); child != NULL;
-       child = gtk_widget_get_next_sibling (child))
-    {
-      GtkWidget *found = find_by_type (child, type);
-
-      if (found != NULL)
-        return found;
-    }
-  return NULL;
-}
-
 /* The sidebar row named @name (rows are named as their pages). */
 static GtkWidget *
 find_row (GtkWidget  *root,
@@ -432,7 +415,7 @@ test_stream (void)
 static GtkAdjustment *
 list_adjustment (QStoreInspectorEventsPage *page)
 {
-  GtkWidget *view = find_by_type (GTK_WIDGET (page), GTK_TYPE_COLUMN_VIEW);
+  GtkWidget *view = test_find_by_type (GTK_WIDGET (page), GTK_TYPE_COLUMN_VIEW);
   GtkWidget *scroller = gtk_widget_get_ancestor (view, GTK_TYPE_SCROLLED_WINDOW);
 
   return gtk_scrolled_window_get_vadjustment (GTK_SCROLLED_WINDOW (scroller));
@@ -609,7 +592,7 @@ test_connect (void)
 static gboolean
 banner_still (gpointer data)
 {
-  GtkRevealer *banner = GTK_REVEALER (find_by_type (data, GTK_TYPE_REVEALER));
+  GtkRevealer *banner = GTK_REVEALER (test_find_by_type (data, GTK_TYPE_REVEALER));
 
   return gtk_revealer_get_child_revealed (banner) == gtk_revealer_get_reveal_child (banner);
 }
