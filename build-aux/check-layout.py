@@ -29,8 +29,10 @@ BASE_HEADERS = {"qstore-version-macros.h", "qstore-enums.h"}
 UMBRELLA = "qstore.h"
 # What a plugin may include of libqstore: the public umbrella, and the test
 # fault points, which the plugins check while test programs arm them and
-# which must be one state inside libqstore (see qstore-fault-private.h).
-PLUGIN_VISIBLE = {"libqstore/" + UMBRELLA, "libqstore/kv/qstore-fault-private.h"}
+# which must be one state inside libqstore (see qstore-fault-private.h),
+# and the message catalogue, so plugins' errors share libqstore's domain.
+PLUGIN_VISIBLE = {"libqstore/" + UMBRELLA, "libqstore/kv/qstore-fault-private.h",
+                  "libqstore/kv/qstore-i18n-private.h"}
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+(?:"([^"]+)"|<(qstore\.h)>)')
 

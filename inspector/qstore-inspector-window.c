@@ -53,6 +53,7 @@ struct _QStoreInspectorWindow
   GtkListBoxRow              *catalog_row;
   GtkListBoxRow              *stale_row;
   GtkListBoxRow              *data_row;
+  GtkListBoxRow              *events_row;
   GtkWidget                  *stale_warning_icon;
   GtkLabel                   *store_name_label;
   GtkLabel                   *store_kind_label;
@@ -66,6 +67,7 @@ struct _QStoreInspectorWindow
   QStoreInspectorStalePage   *stale_page;
   QStoreInspectorDataPage    *data_page;
   QStoreInspectorStagingPage *staging_page;
+  QStoreInspectorEventsPage  *events_page;
 };
 
 enum
@@ -346,6 +348,8 @@ load_done (GObject      *object,
     {
       remember_uri (self, self->uri);
       update_recent (self);
+      /* A server that serves the store tells its commits as they happen. */
+      qstore_inspector_events_page_find_server (self->events_page, self->uri);
     }
   show_contents (self, contents);
   set_busy (self, FALSE);
@@ -391,6 +395,7 @@ qstore_inspector_window_open_uri (QStoreInspectorWindow *self,
   g_clear_object (&self->monitor);
   self->refresh_pending = FALSE;
   qstore_inspector_data_page_set_contents (self->data_page, NULL);
+  qstore_inspector_events_page_find_server (self->events_page, NULL);
 
   set_busy (self, TRUE);
   gtk_stack_set_visible_child_name (self->main_stack, "loading");
@@ -516,6 +521,17 @@ qstore_inspector_window_show_page (QStoreInspectorWindow *self,
   gtk_stack_set_visible_child_name (self->page_stack, name);
   update_titles (self);
   adw_leaflet_navigate (self->leaflet, ADW_NAVIGATION_DIRECTION_FORWARD);
+}
+
+/* The Events page shows in the sidebar while it follows a server. */
+static void
+update_events_row_cb (QStoreInspectorWindow *self)
+{
+  gboolean shown = qstore_inspector_events_page_get_server (self->events_page) != NULL;
+
+  gtk_widget_set_visible (GTK_WIDGET (self->events_row), shown);
+  if (!shown && g_strcmp0 (gtk_stack_get_visible_child_name (self->page_stack), "events") == 0)
+    qstore_inspector_window_show_page (self, "catalog");
 }
 
 static void
@@ -710,6 +726,16 @@ show_entry_action (GtkWidget  *widget,
   qstore_inspector_window_show_page (self, "catalog");
 }
 
+static void
+connect_server_action (GtkWidget  *widget,
+                       const char *action_name,
+                       GVariant   *parameter)
+{
+  QStoreInspectorWindow *self = QSTORE_INSPECTOR_WINDOW (widget);
+
+  qstore_inspector_events_page_connect_dialog (self->events_page);
+}
+
 /* “Why?” next to a materialized view: its own verdict, not just the page. */
 static void
 show_verdict_action (GtkWidget  *widget,
@@ -845,6 +871,7 @@ qstore_inspector_window_class_init (QStoreInspectorWindowClass *klass)
   g_type_ensure (QSTORE_INSPECTOR_TYPE_STALE_PAGE);
   g_type_ensure (QSTORE_INSPECTOR_TYPE_DATA_PAGE);
   g_type_ensure (QSTORE_INSPECTOR_TYPE_STAGING_PAGE);
+  g_type_ensure (QSTORE_INSPECTOR_TYPE_EVENTS_PAGE);
 
   gtk_widget_class_set_template_from_resource (widget_class, "/org/qstore/Inspector/qstore-inspector-window.ui");
   gtk_widget_class_bind_template_child (widget_class, QStoreInspectorWindow, toast_overlay);
@@ -860,6 +887,7 @@ qstore_inspector_window_class_init (QStoreInspectorWindowClass *klass)
   gtk_widget_class_bind_template_child (widget_class, QStoreInspectorWindow, catalog_row);
   gtk_widget_class_bind_template_child (widget_class, QStoreInspectorWindow, stale_row);
   gtk_widget_class_bind_template_child (widget_class, QStoreInspectorWindow, data_row);
+  gtk_widget_class_bind_template_child (widget_class, QStoreInspectorWindow, events_row);
   gtk_widget_class_bind_template_child (widget_class, QStoreInspectorWindow, stale_warning_icon);
   gtk_widget_class_bind_template_child (widget_class, QStoreInspectorWindow, store_name_label);
   gtk_widget_class_bind_template_child (widget_class, QStoreInspectorWindow, store_kind_label);
@@ -873,9 +901,11 @@ qstore_inspector_window_class_init (QStoreInspectorWindowClass *klass)
   gtk_widget_class_bind_template_child (widget_class, QStoreInspectorWindow, stale_page);
   gtk_widget_class_bind_template_child (widget_class, QStoreInspectorWindow, data_page);
   gtk_widget_class_bind_template_child (widget_class, QStoreInspectorWindow, staging_page);
+  gtk_widget_class_bind_template_child (widget_class, QStoreInspectorWindow, events_page);
   gtk_widget_class_bind_template_callback (widget_class, sidebar_row_activated_cb);
   gtk_widget_class_bind_template_callback (widget_class, back_clicked_cb);
   gtk_widget_class_bind_template_callback (widget_class, update_back_cb);
+  gtk_widget_class_bind_template_callback (widget_class, update_events_row_cb);
 
   gtk_widget_class_install_action (widget_class, "win.open", NULL, open_action);
   gtk_widget_class_install_action (widget_class, "win.open-folder", NULL, open_folder_action);
@@ -887,6 +917,7 @@ qstore_inspector_window_class_init (QStoreInspectorWindowClass *klass)
   gtk_widget_class_install_action (widget_class, "win.show-table", "s", show_table_action);
   gtk_widget_class_install_action (widget_class, "win.show-entry", "s", show_entry_action);
   gtk_widget_class_install_action (widget_class, "win.show-verdict", "s", show_verdict_action);
+  gtk_widget_class_install_action (widget_class, "win.connect-server", NULL, connect_server_action);
 
   gtk_widget_class_add_binding_action (widget_class, GDK_KEY_o, GDK_CONTROL_MASK, "win.open", NULL);
   gtk_widget_class_add_binding_action (widget_class, GDK_KEY_o, GDK_CONTROL_MASK | GDK_SHIFT_MASK, "win.open-folder", NULL);
@@ -896,6 +927,7 @@ qstore_inspector_window_class_init (QStoreInspectorWindowClass *klass)
   gtk_widget_class_add_binding_action (widget_class, GDK_KEY_2, GDK_ALT_MASK, "win.show-page", "s", "stale");
   gtk_widget_class_add_binding_action (widget_class, GDK_KEY_3, GDK_ALT_MASK, "win.show-page", "s", "data");
   gtk_widget_class_add_binding_action (widget_class, GDK_KEY_4, GDK_ALT_MASK, "win.show-page", "s", "staging");
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_5, GDK_ALT_MASK, "win.show-page", "s", "events");
 }
 
 static void
@@ -953,6 +985,7 @@ qstore_inspector_window_set_settings (QStoreInspectorWindow *self,
       if (g_settings_get_boolean (settings, "window-maximized"))
         gtk_window_maximize (GTK_WINDOW (self));
       g_settings_bind (settings, "auto-refresh", self, "auto-refresh", G_SETTINGS_BIND_DEFAULT);
+      g_settings_bind (settings, "max-events", self->events_page, "max-events", G_SETTINGS_BIND_GET);
     }
   update_recent (self);
 }
@@ -1062,4 +1095,11 @@ qstore_inspector_window_get_staging_page (QStoreInspectorWindow *self)
 {
   g_return_val_if_fail (QSTORE_INSPECTOR_IS_WINDOW (self), NULL);
   return self->staging_page;
+}
+
+QStoreInspectorEventsPage *
+qstore_inspector_window_get_events_page (QStoreInspectorWindow *self)
+{
+  g_return_val_if_fail (QSTORE_INSPECTOR_IS_WINDOW (self), NULL);
+  return self->events_page;
 }

@@ -9,6 +9,7 @@
 #include "qstore-inspector-catalog-page.h"
 #include "qstore-inspector-contents.h"
 #include "qstore-inspector-data-page.h"
+#include "qstore-inspector-events-page.h"
 #include "qstore-inspector-monitor.h"
 #include "qstore-inspector-stale-page.h"
 #include "qstore-inspector-staging-page.h"
@@ -39,6 +40,7 @@ QStoreInspectorCatalogPage *qstore_inspector_window_get_catalog_page (QStoreInsp
 QStoreInspectorStalePage   *qstore_inspector_window_get_stale_page   (QStoreInspectorWindow *self);
 QStoreInspectorDataPage    *qstore_inspector_window_get_data_page    (QStoreInspectorWindow *self);
 QStoreInspectorStagingPage *qstore_inspector_window_get_staging_page (QStoreInspectorWindow *self);
+QStoreInspectorEventsPage  *qstore_inspector_window_get_events_page  (QStoreInspectorWindow *self);
 void                        qstore_inspector_window_set_settings     (QStoreInspectorWindow *self,
                                                                       GSettings             *settings);
 

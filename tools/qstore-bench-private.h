@@ -43,6 +43,7 @@ typedef struct
   Phase              phases;
   char              *location;
   char              *uri;
+  guint64            small_txns;
   gint64             change_log;
   char              *qstore;
 

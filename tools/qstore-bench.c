@@ -625,7 +625,7 @@ phase_small_txn (Bench   *bench,
   Stamp t0, t1;
 
   t0 = stamp_now ();
-  for (guint64 i = 0; i < SMALL_TXN_COUNT; i++)
+  for (guint64 i = 0; i < bench->small_txns; i++)
     {
       guint64 id = bench->rows + i;
       gboolean ok = FALSE;
@@ -648,9 +648,9 @@ phase_small_txn (Bench   *bench,
   t1 = stamp_now ();
 
   if (!check_checksum ("small_txn", "sum of scores", checksum,
-                       expected_score_sum (bench->rows, SMALL_TXN_COUNT), error))
+                       expected_score_sum (bench->rows, bench->small_txns), error))
     return FALSE;
-  emit_phase (bench, "small_txn", SMALL_TXN_COUNT, t0, t1, checksum,
+  emit_phase (bench, "small_txn", bench->small_txns, t0, t1, checksum,
               bench->atomic ? "\"atomic\":true" : "\"atomic\":false");
   return TRUE;
 }
@@ -972,6 +972,7 @@ main (int    argc,
   g_autofree char *dir = NULL;
   g_autofree guint64 *ids = NULL;
   gint64 rows = -1;
+  gint64 small_txns = SMALL_TXN_COUNT;
   int run = 1;
   gboolean keep = FALSE;
   gboolean no_atomic = FALSE;
@@ -989,6 +990,8 @@ main (int    argc,
     { "rows", 'n', 0, G_OPTION_ARG_INT64, &rows,
       "Rows to load, from 1 to 99000000 (default 1000000); events for unsafe-window "
       "(default 10000); rows of the large transaction for replica (default 1000000)", "N" },
+    { "small-txns", 0, 0, G_OPTION_ARG_INT64, &small_txns,
+      "Transactions of the small_txn phase (default 10000, as bench-baseline runs)", "N" },
     { "phases", 0, 0, G_OPTION_ARG_STRING, &phases_text,
       "Comma-separated phases to run and report (default: all of "
       "load,get,scan,small_txn,size)", "LIST" },
@@ -1061,6 +1064,8 @@ main (int    argc,
     return usage_error ("--workload mixed runs SQL: add --layer sql");
   if (rows < 1 || rows > MAX_ROWS)
     return usage_error ("--rows must be from 1 to 99000000");
+  if (small_txns < 1 || small_txns > MAX_ROWS)
+    return usage_error ("--small-txns must be from 1 to 99000000");
   bench.phases = PHASE_LOAD | PHASE_GET | PHASE_SCAN | PHASE_SMALL_TXN | PHASE_SIZE;
   if (phases_text != NULL && !parse_phases (phases_text, &bench.phases, &error))
     return usage_error (error->message);
@@ -1080,6 +1085,7 @@ main (int    argc,
       bench.qstore = g_build_filename (here, "qstore", NULL);
     }
   bench.rows = (guint64) rows;
+  bench.small_txns = (guint64) small_txns;
   bench.run = run;
   bench.rng = BENCH_SEED;
 

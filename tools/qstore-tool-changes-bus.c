@@ -37,51 +37,6 @@ typedef struct
   guint            received;
 } Follower;
 
-static void
-print_line (GString *line)
-{
-  g_string_append_c (line, '\n');
-  fputs (line->str, stdout);
-  /* A reader of the pipe waits for each line. */
-  fflush (stdout);
-}
-
-static void
-print_gap (Follower   *follower,
-           const char *reason,
-           gint64      down_for_ms)
-{
-  g_autoptr(GString) line = g_string_new (NULL);
-
-  if (follower->json)
-    {
-      g_string_append (line, "{\"gap\":{\"reason\":");
-      qstore_tool_append_json_string (line, reason);
-      if (down_for_ms >= 0)
-        g_string_append_printf (line, ",\"down_for_ms\":%" G_GINT64_FORMAT "}}", down_for_ms);
-      else
-        g_string_append (line, ",\"down_for_ms\":null}}");
-    }
-  else if (down_for_ms >= 0)
-    g_string_append_printf (line, "gap: %s (down for %" G_GINT64_FORMAT " ms)", reason,
-                            down_for_ms);
-  else
-    g_string_append_printf (line, "gap: %s", reason);
-  print_line (line);
-}
-
-static char *
-format_time (gint64 usec)
-{
-  g_autoptr(GDateTime) seconds = g_date_time_new_from_unix_utc (usec / G_USEC_PER_SEC);
-  g_autoptr(GDateTime) time = NULL;
-
-  if (seconds == NULL)
-    return g_strdup_printf ("%" G_GINT64_FORMAT, usec);
-  time = g_date_time_add (seconds, usec % G_USEC_PER_SEC);
-  return g_date_time_format (time, "%Y-%m-%dT%H:%M:%S.%fZ");
-}
-
 /* The text form names each row's table and operation; --json gives the
  * rows whole. */
 static void
@@ -109,7 +64,7 @@ static void
 print_transaction (Follower *follower)
 {
   g_autoptr(GString) line = g_string_new (NULL);
-  g_autofree char *time = format_time (follower->time);
+  g_autofree char *time = qstore_tool_format_time (follower->time);
   g_autofree char *rows = g_strdup_printf ("[%s]", follower->rows->str);
 
   if (follower->last_tx != 0 && follower->tx != follower->last_tx + 1)
@@ -118,7 +73,7 @@ print_transaction (Follower *follower)
                                                  G_GUINT64_FORMAT " were not seen",
                                                  follower->last_tx + 1, follower->tx - 1);
 
-      print_gap (follower, reason, -1);
+      qstore_tool_print_gap (follower->json, reason, -1);
     }
   follower->last_tx = follower->tx;
 
@@ -140,7 +95,7 @@ print_transaction (Follower *follower)
       g_string_append_printf (line, "%" G_GUINT64_FORMAT " %s", follower->tx, time);
       append_plain_rows (line, rows);
     }
-  print_line (line);
+  qstore_tool_print_line (line);
   g_clear_pointer (&follower->tables, g_strfreev);
   g_string_truncate (follower->rows, 0);
   follower->tx = 0;
@@ -204,7 +159,7 @@ on_signal (GDBusConnection *connection,
       gint64 down_for_ms;
 
       g_variant_get (parameters, "(&sx)", &reason, &down_for_ms);
-      print_gap (follower, reason, down_for_ms);
+      qstore_tool_print_gap (follower->json, reason, down_for_ms);
       follower->last_tx = 0;
     }
 }
@@ -239,7 +194,7 @@ on_appeared (GDBusConnection *connection,
 
       /* What committed while nobody served, or before this server
        * subscribed us, is not known. */
-      print_gap (follower, "server restarted", down_for_ms);
+      qstore_tool_print_gap (follower->json, "server restarted", down_for_ms);
       follower->last_tx = 0;
     }
   follower->served_before = TRUE;

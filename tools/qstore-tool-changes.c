@@ -18,40 +18,6 @@ typedef struct
   GError     *error;       /* what stopped following */
 } Follow;
 
-static char *
-format_time (gint64 usec)
-{
-  g_autoptr(GDateTime) seconds = g_date_time_new_from_unix_utc (usec / G_USEC_PER_SEC);
-  g_autoptr(GDateTime) time = NULL;
-
-  if (seconds == NULL)
-    return g_strdup_printf ("%" G_GINT64_FORMAT, usec);
-  time = g_date_time_add (seconds, usec % G_USEC_PER_SEC);
-  return g_date_time_format (time, "%Y-%m-%dT%H:%M:%S.%fZ");
-}
-
-/* A tuple of boxed values as a JSON array. */
-static void
-append_values (GString  *out,
-               GVariant *tuple)
-{
-  gsize n = g_variant_n_children (tuple);
-
-  g_string_append_c (out, '[');
-  for (gsize i = 0; i < n; i++)
-    {
-      g_autoptr(GVariant) boxed = g_variant_get_child_value (tuple, i);
-      g_autoptr(GVariant) value = g_variant_get_variant (boxed);
-
-      if (i > 0)
-        g_string_append_c (out, ',');
-      qstore_tool_append_json_value (out, value);
-    }
-  g_string_append_c (out, ']');
-}
-
-/* A row as an object of its named values, or an array when the change
- * set does not name them; null when there is none. */
 static void
 append_row (GString            *out,
             GVariant           *row,
@@ -66,7 +32,7 @@ append_row (GString            *out,
     }
   if (names == NULL)
     {
-      append_values (out, row);
+      qstore_tool_append_json_tuple (out, row);
       return;
     }
   n = g_variant_n_children (row);
@@ -93,18 +59,9 @@ append_key (GString         *out,
   g_autoptr(GVariant) key = qstore_change_set_get_key (change_set, index);
 
   if (key != NULL)
-    append_values (out, key);
+    qstore_tool_append_json_tuple (out, key);
   else
     g_string_append (out, "null");
-}
-
-static void
-print_line (GString *line)
-{
-  g_string_append_c (line, '\n');
-  fputs (line->str, stdout);
-  /* A follower's reader waits for each line. */
-  fflush (stdout);
 }
 
 static void
@@ -113,7 +70,7 @@ on_changes (QStoreChangeFeed *feed,
             Follow           *follow)
 {
   g_autoptr(GString) line = g_string_new (NULL);
-  g_autofree char *time = format_time (qstore_change_set_get_time (change_set));
+  g_autofree char *time = qstore_tool_format_time (qstore_change_set_get_time (change_set));
   guint n = qstore_change_set_get_n_changes (change_set);
 
   if (follow->json)
@@ -157,7 +114,7 @@ on_changes (QStoreChangeFeed *feed,
     }
   if (follow->json)
     g_string_append (line, "]}");
-  print_line (line);
+  qstore_tool_print_line (line);
 }
 
 static void
@@ -166,23 +123,7 @@ on_gap (QStoreChangeFeed *feed,
         gint64            down_for_ms,
         Follow           *follow)
 {
-  g_autoptr(GString) line = g_string_new (NULL);
-
-  if (follow->json)
-    {
-      g_string_append (line, "{\"gap\":{\"reason\":");
-      qstore_tool_append_json_string (line, reason);
-      if (down_for_ms >= 0)
-        g_string_append_printf (line, ",\"down_for_ms\":%" G_GINT64_FORMAT "}}", down_for_ms);
-      else
-        g_string_append (line, ",\"down_for_ms\":null}}");
-    }
-  else if (down_for_ms >= 0)
-    g_string_append_printf (line, "gap: %s (down for %" G_GINT64_FORMAT " ms)", reason,
-                            down_for_ms);
-  else
-    g_string_append_printf (line, "gap: %s", reason);
-  print_line (line);
+  qstore_tool_print_gap (follow->json, reason, down_for_ms);
 }
 
 static void
@@ -246,7 +187,7 @@ print_observers (QStoreTool *tool,
   for (guint i = 0; i < g_list_model_get_n_items (observations); i++)
     {
       g_autoptr(QStoreReplicaObservation) observation = g_list_model_get_item (observations, i);
-      g_autofree char *time = format_time (qstore_replica_observation_get_updated_at (observation) * 1000);
+      g_autofree char *time = qstore_tool_format_time (qstore_replica_observation_get_updated_at (observation) * 1000);
       g_autoptr(GString) line = g_string_new (NULL);
 
       if (json)
@@ -268,7 +209,7 @@ print_observers (QStoreTool *tool,
                                 qstore_replica_observation_get_kind (observation),
                                 qstore_replica_observation_get_staleness_ms (observation),
                                 qstore_replica_observation_get_payload (observation));
-      print_line (line);
+      qstore_tool_print_line (line);
     }
   qstore_provider_close_all (provider);
   return QSTORE_TOOL_EXIT_OK;

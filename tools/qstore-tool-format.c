@@ -246,3 +246,70 @@ qstore_tool_append_json_value (GString  *out,
       g_string_append_c (out, '}');
     }
 }
+
+/* A tuple (or array) of boxed values as a JSON array. */
+void
+qstore_tool_append_json_tuple (GString  *out,
+                               GVariant *tuple)
+{
+  gsize n = g_variant_n_children (tuple);
+
+  g_string_append_c (out, '[');
+  for (gsize i = 0; i < n; i++)
+    {
+      g_autoptr(GVariant) boxed = g_variant_get_child_value (tuple, i);
+      g_autoptr(GVariant) value = g_variant_get_variant (boxed);
+
+      if (i > 0)
+        g_string_append_c (out, ',');
+      qstore_tool_append_json_value (out, value);
+    }
+  g_string_append_c (out, ']');
+}
+
+/* Microseconds since the epoch as an ISO 8601 UTC time. */
+char *
+qstore_tool_format_time (gint64 usec)
+{
+  g_autoptr(GDateTime) seconds = g_date_time_new_from_unix_utc (usec / G_USEC_PER_SEC);
+  g_autoptr(GDateTime) time = NULL;
+
+  if (seconds == NULL)
+    return g_strdup_printf ("%" G_GINT64_FORMAT, usec);
+  time = g_date_time_add (seconds, usec % G_USEC_PER_SEC);
+  return g_date_time_format (time, "%Y-%m-%dT%H:%M:%S.%fZ");
+}
+
+void
+qstore_tool_print_line (GString *line)
+{
+  g_string_append_c (line, '\n');
+  fputs (line->str, stdout);
+  /* A follower's reader waits for each line. */
+  fflush (stdout);
+}
+
+/* A follower's gap: transactions may have been missed, for @reason. */
+void
+qstore_tool_print_gap (gboolean    json,
+                       const char *reason,
+                       gint64      down_for_ms)
+{
+  g_autoptr(GString) line = g_string_new (NULL);
+
+  if (json)
+    {
+      g_string_append (line, "{\"gap\":{\"reason\":");
+      qstore_tool_append_json_string (line, reason);
+      if (down_for_ms >= 0)
+        g_string_append_printf (line, ",\"down_for_ms\":%" G_GINT64_FORMAT "}}", down_for_ms);
+      else
+        g_string_append (line, ",\"down_for_ms\":null}}");
+    }
+  else if (down_for_ms >= 0)
+    g_string_append_printf (line, "gap: %s (down for %" G_GINT64_FORMAT " ms)", reason,
+                            down_for_ms);
+  else
+    g_string_append_printf (line, "gap: %s", reason);
+  qstore_tool_print_line (line);
+}

@@ -141,26 +141,6 @@ qstore_tool_server_default_id (const char *store_uri)
 
 /* Rows as JSON */
 
-/* One row, a tuple or array of boxed values, as a JSON array. */
-static void
-append_row (GString  *out,
-            GVariant *row)
-{
-  gsize n = g_variant_n_children (row);
-
-  g_string_append_c (out, '[');
-  for (gsize i = 0; i < n; i++)
-    {
-      g_autoptr(GVariant) boxed = g_variant_get_child_value (row, i);
-      g_autoptr(GVariant) value = g_variant_get_variant (boxed);
-
-      if (i > 0)
-        g_string_append_c (out, ',');
-      qstore_tool_append_json_value (out, value);
-    }
-  g_string_append_c (out, ']');
-}
-
 /* Rows @first … @first + @n - 1 of @rows (`aav`) as a JSON array. */
 static char *
 rows_to_json (GVariant *rows,
@@ -175,7 +155,7 @@ rows_to_json (GVariant *rows,
 
       if (i > first)
         g_string_append_c (out, ',');
-      append_row (out, row);
+      qstore_tool_append_json_tuple (out, row);
     }
   g_string_append_c (out, ']');
   return g_string_free (out, FALSE);
@@ -200,12 +180,12 @@ append_change (GString         *out,
   qstore_tool_append_json_string (out, op != NULL ? op->value_nick : "unknown");
   g_string_append (out, ",\"old\":");
   if (old_row != NULL)
-    append_row (out, old_row);
+    qstore_tool_append_json_tuple (out, old_row);
   else
     g_string_append (out, "null");
   g_string_append (out, ",\"new\":");
   if (new_row != NULL)
-    append_row (out, new_row);
+    qstore_tool_append_json_tuple (out, new_row);
   else
     g_string_append (out, "null");
   g_string_append_c (out, '}');

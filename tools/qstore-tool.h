@@ -86,6 +86,15 @@ void            qstore_tool_append_json_string (GString             *out,
                                                 const char          *text);
 void            qstore_tool_append_json_value  (GString             *out,
                                                 GVariant            *value);
+void            qstore_tool_append_json_tuple  (GString             *out,
+                                                GVariant            *tuple);
+char           *qstore_tool_format_time        (gint64               usec);
+
+/* Followers' output: one line at a time, flushed */
+void            qstore_tool_print_line         (GString             *line);
+void            qstore_tool_print_gap          (gboolean             json,
+                                                const char          *reason,
+                                                gint64               down_for_ms);
 
 /* The JSON forms the commands print, which the server gives too */
 JsonNode       *qstore_tool_catalog_to_json    (QStoreProvider      *provider,

@@ -13,6 +13,10 @@ G_BEGIN_DECLS
  * translated whatever its own domain is. */
 #define QSTORE_GETTEXT_PACKAGE "qstore-1"
 
+/* Not API, but exported all the same, as the fault points are (see
+ * qstore-fault-private.h): the provider plugins, separate shared objects,
+ * say their messages in this domain too. */
+__attribute__((visibility("default"))) extern
 const char *qstore_gettext (const char *msgid) G_GNUC_FORMAT (1);
 
 #define _(String) qstore_gettext (String)

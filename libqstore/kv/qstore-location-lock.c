@@ -19,6 +19,7 @@
 #include <glib/gstdio.h>
 
 #include "qstore-error.h"
+#include "qstore-i18n-private.h"
 #include "qstore-location-lock.h"
 
 /**
@@ -230,15 +231,15 @@ set_busy_error (GError     **error,
   g_autofree char *by = NULL;
 
   if (holder == (int) getpid ())
-    by = g_strdup ("by another handle in this process");
+    by = g_strdup (_("by another handle in this process"));
   else if (holder > 0)
-    by = g_strdup_printf ("by process %d", holder);
+    by = g_strdup_printf (_("by process %d"), holder);
   else
-    by = g_strdup ("by another process");
+    by = g_strdup (_("by another process"));
   g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_BUSY,
-               "%s is open for writing %s, and a location has one writer at a time: "
+               _("%s is open for writing %s, and a location has one writer at a time: "
                "close that one, open this one read-only, or wait for it "
-               "(the wait_ms option)", location, by);
+               "(the wait_ms option)"), location, by);
 }
 
 /**
@@ -283,8 +284,8 @@ qstore_location_lock_acquire (const char  *path,
         {
           err = errno;
           g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_IO,
-                       "%s cannot be locked for writing: its lock file “%s” cannot be "
-                       "opened: %s; check the permissions of the directory",
+                       _("%s cannot be locked for writing: its lock file “%s” cannot be "
+                       "opened: %s; check the permissions of the directory"),
                        location, path, g_strerror (err));
           return NULL;
         }
@@ -308,7 +309,7 @@ qstore_location_lock_acquire (const char  *path,
         {
           close (fd);
           g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_IO,
-                       "%s cannot be locked for writing (lock file “%s”): %s",
+                       _("%s cannot be locked for writing (lock file “%s”): %s"),
                        location, path, g_strerror (err));
           return NULL;
         }

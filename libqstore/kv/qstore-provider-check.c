@@ -7,6 +7,7 @@
 
 #include "qstore-check-report.h"
 #include "qstore-error.h"
+#include "qstore-i18n-private.h"
 #include "qstore-provider-private.h"
 
 /* Enough to see a store is damaged; the rest of it says little more. */
@@ -42,8 +43,8 @@ check_store (QStoreProvider    *self,
           g_autoptr(GBytes) at = g_bytes_new (key, len);
 
           qstore_check_report_add_problem (report, QSTORE_CHECK_SCOPE_STORE, name, at,
-                                           "This key does not come after the key before it: "
-                                           "the store's order is broken");
+                                           _("This key does not come after the key before it: "
+                                           "the store's order is broken"));
         }
       g_byte_array_set_size (previous, 0);
       g_byte_array_append (previous, key, len);
@@ -95,9 +96,9 @@ qstore_provider_check (QStoreProvider  *self,
     return NULL;
   if (!qstore_check_report_is_clean (report))
     {
-      qstore_check_report_add_note (report, "The stores were not read one by one: the "
+      qstore_check_report_add_note (report, _("The stores were not read one by one: the "
                                     "provider found its structure damaged, and reading "
-                                    "a damaged structure is not safe");
+                                    "a damaged structure is not safe"));
       return g_steal_pointer (&report);
     }
 

@@ -9,6 +9,7 @@
 #include <json-glib/json-glib.h>
 
 #include "qstore-error.h"
+#include "qstore-i18n-private.h"
 #include "qstore-lifecycle-private.h"
 #include "qstore-open-private.h"
 #include "qstore-replica-overlay-private.h"
@@ -403,7 +404,7 @@ qstore_replica_get_marker (QStoreReplica  *self,
   if (!g_variant_is_of_type (value, G_VARIANT_TYPE_STRING))
     {
       g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_CORRUPT,
-                   "The marker “%s” holds no report: table %s was written around the replica",
+                   _("The marker “%s” holds no report: table %s was written around the replica"),
                    marker_key, MARKER_TABLE);
       return NULL;
     }
@@ -444,25 +445,25 @@ run_statement (Batch           *batch,
   if (step->temp != NULL)
     {
       g_set_error (error, QSTORE_REPLICA_ERROR, QSTORE_REPLICA_ERROR_UNSUPPORTED_SCHEMA,
-                   "Statement %u of the DDL batch makes “%s”, a TEMP or foreign object, "
+                   _("Statement %u of the DDL batch makes “%s”, a TEMP or foreign object, "
                    "which lives on the writer's connection only: it is unsupported in a "
                    "replica, whose workers could never see it. Nothing of the batch was "
-                   "applied", number, step->temp);
+                   "applied"), number, step->temp);
       return FALSE;
     }
   if (step->returns_rows)
     {
       g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
-                   "Statement %u of the DDL batch (“%s”) returns rows: read with "
-                   "qstore_replica_query()", number, sql);
+                   _("Statement %u of the DDL batch (“%s”) returns rows: read with "
+                   "qstore_replica_query()"), number, sql);
       return FALSE;
     }
   if (!batch->trusted && step->written_tables->len > 0)
     {
       g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
-                   "Statement %u of the DDL batch (“%s”) writes rows of %s: write rows in "
+                   _("Statement %u of the DDL batch (“%s”) writes rows of %s: write rows in "
                    "a transaction of qstore_replica_begin_write(), or migrate with "
-                   "qstore_replica_exec_ddl_with_marker()", number, sql,
+                   "qstore_replica_exec_ddl_with_marker()"), number, sql,
                    (char *) step->written_tables->pdata[0]);
       return FALSE;
     }
@@ -470,8 +471,8 @@ run_statement (Batch           *batch,
   if (!qstore_database_exec (db, sql, &local_error))
     {
       g_propagate_prefixed_error (error, local_error,
-                                  "Statement %u of the DDL batch failed, so nothing of the "
-                                  "batch was applied: ", number);
+                                  _("Statement %u of the DDL batch failed, so nothing of the "
+                                  "batch was applied: "), number);
       return FALSE;
     }
 
@@ -490,10 +491,10 @@ run_statement (Batch           *batch,
         {
           if (local_error == NULL)
             g_set_error_literal (&local_error, QSTORE_ERROR, QSTORE_ERROR_FAILED,
-                                 "the step function failed without saying why");
+                                 _("the step function failed without saying why"));
           g_propagate_prefixed_error (error, local_error,
-                                      "The atomic step effects of statement %u failed, so "
-                                      "nothing of the DDL batch was applied: ", number);
+                                      _("The atomic step effects of statement %u failed, so "
+                                      "nothing of the DDL batch was applied: "), number);
           return FALSE;
         }
     }
@@ -588,8 +589,8 @@ run_batch (QStoreReplica             *self,
   if (self->txn != NULL)
     {
       g_set_error_literal (error, QSTORE_REPLICA_ERROR, QSTORE_REPLICA_ERROR_WRITE_OPEN,
-                           "DDL is refused while a write transaction is open (the workers "
-                           "would not see it until the commit): commit or roll it back first");
+                           _("DDL is refused while a write transaction is open (the workers "
+                           "would not see it until the commit): commit or roll it back first"));
       return NULL;
     }
 
@@ -638,8 +639,8 @@ run_batch (QStoreReplica             *self,
 
   if (!qstore_replica_reopen_writer (self, error))
     {
-      g_prefix_error (error, "The DDL batch committed, but the replica cannot read its "
-                             "schema back: ");
+      g_prefix_error (error, _("The DDL batch committed, but the replica cannot read its "
+                             "schema back: "));
       return NULL;
     }
   reload_workers (self, touched);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "qstore-error.h"
+#include "qstore-i18n-private.h"
 #include "qstore-replica-private.h"
 #include "qstore-sql-token-private.h"
 
@@ -237,7 +238,7 @@ open_sqlite_file (QStoreReplica  *self,
   if (rc != SQLITE_OK)
     {
       g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_IO,
-                   "The sqlite store at “%s” cannot be opened for maintenance: %s", path,
+                   _("The sqlite store at “%s” cannot be opened for maintenance: %s"), path,
                    conn != NULL ? sqlite3_errmsg (conn) : sqlite3_errstr (rc));
       sqlite3_close_v2 (conn);
       return NULL;
@@ -277,7 +278,7 @@ wal_checkpoint (QStoreReplica  *self,
   if (rc != SQLITE_OK && rc != SQLITE_DONE)
     {
       g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_IO,
-                   "The WAL checkpoint of the sqlite store at “%s” failed: %s",
+                   _("The WAL checkpoint of the sqlite store at “%s” failed: %s"),
                    qstore_provider_get_location (self->provider), sqlite3_errmsg (conn));
       g_clear_pointer (&stmt, sqlite3_finalize);
       sqlite3_close_v2 (conn);

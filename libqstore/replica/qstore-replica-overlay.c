@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "qstore-error.h"
+#include "qstore-i18n-private.h"
 #include "qstore-replica-overlay-private.h"
 
 /* Every store name the batch touched has a layer: the base store whose
@@ -569,7 +570,7 @@ overlay_restructure (QStoreProvider       *provider,
         {
           if (occupied)
             g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_EXISTS,
-                         "Store “%s” cannot take the entries of “%s”: it holds entries of its own",
+                         _("Store “%s” cannot take the entries of “%s”: it holds entries of its own"),
                          rename_to[i], rename_from[i]);
           g_hash_table_iter_init (&iter, saved);
           while (g_hash_table_iter_next (&iter, (gpointer *) &name, (gpointer *) &layer))
@@ -753,8 +754,8 @@ qstore_replica_overlay_flush (QStoreReplicaOverlay  *self,
       if (!progressed)
         {
           g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_UNSUPPORTED,
-                       "The DDL batch exchanges the names of stores in a cycle (such as "
-                       "“%s” and “%s”): rename them in two batches",
+                       _("The DDL batch exchanges the names of stores in a cycle (such as "
+                       "“%s” and “%s”): rename them in two batches"),
                        g_array_index (renames, Rename, 0).from,
                        g_array_index (renames, Rename, 0).to);
           return FALSE;

@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include "qstore-error.h"
+#include "qstore-i18n-private.h"
 #include "qstore-replica-private.h"
 
 /* Commands go to a worker through its queue, under the hub's lock. Those
@@ -251,7 +252,7 @@ recover (QStoreReplica *self,
   if (old->current_reply != NULL && !old->current_reply->done)
     {
       g_set_error (&old->current_reply->error, QSTORE_REPLICA_ERROR, QSTORE_REPLICA_ERROR_DEGRADED,
-                   "Replica worker %u stopped answering", index);
+                   _("Replica worker %u stopped answering"), index);
       old->current_reply->done = TRUE;
     }
   g_cond_broadcast (&self->hub->cond);

@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include "qstore-error.h"
+#include "qstore-i18n-private.h"
 #include "qstore-replica-private.h"
 #include "qstore-replica-txn.h"
 #include "qstore-sql-token-private.h"
@@ -226,8 +227,8 @@ qstore_replica_begin_write (QStoreReplica  *self,
   if (self->txn != NULL)
     {
       g_set_error_literal (error, QSTORE_REPLICA_ERROR, QSTORE_REPLICA_ERROR_WRITE_OPEN,
-                           "A write transaction of the replica is open already: commit or "
-                           "roll it back first (there is one writer)");
+                           _("A write transaction of the replica is open already: commit or "
+                           "roll it back first (there is one writer)"));
       return NULL;
     }
   qstore_replica_dispatch_pending (self);
@@ -245,8 +246,8 @@ check_open (QStoreReplicaTxn  *self,
   if (!self->open)
     {
       g_set_error_literal (error, QSTORE_ERROR, QSTORE_ERROR_CLOSED,
-                           "The replica transaction is over (committed or rolled back): "
-                           "begin another one");
+                           _("The replica transaction is over (committed or rolled back): "
+                           "begin another one"));
       return FALSE;
     }
   if (self->replica != NULL && !qstore_replica_check_usable (self->replica, TRUE, error))
@@ -274,16 +275,16 @@ check_statement (QStoreReplicaTxn  *self,
     if (qstore_sql_token_is (&token, control[i]))
       {
         g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
-                     "%s is not run inside a replica transaction: the transaction is the "
-                     "object's own; end it with its commit or rollback", control[i]);
+                     _("%s is not run inside a replica transaction: the transaction is the "
+                     "object's own; end it with its commit or rollback"), control[i]);
         return FALSE;
       }
   for (guint i = 0; self->replica != NULL && schema[i] != NULL; i++)
     if (qstore_sql_token_is (&token, schema[i]))
       {
         g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
-                     "%s is not run inside a replica transaction: change the schema with "
-                     "qstore_replica_exec_ddl(), which the workers follow", schema[i]);
+                     _("%s is not run inside a replica transaction: change the schema with "
+                     "qstore_replica_exec_ddl(), which the workers follow"), schema[i]);
         return FALSE;
       }
   return TRUE;
@@ -412,7 +413,7 @@ qstore_replica_txn_commit_with_info (QStoreReplicaTxn  *self,
   if (replica == NULL)
     {
       g_set_error_literal (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
-                           "The statements of a DDL batch commit with the batch");
+                           _("The statements of a DDL batch commit with the batch"));
       return NULL;
     }
   locker = g_rec_mutex_locker_new (&replica->api_lock);
@@ -429,7 +430,7 @@ qstore_replica_txn_commit_with_info (QStoreReplicaTxn  *self,
       qstore_replica_end_stream (replica, FALSE);
       end (self);
       g_free (info);
-      g_propagate_prefixed_error (error, local_error, "The replica transaction rolled back: ");
+      g_propagate_prefixed_error (error, local_error, _("The replica transaction rolled back: "));
       return NULL;
     }
 

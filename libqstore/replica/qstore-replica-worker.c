@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "qstore-error.h"
+#include "qstore-i18n-private.h"
 #include "qstore-replica-private.h"
 #include "qstore-table-private.h"
 
@@ -381,7 +382,7 @@ stored_key (QStoreTable   *table,
     g_propagate_error (error, local_error);
   else
     g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_NOT_FOUND,
-                 "A row of table “%s” the writer changed is not in the worker's view",
+                 _("A row of table “%s” the writer changed is not in the worker's view"),
                  schema->name);
   return FALSE;
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "qstore-error.h"
+#include "qstore-i18n-private.h"
 #include "qstore-lifecycle-private.h"
 #include "qstore-open-private.h"
 #include "qstore-replica-private.h"
@@ -308,15 +309,15 @@ qstore_replica_check_usable (QStoreReplica  *self,
   if (self->closed)
     {
       g_set_error_literal (error, QSTORE_ERROR, QSTORE_ERROR_CLOSED,
-                           "The replica is closed: open it again to use it");
+                           _("The replica is closed: open it again to use it"));
       return FALSE;
     }
   if (waits && self->nested > 0)
     {
       g_set_error_literal (error, QSTORE_REPLICA_ERROR, QSTORE_REPLICA_ERROR_BUSY,
-                           "A replica event handler cannot call this while the replica "
+                           _("A replica event handler cannot call this while the replica "
                            "waits for room for its events: call it once the handler "
-                           "returned (from an idle callback, for instance)");
+                           "returned (from an idle callback, for instance)"));
       return FALSE;
     }
   return TRUE;
@@ -840,9 +841,9 @@ qstore_replica_open (const char  *uri,
   if (!(qstore_provider_get_capabilities (provider) & QSTORE_CAPABILITY_SNAPSHOTS))
     {
       g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_UNSUPPORTED,
-                   "The %s provider of “%s” has no snapshots, and a replica's workers each "
+                   _("The %s provider of “%s” has no snapshots, and a replica's workers each "
                    "read one committed state while the writer goes on: open it with a "
-                   "provider that has them (memory, lmdb or sqlite)",
+                   "provider that has them (memory, lmdb or sqlite)"),
                    qstore_provider_get_name (provider), uri);
       qstore_provider_close_all (provider);
       return NULL;
@@ -1066,9 +1067,9 @@ check_place (QStoreReplica  *self,
   if (self->slots[worker].degraded)
     {
       g_set_error (error, QSTORE_REPLICA_ERROR, QSTORE_REPLICA_ERROR_DEGRADED,
-                   "Replica worker %u failed more often than its restart budget allows and "
+                   _("Replica worker %u failed more often than its restart budget allows and "
                    "is retired: queries it would host (ids ≡ %u mod %u) are refused until the "
-                   "replica is opened again", worker, worker, self->n_workers);
+                   "replica is opened again"), worker, worker, self->n_workers);
       return FALSE;
     }
   return TRUE;
@@ -1150,8 +1151,8 @@ qstore_replica_register_query (QStoreReplica  *self,
   if (plan->has_temp)
     {
       g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
-                   "%s reads a TEMP table, which lives on the writer's connection only: the "
-                   "workers cannot see it; query qstore tables", label);
+                   _("%s reads a TEMP table, which lives on the writer's connection only: the "
+                   "workers cannot see it; query qstore tables"), label);
       return FALSE;
     }
 
@@ -1410,8 +1411,8 @@ qstore_replica_query (QStoreReplica  *self,
   if (!qstore_database_is_read_only_sql (self->reader, sql))
     {
       g_set_error_literal (error, QSTORE_ERROR, QSTORE_ERROR_READ_ONLY,
-                           "A replica's reads only read: write in a transaction of "
-                           "qstore_replica_begin_write()");
+                           _("A replica's reads only read: write in a transaction of "
+                           "qstore_replica_begin_write()"));
       return NULL;
     }
   if (!(snapshot = qstore_provider_begin_snapshot (self->provider, error)))

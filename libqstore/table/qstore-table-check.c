@@ -8,6 +8,7 @@
 
 #include "qstore-coordinator-private.h"
 #include "qstore-error.h"
+#include "qstore-i18n-private.h"
 #include "qstore-table-private.h"
 
 /* Each row must decode, sit under the key its values give, meet its CHECK
@@ -120,7 +121,7 @@ check_row (Check         *check,
   if (!qstore_table_read_stored_row (self, row, row_len, values, &local_error))
     {
       problem (check, QSTORE_CHECK_SCOPE_TABLE, name, key, key_len,
-               "A row does not decode: %s", local_error->message);
+               _("A row does not decode: %s"), local_error->message);
       return TRUE;
     }
 
@@ -128,17 +129,17 @@ check_row (Check         *check,
   if (!qstore_table_append_data_key (self, values, scratch, &local_error))
     {
       problem (check, QSTORE_CHECK_SCOPE_TABLE, name, key, key_len,
-               "A row's primary key does not encode: %s", local_error->message);
+               _("A row's primary key does not encode: %s"), local_error->message);
       return TRUE;
     }
   if (!key_matches (self, values, scratch, key, key_len))
     problem (check, QSTORE_CHECK_SCOPE_TABLE, name, key, key_len,
-             "A row is stored under another key than its primary key gives");
+             _("A row is stored under another key than its primary key gives"));
 
   if (!qstore_table_evaluate_row (self, values, in_index, &local_error))
     {
       problem (check, QSTORE_CHECK_SCOPE_TABLE, name, key, key_len,
-               "A row breaks a constraint of the table: %s", local_error->message);
+               _("A row breaks a constraint of the table: %s"), local_error->message);
       return TRUE;
     }
 
@@ -153,7 +154,7 @@ check_row (Check         *check,
       if (!qstore_table_index_entry_key (self, i, values, key, key_len, scratch, &local_error))
         {
           problem (check, QSTORE_CHECK_SCOPE_INDEX, index->name, key, key_len,
-                   "A row's entry does not encode: %s", local_error->message);
+                   _("A row's entry does not encode: %s"), local_error->message);
           g_clear_error (&local_error);
           continue;
         }
@@ -163,7 +164,7 @@ check_row (Check         *check,
         return FALSE;
       if (found == NULL)
         problem (check, QSTORE_CHECK_SCOPE_INDEX, index->name, key, key_len,
-                 "A row of table “%s” has no entry in the index", name);
+                 _("A row of table “%s” has no entry in the index"), name);
     }
   return TRUE;
 }
@@ -252,7 +253,7 @@ check_table (Check   *check,
 
   if (check->n_problems > MAX_PROBLEMS)
     {
-      g_autofree char *note = g_strdup_printf ("Table “%s”: %u more problems were not listed",
+      g_autofree char *note = g_strdup_printf (_("Table “%s”: %u more problems were not listed"),
                                                name, check->n_problems - MAX_PROBLEMS);
 
       qstore_check_report_add_note (check->report, note);
@@ -297,7 +298,7 @@ qstore_table_check (QStoreTable        *self,
   if (qstore_coordinator_in_transaction (self->coordinator))
     {
       g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
-                   "Table “%s” is checked outside a transaction: commit or roll back first",
+                   _("Table “%s” is checked outside a transaction: commit or roll back first"),
                    self->schema->name);
       return FALSE;
     }

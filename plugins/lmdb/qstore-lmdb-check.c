@@ -28,6 +28,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "qstore-i18n-private.h"
 #include "qstore-lmdb-check.h"
 
 /* LMDB 0.9's file format (MDB_DATA_VERSION 1) as its mdb.c lays it out on
@@ -163,7 +164,7 @@ set_damage (GError     **error,
   what = g_strdup_vprintf (format, args);
   va_end (args);
   g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_CORRUPT,
-               "The LMDB store at “%s” is damaged: %s; restore it from a backup",
+               _("The LMDB store at “%s” is damaged: %s; restore it from a backup"),
                dir, what);
 }
 
@@ -269,9 +270,9 @@ read_metas (int          fd,
   if (metas[0].magic != LMDB_MAGIC)
     {
       g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_CORRUPT,
-                   "“%s” is not a qstore store: its data.mdb is not an LMDB file (or its "
+                   _("“%s” is not a qstore store: its data.mdb is not an LMDB file (or its "
                    "first page is damaged); give the directory of a qstore store or an "
-                   "empty one", dir);
+                   "empty one"), dir);
       return FALSE;
     }
   *page_size = metas[0].free_db.pad;
@@ -306,7 +307,7 @@ io:
     int err = errno;
 
     g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_IO,
-                 "Cannot read data.mdb of the LMDB store at “%s”: %s", dir,
+                 _("Cannot read data.mdb of the LMDB store at “%s”: %s"), dir,
                  err ? g_strerror (err) : "the file ended early");
     return FALSE;
   }
@@ -327,7 +328,7 @@ open_data (const char  *dir,
       err = errno;
       if (err != ENOENT)
         g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_IO,
-                     "Cannot read data.mdb of the LMDB store at “%s”: %s",
+                     _("Cannot read data.mdb of the LMDB store at “%s”: %s"),
                      dir, g_strerror (err));
       *size = 0;
       return -1;
@@ -336,7 +337,7 @@ open_data (const char  *dir,
     {
       close (fd);
       g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_CORRUPT,
-                   "“%s” is not a qstore store: its data.mdb is not a regular file", dir);
+                   _("“%s” is not a qstore store: its data.mdb is not a regular file"), dir);
       return -1;
     }
   *size = st.st_size;
@@ -944,7 +945,7 @@ find_snapshot (int          fd,
       }
   /* Two commits since the reader began: its meta page was reused. */
   g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_BUSY,
-               "The LMDB store at “%s” changed while it was being checked: try again", dir);
+               _("The LMDB store at “%s” changed while it was being checked: try again"), dir);
   return FALSE;
 }
 
@@ -970,7 +971,7 @@ qstore_lmdb_check_walk (const char             *dir,
     {
       if (local_error == NULL)
         g_set_error (&local_error, QSTORE_ERROR, QSTORE_ERROR_NOT_FOUND,
-                     "The LMDB store at “%s” has no data.mdb", dir);
+                     _("The LMDB store at “%s” has no data.mdb"), dir);
       g_propagate_error (error, local_error);
       return -1;
     }
@@ -1042,7 +1043,7 @@ qstore_lmdb_check_walk (const char             *dir,
 
   if (w.io_failed)
     g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_IO,
-                 "Cannot read data.mdb of the LMDB store at “%s”: %s", dir,
+                 _("Cannot read data.mdb of the LMDB store at “%s”: %s"), dir,
                  w.io_errno ? g_strerror (w.io_errno) : "the file ended early");
   else
     result = w.n_problems;

@@ -12,6 +12,7 @@
 
 #include <glib/gstdio.h>
 
+#include "qstore-i18n-private.h"
 #include "qstore-lmdb-check.h"
 #include "qstore-lmdb-env.h"
 
@@ -145,7 +146,7 @@ qstore_lmdb_set_error (GError     **error,
   va_end (args);
 
   g_set_error (error, QSTORE_ERROR, error_code_for_mdb (rc),
-               "%s in the LMDB store at “%s”: %s%s%s",
+               _("%s in the LMDB store at “%s”: %s%s%s"),
                what, path, mdb_strerror (rc),
                hint ? "; " : "", hint ? hint : "");
 }
@@ -155,7 +156,7 @@ qstore_lmdb_set_closed_error (GError     **error,
                               const char  *path)
 {
   g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_CLOSED,
-               "The lmdb store at “%s” is closed: open it again to use it", path);
+               _("The lmdb store at “%s” is closed: open it again to use it"), path);
 }
 
 /* Handles */
@@ -314,9 +315,9 @@ env_quiesce_locked (QStoreLmdbEnv  *env,
   if (env->n_held > 0)
     {
       g_set_error (error, QSTORE_ERROR, code,
-                   "%s, which cannot happen while this process holds %u "
+                   _("%s, which cannot happen while this process holds %u "
                    "snapshot(s) or iterator(s) on the LMDB store at “%s”: "
-                   "release them first%s",
+                   "release them first%s"),
                    why, env->n_held, env->path,
                    code == QSTORE_ERROR_IO ? ", or open the store with a larger map_size option" : "");
       return FALSE;
@@ -476,8 +477,8 @@ qstore_lmdb_env_refresh (QStoreLmdbEnv  *env,
           if (rc == MDB_SUCCESS && st.ms_entries > 0)
             {
               g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_CORRUPT,
-                           "“%s” is an LMDB environment but not a qstore store: "
-                           "something other than qstore wrote to it",
+                           _("“%s” is an LMDB environment but not a qstore store: "
+                           "something other than qstore wrote to it"),
                            env->path);
               rc = QSTORE_LMDB_RC_ERROR;
             }
@@ -595,8 +596,8 @@ check_format (QStoreLmdbEnv  *env,
     }
 
   g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_CORRUPT,
-               "“%s” is an LMDB environment with a damaged qstore marker (format “%s”): "
-               "it cannot be read as a qstore store",
+               _("“%s” is an LMDB environment with a damaged qstore marker (format “%s”): "
+               "it cannot be read as a qstore store"),
                env->path, format ? format : "missing");
   return FALSE;
 }
@@ -637,8 +638,8 @@ env_load (QStoreLmdbEnv  *env,
       if (st.ms_entries > 0)
         {
           g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_CORRUPT,
-                       "“%s” is an LMDB environment but not a qstore store: it has "
-                       "no “%s” marker; open an empty directory or one made by qstore",
+                       _("“%s” is an LMDB environment but not a qstore store: it has "
+                       "no “%s” marker; open an empty directory or one made by qstore"),
                        env->path, QSTORE_LMDB_MARKER_DBI_NAME);
           goto failed;
         }
@@ -662,8 +663,8 @@ env_load (QStoreLmdbEnv  *env,
   else if (rc == MDB_INCOMPATIBLE)
     {
       g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_CORRUPT,
-                   "“%s” is an LMDB environment but not a qstore store: its “%s” "
-                   "entry is plain data",
+                   _("“%s” is an LMDB environment but not a qstore store: its “%s” "
+                   "entry is plain data"),
                    env->path, QSTORE_LMDB_MARKER_DBI_NAME);
       goto failed;
     }
@@ -692,8 +693,8 @@ env_load (QStoreLmdbEnv  *env,
       if (rc == MDB_INCOMPATIBLE)
         {
           g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_CORRUPT,
-                       "“%s” holds plain data under “%s” where qstore expects a store: "
-                       "it was changed by something other than qstore",
+                       _("“%s” holds plain data under “%s” where qstore expects a store: "
+                       "it was changed by something other than qstore"),
                        env->path, name);
           goto failed;
         }
@@ -800,7 +801,7 @@ env_verify (QStoreLmdbEnv   *env,
       if (n > 0)
         {
           g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_CORRUPT,
-                       "The LMDB store at “%s” is damaged: %s%s; restore it from a backup",
+                       _("The LMDB store at “%s” is damaged: %s%s; restore it from a backup"),
                        env->path, (const char *) g_ptr_array_index (problems, 0),
                        n > 1 ? " (and more)" : "");
           return FALSE;
@@ -808,8 +809,8 @@ env_verify (QStoreLmdbEnv   *env,
       return TRUE;
     }
   g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_BUSY,
-               "The LMDB store at “%s” keeps changing under another process while it is "
-               "checked: try again", env->path);
+               _("The LMDB store at “%s” keeps changing under another process while it is "
+               "checked: try again"), env->path);
   return FALSE;
 }
 
@@ -840,9 +841,9 @@ env_open (const char      *path,
   if (info.empty && read_only)
     {
       g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_NOT_FOUND,
-                   "No qstore store at “%s”: its data.mdb is missing or empty (a store "
+                   _("No qstore store at “%s”: its data.mdb is missing or empty (a store "
                    "whose creation did not finish, or a truncated file); open it for "
-                   "writing to start a new, empty store there", path);
+                   "writing to start a new, empty store there"), path);
       g_free (env);
       return NULL;
     }
@@ -878,23 +879,23 @@ env_open (const char      *path,
     {
       if (rc == MDB_INVALID)
         g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_CORRUPT,
-                     "“%s” is not a qstore store: its data.mdb (or lock.mdb) is not an "
-                     "LMDB file; give the directory of a qstore store or an empty one",
+                     _("“%s” is not a qstore store: its data.mdb (or lock.mdb) is not an "
+                     "LMDB file; give the directory of a qstore store or an empty one"),
                      path);
       else if (rc == MDB_VERSION_MISMATCH)
         g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_CORRUPT,
-                     "“%s” was written by an incompatible version of LMDB (%s): "
-                     "it cannot be opened with LMDB %d.%d.%d",
+                     _("“%s” was written by an incompatible version of LMDB (%s): "
+                     "it cannot be opened with LMDB %d.%d.%d"),
                      path, mdb_strerror (rc),
                      MDB_VERSION_MAJOR, MDB_VERSION_MINOR, MDB_VERSION_PATCH);
       else if (rc == ENOENT && read_only)
         g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_NOT_FOUND,
-                     "No qstore store at “%s”: it has no data.mdb "
-                     "(open it for writing to create one)", path);
+                     _("No qstore store at “%s”: it has no data.mdb "
+                     "(open it for writing to create one)"), path);
       else if (rc == ENOENT)
         g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_IO,
-                     "Cannot create data.mdb of the LMDB store at “%s”: %s (is data.mdb "
-                     "a link to a place that does not exist?)", path, g_strerror (rc));
+                     _("Cannot create data.mdb of the LMDB store at “%s”: %s (is data.mdb "
+                     "a link to a place that does not exist?)"), path, g_strerror (rc));
       else
         qstore_lmdb_set_error (error, path, rc, "Could not open the environment");
 
@@ -947,7 +948,7 @@ qstore_lmdb_env_acquire (const char        *path,
       int errsv = errno;
 
       g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_IO,
-                   "Cannot open the lmdb store at “%s”: %s", path, g_strerror (errsv));
+                   _("Cannot open the lmdb store at “%s”: %s"), path, g_strerror (errsv));
       return NULL;
     }
 
@@ -971,8 +972,8 @@ qstore_lmdb_env_acquire (const char        *path,
         {
           g_mutex_unlock (&registry_lock);
           g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_BUSY,
-                       "The lmdb store at “%s” is already open read-only in this "
-                       "process: close that handle before opening it for writing",
+                       _("The lmdb store at “%s” is already open read-only in this "
+                       "process: close that handle before opening it for writing"),
                        path);
           return NULL;
         }

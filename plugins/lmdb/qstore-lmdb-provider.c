@@ -10,6 +10,7 @@
 
 #include <glib/gstdio.h>
 
+#include "qstore-i18n-private.h"
 #include "qstore-lmdb-check.h"
 #include "qstore-lmdb-provider.h"
 #include "qstore-lmdb-store.h"
@@ -195,20 +196,20 @@ qstore_lmdb_provider_check (QStoreProvider     *provider,
                                        stats.n_pages);
       if (n > QSTORE_LMDB_MAX_REPORTED_PROBLEMS)
         {
-          g_autofree char *note = g_strdup_printf ("data.mdb shows %d problems; the first %d "
-                                                   "are listed", n,
+          g_autofree char *note = g_strdup_printf (_("data.mdb shows %d problems; the first %d "
+                                                   "are listed"), n,
                                                    QSTORE_LMDB_MAX_REPORTED_PROBLEMS);
 
           qstore_check_report_add_note (report, note);
         }
-      qstore_check_report_add_note (report, "LMDB keeps no checksums: a changed byte inside "
+      qstore_check_report_add_note (report, _("LMDB keeps no checksums: a changed byte inside "
                                     "a key or value that keeps the keys in order cannot be "
-                                    "told from a real one");
+                                    "told from a real one"));
       return TRUE;
     }
   g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_BUSY,
-               "The LMDB store at “%s” keeps changing under another process while it is "
-               "checked: try again", self->handle.env->path);
+               _("The LMDB store at “%s” keeps changing under another process while it is "
+               "checked: try again"), self->handle.env->path);
   return FALSE;
 }
 
@@ -262,8 +263,8 @@ parse_options (QStoreProvider    *provider,
       if (i == G_N_ELEMENTS (verify_names))
         {
           g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
-                       "Option verify=%s is not understood: give how much of the file to "
-                       "check when opening: verify=auto, full, branches or meta", value);
+                       _("Option verify=%s is not understood: give how much of the file to "
+                       "check when opening: verify=auto, full, branches or meta"), value);
           return FALSE;
         }
       *verify = i;
@@ -275,8 +276,8 @@ parse_options (QStoreProvider    *provider,
       if (!g_ascii_string_to_unsigned (value, 10, 1, G_MAXSIZE, &n, NULL))
         {
           g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
-                       "Option map_size=%s is not understood: give the map size in "
-                       "bytes, such as map_size=1073741824", value);
+                       _("Option map_size=%s is not understood: give the map size in "
+                       "bytes, such as map_size=1073741824"), value);
           return FALSE;
         }
       *map_size = n;
@@ -288,8 +289,8 @@ parse_options (QStoreProvider    *provider,
       if (!g_ascii_string_to_unsigned (value, 10, 1, QSTORE_LMDB_MAX_MAX_STORES, &n, NULL))
         {
           g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
-                       "Option max_stores=%s is not understood: give a number of "
-                       "stores from 1 to %d, such as max_stores=1024",
+                       _("Option max_stores=%s is not understood: give a number of "
+                       "stores from 1 to %d, such as max_stores=1024"),
                        value, QSTORE_LMDB_MAX_MAX_STORES);
           return FALSE;
         }
@@ -320,8 +321,8 @@ qstore_lmdb_provider_initable_init (GInitable     *initable,
   if (location == NULL || location[0] == '\0')
     {
       g_set_error_literal (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
-                           "The lmdb provider keeps a store in a directory: "
-                           "give one, as in lmdb:/path/to/dir");
+                           _("The lmdb provider keeps a store in a directory: "
+                           "give one, as in lmdb:/path/to/dir"));
       return FALSE;
     }
 
@@ -332,22 +333,22 @@ qstore_lmdb_provider_initable_init (GInitable     *initable,
       if (errsv != ENOENT)
         {
           g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_IO,
-                       "Cannot open the lmdb store at “%s”: %s",
+                       _("Cannot open the lmdb store at “%s”: %s"),
                        location, g_strerror (errsv));
           return FALSE;
         }
       if (read_only)
         {
           g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_NOT_FOUND,
-                       "No qstore store at “%s”: the directory does not exist "
-                       "(a read-only open does not create it)", location);
+                       _("No qstore store at “%s”: the directory does not exist "
+                       "(a read-only open does not create it)"), location);
           return FALSE;
         }
       if (g_mkdir_with_parents (location, 0755) != 0 || g_stat (location, &st) != 0)
         {
           errsv = errno;
           g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_IO,
-                       "Cannot create the directory “%s” for an lmdb store: %s",
+                       _("Cannot create the directory “%s” for an lmdb store: %s"),
                        location, g_strerror (errsv));
           return FALSE;
         }
@@ -356,8 +357,8 @@ qstore_lmdb_provider_initable_init (GInitable     *initable,
   if (!S_ISDIR (st.st_mode))
     {
       g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
-                   "“%s” is not a directory: the lmdb provider keeps a store in a "
-                   "directory (data.mdb and lock.mdb); give a directory path",
+                   _("“%s” is not a directory: the lmdb provider keeps a store in a "
+                   "directory (data.mdb and lock.mdb); give a directory path"),
                    location);
       return FALSE;
     }
@@ -369,8 +370,8 @@ qstore_lmdb_provider_initable_init (GInitable     *initable,
       if (!g_file_test (data, G_FILE_TEST_EXISTS))
         {
           g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_NOT_FOUND,
-                       "No qstore store at “%s”: the directory has no data.mdb "
-                       "(open it for writing to create one)", location);
+                       _("No qstore store at “%s”: the directory has no data.mdb "
+                       "(open it for writing to create one)"), location);
           return FALSE;
         }
     }

@@ -4,6 +4,7 @@
  */
 #include "config.h"
 
+#include "qstore-i18n-private.h"
 #include "qstore-lmdb-read.h"
 
 /* Reset read transactions kept for reuse. */
@@ -192,8 +193,8 @@ qstore_lmdb_read_begin_complete (QStoreLmdbHandle  *self,
 
   g_free (rt);
   g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_BUSY,
-               "The stores of the LMDB store at “%s” keep changing under another "
-               "process: try again", env->path);
+               _("The stores of the LMDB store at “%s” keep changing under another "
+               "process: try again"), env->path);
   return NULL;
 }
 

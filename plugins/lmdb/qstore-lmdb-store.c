@@ -4,6 +4,7 @@
  */
 #include "config.h"
 
+#include "qstore-i18n-private.h"
 #include "qstore-lmdb-store.h"
 
 struct _QStoreLmdbSnapshot
@@ -133,8 +134,8 @@ qstore_lmdb_kv_get (QStoreKV      *store,
     }
 
   g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_BUSY,
-               "The stores of the LMDB store at “%s” keep changing under another "
-               "process: try again", env->path);
+               _("The stores of the LMDB store at “%s” keep changing under another "
+               "process: try again"), env->path);
   return NULL;
 }
 

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "qstore-fault-private.h"
+#include "qstore-i18n-private.h"
 #include "qstore-lmdb-store.h"
 #include "qstore-lmdb-write.h"
 
@@ -166,8 +167,8 @@ write_rename (WriteTxn    *wt,
       if (rc == MDB_SUCCESS && st.ms_entries > 0)
         {
           g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_EXISTS,
-                       "Cannot move store “%s” to “%s” in the LMDB store at “%s”: "
-                       "“%s” holds entries; drop it first",
+                       _("Cannot move store “%s” to “%s” in the LMDB store at “%s”: "
+                       "“%s” holds entries; drop it first"),
                        from, to, wt->env->path, to);
           return QSTORE_LMDB_RC_ERROR;
         }

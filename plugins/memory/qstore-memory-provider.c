@@ -7,6 +7,7 @@
 #include <qstore.h>
 
 #include "qstore-fault-private.h"
+#include "qstore-i18n-private.h"
 
 /* Each store is a sorted map (GTree of GBytes → GBytes). A map is shared,
  * copy-on-write, between the provider and the snapshots and iterators that
@@ -491,7 +492,7 @@ qstore_memory_provider_initable_init (GInitable     *initable,
   if (location[0] != '\0')
     {
       g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
-                   "The memory provider takes no location (got “%s”): use memory:",
+                   _("The memory provider takes no location (got “%s”): use memory:"),
                    location);
       return FALSE;
     }
@@ -642,7 +643,7 @@ qstore_memory_provider_restructure (QStoreProvider       *provider,
       if (!map_is_empty (g_hash_table_lookup (next, rename_to[i])))
         {
           g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_EXISTS,
-                       "Cannot move store “%s” to “%s”: the destination holds entries",
+                       _("Cannot move store “%s” to “%s”: the destination holds entries"),
                        rename_from[i], rename_to[i]);
           ok = FALSE;
           break;

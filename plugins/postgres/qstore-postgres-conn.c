@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "qstore-i18n-private.h"
 #include "qstore-postgres-conn.h"
 
 /* Type oids of the parameters (pg_type.dat). */
@@ -184,7 +185,7 @@ qstore_pg_set_error (GError         **error,
                              ? PQresultErrorMessage (res)
                              : conn->pg != NULL ? PQerrorMessage (conn->pg) : NULL);
   g_set_error (error, QSTORE_ERROR, qstore_pg_error_code_for (sqlstate),
-               "%s: %s failed: %s (SQLSTATE %s)%s", conn->what, doing, message,
+               _("%s: %s failed: %s (SQLSTATE %s)%s"), conn->what, doing, message,
                sqlstate != NULL ? sqlstate : "none", hint_for (sqlstate));
 }
 
@@ -193,7 +194,7 @@ qstore_pg_set_closed_error (GError    **error,
                             const char  *what)
 {
   g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_CLOSED,
-               "%s was closed: open it again to use it", what);
+               _("%s was closed: open it again to use it"), what);
 }
 
 /* Opening */
@@ -218,8 +219,8 @@ set_connect_error (GError     **error,
       code = QSTORE_ERROR_NOT_FOUND;
     }
   g_set_error (error, QSTORE_ERROR, code,
-               "%s cannot be opened: connecting to the PostgreSQL server failed: %s "
-               "(SQLSTATE %s)%s", what, message, sqlstate, hint_for (sqlstate));
+               _("%s cannot be opened: connecting to the PostgreSQL server failed: %s "
+               "(SQLSTATE %s)%s"), what, message, sqlstate, hint_for (sqlstate));
 }
 
 /* The server's notices and warnings (a shutdown on its way, say) are
@@ -542,7 +543,7 @@ qstore_pg_conn_query_int (QStorePgConn  *conn,
   if (PQntuples (res) != 1 || PQnfields (res) != 1 || PQgetisnull (res, 0, 0))
     {
       g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_FAILED,
-                   "%s: %s gave no answer", conn->what, doing);
+                   _("%s: %s gave no answer"), conn->what, doing);
       PQclear (res);
       return FALSE;
     }

@@ -6,6 +6,7 @@
 
 #include <string.h>
 
+#include "qstore-i18n-private.h"
 #include "qstore-postgres-db.h"
 #include "qstore-postgres-lock.h"
 
@@ -214,9 +215,9 @@ qstore_pg_db_open (QStorePgDb  *db,
   if (n_tables != 0 && (n_tables != N_TABLES || n_columns != N_COLUMNS))
     {
       g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_CORRUPT,
-                   "%s is not a qstore store: schema “%s” holds tables named stores "
+                   _("%s is not a qstore store: schema “%s” holds tables named stores "
                    "or kv that qstore did not make; name another schema (the schema "
-                   "option)", db->what, db->schema);
+                   "option)"), db->what, db->schema);
       return FALSE;
     }
   if (n_tables == 0)
@@ -224,7 +225,7 @@ qstore_pg_db_open (QStorePgDb  *db,
       if (db->read_only)
         {
           g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_NOT_FOUND,
-                       "%s does not exist: %s (open it read-write to create it)",
+                       _("%s does not exist: %s (open it read-write to create it)"),
                        db->what,
                        has_schema ? "the schema holds none of its tables"
                                   : "the schema does not exist");

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "qstore-i18n-private.h"
 #include "qstore-postgres-lock.h"
 
 /* The advisory lock's key: 64 bits of a hash of the schema name, so two
@@ -91,9 +92,9 @@ set_busy_error (GError       **error,
   g_autofree char *by = describe_holder (conn, key);
 
   g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_BUSY,
-               "%s is open for writing %s, and a location has one writer at a time: "
+               _("%s is open for writing %s, and a location has one writer at a time: "
                "close that one, open this one read-only, or wait for it "
-               "(the wait_ms option)", conn->what, by);
+               "(the wait_ms option)"), conn->what, by);
 }
 
 gboolean

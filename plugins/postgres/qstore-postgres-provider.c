@@ -7,6 +7,7 @@
 
 #include <gmodule.h>
 
+#include "qstore-i18n-private.h"
 #include "qstore-postgres-check.h"
 #include "qstore-postgres-store.h"
 #include "qstore-postgres-write.h"
@@ -53,9 +54,9 @@ check_location (const char  *conninfo,
   if (conninfo == NULL || conninfo[0] == '\0')
     {
       g_set_error_literal (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
-                           "The postgres provider needs a connection string: write "
+                           _("The postgres provider needs a connection string: write "
                            "postgres:host=/run/postgresql dbname=app?schema=NAME, or a "
-                           "postgresql:// URI with its “?” written %3F");
+                           "postgresql:// URI with its “?” written %3F"));
       return FALSE;
     }
   /* libpq's own words on what is wrong with it, before connecting. */
@@ -66,9 +67,9 @@ check_location (const char  *conninfo,
 
       /* Not repeated: it may hold a password. */
       g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
-                   "The location of the postgres provider is not a PostgreSQL connection "
+                   _("The location of the postgres provider is not a PostgreSQL connection "
                    "string: %s; write key=value pairs (host=… dbname=…) or a "
-                   "postgresql:// URI", why);
+                   "postgresql:// URI"), why);
       PQfreemem (message);
       return FALSE;
     }
@@ -78,8 +79,8 @@ check_location (const char  *conninfo,
       !g_utf8_validate (schema, -1, NULL))
     {
       g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
-                   "Option schema=%s of the postgres provider is not a schema name: "
-                   "give 1 to %d bytes of UTF-8, such as schema=inventory",
+                   _("Option schema=%s of the postgres provider is not a schema name: "
+                   "give 1 to %d bytes of UTF-8, such as schema=inventory"),
                    schema, MAX_SCHEMA_LENGTH);
       return FALSE;
     }

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "qstore-fault-private.h"
+#include "qstore-i18n-private.h"
 #include "qstore-postgres-write.h"
 
 /* The parameters of one step, kept until the pipeline is done. */
@@ -304,8 +305,8 @@ restructure_stores (QStorePgDb          *db,
       if (taken)
         {
           g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_EXISTS,
-                       "Cannot rename store “%s” to “%s” in %s: “%s” already holds "
-                       "entries; drop it first", from, to, db->what, to);
+                       _("Cannot rename store “%s” to “%s” in %s: “%s” already holds "
+                       "entries; drop it first"), from, to, db->what, to);
           return FALSE;
         }
       /* A leftover row of an emptied destination would clash on the name. */

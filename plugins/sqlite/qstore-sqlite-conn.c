@@ -4,6 +4,7 @@
  */
 #include "config.h"
 
+#include "qstore-i18n-private.h"
 #include "qstore-sqlite-conn.h"
 
 /* The statements of the layout qstore-sqlite-schema.c describes. */
@@ -130,7 +131,7 @@ qstore_sqlite_set_error (GError     **error,
   QStoreError code = qstore_sqlite_error_code_for (rc);
   const char *message = db != NULL ? sqlite3_errmsg (db) : sqlite3_errstr (rc);
 
-  g_set_error (error, QSTORE_ERROR, code, "SQLite store “%s”: %s failed: %s%s",
+  g_set_error (error, QSTORE_ERROR, code, _("SQLite store “%s”: %s failed: %s%s"),
                path, doing, message, hint_for (code));
 }
 
@@ -148,7 +149,7 @@ qstore_sqlite_set_closed_error (GError     **error,
                                 const char  *path)
 {
   g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_CLOSED,
-               "The sqlite store at “%s” is closed: open it again to use it", path);
+               _("The sqlite store at “%s” is closed: open it again to use it"), path);
 }
 
 /* Connections */
@@ -171,7 +172,7 @@ qstore_sqlite_conn_open (const char  *path,
       int err = db != NULL ? sqlite3_system_errno (db) : 0;
 
       g_set_error (error, QSTORE_ERROR, qstore_sqlite_error_code_for (rc),
-                   "SQLite store “%s” cannot be opened: %s%s%s%s",
+                   _("SQLite store “%s” cannot be opened: %s%s%s%s"),
                    path, sqlite3_errstr (rc),
                    err != 0 ? " (" : "", err != 0 ? g_strerror (err) : "", err != 0 ? ")" : "");
       sqlite3_close (db);

@@ -16,6 +16,7 @@
 #include <gmodule.h>
 
 #include "qstore-fault-private.h"
+#include "qstore-i18n-private.h"
 #include "qstore-sqlite-check.h"
 #include "qstore-sqlite-schema.h"
 #include "qstore-sqlite-store.h"
@@ -63,7 +64,7 @@ check_location (QStoreSqliteDb        *self,
   if (self->path[0] == '\0')
     {
       g_set_error_literal (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
-                           "The sqlite provider needs a file: write sqlite:/path/to/file.db");
+                           _("The sqlite provider needs a file: write sqlite:/path/to/file.db"));
       return FALSE;
     }
   /* SQLite's in-memory database lives in one connection, and the provider
@@ -71,9 +72,9 @@ check_location (QStoreSqliteDb        *self,
   if (g_str_equal (self->path, ":memory:"))
     {
       g_set_error_literal (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
-                           "The sqlite provider keeps a store in a file, not in SQLite's "
+                           _("The sqlite provider keeps a store in a file, not in SQLite's "
                            "“:memory:” database: for a store in memory, use memory:; "
-                           "to name a file called “:memory:”, write sqlite:./:memory:");
+                           "to name a file called “:memory:”, write sqlite:./:memory:"));
       return FALSE;
     }
 
@@ -82,15 +83,15 @@ check_location (QStoreSqliteDb        *self,
       if (S_ISDIR (st.st_mode))
         {
           g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
-                       "“%s” is a directory: the sqlite provider keeps a store in one "
-                       "file; name a file, such as %s/store.db", self->path, self->path);
+                       _("“%s” is a directory: the sqlite provider keeps a store in one "
+                       "file; name a file, such as %s/store.db"), self->path, self->path);
           return FALSE;
         }
       if (!S_ISREG (st.st_mode))
         {
           g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
-                       "“%s” is not a regular file: the sqlite provider keeps a store "
-                       "in a regular file", self->path);
+                       _("“%s” is not a regular file: the sqlite provider keeps a store "
+                       "in a regular file"), self->path);
           return FALSE;
         }
       return TRUE;
@@ -104,23 +105,23 @@ check_location (QStoreSqliteDb        *self,
       if (self->read_only)
         {
           g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_NOT_FOUND,
-                       "There is no sqlite store at “%s”: the file does not exist "
-                       "(open it read-write to create it)", self->path);
+                       _("There is no sqlite store at “%s”: the file does not exist "
+                       "(open it read-write to create it)"), self->path);
           return FALSE;
         }
       if (!g_file_test (parent, G_FILE_TEST_IS_DIR))
         {
           g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_NOT_FOUND,
-                       "Cannot create the sqlite store “%s”: directory “%s” does not "
-                       "exist; create it first", self->path, parent);
+                       _("Cannot create the sqlite store “%s”: directory “%s” does not "
+                       "exist; create it first"), self->path, parent);
           return FALSE;
         }
       if (g_access (parent, W_OK) != 0)
         {
           err = errno;
           g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_IO,
-                       "Cannot create the sqlite store “%s” in directory “%s”: %s; "
-                       "check the permissions of the directory",
+                       _("Cannot create the sqlite store “%s” in directory “%s”: %s; "
+                       "check the permissions of the directory"),
                        self->path, parent, g_strerror (err));
           return FALSE;
         }
@@ -128,8 +129,8 @@ check_location (QStoreSqliteDb        *self,
     }
 
   g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_IO,
-               "Cannot access the sqlite store “%s”: %s; check the permissions "
-               "of the file and its directories", self->path, g_strerror (err));
+               _("Cannot access the sqlite store “%s”: %s; check the permissions "
+               "of the file and its directories"), self->path, g_strerror (err));
   return FALSE;
 }
 
@@ -150,9 +151,9 @@ explain_unreadable_wal (QStoreSqliteDb        *self,
 
   g_clear_error (error);
   g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_IO,
-               "SQLite store “%s” cannot be read: SQLite needs to create “%s” beside "
+               _("SQLite store “%s” cannot be read: SQLite needs to create “%s” beside "
                "it and directory “%s” is not writable; make the directory writable "
-               "or copy the store elsewhere", self->path, shm, parent);
+               "or copy the store elsewhere"), self->path, shm, parent);
 }
 
 static gboolean
@@ -194,8 +195,8 @@ open_main_conn (QStoreSqliteDb  *self,
   if (!self->read_only && sqlite3_db_readonly (conn->db, "main") == 1)
     {
       g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_IO,
-                   "SQLite store “%s” cannot be written (permission denied): make the "
-                   "file writable or open it read-only", self->path);
+                   _("SQLite store “%s” cannot be written (permission denied): make the "
+                   "file writable or open it read-only"), self->path);
       return FALSE;
     }
 
@@ -608,8 +609,8 @@ restructure_stores (QStoreSqliteDb        *self,
       if (rc == SQLITE_ROW)
         {
           g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_EXISTS,
-                       "Cannot rename store “%s” to “%s” in “%s”: “%s” already holds "
-                       "entries; drop it first", from, to, self->path, to);
+                       _("Cannot rename store “%s” to “%s” in “%s”: “%s” already holds "
+                       "entries; drop it first"), from, to, self->path, to);
           return FALSE;
         }
       if (rc != SQLITE_DONE)

@@ -7,6 +7,7 @@
 
 #include <string.h>
 
+#include "qstore-i18n-private.h"
 #include "qstore-sqlite-schema.h"
 
 /* The layout: every store is a row of `stores`, every entry a row of `kv`
@@ -59,8 +60,8 @@ qstore_sqlite_query_int (QStoreSqliteConn  *conn,
     {
       if ((rc & 0xff) == SQLITE_NOTADB)
         g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_CORRUPT,
-                     "“%s” is not an SQLite database: give the sqlite provider a new "
-                     "file name or a qstore store", conn->path);
+                     _("“%s” is not an SQLite database: give the sqlite provider a new "
+                     "file name or a qstore store"), conn->path);
       else
         {
           qstore_sqlite_conn_set_error (conn, rc, "reading the header", error);
@@ -103,8 +104,8 @@ set_foreign_error (QStoreSqliteConn  *conn,
                    GError           **error)
 {
   g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_CORRUPT,
-               "“%s” is an SQLite database but not a qstore store: give the sqlite "
-               "provider a new file name or a qstore store", conn->path);
+               _("“%s” is an SQLite database but not a qstore store: give the sqlite "
+               "provider a new file name or a qstore store"), conn->path);
 }
 
 static gboolean
@@ -138,8 +139,8 @@ check_table (QStoreSqliteConn  *conn,
     qstore_sqlite_conn_set_error (conn, rc, "reading the schema", error);
   else if (!same)
     g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_CORRUPT,
-                 "“%s” is marked as a qstore store but its table “%s” is not qstore's: "
-                 "it was changed by another program; restore it from a backup",
+                 _("“%s” is marked as a qstore store but its table “%s” is not qstore's: "
+                 "it was changed by another program; restore it from a backup"),
                  conn->path, name);
   sqlite3_finalize (stmt);
   return rc == SQLITE_OK && same;
@@ -161,8 +162,8 @@ check_qstore_file (QStoreSqliteConn  *conn,
   if (header->user_version < 1)
     {
       g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_CORRUPT,
-                   "“%s” is marked as a qstore store but has no format version: "
-                   "it was changed by another program; restore it from a backup",
+                   _("“%s” is marked as a qstore store but has no format version: "
+                   "it was changed by another program; restore it from a backup"),
                    conn->path);
       return FALSE;
     }
@@ -232,8 +233,8 @@ qstore_sqlite_schema_enable_wal (QStoreSqliteConn  *conn,
     qstore_sqlite_conn_set_error (conn, rc, "switching to WAL mode", error);
   else if (!wal)
     g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_IO,
-                 "SQLite store “%s” cannot use write-ahead logging: "
-                 "keep it on a local file system", conn->path);
+                 _("SQLite store “%s” cannot use write-ahead logging: "
+                 "keep it on a local file system"), conn->path);
   sqlite3_finalize (stmt);
   return rc == SQLITE_OK && wal;
 }
@@ -300,8 +301,8 @@ qstore_sqlite_schema_open (QStoreSqliteConn  *conn,
       if (read_only)
         {
           g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_NOT_FOUND,
-                       "“%s” holds no qstore store yet: open it read-write once to "
-                       "create one", conn->path);
+                       _("“%s” holds no qstore store yet: open it read-write once to "
+                       "create one"), conn->path);
           return FALSE;
         }
       if (!create_schema (conn, &header, error))

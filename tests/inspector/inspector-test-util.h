@@ -138,6 +138,24 @@ test_find_by_class (GtkWidget  *root,
   return NULL;
 }
 
+/* The first widget under @root, in depth-first order, of @type. */
+static inline GtkWidget *
+test_find_by_type (GtkWidget *root,
+                   GType      type)
+{
+  if (G_TYPE_CHECK_INSTANCE_TYPE (root, type))
+    return root;
+  for (GtkWidget *child = gtk_widget_get_first_child (root); child != NULL;
+       child = gtk_widget_get_next_sibling (child))
+    {
+      GtkWidget *found = test_find_by_type (child, type);
+
+      if (found != NULL)
+        return found;
+    }
+  return NULL;
+}
+
 /* The text a code box shows: a label's, or a text view's buffer. */
 static inline char *
 test_widget_text (GtkWidget *widget)

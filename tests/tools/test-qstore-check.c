@@ -10,54 +10,7 @@
 #include <glib/gstdio.h>
 #include <json-glib/json-glib.h>
 
-#include "qstore-test-util.h"
-
-static const char *qstore_path;
-
-#define run(store, ...) test_run_program (qstore_path, NULL, (store), __VA_ARGS__)
-
-typedef struct
-{
-  char *dir;
-  char *uri;
-  char *provider;
-} Fixture;
-
-static void
-fixture_setup (Fixture       *f,
-               gconstpointer  data)
-{
-  f->provider = g_strdup (data);
-  f->dir = test_make_tmp_dir ("qstore-check-XXXXXX");
-  f->uri = test_spec_uri (f->provider, f->dir, "store");
-}
-
-static void
-fixture_teardown (Fixture       *f,
-                  gconstpointer  data)
-{
-  test_remove_tree (f->dir);
-  g_free (f->dir);
-  g_free (f->uri);
-  g_free (f->provider);
-}
-
-static G_GNUC_NULL_TERMINATED char *
-ok (const char *store,
-    const char *first,
-    ...)
-{
-  g_autoptr(TestRun) r = NULL;
-  va_list ap;
-
-  va_start (ap, first);
-  r = test_run_program_va (qstore_path, NULL, store, first, ap);
-  va_end (ap);
-  if (r->status != 0)
-    g_test_message ("stderr: %s", r->err);
-  g_assert_cmpint (r->status, ==, 0);
-  return g_steal_pointer (&r->out);
-}
+#include "tool-test.h"
 
 /* `check --json`, its exit status asserted against what the report says. */
 static JsonObject *
@@ -377,20 +330,6 @@ test_two_writers (Fixture       *f,
   g_assert_cmpuint (busy, ==, 0);
 }
 
-static void
-add_persistent (const char *name,
-                void (*func) (Fixture *, gconstpointer))
-{
-  const char *providers[] = { "lmdb", "sqlite" };
-
-  for (guint i = 0; i < G_N_ELEMENTS (providers); i++)
-    {
-      g_autofree char *path = g_strdup_printf ("/tools/check/%s/%s", name, providers[i]);
-
-      g_test_add (path, Fixture, providers[i], fixture_setup, func, fixture_teardown);
-    }
-}
-
 int
 main (int    argc,
       char **argv)
@@ -398,9 +337,9 @@ main (int    argc,
   g_test_init (&argc, &argv, NULL);
   qstore_path = test_program_argument (argc, argv, "PATH-TO-QSTORE");
 
-  add_persistent ("sound", test_sound);
-  add_persistent ("damaged", test_damaged);
-  add_persistent ("two-writers", test_two_writers);
+  add_persistent ("/tools/check", "sound", test_sound);
+  add_persistent ("/tools/check", "damaged", test_damaged);
+  add_persistent ("/tools/check", "two-writers", test_two_writers);
   g_test_add ("/tools/check/truncated/lmdb", Fixture, "lmdb", fixture_setup, test_truncated,
               fixture_teardown);
 

@@ -13,41 +13,11 @@
 #include <json-glib/json-glib.h>
 #include <qstore.h>
 
-#include "qstore-test-util.h"
+#include "tool-test.h"
 
-static const char *qstore_path;
-
-typedef struct
-{
-  char *dir;
-  char *uri;
-  char *provider;
-} Fixture;
-
-/* Runs `qstore --store STORE ARGS…` (NULL-terminated); with @env
- * (NULL-terminated `NAME=value`) added to its environment. */
-#define run(store, ...) test_run_program (qstore_path, NULL, (store), __VA_ARGS__)
+/* `run` with @env (NULL-terminated `NAME=value`) added to its environment. */
 #define run_with_env(env, store, ...) \
   test_run_program (qstore_path, (env), (store), __VA_ARGS__)
-
-/* Runs a command that must succeed silently on stderr; returns stdout. */
-static G_GNUC_NULL_TERMINATED char *
-ok (const char *store,
-    const char *first,
-    ...)
-{
-  g_autoptr(TestRun) r = NULL;
-  va_list ap;
-
-  va_start (ap, first);
-  r = test_run_program_va (qstore_path, NULL, store, first, ap);
-  va_end (ap);
-  if (r->status != 0)
-    g_test_message ("stderr: %s", r->err);
-  g_assert_cmpint (r->status, ==, 0);
-  g_assert_cmpstr (r->err, ==, "");
-  return g_steal_pointer (&r->out);
-}
 
 #define assert_output(expected, ...) \
   G_STMT_START { \
@@ -63,25 +33,6 @@ ok (const char *store,
     g_assert_true (g_str_has_prefix (_r->err, "qstore: ")); \
     g_assert_nonnull (strstr (_r->err, "Usage: qstore")); \
   } G_STMT_END
-
-static void
-fixture_setup (Fixture       *f,
-               gconstpointer  data)
-{
-  f->provider = g_strdup (data);
-  f->dir = test_make_tmp_dir ("qstore-tool-XXXXXX");
-  f->uri = test_spec_uri (f->provider, f->dir, "store");
-}
-
-static void
-fixture_teardown (Fixture       *f,
-                  gconstpointer  data)
-{
-  test_remove_tree (f->dir);
-  g_free (f->dir);
-  g_free (f->uri);
-  g_free (f->provider);
-}
 
 /* providers */
 
@@ -640,20 +591,6 @@ test_help_and_version (void)
   g_assert_nonnull (strstr (scan_help, "--limit"));
 }
 
-static void
-add_persistent (const char *name,
-                void (*func) (Fixture *, gconstpointer))
-{
-  const char *providers[] = { "lmdb", "sqlite" };
-
-  for (guint i = 0; i < G_N_ELEMENTS (providers); i++)
-    {
-      g_autofree char *path = g_strdup_printf ("/tools/qstore/%s/%s", name, providers[i]);
-
-      g_test_add (path, Fixture, providers[i], fixture_setup, func, fixture_teardown);
-    }
-}
-
 int
 main (int    argc,
       char **argv)
@@ -665,14 +602,14 @@ main (int    argc,
   g_test_add_func ("/tools/qstore/providers/json", test_providers_json);
   g_test_add_func ("/tools/qstore/help-and-version", test_help_and_version);
   g_test_add_func ("/tools/qstore/memory", test_memory);
-  add_persistent ("put-get-del", test_put_get_del);
-  add_persistent ("scan", test_scan);
-  add_persistent ("hex-and-escapes", test_hex_and_escapes);
-  add_persistent ("json", test_json);
-  add_persistent ("stores", test_stores);
-  add_persistent ("reads-change-nothing", test_reads_change_nothing);
-  add_persistent ("store-from-environment", test_store_from_environment);
-  add_persistent ("errors", test_errors);
+  add_persistent ("/tools/qstore", "put-get-del", test_put_get_del);
+  add_persistent ("/tools/qstore", "scan", test_scan);
+  add_persistent ("/tools/qstore", "hex-and-escapes", test_hex_and_escapes);
+  add_persistent ("/tools/qstore", "json", test_json);
+  add_persistent ("/tools/qstore", "stores", test_stores);
+  add_persistent ("/tools/qstore", "reads-change-nothing", test_reads_change_nothing);
+  add_persistent ("/tools/qstore", "store-from-environment", test_store_from_environment);
+  add_persistent ("/tools/qstore", "errors", test_errors);
 
   return g_test_run ();
 }
