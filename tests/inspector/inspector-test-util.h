@@ -56,22 +56,45 @@ test_run_for (int ms)
 
 /* Screenshots */
 
+/* The widget as it draws now. A window that is being mapped or resized
+ * (a loaded machine gets there late) draws nothing yet: wait for it. */
+static inline GskRenderNode *
+test_snapshot_node (GtkWidget *widget)
+{
+  g_autoptr(GdkPaintable) paintable = gtk_widget_paintable_new (widget);
+  GtkSnapshot *snapshot = gtk_snapshot_new ();
+
+  gdk_paintable_snapshot (paintable, snapshot, gtk_widget_get_width (widget),
+                          gtk_widget_get_height (widget));
+  return gtk_snapshot_free_to_node (snapshot);
+}
+
+static inline gboolean
+test_draws (gpointer data)
+{
+  GtkWidget *widget = data;
+  g_autoptr(GskRenderNode) node = NULL;
+
+  if (!gtk_widget_get_mapped (widget) || gtk_widget_get_width (widget) <= 0 ||
+      gtk_widget_get_height (widget) <= 0)
+    return FALSE;
+  node = test_snapshot_node (widget);
+  return node != NULL;
+}
+
 static inline GdkTexture *
 test_render (GtkWidget *widget)
 {
-  int width = gtk_widget_get_width (widget);
-  int height = gtk_widget_get_height (widget);
-  g_autoptr(GdkPaintable) paintable = gtk_widget_paintable_new (widget);
-  GtkSnapshot *snapshot = gtk_snapshot_new ();
   g_autoptr(GskRenderNode) node = NULL;
-  GskRenderer *renderer = gtk_native_get_renderer (gtk_widget_get_native (widget));
+  GskRenderer *renderer;
 
-  g_assert_cmpint (width, >, 0);
-  g_assert_cmpint (height, >, 0);
-  gdk_paintable_snapshot (paintable, snapshot, width, height);
-  node = gtk_snapshot_free_to_node (snapshot);
+  test_wait (test_draws, widget, 30);
+  node = test_snapshot_node (widget);
   g_assert_nonnull (node);
-  return gsk_renderer_render_texture (renderer, node, &GRAPHENE_RECT_INIT (0, 0, width, height));
+  renderer = gtk_native_get_renderer (gtk_widget_get_native (widget));
+  return gsk_renderer_render_texture (renderer, node,
+                                      &GRAPHENE_RECT_INIT (0, 0, gtk_widget_get_width (widget),
+                                                           gtk_widget_get_height (widget)));
 }
 
 /* A page that shows something has many colours: text, icons, borders. */

@@ -1551,6 +1551,19 @@ read_reports (int      fd,
   return largest;
 }
 
+static gint64
+read_first_report (int      fd,
+                   GString *pending)
+{
+  gint64 deadline = g_get_monotonic_time () + 60 * G_USEC_PER_SEC;
+  gint64 reported = 0;
+
+  while (reported == 0 && g_get_monotonic_time () < deadline)
+    reported = read_reports (fd, pending, 0, 100);
+  g_assert_cmpint (reported, >, 0);
+  return reported;
+}
+
 static void
 check_after_crash (Fixture *f,
                    gint64   reported,
@@ -1622,6 +1635,11 @@ test_crash (Fixture       *f,
                                 &pid, NULL, &out_fd, NULL, &error);
       g_assert_no_error (error);
       reported = read_reports (out_fd, pending, reported, g_rand_int_range (rand, 20, 400));
+      /* A loaded machine may keep the child from committing inside any
+       * window: the last cycle waits for one acknowledgement at least, so
+       * the test always checks acknowledged work. */
+      if (reported == 0 && i == iterations - 1)
+        reported = read_first_report (out_fd, pending);
       kill (pid, SIGKILL);
       waitpid (pid, &status, 0);
       g_spawn_close_pid (pid);

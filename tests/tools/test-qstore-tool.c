@@ -391,7 +391,7 @@ test_reads_change_nothing (Fixture       *f,
   g_autofree char *missing_uri = test_spec_uri (f->provider, f->dir, "missing");
   g_autofree char *missing_path = NULL;
 
-  for (guint i = 0; i < 50; i++)
+  for (guint i = 0; i < 10; i++)
     {
       g_autofree char *key = g_strdup_printf ("key%03u", i);
 
@@ -406,7 +406,7 @@ test_reads_change_nothing (Fixture       *f,
   absent = run (f->uri, "kv", "get", "main.t", "nokey", NULL);
   g_assert_cmpint (absent->status, ==, 1);
   assert_output ("key000\tvalue\nkey001\tvalue\n", f->uri, "kv", "scan", "main.t", "--limit", "2");
-  assert_output ("key049\tvalue\n", f->uri, "kv", "scan", "main.t", "--reverse", "--limit", "1");
+  assert_output ("key009\tvalue\n", f->uri, "kv", "scan", "main.t", "--reverse", "--limit", "1");
   assert_output ("__catalog__\n__stats__\nmain.s\nmain.t\n", f->uri, "kv", "stores");
   /* SQL that only reads opens the store read-only: no clean-shutdown
    * marker is consumed or written. */
