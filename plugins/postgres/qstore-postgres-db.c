@@ -10,7 +10,6 @@
 #include "qstore-postgres-db.h"
 #include "qstore-postgres-gaps.h"
 #include "qstore-postgres-lock.h"
-#include "qstore-postgres-notify.h"
 
 /* The conninfo as messages show it: as given, unless it holds a password,
  * which is left out. */
@@ -52,7 +51,6 @@ qstore_pg_db_new (const char *conninfo,
   db->conninfo = g_strdup (conninfo);
   db->schema = g_strdup (schema);
   db->what = g_strdup_printf ("The postgres store “%s” at “%s”", schema, shown);
-  db->channel = qstore_pg_notify_channel (schema);
   db->read_only = read_only;
   db->known_stores = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   db->gaps = qstore_pg_gaps_new ();
@@ -84,7 +82,6 @@ qstore_pg_db_unref (QStorePgDb *db)
   g_free (db->conninfo);
   g_free (db->schema);
   g_free (db->what);
-  g_free (db->channel);
   g_free (db);
 }
 

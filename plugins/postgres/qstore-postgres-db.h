@@ -19,8 +19,6 @@ typedef struct
   /* How messages name the location: the schema and the conninfo without
    * its password. */
   char            *what;
-  /* Where commits with a change-log entry are told (LISTEN/NOTIFY). */
-  char            *channel;
   gboolean         read_only;
 
   /* The writer's session, which holds the writer lock; read-only, the

@@ -14,6 +14,7 @@
 #include "qstore-fault-private.h"
 #include "qstore-i18n-private.h"
 #include "qstore-postgres-gaps.h"
+#include "qstore-postgres-notify.h"
 #include "qstore-postgres-write.h"
 
 /* The parameters of one step, kept until the pipeline is done. */
@@ -198,16 +199,18 @@ plan_notify (QStorePgDb *db,
              Plan       *plan)
 {
   Params *params = g_new0 (Params, 1);
+  char *channel = qstore_pg_notify_channel (db->schema);
   char *payload = g_strdup_printf ("%" G_GUINT64_FORMAT, plan->tx_id);
   QStorePgStep step = {
     .sql = "SELECT pg_notify ($1::text, $2::text)", .n_params = 2,
     .values = params->values, .lengths = params->lengths,
   };
 
-  params->values[0] = db->channel;
-  params->lengths[0] = (int) strlen (db->channel);
+  params->values[0] = channel;
+  params->lengths[0] = (int) strlen (channel);
   params->values[1] = payload;
   params->lengths[1] = (int) strlen (payload);
+  g_ptr_array_add (plan->keep, channel);
   g_ptr_array_add (plan->keep, payload);
   g_ptr_array_add (plan->keep, params);
   g_array_append_val (plan->steps, step);
