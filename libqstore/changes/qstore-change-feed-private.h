@@ -43,6 +43,8 @@ struct _QStoreChangeFeed
   GSource         *timer;         /* the fallback poll */
   GSource         *wakeup;        /* a poll soon, after a file changed */
   gint64           settle_until;  /* polls follow a change until then (monotonic) */
+  GSource         *commits;       /* the provider's commit watch, instead of the above */
+  gint64           commits_lost_at;  /* when the watch lost its connection (monotonic), or 0 */
   GMainContext    *context;
 };
 

@@ -382,6 +382,10 @@ poll_now (gpointer data)
   g_autoptr(GError) error = NULL;
 
   g_clear_pointer (&self->wakeup, g_source_unref);
+  /* Without the commit watch, the server is likely away: the watch
+   * polls when it is back. */
+  if (self->commits_lost_at > 0)
+    return G_SOURCE_REMOVE;
   if (!qstore_change_feed_poll (self, &error) && !self->closed)
     qstore_change_feed_emit_failed (self, error);
   if (!self->closed && g_get_monotonic_time () < self->settle_until)
@@ -485,28 +489,100 @@ watch (QStoreChangeFeed  *self,
   return TRUE;
 }
 
+/* The provider tells commits as they happen (a PostgreSQL server's
+ * LISTEN/NOTIFY): each wakes one poll, and nothing else polls. */
+static gboolean
+on_commit (QStoreCommitEvent  event,
+           guint64            tx_id,
+           gpointer           data)
+{
+  QStoreChangeFeed *self = data;
+
+  switch (event)
+    {
+    case QSTORE_COMMIT_EVENT_COMMITTED:
+      /* @tx_id is a hint: whoever sent it, the log says what is there. */
+      schedule_poll (self, 0);
+      break;
+    case QSTORE_COMMIT_EVENT_LOST:
+      self->commits_lost_at = g_get_monotonic_time ();
+      break;
+    case QSTORE_COMMIT_EVENT_RESUMED:
+      {
+        gint64 down_ms = self->commits_lost_at > 0
+                         ? (g_get_monotonic_time () - self->commits_lost_at) / 1000 : -1;
+        g_autofree char *reason =
+          g_strdup_printf ("the connection that tells this follower of commits was lost: "
+                           "commits were not told while it was down; the follower reads "
+                           "the change log again after transaction %" G_GUINT64_FORMAT,
+                           self->position);
+
+        /* A handler may close the feed, or drop it. */
+        g_object_ref (self);
+        self->commits_lost_at = 0;
+        qstore_change_feed_emit_gap (self, reason, down_ms);
+        schedule_poll (self, 0);
+        g_object_unref (self);
+      }
+      break;
+    }
+  return G_SOURCE_CONTINUE;
+}
+
+/* Whether the provider tells commits: then the follower waits on it. */
+static gboolean
+watch_commits (QStoreChangeFeed  *self,
+               gboolean          *watching,
+               GError           **error)
+{
+  GError *local_error = NULL;
+
+  *watching = FALSE;
+  self->commits = qstore_provider_watch_commits (self->provider, &local_error);
+  if (self->commits == NULL)
+    {
+      if (local_error == NULL)
+        return TRUE;
+      g_propagate_error (error, local_error);
+      return FALSE;
+    }
+  g_source_set_callback (self->commits, G_SOURCE_FUNC (on_commit), self, NULL);
+  g_source_attach (self->commits, self->context);
+  *watching = TRUE;
+  return TRUE;
+}
+
 /**
  * qstore_change_feed_follow:
  * @self: a #QStoreChangeFeed
  * @error: return location for a #GError
  *
  * Makes a follower poll by itself, from the main context that is the
- * thread's default now: at once whenever the store's files change (a
- * #GFileMonitor tells it), every 2 ms while they keep changing and for
- * 150 ms after (the monitor reports a file that keeps changing late),
- * and once a second otherwise, in case a change goes unseen. A store
- * nobody writes is polled once a second. Errors are told by
+ * thread's default now. When the provider tells commits as they happen
+ * ([method@Provider.watch_commits]: a PostgreSQL server does), the
+ * follower polls once at once and then once per commit it is told of,
+ * and at no other time. When the watch loses its connection, the
+ * follower tells a [signal@ChangeFeed::gap] as the watch connects
+ * again (commits made meanwhile were not told), then reads the log
+ * again from its position, as usual. Otherwise it polls at once
+ * whenever the store's files change (a #GFileMonitor tells it), every
+ * 2 ms while they keep changing and for 150 ms after (the monitor
+ * reports a file that keeps changing late), and once a second
+ * otherwise, in case a change goes unseen. A store nobody writes is
+ * then polled once a second. Errors are told by
  * [signal@ChangeFeed::failed]. Following until [method@ChangeFeed.close].
  *
  * A subscriber is told as commits happen: this does nothing for it.
  *
  * Returns: %TRUE when the feed follows, %FALSE when the store's files
- *   cannot be watched
+ *   cannot be watched or the provider's commit watch cannot start
  */
 gboolean
 qstore_change_feed_follow (QStoreChangeFeed  *self,
                            GError           **error)
 {
+  gboolean watching;
+
   g_return_val_if_fail (QSTORE_IS_CHANGE_FEED (self), FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
@@ -520,6 +596,18 @@ qstore_change_feed_follow (QStoreChangeFeed  *self,
     return TRUE;
 
   self->context = g_main_context_ref_thread_default ();
+  if (!watch_commits (self, &watching, error))
+    {
+      qstore_change_feed_stop_following (self);
+      return FALSE;
+    }
+  if (watching)
+    {
+      /* Listening before this poll: a commit after it is told. */
+      schedule_poll (self, 0);
+      return TRUE;
+    }
+
   self->monitors = g_ptr_array_new_with_free_func (g_object_unref);
   if (!watch (self, error))
     {
@@ -544,6 +632,11 @@ qstore_change_feed_stop_following (QStoreChangeFeed *self)
           g_signal_handlers_disconnect_by_data (self->monitors->pdata[i], self);
         }
       g_clear_pointer (&self->monitors, g_ptr_array_unref);
+    }
+  if (self->commits != NULL)
+    {
+      g_source_destroy (self->commits);
+      g_clear_pointer (&self->commits, g_source_unref);
     }
   if (self->timer != NULL)
     {

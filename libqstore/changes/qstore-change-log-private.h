@@ -15,8 +15,9 @@ G_BEGIN_DECLS
  * {"retain": N, "id": "…", "since": T}: how many transactions are kept,
  * an id made anew each time the log is turned on (a follower that finds
  * another id knows the log was recreated), and the first transaction the
- * log holds. Without the setting there is no log. */
-#define QSTORE_CHANGE_LOG_STORE_NAME "__changes__"
+ * log holds. Without the setting there is no log. The store's name,
+ * QSTORE_CHANGE_LOG_STORE_NAME, is public: providers that announce
+ * commits look for it. */
 #define QSTORE_CHANGE_LOG_META       "change_log"
 #define QSTORE_CHANGE_LOG_SETTING    "qstore.change_log"
 #define QSTORE_CHANGE_LOG_KEY_LEN    8

@@ -563,6 +563,42 @@ qstore_provider_get_capabilities (QStoreProvider *self)
 }
 
 /**
+ * qstore_provider_watch_commits:
+ * @self: a #QStoreProvider
+ * @error: return location for a #GError
+ *
+ * Makes a source that tells, as they happen, the commits that other
+ * handles on this location make with an entry in the change log
+ * (%QSTORE_CHANGE_LOG_STORE_NAME), for followers that would otherwise
+ * poll. Set its callback, a [callback@CommitFunc] cast with G_SOURCE_FUNC(),
+ * with g_source_set_callback(), then attach it. The watch has a
+ * connection of its own: when it loses it, it tells
+ * %QSTORE_COMMIT_EVENT_LOST, connects again by itself and tells
+ * %QSTORE_COMMIT_EVENT_RESUMED; commits made meanwhile are not told.
+ *
+ * A provider that cannot tell commits (its interface leaves
+ * `watch_commits` unset) returns %NULL without an error: poll instead.
+ *
+ * Returns: (transfer full) (nullable): the source, or %NULL: without an
+ *   error when the provider cannot tell commits, with one (the
+ *   provider's, or %QSTORE_ERROR_CLOSED) when it could not start
+ */
+GSource *
+qstore_provider_watch_commits (QStoreProvider  *self,
+                               GError         **error)
+{
+  QStoreProviderInterface *iface;
+
+  g_return_val_if_fail (QSTORE_IS_PROVIDER (self), NULL);
+  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+
+  if (!qstore_provider_check_open (self, error))
+    return NULL;
+  iface = QSTORE_PROVIDER_GET_IFACE (self);
+  return iface->watch_commits != NULL ? iface->watch_commits (self, error) : NULL;
+}
+
+/**
  * qstore_provider_get_max_key_length:
  * @self: a #QStoreProvider
  *

@@ -40,6 +40,17 @@ G_BEGIN_DECLS
 #define QSTORE_STATS_STORE_NAME "__stats__"
 
 /**
+ * QSTORE_CHANGE_LOG_STORE_NAME:
+ *
+ * The physical name of the store that holds a database's durable change
+ * log: one entry per committed transaction, keyed by the transaction id
+ * in 8 big-endian bytes. A provider that announces commits (see
+ * [method@Provider.watch_commits]) announces those of the writes that put
+ * an entry into it.
+ */
+#define QSTORE_CHANGE_LOG_STORE_NAME "__changes__"
+
+/**
  * QStoreCapabilities:
  * @QSTORE_CAPABILITY_NONE: none of the below
  * @QSTORE_CAPABILITY_PERSISTENT: data survives closing the provider
@@ -87,6 +98,44 @@ typedef enum /*< flags,underscore_name=qstore_open_flags >*/
   QSTORE_OPEN_NO_ATOMIC_BATCH = 1 << 1,
 } QStoreOpenFlags;
 
+/**
+ * QStoreCommitEvent:
+ * @QSTORE_COMMIT_EVENT_COMMITTED: a writer committed a write that put an
+ *   entry into the change log. The transaction id it announced is a hint
+ *   only (any client of a server may send an announcement): the log is
+ *   what to read
+ * @QSTORE_COMMIT_EVENT_LOST: the watch lost its connection: commits go
+ *   unannounced until %QSTORE_COMMIT_EVENT_RESUMED. The watch connects
+ *   again by itself
+ * @QSTORE_COMMIT_EVENT_RESUMED: the watch is connected again; what was
+ *   committed meanwhile was not announced
+ *
+ * What a commit watch (see [method@Provider.watch_commits]) tells.
+ */
+typedef enum /*< underscore_name=qstore_commit_event >*/
+{
+  QSTORE_COMMIT_EVENT_COMMITTED,
+  QSTORE_COMMIT_EVENT_LOST,
+  QSTORE_COMMIT_EVENT_RESUMED,
+} QStoreCommitEvent;
+
+/**
+ * QStoreCommitFunc:
+ * @event: what happened
+ * @tx_id: the transaction id announced with %QSTORE_COMMIT_EVENT_COMMITTED,
+ *   0 when the announcement carried none that reads as one, and for the
+ *   other events
+ * @user_data: the data given to g_source_set_callback()
+ *
+ * The callback of a commit watch's #GSource: set it with
+ * g_source_set_callback(), cast with G_SOURCE_FUNC().
+ *
+ * Returns: %G_SOURCE_REMOVE to stop watching, %G_SOURCE_CONTINUE to go on
+ */
+typedef gboolean (*QStoreCommitFunc) (QStoreCommitEvent  event,
+                                      guint64            tx_id,
+                                      gpointer           user_data);
+
 #define QSTORE_TYPE_PROVIDER (qstore_provider_get_type ())
 
 QSTORE_AVAILABLE_IN_ALL
@@ -118,6 +167,13 @@ G_DECLARE_INTERFACE (QStoreProvider, qstore_provider, QSTORE, PROVIDER, GObject)
  *   only when the check cannot run. May be %NULL. When it reports a
  *   problem, [method@Provider.check] does not read the stores, as reading
  *   a damaged structure may not be safe
+ * @watch_commits: a new #GSource, on a connection of its own, that
+ *   dispatches a [callback@CommitFunc] when another handle on the
+ *   location commits a write holding a change-log entry, and when the
+ *   watch loses and regains its connection. May be %NULL (the provider
+ *   cannot tell commits); may return %NULL without an error when this
+ *   location cannot. Followers of the change log wait on it instead of
+ *   polling
  *
  * The interface provider plugins implement. They also implement
  * #GInitable: `init` opens the location, read from
@@ -162,9 +218,11 @@ struct _QStoreProviderInterface
   gboolean        (*check)              (QStoreProvider       *self,
                                          QStoreCheckReport    *report,
                                          GError              **error);
+  GSource        *(*watch_commits)      (QStoreProvider       *self,
+                                         GError              **error);
 
   /*< private >*/
-  gpointer padding[7];
+  gpointer padding[6];
 };
 
 /* Loading */
@@ -209,6 +267,9 @@ gboolean            qstore_provider_is_closed             (QStoreProvider       
 
 QSTORE_AVAILABLE_IN_ALL
 QStoreCheckReport  *qstore_provider_check                 (QStoreProvider       *self,
+                                                           GError              **error);
+QSTORE_AVAILABLE_IN_ALL
+GSource            *qstore_provider_watch_commits         (QStoreProvider       *self,
                                                            GError              **error);
 
 /* For implementations */

@@ -33,6 +33,10 @@ static const struct
   [QSTORE_PG_STMT_GET] = {
     "SELECT value FROM @schema@.kv WHERE store_id = " STORE_ID " AND key = $2",
     2, { OID_TEXT, OID_BYTEA } },
+  [QSTORE_PG_STMT_GET_OR_NEXT] = {
+    "SELECT key, value FROM @schema@.kv WHERE store_id = " STORE_ID " AND key >= $2 "
+    "ORDER BY key LIMIT 1",
+    2, { OID_TEXT, OID_BYTEA } },
   [QSTORE_PG_STMT_LIST] = {
     "SELECT s.name FROM @schema@.stores s "
     "WHERE EXISTS (SELECT 1 FROM @schema@.kv k WHERE k.store_id = s.id) ORDER BY s.name",
@@ -92,6 +96,14 @@ static const struct
     "UPDATE @schema@.stores SET name = $2 WHERE name = $1",
     2, { OID_TEXT, OID_TEXT } },
 };
+
+static gsize round_trips;
+
+guint64
+qstore_pg_round_trips (void)
+{
+  return (guint64) (gsize) g_atomic_pointer_get (&round_trips);
+}
 
 /* Errors */
 
@@ -455,6 +467,7 @@ qstore_pg_conn_run (QStorePgConn        *conn,
       PQexitPipelineMode (conn->pg);
       return FALSE;
     }
+  g_atomic_pointer_add (&round_trips, 1);
 
   for (guint i = first; i <= n_steps; i++)
     {

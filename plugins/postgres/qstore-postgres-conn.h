@@ -17,6 +17,8 @@ G_BEGIN_DECLS
 typedef enum
 {
   QSTORE_PG_STMT_GET,
+  /* The key, or else the first one after it: $1 the store, $2 the key */
+  QSTORE_PG_STMT_GET_OR_NEXT,
   QSTORE_PG_STMT_LIST,
   QSTORE_PG_STMT_HAS_ENTRIES,
 
@@ -119,6 +121,10 @@ gboolean      qstore_pg_conn_query_int  (QStorePgConn        *conn,
                                          gint64              *value,
                                          const char          *doing,
                                          GError             **error);
+
+/* Round trips to the server this process made so far, for debugging
+ * (the postgres provider's close logs them with g_debug()). */
+guint64       qstore_pg_round_trips     (void);
 
 /* The QSTORE_ERROR code for an SQLSTATE. */
 QStoreError   qstore_pg_error_code_for  (const char          *sqlstate);

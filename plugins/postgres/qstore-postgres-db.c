@@ -8,6 +8,7 @@
 
 #include "qstore-i18n-private.h"
 #include "qstore-postgres-db.h"
+#include "qstore-postgres-gaps.h"
 #include "qstore-postgres-lock.h"
 
 /* The conninfo as messages show it: as given, unless it holds a password,
@@ -52,6 +53,7 @@ qstore_pg_db_new (const char *conninfo,
   db->what = g_strdup_printf ("The postgres store “%s” at “%s”", schema, shown);
   db->read_only = read_only;
   db->known_stores = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  db->gaps = qstore_pg_gaps_new ();
   g_mutex_init (&db->pool_lock);
   db->readers = g_ptr_array_new_with_free_func ((GDestroyNotify) qstore_pg_conn_unref);
   db->idle = g_ptr_array_new ();
@@ -75,6 +77,7 @@ qstore_pg_db_unref (QStorePgDb *db)
   g_ptr_array_unref (db->idle);
   g_ptr_array_unref (db->readers);
   g_hash_table_unref (db->known_stores);
+  g_hash_table_unref (db->gaps);
   g_mutex_clear (&db->pool_lock);
   g_free (db->conninfo);
   g_free (db->schema);
@@ -101,6 +104,10 @@ qstore_pg_db_close (QStorePgDb *db)
   if (db->main != NULL)
     {
       g_mutex_lock (&db->main->lock);
+      if (db->main->pg != NULL)
+        g_debug ("%s: closed; %" G_GUINT64_FORMAT " round trips to the server in this "
+                 "process so far, %" G_GUINT64_FORMAT " reads of this writer answered by "
+                 "a known gap", db->what, qstore_pg_round_trips (), db->gap_reads);
       qstore_pg_conn_close (db->main);
       g_mutex_unlock (&db->main->lock);
     }
@@ -322,7 +329,70 @@ qstore_pg_db_release_reader (QStorePgDb   *db,
   qstore_pg_conn_unref (conn);
 }
 
+void
+qstore_pg_db_forget_idle_readers (QStorePgDb *db)
+{
+  g_mutex_lock (&db->pool_lock);
+  /* @readers holds the references: removing one closes it. */
+  for (guint i = 0; i < db->idle->len; i++)
+    g_ptr_array_remove_fast (db->readers, db->idle->pdata[i]);
+  g_ptr_array_set_size (db->idle, 0);
+  g_mutex_unlock (&db->pool_lock);
+}
+
 /* Reading */
+
+/* The writer's read: from its gaps, or the key or the one after it. */
+static GBytes *
+writer_get (QStorePgDb    *db,
+            const char    *name,
+            const guint8  *key,
+            gsize          key_len,
+            GError       **error)
+{
+  QStorePgConn *conn = db->main;
+  const char *values[2] = { name, (const char *) key };
+  int lengths[2] = { (int) strlen (name), (int) key_len };
+  PGresult *res = NULL;
+  QStorePgStep step = {
+    .stmt = QSTORE_PG_STMT_GET_OR_NEXT, .n_params = 2, .values = values, .lengths = lengths,
+    .result = &res,
+  };
+  const guint8 *found;
+  gsize found_len;
+  gboolean ok;
+
+  g_mutex_lock (&conn->lock);
+  /* A writer whose session broke may no longer be the one writer. */
+  if (!qstore_pg_conn_is_broken (conn) && qstore_pg_gaps_hold (db->gaps, name, key, key_len))
+    {
+      db->gap_reads++;
+      g_mutex_unlock (&conn->lock);
+      return NULL;
+    }
+  ok = qstore_pg_conn_run (conn, &step, 1, "reading a key", error);
+  if (ok && PQntuples (res) == 0)
+    qstore_pg_gaps_set (db->gaps, name, key, key_len, NULL, 0);
+  else if (ok)
+    {
+      found = (const guint8 *) PQgetvalue (res, 0, 0);
+      found_len = PQgetlength (res, 0, 0);
+      if (qstore_key_compare (found, found_len, key, key_len) != 0)
+        qstore_pg_gaps_set (db->gaps, name, key, key_len, found, found_len);
+    }
+  g_mutex_unlock (&conn->lock);
+  if (!ok)
+    return NULL;
+  if (PQntuples (res) == 0 ||
+      qstore_key_compare ((const guint8 *) PQgetvalue (res, 0, 0), PQgetlength (res, 0, 0),
+                          key, key_len) != 0)
+    {
+      PQclear (res);
+      return NULL;
+    }
+  return g_bytes_new_with_free_func (PQgetvalue (res, 0, 1), PQgetlength (res, 0, 1),
+                                     (GDestroyNotify) PQclear, res);
+}
 
 GBytes *
 qstore_pg_db_get (QStorePgDb    *db,
@@ -341,6 +411,8 @@ qstore_pg_db_get (QStorePgDb    *db,
   };
   gboolean ok;
 
+  if (conn == db->main && !db->read_only)
+    return writer_get (db, name, key, key_len, error);
   g_mutex_lock (&conn->lock);
   ok = qstore_pg_conn_run (conn, &step, 1, "reading a key", error);
   g_mutex_unlock (&conn->lock);

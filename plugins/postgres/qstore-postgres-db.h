@@ -29,6 +29,10 @@ typedef struct
   /* @known_stores holds every store: the one writer loaded them, and
    * made every store since. */
   gboolean         stores_complete;
+  /* The writer's: keys it knows no store holds (qstore-postgres-gaps.c),
+   * and how many reads they answered. */
+  GHashTable      *gaps;
+  guint64          gap_reads;
 
   GMutex           pool_lock;
   GPtrArray       *readers;       /* every open reader connection */
@@ -58,6 +62,9 @@ QStorePgConn *qstore_pg_db_acquire_reader (QStorePgDb       *db,
 /* Gives @conn back; a broken one is dropped. */
 void          qstore_pg_db_release_reader (QStorePgDb       *db,
                                            QStorePgConn     *conn);
+/* Closes the readers nobody uses: after the server went away, they may
+ * be broken without knowing it yet. */
+void          qstore_pg_db_forget_idle_readers (QStorePgDb  *db);
 
 GBytes       *qstore_pg_db_get            (QStorePgDb       *db,
                                            QStorePgConn     *conn,

@@ -9,6 +9,7 @@
 
 #include "qstore-i18n-private.h"
 #include "qstore-postgres-check.h"
+#include "qstore-postgres-notify.h"
 #include "qstore-postgres-store.h"
 #include "qstore-postgres-write.h"
 
@@ -177,6 +178,13 @@ qstore_pg_provider_check (QStoreProvider     *provider,
   return qstore_pg_check (QSTORE_PG_PROVIDER (provider)->db, report, error);
 }
 
+static GSource *
+qstore_pg_provider_watch_commits (QStoreProvider  *provider,
+                                  GError         **error)
+{
+  return qstore_pg_watch_new (QSTORE_PG_PROVIDER (provider)->db, error);
+}
+
 static gsize
 qstore_pg_provider_get_max_key_length (QStoreProvider *provider)
 {
@@ -213,6 +221,7 @@ qstore_pg_provider_iface_init (QStoreProviderInterface *iface)
   iface->get_max_key_length = qstore_pg_provider_get_max_key_length;
   iface->close = qstore_pg_provider_close;
   iface->check = qstore_pg_provider_check;
+  iface->watch_commits = qstore_pg_provider_watch_commits;
 }
 
 static void

@@ -13,6 +13,8 @@
 
 #include "qstore-fault-private.h"
 #include "qstore-i18n-private.h"
+#include "qstore-postgres-gaps.h"
+#include "qstore-postgres-notify.h"
 #include "qstore-postgres-write.h"
 
 /* The parameters of one step, kept until the pipeline is done. */
@@ -27,11 +29,13 @@ typedef struct
   GArray    *steps;    /* QStorePgStep */
   GPtrArray *keep;     /* what the steps point to */
   GPtrArray *created;  /* names whose row the write creates */
+  guint64    tx_id;    /* the last change-log entry put, or 0 */
 } Plan;
 
 static void
 plan_init (Plan *plan)
 {
+  plan->tx_id = 0;
   plan->steps = g_array_new (FALSE, TRUE, sizeof (QStorePgStep));
   plan->keep = g_ptr_array_new_with_free_func (g_free);
   plan->created = g_ptr_array_new ();
@@ -86,6 +90,20 @@ add_step (Plan         *plan,
   g_array_append_val (plan->steps, step);
 }
 
+/* A change-log key is the transaction id, 8 bytes big-endian. */
+static guint64
+log_tx_id (const guint8 *key,
+           gsize         len)
+{
+  guint64 tx_id = 0;
+
+  if (len != 8)
+    return 0;
+  for (gsize i = 0; i < len; i++)
+    tx_id = tx_id << 8 | key[i];
+  return tx_id;
+}
+
 /* Adds the steps of the @n ops of @ops, all on one store, in order. Called with the main
  * lock held. */
 static gboolean
@@ -100,6 +118,7 @@ plan_run (QStorePgDb           *db,
   GByteArray *put_keys, *put_values, *del_keys;
   guint n_puts = 0, n_dels = 0;
   gboolean is_new = FALSE;
+  gboolean is_log = g_str_equal (name, QSTORE_CHANGE_LOG_STORE_NAME);
 
   for (gsize i = 0; i < n; i++)
     if (!_qstore_fault_check (QSTORE_FAULT_WRITE_OP, error))
@@ -146,6 +165,8 @@ plan_run (QStorePgDb           *db,
         {
           qstore_pg_array_append (put_keys, ops[i]->key, ops[i]->key_len);
           qstore_pg_array_append (put_values, ops[i]->value, ops[i]->value_len);
+          if (is_log)
+            plan->tx_id = MAX (plan->tx_id, log_tx_id (ops[i]->key, ops[i]->key_len));
         }
       else
         qstore_pg_array_append (del_keys, ops[i]->key, ops[i]->key_len);
@@ -169,6 +190,30 @@ plan_run (QStorePgDb           *db,
     add_step (plan, is_new ? QSTORE_PG_STMT_PUT_NEW : QSTORE_PG_STMT_PUT, name,
               put_keys, put_values);
   return TRUE;
+}
+
+/* Followers LISTEN on the location's channel: the server tells them once
+ * the transaction committed, and never when it did not. */
+static void
+plan_notify (QStorePgDb *db,
+             Plan       *plan)
+{
+  Params *params = g_new0 (Params, 1);
+  char *channel = qstore_pg_notify_channel (db->schema);
+  char *payload = g_strdup_printf ("%" G_GUINT64_FORMAT, plan->tx_id);
+  QStorePgStep step = {
+    .sql = "SELECT pg_notify ($1::text, $2::text)", .n_params = 2,
+    .values = params->values, .lengths = params->lengths,
+  };
+
+  params->values[0] = channel;
+  params->lengths[0] = (int) strlen (channel);
+  params->values[1] = payload;
+  params->lengths[1] = (int) strlen (payload);
+  g_ptr_array_add (plan->keep, channel);
+  g_ptr_array_add (plan->keep, payload);
+  g_ptr_array_add (plan->keep, params);
+  g_array_append_val (plan->steps, step);
 }
 
 static gboolean
@@ -203,6 +248,8 @@ plan_ops (QStorePgDb           *db,
       if (!plan_run (db, plan, (const QStoreWriteOp **) run->pdata, run->len, error))
         return FALSE;
     }
+  if (plan->tx_id > 0)
+    plan_notify (db, plan);
   return TRUE;
 }
 
@@ -218,6 +265,25 @@ plan_sql (Plan       *plan,
 /* synchronous_commit is off for the writer's session; a durable commit
  * turns it on for its own transaction. */
 #define SYNC_ON_SQL "SELECT set_config ('synchronous_commit', 'on', true)"
+
+/* What the write put is no longer in a gap; after a failure, which may
+ * have committed after all (the answer lost), no gap is sure. */
+static void
+update_gaps (QStorePgDb           *db,
+             const QStoreWriteOp  *ops,
+             gsize                 n_ops,
+             gboolean              ok)
+{
+  if (!ok)
+    {
+      g_hash_table_remove_all (db->gaps);
+      return;
+    }
+  for (gsize i = 0; i < n_ops; i++)
+    if (ops[i].kind == QSTORE_WRITE_OP_PUT)
+      qstore_pg_gaps_put (db->gaps, qstore_kv_get_name (ops[i].store), ops[i].key,
+                          ops[i].key_len);
+}
 
 static gboolean
 run_plan (QStorePgDb  *db,
@@ -249,7 +315,10 @@ qstore_pg_write (QStorePgDb           *db,
     plan_sql (&plan, SYNC_ON_SQL);
   if (qstore_pg_conn_check_open (db->main, error) &&
       plan_ops (db, &plan, ops, n_ops, error))
-    ok = plan.steps->len == 0 || run_plan (db, &plan, "writing", error);
+    {
+      ok = plan.steps->len == 0 || run_plan (db, &plan, "writing", error);
+      update_gaps (db, ops, n_ops, ok);
+    }
   g_mutex_unlock (&db->main->lock);
   plan_clear (&plan);
   return ok;
@@ -335,6 +404,7 @@ qstore_pg_restructure (QStorePgDb           *db,
    * is taken for new. */
   g_hash_table_remove_all (db->known_stores);
   db->stores_complete = FALSE;
+  g_hash_table_remove_all (db->gaps);
   if (qstore_pg_conn_check_open (db->main, error) &&
       qstore_pg_conn_exec (db->main, "BEGIN", "restructuring the stores", error))
     {

@@ -1,0 +1,33 @@
+/* qstore-postgres-gaps.h: what the one writer knows is not there
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#pragma once
+
+#include "qstore.h"
+
+G_BEGIN_DECLS
+
+/* Store names to the range of keys the writer last found absent (see
+ * qstore-postgres-gaps.c). */
+GHashTable *qstore_pg_gaps_new  (void);
+/* Whether @key lies in the gap of store @name. */
+gboolean    qstore_pg_gaps_hold (GHashTable    *gaps,
+                                 const char    *name,
+                                 const guint8  *key,
+                                 gsize          len);
+/* Store @name holds no key from @from up to @to (excluded; NULL: no key
+ * after @from). */
+void        qstore_pg_gaps_set  (GHashTable    *gaps,
+                                 const char    *name,
+                                 const guint8  *from,
+                                 gsize          from_len,
+                                 const guint8  *to,
+                                 gsize          to_len);
+/* A committed write put @key into store @name. */
+void        qstore_pg_gaps_put  (GHashTable    *gaps,
+                                 const char    *name,
+                                 const guint8  *key,
+                                 gsize          len);
+
+G_END_DECLS
