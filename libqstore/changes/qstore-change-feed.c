@@ -173,7 +173,9 @@ qstore_change_feed_class_init (QStoreChangeFeedClass *klass)
    *
    * Emitted for every committed transaction, in commit order: its id is
    * larger than the last one told, and one larger unless
-   * [signal@ChangeFeed::gap] came in between.
+   * [signal@ChangeFeed::gap] came in between. (After a gap, a bus
+   * follower goes on from whatever id its server has: a server restarted
+   * on a store made anew may count from 1 again.)
    */
   signals[CHANGES] =
     g_signal_new ("changes",
@@ -356,7 +358,8 @@ qstore_change_feed_get_position (QStoreChangeFeed *self)
  * qstore_change_feed_is_follower:
  * @self: a #QStoreChangeFeed
  *
- * Tells a follower of a change log from a database's subscriber.
+ * Tells a follower of a change log from a database's subscriber (and
+ * from a bus follower, which [method@ChangeFeed.get_bus_name] tells).
  *
  * Returns: %TRUE when the feed was made by
  *   [ctor@ChangeFeed.new_follower]
