@@ -20,6 +20,12 @@
 #              has kept up when its CPU use stops within a second of the
 #              last commit
 #
+# With QSTORE_BENCH_SERVER=fake, this process plays the server instead
+# (its StoreUri is the store, so the inspector finds it): each "commit"
+# only emits Committed and CommittedRows, as fast as the bus takes them,
+# which measures what a follower can take rather than what qstore serve
+# commits (a million one-row transactions in a minute, not in an hour).
+#
 # Prints rows/s from the first commit to the last row told (signals,
 # feed) or to the last commit (inspector), and the follower's CPU use.
 
@@ -28,7 +34,7 @@ import subprocess
 import threading
 import time
 
-from serverutil import Gio, Server, new_connection, new_store, remove, spin, wait_until
+from serverutil import GLib, Gio, Server, new_connection, new_store, remove, spin, wait_until
 
 TXS = int(os.environ.get("QSTORE_BENCH_TXS", "50"))
 ROWS = int(os.environ.get("QSTORE_BENCH_ROWS", "1000"))
@@ -55,8 +61,60 @@ def rss_mib(pid):
     return 0.0
 
 
+class FakeServer:
+    """org.qstore.Server.t played from here: Subscribe, StoreUri, signals."""
+
+    def __init__(self, store):
+        with open(os.environ["QSTORE_SERVER_XML"]) as f:
+            info = Gio.DBusNodeInfo.new_for_xml(f.read()).interfaces[0]
+        self.name = "org.qstore.Server.t"
+        self.store = store
+        self.tx = 0
+        self.subscribed = 0
+        self.connection = new_connection()
+        self.connection.register_object("/org/qstore/Server", info, self._method,
+                                        self._property, None)
+        self.owner = Gio.bus_own_name_on_connection(self.connection, self.name,
+                                                    Gio.BusNameOwnerFlags.NONE, None, None)
+        wait_until(lambda: self.connection.call_sync(
+            "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
+            "NameHasOwner", GLib.Variant("(s)", (self.name,)), None, Gio.DBusCallFlags.NONE,
+            -1, None).unpack()[0])
+
+    def _method(self, connection, sender, path, iface, method, parameters, invocation):
+        self.subscribed += method == "Subscribe"
+        invocation.return_value(None)
+
+    def _property(self, connection, sender, path, iface, name):
+        return GLib.Variant("s", self.store) if name == "StoreUri" else None
+
+    def call(self, method, *args):
+        pass
+
+    def execute(self, sql, connection=None):
+        self.tx += 1
+        rows = ",".join('{"table":"main.t","op":"insert","old":null,"new":[%d,"row %d",0.5]}'
+                        % (self.tx * ROWS + i, i) for i in range(ROWS))
+        self.connection.emit_signal(None, "/org/qstore/Server", "org.qstore.Server1", "Committed",
+                                    GLib.Variant("(txasu)", (self.tx, GLib.get_real_time(),
+                                                             ["main.t"], ROWS)))
+        self.connection.emit_signal(None, "/org/qstore/Server", "org.qstore.Server1",
+                                    "CommittedRows",
+                                    GLib.Variant("(tuus)", (self.tx, 0, ROWS, "[%s]" % rows)))
+        return self.tx, ROWS
+
+    def stop(self):
+        self.connection.flush_sync(None)
+        Gio.bus_unown_name(self.owner)
+        return 0
+
+
 directory, store = new_store(("CREATE TABLE t (id INTEGER PRIMARY KEY, name TEXT, n REAL)",))
-server = Server(store, "--allow-writes", "--rows-per-signal", PER_SIGNAL)
+if os.environ.get("QSTORE_BENCH_SERVER") == "fake":
+    server = FakeServer(store)
+    WRITERS = 1
+else:
+    server = Server(store, "--allow-writes", "--rows-per-signal", PER_SIGNAL)
 bus = Gio.bus_get_sync(Gio.BusType.SESSION, None)
 received = [0]
 inspector = None
@@ -91,6 +149,9 @@ elif FOLLOWER == "inspector":
     probes = [0]
 
     def probe():
+        # The server played here knows when it was subscribed.
+        if isinstance(server, FakeServer):
+            return server.subscribed > 0
         probes[0] += 1
         server.execute("INSERT INTO t VALUES (%d, 'probe', 0)" % -probes[0])
         spin(0.2)
