@@ -164,17 +164,19 @@ else:
     raise SystemExit("QSTORE_BENCH_FOLLOWER is signals, feed or inspector, not " + FOLLOWER)
 
 
+executed = [0]
+
+
 def write(writer):
     connection = new_connection()
     for tx in range(writer, TXS, WRITERS):
         if RATE > 0:
-            due = start + tx * ROWS / RATE
-            if due > time.monotonic():
-                time.sleep(due - time.monotonic())
+            time.sleep(max(0.0, start + tx * ROWS / RATE - time.monotonic()))
         base = tx * ROWS
         server.execute("WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c "
                        "WHERE x < %d) INSERT INTO t SELECT %d + x, 'row ' || x, x * 0.5 FROM c"
                        % (ROWS, base), connection)
+        executed[0] += 1
 
 
 follower_pid = inspector.pid if inspector is not None else os.getpid()
@@ -210,7 +212,7 @@ else:
     drained = idle_since - start - committed
     elapsed = committed
     cpu = last - cpu_before
-    rows = TXS * ROWS
+    rows = executed[0] * ROWS
 
 print("follower %s: %d rows in %d transactions, %s rows per signal, %d writers: %.2f s, "
       "%.0f change rows/s, follower CPU %.2f s (%.0f%% of one core)"
