@@ -9,11 +9,13 @@
 #include <string.h>
 
 #include "qstore-inspector-event.h"
+#include "qstore-inspector-row.h"
 
-/* What one signal of org.qstore.Server1 said, as the Events page lists
- * it. A Committed event gathers the rows of the CommittedRows signals
- * that follow it; the rows of the other kinds come in their own signal.
- * Rows stay JSON as the server sent them: they are shown and exported,
+/* What a server told, as the Events page lists it. A commit is a change
+ * set of the page's QStoreChangeFeed, kept as it is (its rows stay in
+ * their compact stored form until shown or exported); a gap is the
+ * feed's. The live queries' events come from their own signal, whose
+ * rows stay JSON as the server sent them: they are shown and exported,
  * never read as values. */
 
 struct _QStoreInspectorEvent
@@ -32,6 +34,7 @@ struct _QStoreInspectorEvent
   gint64                    down_for_ms;
   JsonArray                *rows;
   JsonArray                *removed;
+  QStoreChangeSet          *change_set;  /* a commit's rows */
 };
 
 G_DEFINE_FINAL_TYPE (QStoreInspectorEvent, qstore_inspector_event, G_TYPE_OBJECT)
@@ -59,6 +62,7 @@ qstore_inspector_event_finalize (GObject *object)
   g_free (self->reason);
   g_clear_pointer (&self->rows, json_array_unref);
   g_clear_pointer (&self->removed, json_array_unref);
+  g_clear_object (&self->change_set);
 
   G_OBJECT_CLASS (qstore_inspector_event_parent_class)->finalize (object);
 }
@@ -72,7 +76,6 @@ qstore_inspector_event_class_init (QStoreInspectorEventClass *klass)
 static void
 qstore_inspector_event_init (QStoreInspectorEvent *self)
 {
-  self->rows = json_array_new ();
 }
 
 /* Appends the rows of the JSON array @json to @rows; FALSE if it is not one. */
@@ -104,8 +107,8 @@ has_type (GVariant   *parameters,
 
 /**
  * qstore_inspector_event_new_from_signal:
- * @signal_name: a signal of org.qstore.Server1 (not CommittedRows: its
- *   rows go to their Committed event, by qstore_inspector_event_add_rows())
+ * @signal_name: a signal of org.qstore.Server1 about live queries
+ *   (commits and gaps come from the page's change feed)
  * @parameters: its parameters
  * @received: when it came, in microseconds since 1970 (Committed tells
  *   its own time)
@@ -122,17 +125,10 @@ qstore_inspector_event_new_from_signal (const char *signal_name,
   const char *json = NULL, *added = NULL;
   guint first, total;
   guint32 worker;
-  gint64 time;
 
   self->time = received;
-  if (g_str_equal (signal_name, "Committed") && has_type (parameters, "(txasu)"))
-    {
-      self->kind = QSTORE_INSPECTOR_EVENT_COMMITTED;
-      g_variant_get (parameters, "(tx^asu)", &self->tx, &time, &self->tables, &self->n_rows);
-      self->time = time;
-      self->has_tx = TRUE;
-    }
-  else if (g_str_equal (signal_name, "Hydrated") && has_type (parameters, "(ttuus)"))
+  self->rows = json_array_new ();
+  if (g_str_equal (signal_name, "Hydrated") && has_type (parameters, "(ttuus)"))
     {
       self->kind = QSTORE_INSPECTOR_EVENT_HYDRATED;
       g_variant_get (parameters, "(ttuu&s)", &self->query, &self->tx, &first, &total, &json);
@@ -163,15 +159,41 @@ qstore_inspector_event_new_from_signal (const char *signal_name,
       g_variant_get (parameters, "(ts)", &self->query, &self->reason);
       self->has_query = TRUE;
     }
-  else if (g_str_equal (signal_name, "Gap") && has_type (parameters, "(sx)"))
-    {
-      self->kind = QSTORE_INSPECTOR_EVENT_GAP;
-      g_variant_get (parameters, "(sx)", &self->reason, &self->down_for_ms);
-    }
   else
     return NULL;
 
   return g_steal_pointer (&self);
+}
+
+/**
+ * qstore_inspector_event_new_committed:
+ * @change_set: a transaction the page's change feed told
+ *
+ * Returns: (transfer full): the commit's event, at its commit time
+ */
+QStoreInspectorEvent *
+qstore_inspector_event_new_committed (QStoreChangeSet *change_set)
+{
+  QStoreInspectorEvent *self = g_object_new (QSTORE_INSPECTOR_TYPE_EVENT, NULL);
+  g_autoptr(GHashTable) seen = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  g_autoptr(GStrvBuilder) tables = g_strv_builder_new ();
+
+  self->kind = QSTORE_INSPECTOR_EVENT_COMMITTED;
+  self->change_set = g_object_ref (change_set);
+  self->tx = qstore_change_set_get_tx_id (change_set);
+  self->has_tx = TRUE;
+  self->time = qstore_change_set_get_time (change_set);
+  self->n_rows = qstore_change_set_get_n_changes (change_set);
+  for (guint i = 0; i < self->n_rows; i++)
+    {
+      char *table = g_strdup_printf ("%s.%s", qstore_change_set_get_schema (change_set, i),
+                                     qstore_change_set_get_table (change_set, i));
+
+      if (g_hash_table_add (seen, table))
+        g_strv_builder_add (tables, table);
+    }
+  self->tables = g_strv_builder_end (tables);
+  return self;
 }
 
 /**
@@ -180,7 +202,8 @@ qstore_inspector_event_new_from_signal (const char *signal_name,
  * @down_for_ms: how long the server was away, -1 when not known
  * @received: when it was noticed, in microseconds since 1970
  *
- * A gap the page noticed itself: the server went away and came back.
+ * A gap its change feed told: the server went away and came back, said
+ * it could not send some signals, or skipped a transaction.
  *
  * Returns: (transfer full): the event
  */
@@ -196,32 +219,6 @@ qstore_inspector_event_new_gap (const char *reason,
   self->down_for_ms = down_for_ms;
   self->time = received;
   return self;
-}
-
-/**
- * qstore_inspector_event_add_rows:
- * @self: a Committed event
- * @parameters: the parameters of a CommittedRows signal of the same transaction
- *
- * Returns: whether the rows were added; %FALSE when they are not of
- *   @self's transaction or not a JSON array
- */
-gboolean
-qstore_inspector_event_add_rows (QStoreInspectorEvent *self,
-                                 GVariant             *parameters)
-{
-  guint64 tx;
-  guint first, total;
-  const char *json;
-
-  g_return_val_if_fail (QSTORE_INSPECTOR_IS_EVENT (self), FALSE);
-
-  if (self->kind != QSTORE_INSPECTOR_EVENT_COMMITTED || !has_type (parameters, "(tuus)"))
-    return FALSE;
-  g_variant_get (parameters, "(tuu&s)", &tx, &first, &total, &json);
-  if (tx != self->tx)
-    return FALSE;
-  return append_json_rows (self->rows, json);
 }
 
 QStoreInspectorEventKind
@@ -382,19 +379,68 @@ append_rows (GString    *out,
     }
 }
 
+static JsonNode *
+row_to_json (GVariant *row)
+{
+  JsonArray *values;
+
+  if (row == NULL)
+    return json_node_init_null (json_node_alloc ());
+  values = json_array_sized_new (g_variant_n_children (row));
+  for (gsize i = 0; i < g_variant_n_children (row); i++)
+    {
+      g_autoptr(GVariant) boxed = g_variant_get_child_value (row, i);
+      g_autoptr(GVariant) value = g_variant_get_variant (boxed);
+
+      json_array_add_element (values, qstore_inspector_value_to_json (value));
+    }
+  return json_node_init_array (json_node_alloc (), values);
+}
+
+/* Returns: (transfer full): its rows as JSON: a commit's as the server
+ * sends them, {"table", "op", "old", "new"} objects, made from its
+ * change set when asked (a list of thousands keeps no JSON) */
+static JsonArray *
+get_rows (QStoreInspectorEvent *self)
+{
+  JsonArray *rows;
+
+  if (self->change_set == NULL)
+    return self->rows != NULL ? json_array_ref (self->rows) : json_array_new ();
+  rows = json_array_sized_new (self->n_rows);
+  for (guint i = 0; i < self->n_rows; i++)
+    {
+      g_autoptr(GVariant) old_row = qstore_change_set_get_old_row (self->change_set, i);
+      g_autoptr(GVariant) new_row = qstore_change_set_get_new_row (self->change_set, i);
+      g_autofree char *table = g_strdup_printf ("%s.%s", qstore_change_set_get_schema (self->change_set, i),
+                                                qstore_change_set_get_table (self->change_set, i));
+      JsonObject *change = json_object_new ();
+
+      json_object_set_string_member (change, "table", table);
+      json_object_set_string_member (change, "op",
+                                     qstore_change_op_get_name (qstore_change_set_get_op (self->change_set, i)));
+      json_object_set_member (change, "old", row_to_json (old_row));
+      json_object_set_member (change, "new", row_to_json (new_row));
+      json_array_add_object_element (rows, change);
+    }
+  return rows;
+}
+
 /* Returns: (transfer full): its rows, one change a line, as a person
  * reads them: “insert into main.items: [1, "pear"]” */
 char *
 qstore_inspector_event_describe_rows (QStoreInspectorEvent *self)
 {
   GString *out = g_string_new (NULL);
+  g_autoptr(JsonArray) rows = NULL;
 
   g_return_val_if_fail (QSTORE_INSPECTOR_IS_EVENT (self), NULL);
 
+  rows = get_rows (self);
   if (self->kind == QSTORE_INSPECTOR_EVENT_COMMITTED)
-    for (guint i = 0; i < json_array_get_length (self->rows); i++)
+    for (guint i = 0; i < json_array_get_length (rows); i++)
       {
-        JsonNode *node = json_array_get_element (self->rows, i);
+        JsonNode *node = json_array_get_element (rows, i);
         JsonObject *change = JSON_NODE_HOLDS_OBJECT (node) ? json_node_get_object (node) : NULL;
         const char *table, *op;
 
@@ -425,7 +471,7 @@ qstore_inspector_event_describe_rows (QStoreInspectorEvent *self)
   else
     {
       append_rows (out, "− ", self->removed);
-      append_rows (out, self->kind == QSTORE_INSPECTOR_EVENT_CHANGED ? "+ " : "", self->rows);
+      append_rows (out, self->kind == QSTORE_INSPECTOR_EVENT_CHANGED ? "+ " : "", rows);
     }
 
   if (out->len > 0 && out->str[out->len - 1] == '\n')
@@ -440,9 +486,11 @@ qstore_inspector_event_to_json (QStoreInspectorEvent *self)
   g_autoptr(JsonBuilder) builder = json_builder_new ();
   g_autoptr(JsonNode) root = NULL;
   g_autoptr(JsonGenerator) generator = json_generator_new ();
+  g_autoptr(JsonArray) rows = NULL;
 
   g_return_val_if_fail (QSTORE_INSPECTOR_IS_EVENT (self), NULL);
 
+  rows = get_rows (self);
   json_builder_begin_object (builder);
   json_builder_set_member_name (builder, "kind");
   json_builder_add_string_value (builder, kinds[self->kind].name);
@@ -484,7 +532,7 @@ qstore_inspector_event_to_json (QStoreInspectorEvent *self)
       json_builder_add_value (builder, json_node_init_array (json_node_alloc (), self->removed));
     }
   json_builder_set_member_name (builder, self->kind == QSTORE_INSPECTOR_EVENT_CHANGED ? "added" : "rows");
-  json_builder_add_value (builder, json_node_init_array (json_node_alloc (), self->rows));
+  json_builder_add_value (builder, json_node_init_array (json_node_alloc (), rows));
   json_builder_end_object (builder);
 
   root = json_builder_get_root (builder);

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <gio/gio.h>
+#include <qstore.h>
 
 G_BEGIN_DECLS
 
@@ -25,11 +26,10 @@ G_DECLARE_FINAL_TYPE (QStoreInspectorEvent, qstore_inspector_event, QSTORE_INSPE
 QStoreInspectorEvent     *qstore_inspector_event_new_from_signal (const char            *signal_name,
                                                                   GVariant              *parameters,
                                                                   gint64                 received);
+QStoreInspectorEvent     *qstore_inspector_event_new_committed   (QStoreChangeSet       *change_set);
 QStoreInspectorEvent     *qstore_inspector_event_new_gap         (const char            *reason,
                                                                   gint64                 down_for_ms,
                                                                   gint64                 received);
-gboolean                  qstore_inspector_event_add_rows        (QStoreInspectorEvent  *self,
-                                                                  GVariant              *parameters);
 QStoreInspectorEventKind  qstore_inspector_event_get_kind        (QStoreInspectorEvent  *self);
 const char               *qstore_inspector_event_kind_name       (QStoreInspectorEventKind kind);
 const char               *qstore_inspector_event_kind_label      (QStoreInspectorEventKind kind);

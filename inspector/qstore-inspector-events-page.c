@@ -11,20 +11,21 @@
 #include "qstore-inspector-events-page.h"
 #include "qstore-inspector-names.h"
 
-/* The page follows one `qstore serve` on the session bus: it watches its
- * name, and while the name has an owner it subscribes to the signals of
- * org.qstore.Server1 and calls Subscribe (the server sends nothing to no
- * one). When the name loses its owner the page says so and keeps
- * watching; when it is owned again the page subscribes again and lists a
- * gap, as what the server did meanwhile was not seen.
+/* The page follows one `qstore serve` on the session bus through a
+ * QStoreChangeFeed, as every other follower does: the feed watches the
+ * name, subscribes while it has an owner, and tells the commits and the
+ * gaps (the server restarted or sent Gap, a transaction id was skipped).
+ * The page lists those, says when the server went away, and listens
+ * itself only to the live queries' signals of the process the feed
+ * follows.
  *
  * The list keeps the last max-events events (the setting of that name),
  * so a busy server cannot fill the memory. Paused, the page holds what
  * comes (no more than max-events either) and lists it on resume. */
 
-#define SERVER_PREFIX    "org.qstore.Server."
-#define SERVER_PATH      "/org/qstore/Server"
-#define SERVER_INTERFACE "org.qstore.Server1"
+#define SERVER_PREFIX    QSTORE_SERVER_NAME_PREFIX
+#define SERVER_PATH      QSTORE_SERVER_PATH
+#define SERVER_INTERFACE QSTORE_SERVER_INTERFACE
 
 struct _QStoreInspectorEventsPage
 {
@@ -32,19 +33,17 @@ struct _QStoreInspectorEventsPage
 
   GDBusConnection            *bus;
   char                       *server;
-  guint                       watch_id;
-  char                       *owner;
+  QStoreChangeFeed           *feed;
+  char                       *owner;       /* whose live-query signals are heard */
   guint                       signal_id;
   QStoreInspectorEventsState  state;
   char                       *status;
-  gint64                      gone_since;
   gboolean                    was_connected;
   GCancellable               *cancellable;
   GCancellable               *find_cancellable;
 
   GListStore                 *events;
   GQueue                      held;
-  QStoreInspectorEvent       *last_commit;
   guint                       max_events;
   gboolean                    paused;
   gboolean                    following;
@@ -269,6 +268,7 @@ release_held (QStoreInspectorEventsPage *self)
 
 /* The bus */
 
+/* The live queries' signals; commits and gaps come from the feed. */
 static void
 signal_cb (GDBusConnection *connection,
            const char      *sender,
@@ -281,127 +281,141 @@ signal_cb (GDBusConnection *connection,
   QStoreInspectorEventsPage *self = user_data;
   g_autoptr(QStoreInspectorEvent) event = NULL;
 
-  if (g_str_equal (signal_name, "CommittedRows"))
-    {
-      /* Its rows follow their Committed, in order, from the same sender. */
-      if (self->last_commit != NULL && qstore_inspector_event_add_rows (self->last_commit, parameters) &&
-          gtk_single_selection_get_selected_item (self->selection) == self->last_commit)
-        show_details (self);
-      return;
-    }
-
+  if (g_str_equal (signal_name, "Committed") || g_str_equal (signal_name, "CommittedRows") ||
+      g_str_equal (signal_name, "Gap"))
+    return;
   event = qstore_inspector_event_new_from_signal (signal_name, parameters, g_get_real_time ());
   if (event == NULL)
     {
       g_debug ("Ignoring %s from %s: not as org.qstore.Server1 describes it", signal_name, sender);
       return;
     }
-  if (qstore_inspector_event_get_kind (event) == QSTORE_INSPECTOR_EVENT_COMMITTED)
-    g_set_object (&self->last_commit, event);
   add_event (self, event);
 }
 
 static void
-subscribed_cb (GObject      *object,
-               GAsyncResult *result,
-               gpointer      user_data)
+changes_cb (QStoreChangeFeed          *feed,
+            QStoreChangeSet           *change_set,
+            QStoreInspectorEventsPage *self)
 {
-  g_autoptr(GVariant) reply = NULL;
-  g_autoptr(GError) error = NULL;
-  QStoreInspectorEventsPage *self;
+  g_autoptr(QStoreInspectorEvent) event = qstore_inspector_event_new_committed (change_set);
+
+  add_event (self, event);
+}
+
+static void
+gap_cb (QStoreChangeFeed          *feed,
+        const char                *reason,
+        gint64                     down_for_ms,
+        QStoreInspectorEventsPage *self)
+{
+  g_autoptr(QStoreInspectorEvent) gap = NULL;
+
+  /* Told while the server is away, the gap is its return: said in the
+   * user's language. The feed's other reasons are its own. */
+  if (self->state == QSTORE_INSPECTOR_EVENTS_GONE && qstore_change_feed_get_server_owner (feed) == NULL)
+    reason = _("The server restarted: what it did while away is not listed");
+  gap = qstore_inspector_event_new_gap (reason, down_for_ms, g_get_real_time ());
+  add_event (self, gap);
+}
+
+static void
+failed_cb (QStoreChangeFeed          *feed,
+           const GError              *error,
+           QStoreInspectorEventsPage *self)
+{
   g_autofree char *status = NULL;
 
-  reply = g_dbus_connection_call_finish (G_DBUS_CONNECTION (object), result, &error);
-  if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
-    return;
-  self = user_data;
-  if (reply != NULL)
-    {
-      self->was_connected = TRUE;
-      set_state (self, QSTORE_INSPECTOR_EVENTS_CONNECTED, NULL);
-      return;
-    }
-  g_dbus_error_strip_remote_error (error);
-  /* Translators: %s is the server's name on the bus, the second %s what it said */
+  /* Translators: %s is the server's name on the bus, the second %s what went wrong */
   status = g_strdup_printf (_("The server %s does not send its events: %s"), self->server, error->message);
   set_state (self, QSTORE_INSPECTOR_EVENTS_GONE, status);
 }
 
 static void
-unsubscribe (QStoreInspectorEventsPage *self,
-             gboolean                   tell_server)
+stop_listening (QStoreInspectorEventsPage *self)
 {
   if (self->signal_id != 0)
     g_dbus_connection_signal_unsubscribe (self->bus, self->signal_id);
   self->signal_id = 0;
-  if (tell_server && self->owner != NULL && self->state == QSTORE_INSPECTOR_EVENTS_CONNECTED)
-    /* Nobody waits for the answer: the page is leaving. */
-    g_dbus_connection_call (self->bus, self->owner, SERVER_PATH, SERVER_INTERFACE, "Unsubscribe",
-                            NULL, NULL, G_DBUS_CALL_FLAGS_NO_AUTO_START, -1, NULL, NULL, NULL);
   g_clear_pointer (&self->owner, g_free);
-  g_clear_object (&self->last_commit);
 }
 
 static void
-name_appeared_cb (GDBusConnection *connection,
-                  const char      *name,
-                  const char      *owner,
-                  gpointer         user_data)
+owner_cb (QStoreChangeFeed          *feed,
+          GParamSpec                *pspec,
+          QStoreInspectorEventsPage *self)
 {
-  QStoreInspectorEventsPage *self = user_data;
-
-  unsubscribe (self, FALSE);
-  if (self->gone_since != 0)
-    {
-      g_autoptr(QStoreInspectorEvent) gap =
-        qstore_inspector_event_new_gap (_("The server restarted: what it did while away is not listed"),
-                                        (g_get_monotonic_time () - self->gone_since) / 1000,
-                                        g_get_real_time ());
-
-      add_event (self, gap);
-      self->gone_since = 0;
-    }
-
-  self->owner = g_strdup (owner);
-  /* The owner's unique name, so a signal of another program never shows. */
-  self->signal_id = g_dbus_connection_signal_subscribe (connection, owner, SERVER_INTERFACE, NULL,
-                                                        SERVER_PATH, NULL, G_DBUS_SIGNAL_FLAGS_NONE,
-                                                        signal_cb, self, NULL);
-  g_dbus_connection_call (connection, owner, SERVER_PATH, SERVER_INTERFACE, "Subscribe",
-                          NULL, NULL, G_DBUS_CALL_FLAGS_NO_AUTO_START, -1, self->cancellable,
-                          subscribed_cb, self);
-}
-
-static void
-name_vanished_cb (GDBusConnection *connection,
-                  const char      *name,
-                  gpointer         user_data)
-{
-  QStoreInspectorEventsPage *self = user_data;
+  const char *owner = qstore_change_feed_get_server_owner (feed);
   g_autofree char *status = NULL;
 
-  unsubscribe (self, FALSE);
-  if (connection == NULL)
+  stop_listening (self);
+  if (owner != NULL)
     {
-      set_state (self, QSTORE_INSPECTOR_EVENTS_GONE, _("The session bus is not available"));
-      return;
+      self->owner = g_strdup (owner);
+      /* The owner's unique name, so a signal of another program never shows. */
+      self->signal_id = g_dbus_connection_signal_subscribe (self->bus, owner, SERVER_INTERFACE, NULL,
+                                                            SERVER_PATH, NULL, G_DBUS_SIGNAL_FLAGS_NONE,
+                                                            signal_cb, self, NULL);
+      self->was_connected = TRUE;
+      set_state (self, QSTORE_INSPECTOR_EVENTS_CONNECTED, NULL);
     }
-  if (!self->was_connected)
+  else if (!self->was_connected)
     {
       /* Translators: %s is the server's name on the bus */
       status = g_strdup_printf (_("Waiting for the server %s to start…"), self->server);
       set_state (self, QSTORE_INSPECTOR_EVENTS_WAITING, status);
-      return;
     }
-  if (self->gone_since == 0)
+  else if (self->state != QSTORE_INSPECTOR_EVENTS_GONE)
     {
       g_autoptr(GDateTime) now = g_date_time_new_now_local ();
       g_autofree char *time = g_date_time_format (now, "%H:%M:%S");
 
-      self->gone_since = g_get_monotonic_time ();
       /* Translators: %s is when the server left the bus (“14:02:11”) */
       status = g_strdup_printf (_("The server went away at %s. Its events show again when it returns."), time);
       set_state (self, QSTORE_INSPECTOR_EVENTS_GONE, status);
+    }
+}
+
+static void
+feed_made_cb (GObject      *object,
+              GAsyncResult *result,
+              gpointer      user_data)
+{
+  g_autoptr(QStoreChangeFeed) feed = NULL;
+  g_autoptr(GError) error = NULL;
+  QStoreInspectorEventsPage *self;
+  g_autofree char *status = NULL;
+
+  feed = qstore_change_feed_new_for_bus_finish (result, &error);
+  if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+    return;
+  self = user_data;
+  if (feed == NULL)
+    {
+      /* Translators: %s is the server's name on the bus, the second %s what went wrong */
+      status = g_strdup_printf (_("The server %s does not send its events: %s"), self->server, error->message);
+      set_state (self, QSTORE_INSPECTOR_EVENTS_GONE, status);
+      return;
+    }
+  self->feed = g_steal_pointer (&feed);
+  g_signal_connect (self->feed, "changes", G_CALLBACK (changes_cb), self);
+  g_signal_connect (self->feed, "gap", G_CALLBACK (gap_cb), self);
+  g_signal_connect (self->feed, "failed", G_CALLBACK (failed_cb), self);
+  g_signal_connect (self->feed, "notify::server-owner", G_CALLBACK (owner_cb), self);
+  owner_cb (self->feed, NULL, self);
+}
+
+/* Stops following: the feed unsubscribes, so the server stops sending
+ * when nobody else follows. */
+static void
+unsubscribe (QStoreInspectorEventsPage *self)
+{
+  stop_listening (self);
+  if (self->feed != NULL)
+    {
+      g_signal_handlers_disconnect_by_data (self->feed, self);
+      qstore_change_feed_close (self->feed);
+      g_clear_object (&self->feed);
     }
 }
 
@@ -425,16 +439,12 @@ qstore_inspector_events_page_set_server (QStoreInspectorEventsPage *self,
   if (g_strcmp0 (self->server, bus_name) == 0)
     return;
 
-  unsubscribe (self, TRUE);
-  if (self->watch_id != 0)
-    g_bus_unwatch_name (self->watch_id);
-  self->watch_id = 0;
+  unsubscribe (self);
   g_cancellable_cancel (self->cancellable);
   g_clear_object (&self->cancellable);
   g_list_store_remove_all (self->events);
   while (self->held.length > 0)
     g_object_unref (g_queue_pop_head (&self->held));
-  self->gone_since = 0;
   self->was_connected = FALSE;
   self->following = TRUE;
   g_free (self->server);
@@ -456,8 +466,8 @@ qstore_inspector_events_page_set_server (QStoreInspectorEventsPage *self,
     {
       self->cancellable = g_cancellable_new ();
       set_state (self, QSTORE_INSPECTOR_EVENTS_WAITING, NULL);
-      self->watch_id = g_bus_watch_name_on_connection (self->bus, bus_name, G_BUS_NAME_WATCHER_FLAGS_NONE,
-                                                       name_appeared_cb, name_vanished_cb, self, NULL);
+      qstore_change_feed_new_for_bus (self->bus, bus_name, QSTORE_BUS_FOLLOW_WAIT, self->cancellable,
+                                      feed_made_cb, self);
     }
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_SERVER]);
 }

@@ -445,8 +445,9 @@ qstore_inspector_rows_to_text (GPtrArray *rows,
   return g_string_free (text, FALSE);
 }
 
-static JsonNode *
-value_to_json (GVariant *value)
+/* Returns: (transfer full): @value as `qstore sql --json` writes it */
+JsonNode *
+qstore_inspector_value_to_json (GVariant *value)
 {
   JsonNode *node = json_node_alloc ();
 
@@ -507,7 +508,7 @@ qstore_inspector_rows_to_json (GPtrArray          *rows,
         {
           g_autoptr(GVariant) value = qstore_inspector_row_get_value (row, c);
 
-          json_object_set_member (object, column_names[c], value_to_json (value));
+          json_object_set_member (object, column_names[c], qstore_inspector_value_to_json (value));
         }
       json_array_add_object_element (array, object);
     }

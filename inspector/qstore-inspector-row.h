@@ -5,6 +5,7 @@
 #pragma once
 
 #include <gio/gio.h>
+#include <json-glib/json-glib.h>
 #include <qstore.h>
 
 G_BEGIN_DECLS
@@ -28,6 +29,7 @@ char               *qstore_inspector_format_value      (GVariant           *valu
                                                         gboolean           *is_number);
 const char         *qstore_inspector_value_type_name   (GVariant           *value);
 char               *qstore_inspector_value_to_text     (GVariant           *value);
+JsonNode           *qstore_inspector_value_to_json     (GVariant           *value);
 char               *qstore_inspector_hex_dump          (GBytes             *bytes,
                                                         gsize               max_bytes);
 char               *qstore_inspector_rows_to_text      (GPtrArray          *rows,

@@ -2,10 +2,11 @@
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *
- * Follows a `qstore serve` on the session bus: one line per committed
- * transaction, from its Committed signal and the CommittedRows that
- * follow it. A transaction id that skips, a Gap signal, or the server's
- * name changing owner (a restart) gives a gap line: what was missed is
+ * Follows a `qstore serve` on the session bus through a QStoreChangeFeed
+ * (qstore_change_feed_new_for_bus_sync()): one line per committed
+ * transaction, with the tables and rows as the server sent them, and a
+ * gap line when the feed has one (the server restarted or sent Gap, a
+ * transaction id was skipped, a signal did not parse): what was missed is
  * not known, so whatever the reader derived must be derived again.
  */
 #include "config.h"
@@ -20,214 +21,130 @@
 
 typedef struct
 {
-  GDBusConnection *connection;
-  GMainLoop       *loop;
-  char            *name;
-  gboolean         json;
-  char            *owner;          /* the unique name serving now, if any */
-  gboolean         served_before;  /* a server was followed in this run */
-  gint64           vanished_us;    /* when the last server went, or 0 */
-  guint64          last_tx;        /* the last transaction printed, or 0 */
-  /* The transaction whose rows are arriving */
-  guint64          tx;
-  gint64           time;
-  char           **tables;
-  guint            expected;
-  GString         *rows;           /* JSON objects, comma-separated */
-  guint            received;
+  GMainLoop  *loop;
+  gboolean    json;
+  const char *name;
+  gboolean    followed;      /* a server was followed in this run */
+  GError     *error;         /* what stopped following */
 } Follower;
 
-/* The text form names each row's table and operation; --json gives the
- * rows whole. */
 static void
-append_plain_rows (GString    *line,
-                   const char *rows_json)
+append_change (GString         *line,
+               QStoreChangeSet *change_set,
+               guint            index)
 {
-  g_autoptr(JsonParser) parser = json_parser_new ();
-  JsonArray *rows;
+  g_autoptr(GVariant) old_row = qstore_change_set_get_old_row (change_set, index);
+  g_autoptr(GVariant) new_row = qstore_change_set_get_new_row (change_set, index);
+  g_autofree char *table = g_strdup_printf ("%s.%s",
+                                            qstore_change_set_get_schema (change_set, index),
+                                            qstore_change_set_get_table (change_set, index));
 
-  if (!json_parser_load_from_data (parser, rows_json, -1, NULL) ||
-      !JSON_NODE_HOLDS_ARRAY (json_parser_get_root (parser)))
-    return;
-  rows = json_node_get_array (json_parser_get_root (parser));
-  for (guint i = 0; i < json_array_get_length (rows); i++)
-    {
-      JsonObject *row = json_array_get_object_element (rows, i);
-
-      g_string_append_printf (line, "%s %s %s", i > 0 ? ";" : "",
-                              json_object_get_string_member_with_default (row, "table", "?"),
-                              json_object_get_string_member_with_default (row, "op", "?"));
-    }
+  g_string_append (line, "{\"table\":");
+  qstore_tool_append_json_string (line, table);
+  g_string_append_printf (line, ",\"op\":\"%s\",\"old\":",
+                          qstore_change_op_get_name (qstore_change_set_get_op (change_set, index)));
+  if (old_row != NULL)
+    qstore_tool_append_json_tuple (line, old_row);
+  else
+    g_string_append (line, "null");
+  g_string_append (line, ",\"new\":");
+  if (new_row != NULL)
+    qstore_tool_append_json_tuple (line, new_row);
+  else
+    g_string_append (line, "null");
+  g_string_append_c (line, '}');
 }
 
+/* The JSON form: tx, time, the tables in the order the rows name them
+ * first, row_count, and the rows ({"table", "op", "old", "new"}). */
 static void
-print_transaction (Follower *follower)
+on_changes (QStoreChangeFeed *feed,
+            QStoreChangeSet  *change_set,
+            Follower         *follower)
 {
   g_autoptr(GString) line = g_string_new (NULL);
-  g_autofree char *time = qstore_tool_format_time (follower->time);
-  g_autofree char *rows = g_strdup_printf ("[%s]", follower->rows->str);
+  g_autofree char *time = qstore_tool_format_time (qstore_change_set_get_time (change_set));
+  guint n = qstore_change_set_get_n_changes (change_set);
 
-  if (follower->last_tx != 0 && follower->tx != follower->last_tx + 1)
+  if (!follower->json)
     {
-      g_autofree char *reason = g_strdup_printf ("transactions %" G_GUINT64_FORMAT " to %"
-                                                 G_GUINT64_FORMAT " were not seen",
-                                                 follower->last_tx + 1, follower->tx - 1);
-
-      qstore_tool_print_gap (follower->json, reason, -1);
-    }
-  follower->last_tx = follower->tx;
-
-  if (follower->json)
-    {
-      g_string_append_printf (line, "{\"tx\":%" G_GUINT64_FORMAT ",\"time\":", follower->tx);
-      qstore_tool_append_json_string (line, time);
-      g_string_append (line, ",\"tables\":[");
-      for (guint i = 0; follower->tables != NULL && follower->tables[i] != NULL; i++)
-        {
-          if (i > 0)
-            g_string_append_c (line, ',');
-          qstore_tool_append_json_string (line, follower->tables[i]);
-        }
-      g_string_append_printf (line, "],\"row_count\":%u,\"rows\":%s}", follower->expected, rows);
-    }
-  else
-    {
-      g_string_append_printf (line, "%" G_GUINT64_FORMAT " %s", follower->tx, time);
-      append_plain_rows (line, rows);
-    }
-  qstore_tool_print_line (line);
-  g_clear_pointer (&follower->tables, g_strfreev);
-  g_string_truncate (follower->rows, 0);
-  follower->tx = 0;
-}
-
-static void
-on_signal (GDBusConnection *connection,
-           const char      *sender,
-           const char      *path,
-           const char      *interface,
-           const char      *member,
-           GVariant        *parameters,
-           gpointer         data)
-{
-  Follower *follower = data;
-
-  if (g_str_equal (member, "Committed") &&
-      g_variant_is_of_type (parameters, G_VARIANT_TYPE ("(txasu)")))
-    {
-      g_clear_pointer (&follower->tables, g_strfreev);
-      g_variant_get (parameters, "(tx^asu)", &follower->tx, &follower->time,
-                     &follower->tables, &follower->expected);
-      g_string_truncate (follower->rows, 0);
-      follower->received = 0;
-      if (follower->expected == 0)
-        print_transaction (follower);
-    }
-  else if (g_str_equal (member, "CommittedRows") &&
-           g_variant_is_of_type (parameters, G_VARIANT_TYPE ("(tuus)")))
-    {
-      g_autoptr(JsonParser) parser = json_parser_new ();
-      guint64 tx;
-      guint32 first, total;
-      const char *rows;
-      gsize len;
-
-      g_variant_get (parameters, "(tuu&s)", &tx, &first, &total, &rows);
-      /* Rows of a transaction whose Committed this follower missed (it
-       * subscribed in between) are not printed half. */
-      if (tx != follower->tx || first != follower->received)
-        return;
-      if (!json_parser_load_from_data (parser, rows, -1, NULL) ||
-          !JSON_NODE_HOLDS_ARRAY (json_parser_get_root (parser)))
-        return;
-      len = strlen (rows);
-      if (len > 2)
-        {
-          if (follower->rows->len > 0)
-            g_string_append_c (follower->rows, ',');
-          g_string_append_len (follower->rows, rows + 1, len - 2);
-        }
-      follower->received += json_array_get_length (json_node_get_array (json_parser_get_root (parser)));
-      follower->expected = total;
-      if (follower->received >= follower->expected)
-        print_transaction (follower);
-    }
-  else if (g_str_equal (member, "Gap") &&
-           g_variant_is_of_type (parameters, G_VARIANT_TYPE ("(sx)")))
-    {
-      const char *reason;
-      gint64 down_for_ms;
-
-      g_variant_get (parameters, "(&sx)", &reason, &down_for_ms);
-      qstore_tool_print_gap (follower->json, reason, down_for_ms);
-      follower->last_tx = 0;
-    }
-}
-
-static void
-on_subscribed (GObject      *source,
-               GAsyncResult *result,
-               gpointer      data)
-{
-  Follower *follower = data;
-  g_autoptr(GVariant) reply = NULL;
-  g_autoptr(GError) error = NULL;
-
-  reply = g_dbus_connection_call_finish (G_DBUS_CONNECTION (source), result, &error);
-  if (reply == NULL && !g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
-    g_printerr ("qstore: cannot subscribe to %s: %s\n", follower->name, error->message);
-}
-
-static void
-on_appeared (GDBusConnection *connection,
-             const char      *name,
-             const char      *owner,
-             gpointer         data)
-{
-  Follower *follower = data;
-
-  if (follower->served_before)
-    {
-      gint64 down_for_ms = follower->vanished_us != 0
-        ? (g_get_monotonic_time () - follower->vanished_us) / 1000
-        : -1;
-
-      /* What committed while nobody served, or before this server
-       * subscribed us, is not known. */
-      qstore_tool_print_gap (follower->json, "server restarted", down_for_ms);
-      follower->last_tx = 0;
-    }
-  follower->served_before = TRUE;
-  follower->vanished_us = 0;
-  g_free (follower->owner);
-  follower->owner = g_strdup (owner);
-  g_printerr ("qstore: following %s\n", name);
-  g_dbus_connection_call (connection, owner, QSTORE_TOOL_SERVER_PATH,
-                          QSTORE_TOOL_SERVER_INTERFACE, "Subscribe", NULL, NULL,
-                          G_DBUS_CALL_FLAGS_NONE, -1, NULL, on_subscribed, follower);
-}
-
-static void
-on_vanished (GDBusConnection *connection,
-             const char      *name,
-             gpointer         data)
-{
-  Follower *follower = data;
-
-  if (connection == NULL)
-    {
-      g_printerr ("qstore: the session bus went away\n");
-      g_main_loop_quit (follower->loop);
+      g_string_append_printf (line, "%" G_GUINT64_FORMAT " %s",
+                              qstore_change_set_get_tx_id (change_set), time);
+      for (guint i = 0; i < n; i++)
+        g_string_append_printf (line, "%s %s.%s %s", i > 0 ? ";" : "",
+                                qstore_change_set_get_schema (change_set, i),
+                                qstore_change_set_get_table (change_set, i),
+                                qstore_change_op_get_name (qstore_change_set_get_op (change_set, i)));
+      qstore_tool_print_line (line);
       return;
     }
-  if (follower->owner != NULL)
-    g_printerr ("qstore: %s went away; waiting for it to return\n", name);
-  else
-    g_printerr ("qstore: waiting for %s on the session bus\n", name);
-  g_clear_pointer (&follower->owner, g_free);
-  follower->vanished_us = g_get_monotonic_time ();
-  /* A transaction cut off half way is not printed. */
-  follower->tx = 0;
+
+  g_string_append_printf (line, "{\"tx\":%" G_GUINT64_FORMAT ",\"time\":",
+                          qstore_change_set_get_tx_id (change_set));
+  qstore_tool_append_json_string (line, time);
+  g_string_append (line, ",\"tables\":[");
+  {
+    g_autoptr(GHashTable) seen = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+
+    for (guint i = 0; i < n; i++)
+      {
+        char *table = g_strdup_printf ("%s.%s", qstore_change_set_get_schema (change_set, i),
+                                       qstore_change_set_get_table (change_set, i));
+
+        if (!g_hash_table_add (seen, table))
+          continue;
+        if (g_hash_table_size (seen) > 1)
+          g_string_append_c (line, ',');
+        qstore_tool_append_json_string (line, table);
+      }
+  }
+  g_string_append_printf (line, "],\"row_count\":%u,\"rows\":[", n);
+  for (guint i = 0; i < n; i++)
+    {
+      if (i > 0)
+        g_string_append_c (line, ',');
+      append_change (line, change_set, i);
+    }
+  g_string_append (line, "]}");
+  qstore_tool_print_line (line);
+}
+
+static void
+on_gap (QStoreChangeFeed *feed,
+        const char       *reason,
+        gint64            down_for_ms,
+        Follower         *follower)
+{
+  qstore_tool_print_gap (follower->json, reason, down_for_ms);
+}
+
+static void
+on_owner (QStoreChangeFeed *feed,
+          GParamSpec       *pspec,
+          Follower         *follower)
+{
+  if (qstore_change_feed_get_server_owner (feed) != NULL)
+    {
+      g_printerr ("qstore: following %s\n", follower->name);
+      follower->followed = TRUE;
+    }
+  else if (follower->followed)
+    g_printerr ("qstore: %s went away; waiting for it to return\n", follower->name);
+}
+
+static void
+on_failed (QStoreChangeFeed *feed,
+           const GError     *error,
+           Follower         *follower)
+{
+  /* A server that refuses is told and waited out; a closed bus ends it. */
+  g_printerr ("qstore: %s\n", error->message);
+  if (g_error_matches (error, QSTORE_ERROR, QSTORE_ERROR_CLOSED))
+    {
+      if (follower->error == NULL)
+        follower->error = g_error_copy (error);
+      g_main_loop_quit (follower->loop);
+    }
 }
 
 static gboolean
@@ -257,10 +174,11 @@ qstore_tool_changes_follow_bus (QStoreTool *tool,
                                 const char *id,
                                 gboolean    json)
 {
+  g_autoptr(QStoreChangeFeed) feed = NULL;
   g_autoptr(GError) error = NULL;
   g_autofree char *default_id = NULL;
-  Follower follower = { 0 };
-  guint subscription, watch;
+  Follower follower = { NULL, json, NULL, FALSE, NULL };
+  int status = QSTORE_TOOL_EXIT_OK;
 
   if (id == NULL)
     {
@@ -275,39 +193,35 @@ qstore_tool_changes_follow_bus (QStoreTool *tool,
                                     "--id “%s” cannot end a bus name: use letters, digits "
                                     "and _, not starting with a digit", id);
 
-  follower.connection = g_bus_get_sync (G_BUS_TYPE_SESSION, NULL, &error);
-  if (follower.connection == NULL)
-    return qstore_tool_fail_message ("Cannot reach the session bus: %s", error->message);
-  follower.name = g_strconcat (QSTORE_TOOL_SERVER_NAME_PREFIX, id, NULL);
-  follower.json = json;
-  follower.rows = g_string_new (NULL);
+  feed = qstore_change_feed_new_for_bus_sync (NULL, id, QSTORE_BUS_FOLLOW_WAIT, NULL, &error);
+  if (feed == NULL)
+    return qstore_tool_fail (error);
+  follower.name = qstore_change_feed_get_bus_name (feed);
   follower.loop = g_main_loop_new (NULL, FALSE);
-
-  /* Matched on the well-known name: signals of whichever process owns it. */
-  subscription = g_dbus_connection_signal_subscribe (follower.connection, follower.name,
-                                                     QSTORE_TOOL_SERVER_INTERFACE, NULL,
-                                                     QSTORE_TOOL_SERVER_PATH, NULL,
-                                                     G_DBUS_SIGNAL_FLAGS_NONE, on_signal,
-                                                     &follower, NULL);
-  watch = g_bus_watch_name_on_connection (follower.connection, follower.name,
-                                          G_BUS_NAME_WATCHER_FLAGS_NONE, on_appeared,
-                                          on_vanished, &follower, NULL);
+  g_signal_connect (feed, "changes", G_CALLBACK (on_changes), &follower);
+  g_signal_connect (feed, "gap", G_CALLBACK (on_gap), &follower);
+  g_signal_connect (feed, "failed", G_CALLBACK (on_failed), &follower);
+  g_signal_connect (feed, "notify::server-owner", G_CALLBACK (on_owner), &follower);
+  if (qstore_change_feed_get_server_owner (feed) != NULL)
+    on_owner (feed, NULL, &follower);
+  else
+    g_printerr ("qstore: waiting for %s on the session bus\n", follower.name);
   g_unix_signal_add (SIGINT, on_unix_signal, &follower);
   g_unix_signal_add (SIGTERM, on_unix_signal, &follower);
 
   g_main_loop_run (follower.loop);
 
-  g_bus_unwatch_name (watch);
-  g_dbus_connection_signal_unsubscribe (follower.connection, subscription);
-  if (follower.owner != NULL)
-    g_dbus_connection_call_sync (follower.connection, follower.owner, QSTORE_TOOL_SERVER_PATH,
-                                 QSTORE_TOOL_SERVER_INTERFACE, "Unsubscribe", NULL, NULL,
-                                 G_DBUS_CALL_FLAGS_NONE, 1000, NULL, NULL);
-  g_clear_object (&follower.connection);
+  if (follower.error != NULL)
+    status = qstore_tool_fail (follower.error);
+  /* Unsubscribes; the call goes out before the process ends. */
+  qstore_change_feed_close (feed);
+  {
+    g_autoptr(GDBusConnection) bus = g_bus_get_sync (G_BUS_TYPE_SESSION, NULL, NULL);
+
+    if (bus != NULL)
+      g_dbus_connection_flush_sync (bus, NULL, NULL);
+  }
+  g_clear_error (&follower.error);
   g_main_loop_unref (follower.loop);
-  g_string_free (follower.rows, TRUE);
-  g_strfreev (follower.tables);
-  g_free (follower.owner);
-  g_free (follower.name);
-  return QSTORE_TOOL_EXIT_OK;
+  return status;
 }

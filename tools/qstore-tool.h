@@ -106,9 +106,9 @@ JsonNode       *qstore_tool_staging_run_to_json (QStoreStagingRun *run,
                                                  const char       *action);
 
 /* The server on the session bus (qstore-tool-serve.c) */
-#define QSTORE_TOOL_SERVER_NAME_PREFIX "org.qstore.Server."
-#define QSTORE_TOOL_SERVER_PATH        "/org/qstore/Server"
-#define QSTORE_TOOL_SERVER_INTERFACE   "org.qstore.Server1"
+#define QSTORE_TOOL_SERVER_NAME_PREFIX QSTORE_SERVER_NAME_PREFIX
+#define QSTORE_TOOL_SERVER_PATH        QSTORE_SERVER_PATH
+#define QSTORE_TOOL_SERVER_INTERFACE   QSTORE_SERVER_INTERFACE
 char           *qstore_tool_server_default_id  (const char          *store_uri);
 gboolean        qstore_tool_server_id_is_valid (const char          *id);
 int             qstore_tool_changes_follow_bus (QStoreTool          *tool,

@@ -12,9 +12,10 @@
 
 G_BEGIN_DECLS
 
-/* A feed is told of change sets in one of two ways: as a database's
- * subscriber (qstore-change-hub.c, through the functions below), or by
- * reading a change log as a follower (qstore-change-follow.c). Both files
+/* A feed is told of change sets in one of three ways: as a database's
+ * subscriber (qstore-change-hub.c, through the functions below), by
+ * reading a change log as a follower (qstore-change-follow.c), or by
+ * following a `qstore serve` on D-Bus (qstore-change-bus.c). The files
  * share the instance struct. */
 
 struct _QStoreChangeFeed
@@ -46,6 +47,9 @@ struct _QStoreChangeFeed
   GSource         *commits;       /* the provider's commit watch, instead of the above */
   gint64           commits_lost_at;  /* when the watch lost its connection (monotonic), or 0 */
   GMainContext    *context;
+
+  /* A follower of a server on the bus (qstore-change-bus.c) */
+  struct _QStoreBusFollow *bus;
 };
 
 QStoreChangeFeed *qstore_change_feed_new_subscriber (gpointer           hub,
@@ -72,5 +76,10 @@ void              qstore_change_feed_emit_failed    (QStoreChangeFeed  *self,
 
 /* The follower's part of finalize and close (qstore-change-follow.c). */
 void              qstore_change_feed_stop_following (QStoreChangeFeed  *self);
+/* The bus follower's (qstore-change-bus.c): unsubscribes. */
+void              qstore_change_feed_stop_bus       (QStoreChangeFeed  *self);
+void              qstore_change_feed_free_bus       (QStoreChangeFeed  *self);
+/* Its properties changed (qstore-change-feed.c owns the pspecs). */
+void              qstore_change_feed_notify_owner   (QStoreChangeFeed  *self);
 
 G_END_DECLS

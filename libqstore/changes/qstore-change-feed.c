@@ -19,7 +19,7 @@
  * its queries, rebuild its cache), after which the changes that follow
  * keep it current. That is the whole recovery, and it is always safe.
  *
- * There are two kinds of feed.
+ * There are three kinds of feed.
  *
  * - A subscriber, from [method@Database.subscribe_changes], hears of the
  *   commits of that database handle, in the same process, once their
@@ -37,6 +37,18 @@
  *   falls behind what the log keeps, when the log is turned off or made
  *   anew, and for an entry of the log that is damaged; then it carries
  *   on from the oldest entry the log has.
+ * - A bus follower, from [ctor@ChangeFeed.new_for_bus_sync] or
+ *   [func@ChangeFeed.new_for_bus], follows a `qstore serve` on D-Bus
+ *   (interface `org.qstore.Server1`): it subscribes to the server and
+ *   turns each transaction the server tells into the same change set a
+ *   subscriber of that database gets, so Python, JavaScript and other
+ *   processes follow a running store without opening it. It has a gap
+ *   when the server goes away and comes back (another process owns its
+ *   name), when the server says it could not send some signals, when a
+ *   transaction id is skipped, and for a signal that is not as
+ *   `org.qstore.Server1` describes it. Its change sets carry rows, not
+ *   their column names ([method@ChangeSet.get_names] is %NULL): the
+ *   server does not send them.
  *
  * Change sets are those of [signal@Coordinator::committed], but for the
  * rows of qstore's own bookkeeping tables (`_qstore_…`, such as the change
@@ -49,6 +61,8 @@ G_DEFINE_FINAL_TYPE (QStoreChangeFeed, qstore_change_feed, G_TYPE_OBJECT)
 enum {
   PROP_0,
   PROP_POSITION,
+  PROP_BUS_NAME,
+  PROP_SERVER_OWNER,
   N_PROPS
 };
 
@@ -73,6 +87,14 @@ qstore_change_feed_dispose (GObject *object)
 }
 
 static void
+qstore_change_feed_finalize (GObject *object)
+{
+  qstore_change_feed_free_bus (QSTORE_CHANGE_FEED (object));
+
+  G_OBJECT_CLASS (qstore_change_feed_parent_class)->finalize (object);
+}
+
+static void
 qstore_change_feed_get_property (GObject    *object,
                                  guint       prop_id,
                                  GValue     *value,
@@ -86,6 +108,14 @@ qstore_change_feed_get_property (GObject    *object,
       g_value_set_uint64 (value, self->position);
       break;
 
+    case PROP_BUS_NAME:
+      g_value_set_string (value, qstore_change_feed_get_bus_name (self));
+      break;
+
+    case PROP_SERVER_OWNER:
+      g_value_set_string (value, qstore_change_feed_get_server_owner (self));
+      break;
+
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
@@ -97,6 +127,7 @@ qstore_change_feed_class_init (QStoreChangeFeedClass *klass)
   GObjectClass *object_class = G_OBJECT_CLASS (klass);
 
   object_class->dispose = qstore_change_feed_dispose;
+  object_class->finalize = qstore_change_feed_finalize;
   object_class->get_property = qstore_change_feed_get_property;
 
   /**
@@ -111,6 +142,28 @@ qstore_change_feed_class_init (QStoreChangeFeedClass *klass)
                          0, G_MAXUINT64, 0,
                          G_PARAM_READABLE | G_PARAM_STATIC_STRINGS | G_PARAM_EXPLICIT_NOTIFY);
 
+  /**
+   * QStoreChangeFeed:bus-name:
+   *
+   * The well-known bus name of the server a bus follower follows, such
+   * as `org.qstore.Server.shop`; %NULL for the other kinds of feed.
+   */
+  properties[PROP_BUS_NAME] =
+    g_param_spec_string ("bus-name", NULL, NULL, NULL,
+                         G_PARAM_READABLE | G_PARAM_STATIC_STRINGS | G_PARAM_EXPLICIT_NOTIFY);
+
+  /**
+   * QStoreChangeFeed:server-owner:
+   *
+   * The unique bus name of the server process a bus follower follows
+   * now: set once the server accepted its subscription, %NULL while no
+   * server runs (or the one that runs refused). It changes when the
+   * server goes away and when it comes back.
+   */
+  properties[PROP_SERVER_OWNER] =
+    g_param_spec_string ("server-owner", NULL, NULL, NULL,
+                         G_PARAM_READABLE | G_PARAM_STATIC_STRINGS | G_PARAM_EXPLICIT_NOTIFY);
+
   g_object_class_install_properties (object_class, N_PROPS, properties);
 
   /**
@@ -120,7 +173,9 @@ qstore_change_feed_class_init (QStoreChangeFeedClass *klass)
    *
    * Emitted for every committed transaction, in commit order: its id is
    * larger than the last one told, and one larger unless
-   * [signal@ChangeFeed::gap] came in between.
+   * [signal@ChangeFeed::gap] came in between. (After a gap, a bus
+   * follower goes on from whatever id its server has: a server restarted
+   * on a store made anew may count from 1 again.)
    */
   signals[CHANGES] =
     g_signal_new ("changes",
@@ -156,6 +211,11 @@ qstore_change_feed_class_init (QStoreChangeFeedClass *klass)
    * ([method@ChangeFeed.follow]) cannot read the log. It keeps trying at
    * each change of the store's files and at its fallback poll; close it
    * to stop.
+   *
+   * A bus follower emits it when a server that (re)appeared on the bus
+   * cannot be followed (it refused the subscription, or it speaks
+   * another version of the interface; it tries again when the name gets
+   * another owner) and when the bus connection closes (it stops then).
    */
   signals[FAILED] =
     g_signal_new ("failed",
@@ -266,6 +326,12 @@ qstore_change_feed_deliver (QStoreChangeFeed *self,
 }
 
 void
+qstore_change_feed_notify_owner (QStoreChangeFeed *self)
+{
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_SERVER_OWNER]);
+}
+
+void
 qstore_change_feed_detach (QStoreChangeFeed *self)
 {
   self->hub = NULL;
@@ -292,7 +358,8 @@ qstore_change_feed_get_position (QStoreChangeFeed *self)
  * qstore_change_feed_is_follower:
  * @self: a #QStoreChangeFeed
  *
- * Tells a follower of a change log from a database's subscriber.
+ * Tells a follower of a change log from a database's subscriber (and
+ * from a bus follower, which [method@ChangeFeed.get_bus_name] tells).
  *
  * Returns: %TRUE when the feed was made by
  *   [ctor@ChangeFeed.new_follower]
@@ -309,7 +376,8 @@ qstore_change_feed_is_follower (QStoreChangeFeed *self)
  * @self: a #QStoreChangeFeed
  *
  * Stops the feed: a subscriber leaves its database (which may then hand
- * out another), a follower stops following and lets go of its store. No
+ * out another), a follower stops following and lets go of its store, a
+ * bus follower unsubscribes from its server. No
  * signal is emitted afterwards. Closing twice is fine; dropping the last
  * reference closes the feed.
  */
@@ -324,6 +392,8 @@ qstore_change_feed_close (QStoreChangeFeed *self)
   if (self->unsubscribe != NULL)
     self->unsubscribe (self->hub, self);
   qstore_change_feed_detach (self);
+  if (self->bus != NULL)
+    qstore_change_feed_stop_bus (self);
   /* A poll reading now lets go of the store when it is done. */
   if (!self->polling)
     qstore_change_feed_stop_following (self);

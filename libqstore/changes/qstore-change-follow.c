@@ -204,7 +204,8 @@ static gboolean poll_log (QStoreChangeFeed  *self,
  * message names its transaction). After a gap it carries on from the
  * oldest entry it can read.
  *
- * A subscriber is told as commits happen: polling it does nothing.
+ * A subscriber, and a bus follower, are told as commits happen:
+ * polling them does nothing.
  *
  * Returns: %TRUE when the log could be read (a gap is no error), %FALSE
  *   with the provider's error, %QSTORE_ERROR_CORRUPT when the log's
@@ -572,7 +573,8 @@ watch_commits (QStoreChangeFeed  *self,
  * then polled once a second. Errors are told by
  * [signal@ChangeFeed::failed]. Following until [method@ChangeFeed.close].
  *
- * A subscriber is told as commits happen: this does nothing for it.
+ * A subscriber, and a bus follower, are told as commits happen: this
+ * does nothing for them.
  *
  * Returns: %TRUE when the feed follows, %FALSE when the store's files
  *   cannot be watched or the provider's commit watch cannot start

@@ -13,6 +13,8 @@
  *   restart       the server is killed: the page says so; it starts
  *                 again: the page follows it by itself, after a gap row
  *   connect       a server of another store, picked from Connect to Server…
+ *   skipped       a server (played by the test) skips a transaction and
+ *                 sends rows that do not parse: each is a gap row
  *   screenshots   the page with live events at 360 and 1,400 px, light
  *                 and dark
  *
@@ -587,6 +589,118 @@ test_connect (void)
   test_remove_tree (dir);
 }
 
+/* skipped: a server that skips a transaction, played from here */
+
+static void
+fake_method (GDBusConnection       *connection,
+             const char            *sender,
+             const char            *path,
+             const char            *interface,
+             const char            *method,
+             GVariant              *parameters,
+             GDBusMethodInvocation *invocation,
+             gpointer               data)
+{
+  /* It plays only what following needs: Subscribe and Unsubscribe. */
+  if (g_str_equal (method, "Subscribe") || g_str_equal (method, "Unsubscribe"))
+    g_dbus_method_invocation_return_value (invocation, NULL);
+  else
+    g_dbus_method_invocation_return_dbus_error (invocation, "org.qstore.Server1.Error.NotSupported",
+                                                "This test server only sends signals");
+}
+
+static void
+fake_commit (GDBusConnection *connection,
+             guint64          tx,
+             const char      *rows)
+{
+  const char *tables[] = { "main.items", NULL };
+  g_autoptr(GError) error = NULL;
+
+  g_dbus_connection_emit_signal (connection, NULL, "/org/qstore/Server", "org.qstore.Server1", "Committed",
+                                 g_variant_new ("(tx^asu)", tx, g_get_real_time (), tables, 1), &error);
+  g_assert_no_error (error);
+  g_dbus_connection_emit_signal (connection, NULL, "/org/qstore/Server", "org.qstore.Server1", "CommittedRows",
+                                 g_variant_new ("(tuus)", tx, 0, 1, rows), &error);
+  g_assert_no_error (error);
+  g_dbus_connection_flush_sync (connection, NULL, &error);
+  g_assert_no_error (error);
+}
+
+static gboolean
+has_gaps (gpointer data)
+{
+  return count_kind (data, QSTORE_INSPECTOR_EVENT_GAP) >= 2;
+}
+
+static void
+test_skipped (void)
+{
+  static const GDBusInterfaceVTable vtable = { fake_method, NULL, NULL, { 0 } };
+  const char *row = "[{\"table\":\"main.items\",\"op\":\"insert\",\"old\":null,\"new\":[1,\"pear\"]}]";
+  g_autofree char *dir = test_make_tmp_dir ("qstore-events-XXXXXX");
+  g_autofree char *uri = test_provider_uri (dir, "shop");
+  g_autofree char *xml = NULL;
+  g_autofree char *address = NULL;
+  g_autoptr(GDBusNodeInfo) node = NULL;
+  g_autoptr(GDBusConnection) fake = NULL;
+  g_autoptr(GError) error = NULL;
+  QStoreInspectorWindow *window;
+  QStoreInspectorEventsPage *page;
+  GListModel *events;
+  Count count;
+  guint object_id;
+
+  g_file_get_contents (g_getenv ("QSTORE_SERVER_XML"), &xml, NULL, &error);
+  g_assert_no_error (error);
+  node = g_dbus_node_info_new_for_xml (xml, &error);
+  g_assert_no_error (error);
+  address = g_dbus_address_get_for_bus_sync (G_BUS_TYPE_SESSION, NULL, &error);
+  g_assert_no_error (error);
+  fake = g_dbus_connection_new_for_address_sync (address,
+                                                 G_DBUS_CONNECTION_FLAGS_AUTHENTICATION_CLIENT |
+                                                 G_DBUS_CONNECTION_FLAGS_MESSAGE_BUS_CONNECTION,
+                                                 NULL, NULL, &error);
+  g_assert_no_error (error);
+  object_id = g_dbus_connection_register_object (fake, "/org/qstore/Server", node->interfaces[0], &vtable,
+                                                 NULL, NULL, &error);
+  g_assert_no_error (error);
+  g_bus_own_name_on_connection (fake, "org.qstore.Server.fake", G_BUS_NAME_OWNER_FLAGS_NONE, NULL, NULL,
+                                NULL, NULL);
+
+  run_sql (uri, "CREATE TABLE items (id INTEGER PRIMARY KEY, name TEXT NOT NULL)");
+  window = open_window (uri, 1000, 700);
+  page = qstore_inspector_window_get_events_page (window);
+  events = qstore_inspector_events_page_get_events (page);
+  qstore_inspector_events_page_set_server (page, "org.qstore.Server.fake");
+  test_wait (page_connected, page, 20);
+
+  fake_commit (fake, 1, row);
+  count = (Count) { events, 1 };
+  test_wait (has_commits, &count, 20);
+  /* Transaction 2 never comes: a gap, then 3. */
+  fake_commit (fake, 3, row);
+  count.n = 2;
+  test_wait (has_commits, &count, 20);
+  g_assert_cmpuint (count_kind (events, QSTORE_INSPECTOR_EVENT_GAP), ==, 1);
+  {
+    g_autoptr(QStoreInspectorEvent) gap = g_list_model_get_item (events, 1);
+    g_autofree char *what = qstore_inspector_event_describe (gap);
+
+    g_assert_cmpint (qstore_inspector_event_get_kind (gap), ==, QSTORE_INSPECTOR_EVENT_GAP);
+    g_assert_cmpstr (what, ==, "transactions 2 to 2 were not seen");
+  }
+  /* Rows that do not parse: a gap, and the page goes on. */
+  fake_commit (fake, 4, "[not json");
+  test_wait (has_gaps, events, 20);
+  g_assert_cmpint (qstore_inspector_events_page_get_state (page), ==, QSTORE_INSPECTOR_EVENTS_CONNECTED);
+
+  close_window (window);
+  g_dbus_connection_unregister_object (fake, object_id);
+  g_dbus_connection_close_sync (fake, NULL, NULL);
+  test_remove_tree (dir);
+}
+
 /* screenshots */
 
 static gboolean
@@ -678,6 +792,7 @@ main (int    argc,
   g_test_add_func ("/inspector-events/follow", test_follow);
   g_test_add_func ("/inspector-events/restart", test_restart);
   g_test_add_func ("/inspector-events/connect", test_connect);
+  g_test_add_func ("/inspector-events/skipped", test_skipped);
   g_test_add_func ("/inspector-events/screenshots", test_screenshots);
 
   status = g_test_run ();
