@@ -166,8 +166,11 @@ qstore_sqlite_db_resolve_store (QStoreSqliteDb  *self,
   sqlite3_stmt *stmt;
   int rc;
 
+  /* Absent stores are remembered too (as -1): a table's first rows are
+   * each checked for existence before its store is made, and SQL for
+   * each would cost a read transaction. */
   cached = g_hash_table_lookup (self->store_ids, name);
-  if (cached != NULL)
+  if (cached != NULL && (*cached >= 0 || !create))
     {
       *id = *cached;
       return TRUE;
@@ -183,12 +186,10 @@ qstore_sqlite_db_resolve_store (QStoreSqliteDb  *self,
     qstore_sqlite_conn_set_error (conn, rc, "looking up a store", error);
   sqlite3_reset (stmt);
 
-  if (rc == SQLITE_DONE)
+  if (rc == SQLITE_DONE && !create)
+    *id = -1;
+  else if (rc == SQLITE_DONE)
     {
-      *id = -1;
-      if (!create)
-        return TRUE;
-
       if (!qstore_sqlite_conn_run_named (conn, QSTORE_SQLITE_STMT_CREATE_STORE, name,
                                          "creating a store", error))
         return FALSE;
