@@ -11,6 +11,8 @@
  * closed when given back. */
 #define MAX_IDLE_READERS 4
 #define DEFAULT_BUSY_TIMEOUT_MS 5000
+/* Address space, not memory: pages are only read in when touched. */
+#define DEFAULT_MMAP_BYTES (1 << 30)
 
 QStoreSqliteDb *
 qstore_sqlite_db_new (const char *path,
@@ -22,6 +24,7 @@ qstore_sqlite_db_new (const char *path,
   db->path = g_strdup (path);
   db->read_only = read_only;
   db->busy_timeout_ms = DEFAULT_BUSY_TIMEOUT_MS;
+  db->mmap_bytes = DEFAULT_MMAP_BYTES;
   db->store_ids = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
   db->readers = g_ptr_array_new_with_free_func ((GDestroyNotify) qstore_sqlite_conn_unref);
   db->idle = g_ptr_array_new_with_free_func ((GDestroyNotify) qstore_sqlite_conn_unref);
@@ -77,7 +80,8 @@ qstore_sqlite_db_acquire_reader (QStoreSqliteDb  *self,
     {
       /* Opening takes a while: do it outside the pool lock. */
       if (!(conn = qstore_sqlite_conn_open (self->path, SQLITE_OPEN_READONLY,
-                                            self->busy_timeout_ms, self->cache_kib, error)))
+                                            self->busy_timeout_ms, self->cache_kib,
+                                            self->mmap_bytes, error)))
         return NULL;
 
       g_mutex_lock (&self->pool_lock);

@@ -17,6 +17,7 @@ typedef struct
   char             *path;
   gboolean          read_only;
   int               cache_kib;
+  int               mmap_bytes;
   int               busy_timeout_ms;
 
   /* The writer; read-only, the connection plain reads go through. The
