@@ -208,6 +208,18 @@ qstore_sqlite_db_resolve_store (QStoreSqliteDb  *self,
 
 /* Reading */
 
+void
+qstore_sqlite_db_end_read (QStoreSqliteDb *self)
+{
+  QStoreSqliteConn *conn = self->main;
+
+  if (!self->reading)
+    return;
+  self->reading = FALSE;
+  if (conn->db != NULL && !sqlite3_get_autocommit (conn->db))
+    qstore_sqlite_conn_run (conn, QSTORE_SQLITE_STMT_COMMIT, "ending a read transaction", NULL);
+}
+
 GBytes *
 qstore_sqlite_db_get (QStoreSqliteDb  *self,
                       const char      *name,
@@ -240,6 +252,13 @@ qstore_sqlite_db_get (QStoreSqliteDb  *self,
        * hold. */
       if (!qstore_sqlite_db_resolve_store (self, name, FALSE, &id, error) || id < 0)
         goto out;
+      /* For the same reason a read transaction left open sees every
+       * commit until our next write, which ends it: the reads in between
+       * share it rather than each taking and dropping the WAL read lock
+       * (two fcntl() calls and a look at the -shm). */
+      if (!self->reading && sqlite3_get_autocommit (conn->db))
+        self->reading = qstore_sqlite_conn_run (conn, QSTORE_SQLITE_STMT_BEGIN,
+                                                "beginning a read transaction", NULL);
       if (!(stmt = qstore_sqlite_conn_stmt (conn, QSTORE_SQLITE_STMT_GET, error)))
         goto out;
       sqlite3_bind_int64 (stmt, 1, id);
@@ -295,6 +314,7 @@ qstore_sqlite_db_close (QStoreSqliteDb *self)
   if (self->main != NULL)
     {
       g_mutex_lock (&self->main->lock);
+      qstore_sqlite_db_end_read (self);
       if (self->main->db != NULL && !self->read_only)
         sqlite3_wal_checkpoint_v2 (self->main->db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
       qstore_sqlite_conn_close (self->main);

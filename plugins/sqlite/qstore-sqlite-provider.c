@@ -560,6 +560,7 @@ qstore_sqlite_provider_write (QStoreProvider       *provider,
   gboolean ok = FALSE;
 
   g_mutex_lock (&conn->lock);
+  qstore_sqlite_db_end_read (self);
   /* Without a sync request, WAL at synchronous=NORMAL stays consistent but
    * may lose the last commits on power failure. */
   if (qstore_sqlite_conn_check_open (conn, error) &&
@@ -647,6 +648,7 @@ qstore_sqlite_provider_restructure (QStoreProvider       *provider,
   gboolean ok = FALSE;
 
   g_mutex_lock (&conn->lock);
+  qstore_sqlite_db_end_read (self);
   if (qstore_sqlite_conn_check_open (conn, error) &&
       set_synchronous (self, TRUE, error) &&
       begin_write (self, error))

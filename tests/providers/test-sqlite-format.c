@@ -335,8 +335,9 @@ test_misses_past_big_value (void)
 }
 
 /* Pages read through the map (the default) or with pread() only
- * (mmap_size=0) give the same values, and a store first looked up while
- * absent is found once written: the provider remembers absent stores. */
+ * (mmap_size=0) give the same values; a store first looked up while
+ * absent is found once written (the provider remembers absent stores);
+ * the writer's reads see its every write. */
 static void
 test_map_size (void)
 {
@@ -367,6 +368,12 @@ test_map_size (void)
       put_filled (kv, "b", 20000, 'b');
       assert_value (kv, "a", 10, 'a');
       assert_value (kv, "b", 20000, 'b');
+      /* Reads between writes share a read transaction: each write ends
+       * it, so the next read sees the write. */
+      put_filled (kv, "a", 12, 'c');
+      assert_value (kv, "a", 12, 'c');
+      put_filled (kv, "a", 10, 'a');
+      assert_value (kv, "a", 10, 'a');
       /* Every store written so far reads back through this open. */
       for (guint j = 0; j < i; j++)
         {
