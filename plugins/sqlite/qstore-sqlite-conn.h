@@ -83,6 +83,7 @@ QStoreSqliteConn *qstore_sqlite_conn_open       (const char            *path,
                                                  int                    flags,
                                                  int                    busy_timeout_ms,
                                                  int                    cache_kib,
+                                                 int                    mmap_bytes,
                                                  GError               **error);
 /* Finalizes every statement, which also ends the read transactions handed
  * out on @conn, and closes it. Called with the lock held. */

@@ -11,6 +11,8 @@
  * closed when given back. */
 #define MAX_IDLE_READERS 4
 #define DEFAULT_BUSY_TIMEOUT_MS 5000
+/* Address space, not memory: pages are only read in when touched. */
+#define DEFAULT_MMAP_BYTES (1 << 30)
 
 QStoreSqliteDb *
 qstore_sqlite_db_new (const char *path,
@@ -22,6 +24,7 @@ qstore_sqlite_db_new (const char *path,
   db->path = g_strdup (path);
   db->read_only = read_only;
   db->busy_timeout_ms = DEFAULT_BUSY_TIMEOUT_MS;
+  db->mmap_bytes = DEFAULT_MMAP_BYTES;
   db->store_ids = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
   db->readers = g_ptr_array_new_with_free_func ((GDestroyNotify) qstore_sqlite_conn_unref);
   db->idle = g_ptr_array_new_with_free_func ((GDestroyNotify) qstore_sqlite_conn_unref);
@@ -77,7 +80,8 @@ qstore_sqlite_db_acquire_reader (QStoreSqliteDb  *self,
     {
       /* Opening takes a while: do it outside the pool lock. */
       if (!(conn = qstore_sqlite_conn_open (self->path, SQLITE_OPEN_READONLY,
-                                            self->busy_timeout_ms, self->cache_kib, error)))
+                                            self->busy_timeout_ms, self->cache_kib,
+                                            self->mmap_bytes, error)))
         return NULL;
 
       g_mutex_lock (&self->pool_lock);
@@ -166,8 +170,11 @@ qstore_sqlite_db_resolve_store (QStoreSqliteDb  *self,
   sqlite3_stmt *stmt;
   int rc;
 
+  /* Absent stores are remembered too (as -1): a table's first rows are
+   * each checked for existence before its store is made, and SQL for
+   * each would cost a read transaction. */
   cached = g_hash_table_lookup (self->store_ids, name);
-  if (cached != NULL)
+  if (cached != NULL && (*cached >= 0 || !create))
     {
       *id = *cached;
       return TRUE;
@@ -183,12 +190,10 @@ qstore_sqlite_db_resolve_store (QStoreSqliteDb  *self,
     qstore_sqlite_conn_set_error (conn, rc, "looking up a store", error);
   sqlite3_reset (stmt);
 
-  if (rc == SQLITE_DONE)
+  if (rc == SQLITE_DONE && !create)
+    *id = -1;
+  else if (rc == SQLITE_DONE)
     {
-      *id = -1;
-      if (!create)
-        return TRUE;
-
       if (!qstore_sqlite_conn_run_named (conn, QSTORE_SQLITE_STMT_CREATE_STORE, name,
                                          "creating a store", error))
         return FALSE;
@@ -202,6 +207,18 @@ qstore_sqlite_db_resolve_store (QStoreSqliteDb  *self,
 }
 
 /* Reading */
+
+void
+qstore_sqlite_db_end_read (QStoreSqliteDb *self)
+{
+  QStoreSqliteConn *conn = self->main;
+
+  if (!self->reading)
+    return;
+  self->reading = FALSE;
+  if (conn->db != NULL && !sqlite3_get_autocommit (conn->db))
+    qstore_sqlite_conn_run (conn, QSTORE_SQLITE_STMT_COMMIT, "ending a read transaction", NULL);
+}
 
 GBytes *
 qstore_sqlite_db_get (QStoreSqliteDb  *self,
@@ -235,6 +252,13 @@ qstore_sqlite_db_get (QStoreSqliteDb  *self,
        * hold. */
       if (!qstore_sqlite_db_resolve_store (self, name, FALSE, &id, error) || id < 0)
         goto out;
+      /* For the same reason a read transaction left open sees every
+       * commit until our next write, which ends it: the reads in between
+       * share it rather than each taking and dropping the WAL read lock
+       * (two fcntl() calls and a look at the -shm). */
+      if (!self->reading && sqlite3_get_autocommit (conn->db))
+        self->reading = qstore_sqlite_conn_run (conn, QSTORE_SQLITE_STMT_BEGIN,
+                                                "beginning a read transaction", NULL);
       if (!(stmt = qstore_sqlite_conn_stmt (conn, QSTORE_SQLITE_STMT_GET, error)))
         goto out;
       sqlite3_bind_int64 (stmt, 1, id);
@@ -290,6 +314,7 @@ qstore_sqlite_db_close (QStoreSqliteDb *self)
   if (self->main != NULL)
     {
       g_mutex_lock (&self->main->lock);
+      qstore_sqlite_db_end_read (self);
       if (self->main->db != NULL && !self->read_only)
         sqlite3_wal_checkpoint_v2 (self->main->db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
       qstore_sqlite_conn_close (self->main);

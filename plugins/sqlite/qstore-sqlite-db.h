@@ -17,6 +17,7 @@ typedef struct
   char             *path;
   gboolean          read_only;
   int               cache_kib;
+  int               mmap_bytes;
   int               busy_timeout_ms;
 
   /* The writer; read-only, the connection plain reads go through. The
@@ -27,6 +28,8 @@ typedef struct
   gboolean          sync_full;
   gsize             inline_max;  /* see qstore_sqlite_schema_inline_max() */
   gboolean          has_big;     /* big_values may hold rows */
+  gboolean          reading;     /* the writer's plain reads share one read
+                                  * transaction, open until the next write */
 
   GMutex            pool_lock;
   GPtrArray        *readers;     /* every open reader connection */
@@ -60,6 +63,9 @@ gboolean          qstore_sqlite_db_resolve_store  (QStoreSqliteDb        *db,
                                                    GError               **error);
 /* Called with the main lock held. */
 void              qstore_sqlite_db_forget_stores  (QStoreSqliteDb        *db);
+/* Ends the read transaction the writer's plain reads share, before a
+ * write or a close. Called with the main lock held. */
+void              qstore_sqlite_db_end_read       (QStoreSqliteDb        *db);
 
 GBytes           *qstore_sqlite_db_get            (QStoreSqliteDb        *db,
                                                    const char            *name,

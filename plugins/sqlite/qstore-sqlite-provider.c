@@ -187,6 +187,7 @@ open_main_conn (QStoreSqliteDb  *self,
                                                ? SQLITE_OPEN_READONLY
                                                : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
                                                self->busy_timeout_ms, self->cache_kib,
+                                               self->mmap_bytes,
                                                error);
   if (conn == NULL)
     return FALSE;
@@ -306,6 +307,8 @@ qstore_sqlite_provider_initable_init (GInitable     *initable,
                              (qstore_provider_get_flags (provider) & QSTORE_OPEN_READ_ONLY) != 0);
   if (!parse_int_option (self, "cache_size", "65536", 1, G_MAXINT / 1024,
                          &db->cache_kib, error) ||
+      !parse_int_option (self, "mmap_size", "1073741824", 0, G_MAXINT,
+                         &db->mmap_bytes, error) ||
       !parse_int_option (self, "busy_timeout", "5000", 0, G_MAXINT,
                          &db->busy_timeout_ms, error))
     return FALSE;
@@ -557,6 +560,7 @@ qstore_sqlite_provider_write (QStoreProvider       *provider,
   gboolean ok = FALSE;
 
   g_mutex_lock (&conn->lock);
+  qstore_sqlite_db_end_read (self);
   /* Without a sync request, WAL at synchronous=NORMAL stays consistent but
    * may lose the last commits on power failure. */
   if (qstore_sqlite_conn_check_open (conn, error) &&
@@ -644,6 +648,7 @@ qstore_sqlite_provider_restructure (QStoreProvider       *provider,
   gboolean ok = FALSE;
 
   g_mutex_lock (&conn->lock);
+  qstore_sqlite_db_end_read (self);
   if (qstore_sqlite_conn_check_open (conn, error) &&
       set_synchronous (self, TRUE, error) &&
       begin_write (self, error))
@@ -740,7 +745,7 @@ qstore_sqlite_provider_close (QStoreProvider *provider)
 static void
 qstore_sqlite_provider_iface_init (QStoreProviderInterface *iface)
 {
-  static const char * const option_names[] = { "cache_size", "busy_timeout", NULL };
+  static const char * const option_names[] = { "cache_size", "mmap_size", "busy_timeout", NULL };
 
   iface->capabilities = (QSTORE_CAPABILITY_PERSISTENT |
                          QSTORE_CAPABILITY_ATOMIC_BATCH |

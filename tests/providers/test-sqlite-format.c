@@ -334,6 +334,69 @@ test_misses_past_big_value (void)
   test_remove_tree (dir);
 }
 
+/* Pages read through the map (the default) or with pread() only
+ * (mmap_size=0) give the same values; a store first looked up while
+ * absent is found once written (the provider remembers absent stores);
+ * the writer's reads see its every write. */
+static void
+test_map_size (void)
+{
+  g_autofree char *dir = test_make_tmp_dir ("qstore-sqlite-format-XXXXXX");
+  g_autofree char *path = g_build_filename (dir, "store.db", NULL);
+  const char *const options[] = { "", "?mmap_size=0", "?mmap_size=65536" };
+  g_autoptr(GError) error = NULL;
+  g_autofree char *bad_uri = g_strconcat ("sqlite:", path, "?mmap_size=-1", NULL);
+  g_autoptr(QStoreProvider) bad = NULL;
+
+  for (guint i = 0; i < G_N_ELEMENTS (options); i++)
+    {
+      g_autofree char *uri = g_strconcat ("sqlite:", path, options[i], NULL);
+      g_autoptr(QStoreProvider) provider = qstore_provider_new_for_uri (uri, QSTORE_OPEN_NONE,
+                                                                        &error);
+      g_autofree char *store_name = g_strdup_printf ("t%u", i);
+      g_autoptr(QStoreKV) kv = NULL;
+      g_autoptr(GBytes) absent = NULL;
+
+      g_assert_no_error (error);
+      kv = qstore_provider_get_store (provider, "main", store_name, &error);
+      g_assert_no_error (error);
+      absent = qstore_kv_get (kv, (const guint8 *) "a", 1, &error);
+      g_assert_no_error (error);
+      g_assert_null (absent);
+
+      put_filled (kv, "a", 10, 'a');
+      put_filled (kv, "b", 20000, 'b');
+      assert_value (kv, "a", 10, 'a');
+      assert_value (kv, "b", 20000, 'b');
+      /* Reads between writes share a read transaction: each write ends
+       * it, so the next read sees the write. */
+      put_filled (kv, "a", 12, 'c');
+      assert_value (kv, "a", 12, 'c');
+      put_filled (kv, "a", 10, 'a');
+      assert_value (kv, "a", 10, 'a');
+      /* Every store written so far reads back through this open. */
+      for (guint j = 0; j < i; j++)
+        {
+          g_autofree char *earlier_name = g_strdup_printf ("t%u", j);
+          g_autoptr(QStoreKV) earlier = qstore_provider_get_store (provider, "main",
+                                                                   earlier_name, &error);
+
+          g_assert_no_error (error);
+          assert_value (earlier, "a", 10, 'a');
+          assert_value (earlier, "b", 20000, 'b');
+        }
+      assert_clean (provider);
+      qstore_provider_close_all (provider);
+    }
+
+  bad = qstore_provider_new_for_uri (bad_uri, QSTORE_OPEN_NONE, &error);
+  g_assert_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT);
+  g_assert_nonnull (strstr (error->message, "mmap_size"));
+  g_assert_null (bad);
+
+  test_remove_tree (dir);
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -343,6 +406,7 @@ main (int   argc,
   g_test_add_func ("/sqlite-format/migration", test_migration);
   g_test_add_func ("/sqlite-format/big-values", test_big_values);
   g_test_add_func ("/sqlite-format/misses-past-big-value", test_misses_past_big_value);
+  g_test_add_func ("/sqlite-format/map-size", test_map_size);
 
   return g_test_run ();
 }
