@@ -28,33 +28,6 @@ typedef struct
   GError     *error;         /* what stopped following */
 } Follower;
 
-static void
-append_change (GString         *line,
-               QStoreChangeSet *change_set,
-               guint            index)
-{
-  g_autoptr(GVariant) old_row = qstore_change_set_get_old_row (change_set, index);
-  g_autoptr(GVariant) new_row = qstore_change_set_get_new_row (change_set, index);
-  g_autofree char *table = g_strdup_printf ("%s.%s",
-                                            qstore_change_set_get_schema (change_set, index),
-                                            qstore_change_set_get_table (change_set, index));
-
-  g_string_append (line, "{\"table\":");
-  qstore_tool_append_json_string (line, table);
-  g_string_append_printf (line, ",\"op\":\"%s\",\"old\":",
-                          qstore_change_op_get_name (qstore_change_set_get_op (change_set, index)));
-  if (old_row != NULL)
-    qstore_tool_append_json_tuple (line, old_row);
-  else
-    g_string_append (line, "null");
-  g_string_append (line, ",\"new\":");
-  if (new_row != NULL)
-    qstore_tool_append_json_tuple (line, new_row);
-  else
-    g_string_append (line, "null");
-  g_string_append_c (line, '}');
-}
-
 /* The JSON form: tx, time, the tables in the order the rows name them
  * first, row_count, and the rows ({"table", "op", "old", "new"}). */
 static void
@@ -103,7 +76,7 @@ on_changes (QStoreChangeFeed *feed,
     {
       if (i > 0)
         g_string_append_c (line, ',');
-      append_change (line, change_set, i);
+      qstore_tool_append_json_change (line, change_set, i);
     }
   g_string_append (line, "]}");
   qstore_tool_print_line (line);

@@ -268,6 +268,35 @@ qstore_tool_append_json_tuple (GString  *out,
 }
 
 /* Microseconds since the epoch as an ISO 8601 UTC time. */
+void
+qstore_tool_append_json_change (GString         *out,
+                                QStoreChangeSet *change_set,
+                                guint            index)
+{
+  g_autoptr(GVariant) old_row = qstore_change_set_get_old_row (change_set, index);
+  g_autoptr(GVariant) new_row = qstore_change_set_get_new_row (change_set, index);
+  g_autofree char *table = g_strdup_printf ("%s.%s",
+                                            qstore_change_set_get_schema (change_set, index),
+                                            qstore_change_set_get_table (change_set, index));
+  const char *op = qstore_change_op_get_name (qstore_change_set_get_op (change_set, index));
+
+  g_string_append (out, "{\"table\":");
+  qstore_tool_append_json_string (out, table);
+  g_string_append (out, ",\"op\":");
+  qstore_tool_append_json_string (out, op != NULL ? op : "unknown");
+  g_string_append (out, ",\"old\":");
+  if (old_row != NULL)
+    qstore_tool_append_json_tuple (out, old_row);
+  else
+    g_string_append (out, "null");
+  g_string_append (out, ",\"new\":");
+  if (new_row != NULL)
+    qstore_tool_append_json_tuple (out, new_row);
+  else
+    g_string_append (out, "null");
+  g_string_append_c (out, '}');
+}
+
 char *
 qstore_tool_format_time (gint64 usec)
 {

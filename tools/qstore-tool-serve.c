@@ -161,36 +161,6 @@ rows_to_json (GVariant *rows,
   return g_string_free (out, FALSE);
 }
 
-static void
-append_change (GString         *out,
-               QStoreChangeSet *change_set,
-               guint            index)
-{
-  g_autoptr(GVariant) old_row = qstore_change_set_get_old_row (change_set, index);
-  g_autoptr(GVariant) new_row = qstore_change_set_get_new_row (change_set, index);
-  g_autofree char *table = g_strdup_printf ("%s.%s",
-                                            qstore_change_set_get_schema (change_set, index),
-                                            qstore_change_set_get_table (change_set, index));
-  g_autoptr(GEnumClass) ops = g_type_class_ref (QSTORE_TYPE_CHANGE_OP);
-  GEnumValue *op = g_enum_get_value (ops, qstore_change_set_get_op (change_set, index));
-
-  g_string_append (out, "{\"table\":");
-  qstore_tool_append_json_string (out, table);
-  g_string_append (out, ",\"op\":");
-  qstore_tool_append_json_string (out, op != NULL ? op->value_nick : "unknown");
-  g_string_append (out, ",\"old\":");
-  if (old_row != NULL)
-    qstore_tool_append_json_tuple (out, old_row);
-  else
-    g_string_append (out, "null");
-  g_string_append (out, ",\"new\":");
-  if (new_row != NULL)
-    qstore_tool_append_json_tuple (out, new_row);
-  else
-    g_string_append (out, "null");
-  g_string_append_c (out, '}');
-}
-
 /* Signals */
 
 /* Sends one signal to everyone listening, if anyone subscribed; takes
@@ -260,7 +230,7 @@ on_committed (QStoreReplica   *replica,
         {
           if (i > first)
             g_string_append_c (rows, ',');
-          append_change (rows, change_set, i);
+          qstore_tool_append_json_change (rows, change_set, i);
         }
       g_string_append_c (rows, ']');
       emit (server, "CommittedRows", g_variant_new ("(tuus)", tx, first, n, rows->str));

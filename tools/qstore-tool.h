@@ -88,6 +88,11 @@ void            qstore_tool_append_json_value  (GString             *out,
                                                 GVariant            *value);
 void            qstore_tool_append_json_tuple  (GString             *out,
                                                 GVariant            *tuple);
+/* One change of a change set: {"table", "op", "old", "new"}, as the
+ * server sends it and bus followers print it. */
+void            qstore_tool_append_json_change (GString             *out,
+                                                QStoreChangeSet     *change_set,
+                                                guint                index);
 char           *qstore_tool_format_time        (gint64               usec);
 
 /* Followers' output: one line at a time, flushed */
