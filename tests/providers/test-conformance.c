@@ -1388,7 +1388,8 @@ main (int   argc,
   gboolean in_tree;
   int status;
 
-  if ((status = conformance_lock_child (argc, argv)) >= 0)
+  if ((status = conformance_lock_child (argc, argv)) >= 0 ||
+      (status = conformance_write_txn_child (argc, argv)) >= 0)
     return status;
   parse_runner_options (&argc, &argv);
   g_test_init (&argc, &argv, NULL);
@@ -1424,6 +1425,7 @@ main (int   argc,
   ADD ("multi-process", "second-process", test_second_process);
   conformance_add_lock_tests (prefix);
   conformance_add_read_only_tests (prefix);
+  conformance_add_write_txn_tests (prefix);
   if (in_tree)
     {
       /* What knows this tree's providers: their names, files and tools. */
