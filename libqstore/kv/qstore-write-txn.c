@@ -239,6 +239,39 @@ qstore_write_txn_delete (QStoreWriteTxn  *self,
 }
 
 /**
+ * qstore_write_txn_drop_stores:
+ * @self: a #QStoreWriteTxn
+ * @names: (array zero-terminated=1): physical names of the stores to erase
+ * @error: return location for a #GError
+ *
+ * Erases the named stores inside the transaction: its own reads find them
+ * empty at once, everybody else when it commits. Names that do not exist
+ * are no-ops. A failure aborts the whole transaction.
+ *
+ * Returns: %TRUE on success
+ */
+gboolean
+qstore_write_txn_drop_stores (QStoreWriteTxn      *self,
+                              const char * const  *names,
+                              GError             **error)
+{
+  g_return_val_if_fail (QSTORE_IS_WRITE_TXN (self), FALSE);
+  g_return_val_if_fail (names != NULL, FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  if (!check_open (self, error))
+    return FALSE;
+  if (names[0] == NULL)
+    return TRUE;
+  if (!QSTORE_WRITE_TXN_GET_CLASS (self)->drop (self, names, error))
+    {
+      write_txn_end (self);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/**
  * qstore_write_txn_commit:
  * @self: a #QStoreWriteTxn
  * @flags: durability flags

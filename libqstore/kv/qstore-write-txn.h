@@ -30,6 +30,9 @@ G_DECLARE_DERIVABLE_TYPE (QStoreWriteTxn, qstore_write_txn, QSTORE, WRITE_TXN, Q
  *   durable commit when %QSTORE_WRITE_SYNC is set). Afterwards, or on
  *   failure, the transaction is over
  * @abort: end the transaction without storing any of it
+ * @drop: erase the named stores inside the transaction (names that do not
+ *   exist are no-ops). On failure the implementation has already aborted
+ *   the whole transaction
  *
  * Providers with %QSTORE_CAPABILITY_WRITE_TXN subclass #QStoreWriteTxn.
  * The base class checks arguments and the transaction's state before it
@@ -47,9 +50,12 @@ struct _QStoreWriteTxnClass
                       QStoreWriteFlags      flags,
                       GError              **error);
   void     (*abort)  (QStoreWriteTxn       *self);
+  gboolean (*drop)   (QStoreWriteTxn       *self,
+                      const char * const   *names,
+                      GError              **error);
 
   /*< private >*/
-  gpointer padding[8];
+  gpointer padding[7];
 };
 
 QSTORE_AVAILABLE_IN_ALL
@@ -70,6 +76,10 @@ gboolean qstore_write_txn_delete    (QStoreWriteTxn       *self,
                                      QStoreKV             *store,
                                      const guint8         *key,
                                      gsize                 key_len,
+                                     GError              **error);
+QSTORE_AVAILABLE_IN_ALL
+gboolean qstore_write_txn_drop_stores (QStoreWriteTxn     *self,
+                                     const char * const   *names,
                                      GError              **error);
 QSTORE_AVAILABLE_IN_ALL
 gboolean qstore_write_txn_commit    (QStoreWriteTxn       *self,

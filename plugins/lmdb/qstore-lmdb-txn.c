@@ -152,6 +152,32 @@ qstore_lmdb_write_txn_write (QStoreWriteTxn       *txn,
 }
 
 static gboolean
+qstore_lmdb_write_txn_drop (QStoreWriteTxn      *txn,
+                            const char * const  *names,
+                            GError             **error)
+{
+  QStoreLmdbWriteTxn *self = QSTORE_LMDB_WRITE_TXN (txn);
+
+  if (!check_live (self, error))
+    return FALSE;
+  /* may_close is FALSE: readers may hold the handles, so the stores are
+   * emptied and kept, as a restructure beside live readers does. */
+  for (guint i = 0; names[i] != NULL; i++)
+    {
+      int rc = qstore_lmdb_write_drop (&self->wt, names[i]);
+
+      if (rc != MDB_SUCCESS)
+        {
+          qstore_lmdb_set_error (error, self->handle->env->path, rc,
+                                 "Could not drop store “%s”", names[i]);
+          txn_end (self, FALSE, 0, NULL);
+          return FALSE;
+        }
+    }
+  return TRUE;
+}
+
+static gboolean
 qstore_lmdb_write_txn_commit (QStoreWriteTxn    *txn,
                               QStoreWriteFlags   flags,
                               GError           **error)
@@ -191,6 +217,7 @@ qstore_lmdb_write_txn_class_init (QStoreLmdbWriteTxnClass *klass)
   txn_class->write = qstore_lmdb_write_txn_write;
   txn_class->commit = qstore_lmdb_write_txn_commit;
   txn_class->abort = qstore_lmdb_write_txn_abort;
+  txn_class->drop = qstore_lmdb_write_txn_drop;
 }
 
 static void

@@ -78,9 +78,9 @@ qstore_lmdb_write_resolve (QStoreLmdbWrite  *wt,
   return MDB_SUCCESS;
 }
 
-static int
-write_drop (QStoreLmdbWrite   *wt,
-            const char *name)
+int
+qstore_lmdb_write_drop (QStoreLmdbWrite *wt,
+                        const char      *name)
 {
   QStoreLmdbEnv *env = wt->env;
   QStoreLmdbDbi *entry;
@@ -181,7 +181,7 @@ write_rename (QStoreLmdbWrite    *wt,
   if (rc != MDB_NOTFOUND)
     return rc;
 
-  return write_drop (wt, from);
+  return qstore_lmdb_write_drop (wt, from);
 }
 
 int
@@ -417,7 +417,7 @@ qstore_lmdb_write (QStoreLmdbHandle     *self,
 
       for (guint i = 0; rc == MDB_SUCCESS && drop != NULL && drop[i] != NULL; i++)
         {
-          rc = write_drop (&wt, drop[i]);
+          rc = qstore_lmdb_write_drop (&wt, drop[i]);
           if (rc != MDB_SUCCESS)
             qstore_lmdb_set_error (&local_error, env->path, rc, "Could not drop store “%s”", drop[i]);
         }

@@ -36,6 +36,10 @@ int      qstore_lmdb_write_resolve (QStoreLmdbWrite      *wt,
                                     gboolean              create,
                                     MDB_dbi              *dbi,
                                     gboolean             *found);
+/* Erases store @name (a no-op when it does not exist); closes its handle
+ * only when @wt may_close. */
+int      qstore_lmdb_write_drop    (QStoreLmdbWrite      *wt,
+                                    const char           *name);
 /* Applies @ops, passing the write-op fault point before each. */
 int      qstore_lmdb_write_apply   (QStoreLmdbWrite      *wt,
                                     const QStoreWriteOp  *ops,

@@ -423,6 +423,45 @@ test_end_and_close (Fixture       *f,
   assert_value (a, "a2", "v2");
 }
 
+/* Stores dropped inside the transaction read back empty in it, and stay
+ * as they were for everybody else until the commit. */
+static void
+test_drop (Fixture       *f,
+           gconstpointer  data)
+{
+  g_autoptr(QStoreKV) a = NULL;
+  g_autoptr(QStoreKV) b = NULL;
+  g_autoptr(QStoreWriteTxn) txn = NULL;
+  g_autoptr(QStoreBounds) all = qstore_bounds_new ();
+  g_autoptr(GError) error = NULL;
+  g_autofree char *keys = NULL;
+  const char * const drop[] = { "main.a", "main.never", NULL };
+
+  if (!has_write_txn (f))
+    return;
+  a = store (f, "main.a");
+  b = store (f, "main.b");
+  put (a, "a1", "v1");
+  put (b, "b1", "v1");
+  txn = begin (f->provider);
+  txn_put (txn, b, "b2", "v2");
+  g_assert_true (qstore_write_txn_drop_stores (txn, drop, &error));
+  g_assert_no_error (error);
+  keys = txn_scan (QSTORE_SNAPSHOT (txn), a, all);
+  g_assert_cmpstr (keys, ==, "");
+  g_clear_pointer (&keys, g_free);
+  assert_value (a, "a1", "v1");
+  /* Written after the drop: kept. */
+  txn_put (txn, a, "a2", "v2");
+  g_assert_true (qstore_write_txn_commit (txn, QSTORE_WRITE_SYNC, &error));
+  g_assert_no_error (error);
+  keys = scan (a, all);
+  g_assert_cmpstr (keys, ==, "a2");
+  g_clear_pointer (&keys, g_free);
+  keys = scan (b, all);
+  g_assert_cmpstr (keys, ==, "b1|b2");
+}
+
 /* Many more writes than one op list would hold, read back inside, then
  * committed. */
 static void
@@ -675,6 +714,7 @@ conformance_add_write_txn_tests (const char *prefix)
   ADD ("read-own-writes", test_read_own_writes);
   ADD ("abort", test_abort);
   ADD ("end-and-close", test_end_and_close);
+  ADD ("drop", test_drop);
   ADD ("large", test_large);
   ADD ("crash-open", test_crash_open);
   ADD ("crash-commit", test_crash_commit);
