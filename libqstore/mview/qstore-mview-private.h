@@ -71,6 +71,8 @@ struct _QStoreMViews
   gboolean                  rehydrating;    /* views are still being read back */
   gboolean                  durable_known;  /* durable_text is what the store holds */
   char                     *durable_text;   /* NULL: absent */
+  gboolean                  unsaved;        /* the set is due but not written: the next commit carries it */
+  char                     *committing;     /* the set the commit ending now carries, or NULL */
   char                     *clean_shutdown; /* the marker found at open, or NULL */
 };
 

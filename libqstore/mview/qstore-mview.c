@@ -19,6 +19,7 @@
 #include "qstore-table-schema-private.h"
 #include "qstore-vtab-private.h"
 #include "qstore-mview-private.h"
+#include "qstore-mview-maintain-private.h"
 
 /* A materialized view's rows live in a qstore table named after it (its
  * backing), written in the same transaction as the changes to what it
@@ -546,7 +547,15 @@ qstore_mview_stale_json (QStoreMViews *self)
  * it keeps the durable set: it is what lets a later open trust a view
  * after a crash. It is written synchronously, only when it changes, and
  * always after the DDL that changed it committed, before any write that
- * the stale view will not follow. */
+ * the stale view will not follow.
+ *
+ * Inside a transaction that wrote out into the provider's write
+ * transaction the provider refuses that write. No write of that
+ * transaction is durable before its commit, so the set goes into the
+ * commit itself (qstore_mview_on_before_commit()), atomic with every write
+ * the view does not follow, and counts as written only once the commit
+ * succeeded; after a rollback or a failed commit it is written at once,
+ * and failing that, by the next commit (QStoreMViews.unsaved). */
 gboolean
 qstore_mview_persist_stale_set (QStoreMViews  *self,
                                 gboolean       at_close,
@@ -566,7 +575,16 @@ qstore_mview_persist_stale_set (QStoreMViews  *self,
 
   json = qstore_mview_stale_json (self);
   if (self->durable_known && g_strcmp0 (json, self->durable_text) == 0)
-    return TRUE;
+    {
+      self->unsaved = FALSE;
+      return TRUE;
+    }
+  if (self->db->coordinator != NULL && qstore_coordinator_writes_out (self->db->coordinator))
+    {
+      self->unsaved = TRUE;
+      qstore_mview_update_observer (self);
+      return TRUE;
+    }
   if (!qstore_mview_write_meta (self, STALE_SET_META, json, error))
     {
       g_prefix_error (error, _("The durable set of stale materialized views cannot be written%s: "),
@@ -576,6 +594,7 @@ qstore_mview_persist_stale_set (QStoreMViews  *self,
   g_free (self->durable_text);
   self->durable_text = g_steal_pointer (&json);
   self->durable_known = TRUE;
+  self->unsaved = FALSE;
   return TRUE;
 }
 
@@ -586,11 +605,13 @@ qstore_mview_persist_stale_set_or_warn (QStoreMViews *self)
 
   if (!qstore_mview_persist_stale_set (self, FALSE, &error))
     {
-      /* Close writes it again; until then a crash makes the next open
-       * trust the last set written, which may not list the new stale view.
-       * Nothing better can be done than saying so. */
+      /* The next commit carries it, before anything the stale view does
+       * not follow is stored through the coordinator; close writes it
+       * again. */
       g_warning ("%s", error->message);
       self->durable_known = FALSE;
+      self->unsaved = TRUE;
+      qstore_mview_update_observer (self);
     }
 }
 

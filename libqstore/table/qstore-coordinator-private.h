@@ -275,6 +275,9 @@ gboolean qstore_coordinator_spill_commit           (QStoreCoordinator   *self,
                                                     GError             **error);
 /* Aborts the write transaction: back to the beginning, or the end. */
 void     qstore_coordinator_spill_abort            (QStoreCoordinator   *self);
+/* Whether the open transaction wrote out into a write transaction of the
+ * provider: until it ends, the provider refuses every other write. */
+gboolean qstore_coordinator_writes_out             (QStoreCoordinator   *self);
 
 /* For tests (exported, not API): the buffer's peak in bytes in the open
  * or last transaction, the threshold, and how many write outs there were. */

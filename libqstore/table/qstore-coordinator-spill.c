@@ -156,6 +156,12 @@ qstore_coordinator_spill_check (QStoreCoordinator  *self,
 }
 
 gboolean
+qstore_coordinator_writes_out (QStoreCoordinator *self)
+{
+  return self->spill != NULL;
+}
+
+gboolean
 qstore_coordinator_spill_commit (QStoreCoordinator    *self,
                                  const char * const   *drop,
                                  const QStoreWriteOp  *ops,
