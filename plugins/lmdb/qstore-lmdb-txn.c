@@ -11,6 +11,7 @@
  */
 #include "config.h"
 
+#include "qstore-i18n-private.h"
 #include "qstore-lmdb-txn.h"
 
 struct _QStoreLmdbWriteTxn
@@ -138,15 +139,20 @@ qstore_lmdb_write_txn_write (QStoreWriteTxn       *txn,
                              GError              **error)
 {
   QStoreLmdbWriteTxn *self = QSTORE_LMDB_WRITE_TXN (txn);
+  int rc;
 
   if (!check_live (self, error))
     return FALSE;
-  if (qstore_lmdb_write_apply (&self->wt, ops, n_ops, error) == MDB_SUCCESS)
+  rc = qstore_lmdb_write_apply (&self->wt, ops, n_ops, error);
+  if (rc == MDB_SUCCESS)
     return TRUE;
   /* A failed put leaves LMDB's transaction unusable; a fault leaves it
    * with some of @ops. Neither may commit. (MDB_MAP_FULL cannot grow the
    * map here as a one-shot write does: LMDB resizes only between
    * transactions, and this one holds writes nobody else has.) */
+  if (rc == MDB_MAP_FULL)
+    g_prefix_error (error, "%s", _("The transaction outgrew the LMDB map, which cannot grow "
+                                   "while it is open, and was rolled back: "));
   txn_end (self, FALSE, 0, NULL);
   return FALSE;
 }
@@ -252,6 +258,7 @@ qstore_lmdb_write_txn_new (QStoreProvider    *provider,
       return NULL;
     }
 
+  qstore_lmdb_env_make_room_locked (env);
   for (guint attempt = 0; ; attempt++)
     {
       rc = mdb_txn_begin (env->env, NULL, 0, &txn);

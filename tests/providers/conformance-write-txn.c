@@ -18,6 +18,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <glib/gstdio.h>
+
 #include "conformance.h"
 #include "qstore-fault-private.h"
 
@@ -498,6 +500,203 @@ test_large (Fixture       *f,
   g_assert_cmpstr (value, ==, "a value of some thirty bytes..");
 }
 
+/* The LMDB map */
+
+static gboolean
+is_lmdb (Fixture *f)
+{
+  if (g_str_equal (qstore_provider_get_name (f->provider), "lmdb") &&
+      (f->caps & QSTORE_CAPABILITY_WRITE_TXN))
+    return TRUE;
+  g_test_skip ("the map is lmdb's, and only a write transaction cannot grow it");
+  return FALSE;
+}
+
+/* Writes @n entries of @value_len bytes from key number @first through
+ * @txn, or (NULL) one-shot to @provider, 1,024 at a time; FALSE with
+ * @error at the first write that fails. */
+static gboolean
+fill_some (QStoreProvider  *provider,
+           QStoreWriteTxn  *txn,
+           QStoreKV        *kv,
+           guint            first,
+           guint            n,
+           gsize            value_len,
+           GError         **error)
+{
+  g_autofree char *value = g_strnfill (value_len, 'v');
+
+  for (guint i = 0; i < n; )
+    {
+      QStoreWriteOp ops[1024];
+      char keys[1024][16];
+      guint m = MIN (n - i, G_N_ELEMENTS (ops));
+
+      for (guint j = 0; j < m; j++)
+        {
+          g_snprintf (keys[j], sizeof keys[j], "k%07u", first + i + j);
+          ops[j].store = kv;
+          ops[j].kind = QSTORE_WRITE_OP_PUT;
+          ops[j].key = (const guint8 *) keys[j];
+          ops[j].key_len = strlen (keys[j]);
+          ops[j].value = (const guint8 *) value;
+          ops[j].value_len = value_len;
+        }
+      if (txn != NULL ? !qstore_write_txn_write (txn, ops, m, error)
+                      : !qstore_provider_write (provider, ops, m, QSTORE_WRITE_NONE, error))
+        return FALSE;
+      i += m;
+    }
+  return TRUE;
+}
+
+static char *
+small_map_uri (Fixture *f)
+{
+  g_autofree char *dir = g_build_filename (f->dir, "small", NULL);
+
+  g_assert_cmpint (g_mkdir_with_parents (dir, 0700), ==, 0);
+  return g_strdup_printf ("lmdb:%s?map_size=%u", dir, 4u << 20);
+}
+
+/* A transaction that outgrows a small map fails with a message that says
+ * what to do, and leaves the store exactly as it was. */
+static void
+test_map_full (Fixture       *f,
+               gconstpointer  data)
+{
+  g_autofree char *uri = NULL;
+  g_autoptr(QStoreProvider) provider = NULL;
+  g_autoptr(QStoreKV) kv = NULL;
+  g_autoptr(QStoreWriteTxn) txn = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *base = NULL;
+
+  if (!is_lmdb (f))
+    return;
+  uri = small_map_uri (f);
+  provider = open_provider (uri, QSTORE_OPEN_NONE);
+  kv = store_of (provider, "main.big");
+  put (kv, "base", "committed");
+
+  /* Some 16 MB into a 4 MiB map. */
+  txn = begin (provider);
+  g_assert_false (fill_some (provider, txn, kv, 0, 80000, 200, &error));
+  g_assert_error (error, QSTORE_ERROR, QSTORE_ERROR_IO);
+  g_assert_nonnull (strstr (error->message, "outgrew the LMDB map"));
+  g_assert_nonnull (strstr (error->message, "map_size"));
+  g_test_message ("%s", error->message);
+  g_clear_error (&error);
+  g_assert_false (qstore_write_txn_is_open (txn));
+  g_clear_object (&txn);
+  g_assert_cmpuint (count_entries (kv), ==, 1);
+
+  g_clear_object (&kv);
+  qstore_provider_close_all (provider);
+  g_clear_object (&provider);
+  provider = open_provider (uri, QSTORE_OPEN_NONE);
+  kv = store_of (provider, "main.big");
+  g_assert_cmpuint (count_entries (kv), ==, 1);
+  base = get (kv, "base");
+  g_assert_cmpstr (base, ==, "committed");
+  /* One-shot writes still grow the map. */
+  g_assert_true (fill_some (provider, NULL, kv, 0, 80000, 200, &error));
+  g_assert_no_error (error);
+  g_assert_cmpuint (count_entries (kv), ==, 80001);
+  g_clear_object (&kv);
+  qstore_provider_close_all (provider);
+}
+
+/* A write transaction begins with at least as much of the map free as
+ * the store uses: a store that filled its map grows it first. */
+static void
+test_map_room (Fixture       *f,
+               gconstpointer  data)
+{
+  g_autofree char *uri = NULL;
+  g_autoptr(QStoreProvider) provider = NULL;
+  g_autoptr(QStoreKV) kv = NULL;
+  g_autoptr(QStoreWriteTxn) txn = NULL;
+  g_autoptr(GError) error = NULL;
+
+  if (!is_lmdb (f))
+    return;
+  uri = small_map_uri (f);
+  provider = open_provider (uri, QSTORE_OPEN_NONE);
+  kv = store_of (provider, "main.big");
+  /* Some 9 MB, one-shot: the map grows to fit. */
+  g_assert_true (fill_some (provider, NULL, kv, 0, 40000, 200, &error));
+  g_assert_no_error (error);
+
+  txn = begin (provider);
+  g_assert_true (fill_some (provider, txn, kv, 40000, 30000, 200, &error));
+  g_assert_no_error (error);
+  g_assert_true (qstore_write_txn_commit (txn, QSTORE_WRITE_SYNC, &error));
+  g_assert_no_error (error);
+  g_assert_cmpuint (count_entries (kv), ==, 70000);
+  g_clear_object (&kv);
+  qstore_provider_close_all (provider);
+}
+
+/* The map size data.mdb's newer meta page records. */
+static guint64
+recorded_map_size (const char *dir)
+{
+  g_autofree char *path = g_build_filename (dir, "data.mdb", NULL);
+  g_autofree char *contents = NULL;
+  g_autoptr(GError) error = NULL;
+  guint64 size[2], txnid[2];
+  guint32 page_size;
+  gsize len;
+
+  g_assert_true (g_file_get_contents (path, &contents, &len, &error));
+  g_assert_no_error (error);
+  /* A meta page: its 16-byte header, magic (4), version (4), address
+   * (8), map size (8), the free database's record (its first 4 bytes the
+   * page size) and the main one's (48 each), last page (8), txnid (8). */
+  memcpy (&page_size, contents + 16 + 24, sizeof page_size);
+  g_assert_cmpuint (len, >=, (gsize) page_size * 2);
+  for (guint i = 0; i < 2; i++)
+    {
+      memcpy (&size[i], contents + i * page_size + 16 + 16, sizeof size[i]);
+      memcpy (&txnid[i], contents + i * page_size + 16 + 24 + 2 * 48 + 8, sizeof txnid[i]);
+    }
+  return txnid[1] > txnid[0] ? size[1] : size[0];
+}
+
+/* Without the map_size option the map is large where address space is:
+ * it costs nothing, since data.mdb grows only as pages are used. */
+static void
+test_map_default (Fixture       *f,
+                  gconstpointer  data)
+{
+  g_autofree char *dir = NULL;
+  g_autofree char *uri = NULL;
+  g_autoptr(QStoreProvider) provider = NULL;
+  g_autoptr(QStoreKV) kv = NULL;
+  GStatBuf st;
+  g_autofree char *file = NULL;
+
+  if (!is_lmdb (f))
+    return;
+  dir = g_build_filename (f->dir, "default", NULL);
+  g_assert_cmpint (g_mkdir_with_parents (dir, 0700), ==, 0);
+  uri = g_strdup_printf ("lmdb:%s", dir);
+  provider = open_provider (uri, QSTORE_OPEN_NONE);
+  kv = store_of (provider, "main.t");
+  put (kv, "a", "1");
+  g_clear_object (&kv);
+  qstore_provider_close_all (provider);
+
+  if (sizeof (gsize) >= 8)
+    g_assert_cmpuint (recorded_map_size (dir), ==, G_GUINT64_CONSTANT (64) << 30);
+  else
+    g_assert_cmpuint (recorded_map_size (dir), ==, G_GUINT64_CONSTANT (1) << 30);
+  file = g_build_filename (dir, "data.mdb", NULL);
+  g_assert_cmpint (g_stat (file, &st), ==, 0);
+  g_assert_cmpint (st.st_size, <, 1 << 20);
+}
+
 /* Crashes */
 
 /* --txn-writer URI N MODE: writes N entries to main.crash through a write
@@ -716,6 +915,9 @@ conformance_add_write_txn_tests (const char *prefix)
   ADD ("end-and-close", test_end_and_close);
   ADD ("drop", test_drop);
   ADD ("large", test_large);
+  ADD ("map-full", test_map_full);
+  ADD ("map-room", test_map_room);
+  ADD ("map-default", test_map_default);
   ADD ("crash-open", test_crash_open);
   ADD ("crash-commit", test_crash_commit);
 #undef ADD
