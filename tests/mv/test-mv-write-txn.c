@@ -26,6 +26,7 @@
 #include <qstore.h>
 
 #include "qstore-coordinator-private.h"
+#include "qstore-fault-private.h"
 #include "qstore-test-util.h"
 
 static const char *self_path;
@@ -62,10 +63,12 @@ view_stale (QStoreDatabase *db)
 }
 
 /* A transaction of N_ROWS inserts that writes out, in which row 1 turns
- * into text json() refuses (the view goes stale) and back. */
+ * into text json() refuses (the view goes stale) and back, ended with
+ * @end. */
 static gboolean
 large_transaction (QStoreDatabase  *db,
                    const char      *end,
+                   gboolean         fault_at_end,
                    GError         **error)
 {
   QStoreCoordinator *coordinator = qstore_database_get_coordinator (db);
@@ -91,11 +94,16 @@ large_transaction (QStoreDatabase  *db,
                    qstore_coordinator_test_get_n_spills (coordinator) - spills);
       return FALSE;
     }
+  /* The next provider write fails: after a rollback, the stale set's. */
+  if (fault_at_end)
+    _qstore_fault_arm (QSTORE_FAULT_WRITE_OP, 0);
   return qstore_database_exec (db, end, error);
 }
 
 /* Commits (MODE "commit"), or rolls back and then commits a small
- * transaction (MODE "rollback"), says "done" and waits to be killed. */
+ * transaction (MODE "rollback"; "rollback-fault" makes the write of the
+ * stale set after the rollback fail, so that the small transaction must
+ * carry it), says "done" and waits to be killed. */
 static int
 child (const char *uri,
        const char *mode)
@@ -110,10 +118,12 @@ child (const char *uri,
       return 1;
     }
   if (g_str_equal (mode, "commit"))
-    ok = large_transaction (db, "COMMIT", &error);
+    ok = large_transaction (db, "COMMIT", FALSE, &error);
   else
-    ok = large_transaction (db, "ROLLBACK", &error) &&
-         qstore_database_exec (db, "INSERT INTO src VALUES (50, '50')", &error);
+    {
+      ok = large_transaction (db, "ROLLBACK", g_str_equal (mode, "rollback-fault"), &error) &&
+           qstore_database_exec (db, "INSERT INTO src VALUES (50, '50')", &error);
+    }
   if (!ok)
     {
       g_printerr ("child: %s\n", error->message);
@@ -198,6 +208,16 @@ test_rollback (Fixture       *f,
   assert_view_refilled (f->uri, 3);
 }
 
+/* The same, when writing the set after the rollback fails: the next
+ * commit carries it. */
+static void
+test_rollback_fault (Fixture       *f,
+                     gconstpointer  data)
+{
+  run_child_and_kill (f->uri, "rollback-fault");
+  assert_view_refilled (f->uri, 3);
+}
+
 int
 main (int    argc,
       char **argv)
@@ -211,5 +231,7 @@ main (int    argc,
               test_database_tear_down);
   g_test_add ("/mv/write-txn/stale-rolled-back", Fixture, NULL, fixture_setup, test_rollback,
               test_database_tear_down);
+  g_test_add ("/mv/write-txn/stale-rolled-back-unwritten", Fixture, NULL, fixture_setup,
+              test_rollback_fault, test_database_tear_down);
   return g_test_run ();
 }
