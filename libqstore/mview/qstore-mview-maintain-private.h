@@ -38,8 +38,5 @@ void qstore_mview_after_write (QStoreDatabase *db);
 void qstore_mview_mark_temp_views (QStoreMViews *self,
                                    const char   *table);
 void qstore_mview_install_hooks (QStoreMViews *self);
-/* Follows the transactions while a view is live or the durable stale
- * set is due (QStoreMViews.unsaved). */
-void qstore_mview_update_observer (QStoreMViews *self);
 
 G_END_DECLS

@@ -1019,19 +1019,6 @@ qstore_mview_on_ended (gpointer data,
   settle_stale_set (self, committed);
 }
 
-void
-qstore_mview_update_observer (QStoreMViews *self)
-{
-  gboolean want = self->unsaved;
-
-  for (guint i = 0; !want && i < self->order->len; i++)
-    want = !((QStoreMView *) g_ptr_array_index (self->order, i))->stale;
-  if (want == self->observing)
-    return;
-  self->observing = want;
-  qstore_coordinator_set_observer (self->db->coordinator, want ? &self->observer : NULL, self);
-}
-
 /* TEMP sources: SQLite writes them, so its hooks say when. */
 
 void

@@ -105,6 +105,9 @@ gboolean qstore_mview_persist_stale_set (QStoreMViews  *self,
                                          gboolean       at_close,
                                          GError       **error);
 void qstore_mview_persist_stale_set_or_warn (QStoreMViews *self);
+/* Follows the coordinator's transactions while a view is live or the
+ * durable stale set is due (QStoreMViews.unsaved). */
+void qstore_mview_update_observer (QStoreMViews *self);
 gboolean qstore_mview_read_meta_text (QStoreMViews  *self,
                                       const char    *name,
                                       char         **text,

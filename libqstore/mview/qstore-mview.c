@@ -19,7 +19,6 @@
 #include "qstore-table-schema-private.h"
 #include "qstore-vtab-private.h"
 #include "qstore-mview-private.h"
-#include "qstore-mview-maintain-private.h"
 
 /* A materialized view's rows live in a qstore table named after it (its
  * backing), written in the same transaction as the changes to what it
@@ -596,6 +595,22 @@ qstore_mview_persist_stale_set (QStoreMViews  *self,
   self->durable_known = TRUE;
   self->unsaved = FALSE;
   return TRUE;
+}
+
+/* The views follow the coordinator while one of them is live, and while
+ * the durable set is due, so that its hooks carry the set into the next
+ * commit and settle it when the transaction ends. */
+void
+qstore_mview_update_observer (QStoreMViews *self)
+{
+  gboolean want = self->unsaved;
+
+  for (guint i = 0; !want && i < self->order->len; i++)
+    want = !((QStoreMView *) g_ptr_array_index (self->order, i))->stale;
+  if (want == self->observing)
+    return;
+  self->observing = want;
+  qstore_coordinator_set_observer (self->db->coordinator, want ? &self->observer : NULL, self);
 }
 
 void
