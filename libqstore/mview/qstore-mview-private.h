@@ -13,6 +13,11 @@ G_BEGIN_DECLS
 #define STALE_SET_META                "stale_mvs"
 #define DEFAULT_REBUILD_ROW_THRESHOLD 10000
 
+/* The fault point (_qstore_fault_arm()) passed before the durable stale
+ * set is written on its own, outside a commit: armed, that write fails
+ * as if the store had refused it. */
+#define QSTORE_MVIEW_FAULT_STALE_SET  "stale-set"
+
 typedef struct _QStoreMView QStoreMView;
 typedef struct _QStoreMViews QStoreMViews;
 

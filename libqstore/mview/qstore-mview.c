@@ -12,6 +12,7 @@
 #include "qstore-coordinator-private.h"
 #include "qstore-enums.h"
 #include "qstore-error.h"
+#include "qstore-fault-private.h"
 #include "qstore-i18n-private.h"
 #include "qstore-provider-private.h"
 #include "qstore-result-private.h"
@@ -584,7 +585,8 @@ qstore_mview_persist_stale_set (QStoreMViews  *self,
       qstore_mview_update_observer (self);
       return TRUE;
     }
-  if (!qstore_mview_write_meta (self, STALE_SET_META, json, error))
+  if (!_qstore_fault_check (QSTORE_MVIEW_FAULT_STALE_SET, error) ||
+      !qstore_mview_write_meta (self, STALE_SET_META, json, error))
     {
       g_prefix_error (error, _("The durable set of stale materialized views cannot be written%s: "),
                       at_close ? " at close" : "");

@@ -33,6 +33,10 @@ static const char *self_path;
 
 typedef TestDatabase Fixture;
 
+/* QSTORE_MVIEW_FAULT_STALE_SET: the next write of the durable stale set
+ * on its own (not inside a commit) fails. */
+#define STALE_SET_FAULT "stale-set"
+
 /* Rows written in the large transaction: with the view's own rows, well
  * past the 1,024 writes the coordinator buffers. */
 #define N_ROWS 3000
@@ -94,16 +98,17 @@ large_transaction (QStoreDatabase  *db,
                    qstore_coordinator_test_get_n_spills (coordinator) - spills);
       return FALSE;
     }
-  /* The next provider write fails: after a rollback, the stale set's. */
   if (fault_at_end)
-    _qstore_fault_arm (QSTORE_FAULT_WRITE_OP, 0);
+    _qstore_fault_arm (STALE_SET_FAULT, 0);
   return qstore_database_exec (db, end, error);
 }
 
 /* Commits (MODE "commit"), or rolls back and then commits a small
  * transaction (MODE "rollback"; "rollback-fault" makes the write of the
  * stale set after the rollback fail, so that the small transaction must
- * carry it), says "done" and waits to be killed. */
+ * carry it), says "done" and waits to be killed. A write of the set on
+ * its own after a commit fails as if the process had died before it: only
+ * a set the commit itself carried is on disk. */
 static int
 child (const char *uri,
        const char *mode)
@@ -118,11 +123,16 @@ child (const char *uri,
       return 1;
     }
   if (g_str_equal (mode, "commit"))
-    ok = large_transaction (db, "COMMIT", FALSE, &error);
+    {
+      _qstore_fault_arm (STALE_SET_FAULT, 0);
+      ok = large_transaction (db, "COMMIT", FALSE, &error);
+    }
   else
     {
-      ok = large_transaction (db, "ROLLBACK", g_str_equal (mode, "rollback-fault"), &error) &&
-           qstore_database_exec (db, "INSERT INTO src VALUES (50, '50')", &error);
+      ok = large_transaction (db, "ROLLBACK", g_str_equal (mode, "rollback-fault"), &error);
+      if (g_str_equal (mode, "rollback-fault"))
+        _qstore_fault_arm (STALE_SET_FAULT, 0);
+      ok = ok && qstore_database_exec (db, "INSERT INTO src VALUES (50, '50')", &error);
     }
   if (!ok)
     {
