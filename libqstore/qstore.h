@@ -16,6 +16,7 @@
 # include "qstore-batch.h"
 # include "qstore-check-report.h"
 # include "qstore-snapshot.h"
+# include "qstore-write-txn.h"
 # include "qstore-location-lock.h"
 # include "qstore-plugin.h"
 # include "qstore-provider.h"

@@ -26,6 +26,7 @@ typedef struct
   guint                wait_ms;         /* the wait_ms option */
   QStoreLocationLock  *lock;            /* the writer lock, while open for writing */
   gboolean             own_lock;        /* or the provider holds it another way */
+  gpointer             write_txn;       /* the open QStoreWriteTxn, or NULL */
 } QStoreProviderState;
 
 QStoreProviderState *qstore_provider_state_new       (const char      *name,
@@ -40,6 +41,8 @@ QStoreProviderState *qstore_provider_get_state       (QStoreProvider  *self);
 
 gboolean qstore_provider_check_open      (QStoreProvider  *self,
                                           GError         **error);
+/* Also fails (%QSTORE_ERROR_BUSY) while a write transaction
+ * (QStoreWriteTxn) is open on @self: every write goes through it then. */
 gboolean qstore_provider_check_writable  (QStoreProvider  *self,
                                           GError         **error);
 /* Where the provider keeps its closed state, for hot paths that hold a

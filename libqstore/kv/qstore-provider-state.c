@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include "qstore-error.h"
+#include "qstore-i18n-private.h"
 #include "qstore-provider-state-private.h"
 
 static G_DEFINE_QUARK (qstore-provider-state, provider_state)
@@ -90,6 +91,14 @@ qstore_provider_check_writable (QStoreProvider  *self,
     {
       g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_READ_ONLY,
                    "The %s store at “%s” is open read-only: writes are refused",
+                   state->name, state->location);
+      return FALSE;
+    }
+  if (G_UNLIKELY (g_atomic_pointer_get (&state->write_txn) != NULL))
+    {
+      g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_BUSY,
+                   _("A write transaction is open on the %s store at “%s”: write through "
+                   "it, or commit or abort it first"),
                    state->name, state->location);
       return FALSE;
     }

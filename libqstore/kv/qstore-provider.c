@@ -11,6 +11,7 @@
 #include "qstore-kv-private.h"
 #include "qstore-plugin-loader-private.h"
 #include "qstore-provider-private.h"
+#include "qstore-write-txn-private.h"
 #include "qstore-snapshot-private.h"
 
 /**
@@ -547,7 +548,7 @@ qstore_provider_get_option (QStoreProvider *self,
  * Tells what this opened provider can do.
  *
  * Returns: what this opened provider can do (`?atomic=0` removes
- *   %QSTORE_CAPABILITY_ATOMIC_BATCH)
+ *   %QSTORE_CAPABILITY_ATOMIC_BATCH and %QSTORE_CAPABILITY_WRITE_TXN)
  */
 QStoreCapabilities
 qstore_provider_get_capabilities (QStoreProvider *self)
@@ -558,7 +559,7 @@ qstore_provider_get_capabilities (QStoreProvider *self)
 
   caps = QSTORE_PROVIDER_GET_IFACE (self)->capabilities;
   if (qstore_provider_get_state (self)->flags & QSTORE_OPEN_NO_ATOMIC_BATCH)
-    caps &= ~QSTORE_CAPABILITY_ATOMIC_BATCH;
+    caps &= ~(QSTORE_CAPABILITY_ATOMIC_BATCH | QSTORE_CAPABILITY_WRITE_TXN);
   return caps;
 }
 
@@ -1107,6 +1108,45 @@ qstore_provider_begin_snapshot (QStoreProvider  *self,
   if (snapshot != NULL)
     qstore_snapshot_set_provider (snapshot, self);
   return snapshot;
+}
+
+/**
+ * qstore_provider_begin_write:
+ * @self: a #QStoreProvider
+ * @error: return location for a #GError
+ *
+ * Opens a write transaction on every store of the provider (see
+ * [class@WriteTxn]). One at a time: while it is open, this call and every
+ * other write to the provider fail with %QSTORE_ERROR_BUSY.
+ *
+ * Returns: (transfer full): the transaction, or %NULL on error
+ *   (%QSTORE_ERROR_UNSUPPORTED without %QSTORE_CAPABILITY_WRITE_TXN)
+ */
+QStoreWriteTxn *
+qstore_provider_begin_write (QStoreProvider  *self,
+                             GError         **error)
+{
+  QStoreProviderInterface *iface;
+  QStoreWriteTxn *txn;
+
+  g_return_val_if_fail (QSTORE_IS_PROVIDER (self), NULL);
+  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+
+  if (!qstore_provider_check_writable (self, error))
+    return NULL;
+  iface = QSTORE_PROVIDER_GET_IFACE (self);
+  if (!(qstore_provider_get_capabilities (self) & QSTORE_CAPABILITY_WRITE_TXN) ||
+      iface->begin_write == NULL)
+    {
+      g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_UNSUPPORTED,
+                   _("Provider “%s” has no write transactions"),
+                   qstore_provider_get_state (self)->name);
+      return NULL;
+    }
+  txn = iface->begin_write (self, error);
+  if (txn != NULL)
+    qstore_write_txn_set_provider (txn, self);
+  return txn;
 }
 
 /**

@@ -14,6 +14,7 @@
 #include "qstore-snapshot.h"
 #include "qstore-types.h"
 #include "qstore-write-op.h"
+#include "qstore-write-txn.h"
 
 G_BEGIN_DECLS
 
@@ -67,6 +68,10 @@ G_BEGIN_DECLS
  *   option). Read-only opens take no lock and work beside the writer.
  *   Every persistent provider has it; a provider without it (memory)
  *   never shares a location with another open
+ * @QSTORE_CAPABILITY_WRITE_TXN: [method@Provider.begin_write] opens a
+ *   write transaction that takes writes as they come and stores them all
+ *   at once at its commit, holding what it wrote in the provider's files
+ *   rather than in memory. Withheld, like the atomic batch, by `?atomic=0`
  *
  * What a provider can do.
  */
@@ -78,6 +83,7 @@ typedef enum /*< flags,underscore_name=qstore_capabilities >*/
   QSTORE_CAPABILITY_SNAPSHOTS = 1 << 2,
   QSTORE_CAPABILITY_MULTI_PROCESS = 1 << 3,
   QSTORE_CAPABILITY_WRITER_LOCK = 1 << 4,
+  QSTORE_CAPABILITY_WRITE_TXN = 1 << 5,
 } QStoreCapabilities;
 
 /**
@@ -174,6 +180,10 @@ G_DECLARE_INTERFACE (QStoreProvider, qstore_provider, QSTORE, PROVIDER, GObject)
  *   cannot tell commits); may return %NULL without an error when this
  *   location cannot. Followers of the change log wait on it instead of
  *   polling
+ * @begin_write: a write transaction (providers with
+ *   %QSTORE_CAPABILITY_WRITE_TXN; may be %NULL otherwise). It takes the
+ *   provider's writer for its whole life, and must pass the private fault
+ *   point of @write before each op it applies, as @write does
  *
  * The interface provider plugins implement. They also implement
  * #GInitable: `init` opens the location, read from
@@ -220,9 +230,11 @@ struct _QStoreProviderInterface
                                          GError              **error);
   GSource        *(*watch_commits)      (QStoreProvider       *self,
                                          GError              **error);
+  QStoreWriteTxn *(*begin_write)        (QStoreProvider       *self,
+                                         GError              **error);
 
   /*< private >*/
-  gpointer padding[6];
+  gpointer padding[5];
 };
 
 /* Loading */
@@ -333,6 +345,9 @@ QStoreSnapshot     *qstore_provider_begin_snapshot        (QStoreProvider       
                                                            GError              **error);
 QSTORE_AVAILABLE_IN_ALL
 QStoreAtomicBatch  *qstore_provider_begin_atomic_batch    (QStoreProvider       *self);
+QSTORE_AVAILABLE_IN_ALL
+QStoreWriteTxn     *qstore_provider_begin_write           (QStoreProvider       *self,
+                                                           GError              **error);
 QSTORE_AVAILABLE_IN_ALL
 gboolean            qstore_provider_write                 (QStoreProvider       *self,
                                                            const QStoreWriteOp  *ops,

@@ -365,6 +365,7 @@ mviews_free (QStoreMViews *self)
   g_hash_table_unref (self->unloaded);
   g_free (self->clean_shutdown);
   g_free (self->durable_text);
+  g_free (self->committing);
   g_free (self);
 }
 

@@ -29,7 +29,6 @@
 
 static gboolean before_read     (gpointer       mview,
                                  GError       **error);
-static void     update_observer (QStoreMViews  *self);
 
 /* Makes @entry the contents of @view (or of no view): its reads then
  * wait for the view's deferred work, and only the view writes it. */
@@ -581,7 +580,7 @@ qstore_mview_rebuild_dependents (QStoreMViews *self)
           g_ptr_array_add (dependents->views, view);
         }
     }
-  update_observer (self);
+  qstore_mview_update_observer (self);
 }
 
 void
@@ -915,10 +914,57 @@ qstore_mview_on_changed (gpointer        data,
     }
 }
 
+/* The durable stale set that could not be written when it changed (the
+ * provider held the transaction's write transaction) goes into the commit,
+ * after the maintenance that may make more views stale: it is stored with
+ * the writes the stale views do not follow, or not at all. */
+static void
+carry_stale_set (QStoreMViews *self)
+{
+  QStoreCoordinator *coordinator = self->db->coordinator;
+  QStoreKV *catalog = qstore_database_get_catalog (self->db);
+  g_autoptr(GBytes) key = qstore_catalog_key_for_meta (STALE_SET_META);
+  g_autofree char *json = qstore_mview_stale_json (self);
+  gsize key_len;
+  const guint8 *key_data = g_bytes_get_data (key, &key_len);
+
+  g_clear_pointer (&self->committing, g_free);
+  if (self->durable_known && g_strcmp0 (json, self->durable_text) == 0)
+    return;
+  qstore_coordinator_put (coordinator, catalog, key_data, key_len,
+                          (const guint8 *) json, strlen (json));
+  self->committing = g_steal_pointer (&json);
+}
+
 void
 qstore_mview_on_before_commit (gpointer data)
 {
-  flush_all (data);
+  QStoreMViews *self = data;
+
+  flush_all (self);
+  if (self->unsaved)
+    carry_stale_set (self);
+}
+
+/* After the transaction: the set its commit carried is the store's now;
+ * if it did not commit, nothing of it was stored, and the provider takes
+ * writes again: the set is written at once. */
+static void
+settle_stale_set (QStoreMViews *self,
+                  gboolean      committed)
+{
+  g_autofree char *carried = g_steal_pointer (&self->committing);
+
+  if (carried != NULL && committed)
+    {
+      g_free (self->durable_text);
+      self->durable_text = g_steal_pointer (&carried);
+      self->durable_known = TRUE;
+      self->unsaved = FALSE;
+    }
+  if (self->unsaved)
+    qstore_mview_persist_stale_set_or_warn (self);
+  qstore_mview_update_observer (self);
 }
 
 void
@@ -970,19 +1016,7 @@ qstore_mview_on_ended (gpointer data,
       else
         qstore_mview_view_forget_work (view);
     }
-}
-
-static void
-update_observer (QStoreMViews *self)
-{
-  gboolean want = FALSE;
-
-  for (guint i = 0; !want && i < self->order->len; i++)
-    want = !((QStoreMView *) g_ptr_array_index (self->order, i))->stale;
-  if (want == self->observing)
-    return;
-  self->observing = want;
-  qstore_coordinator_set_observer (self->db->coordinator, want ? &self->observer : NULL, self);
+  settle_stale_set (self, committed);
 }
 
 /* TEMP sources: SQLite writes them, so its hooks say when. */

@@ -13,6 +13,11 @@ G_BEGIN_DECLS
 #define STALE_SET_META                "stale_mvs"
 #define DEFAULT_REBUILD_ROW_THRESHOLD 10000
 
+/* The fault point (_qstore_fault_arm()) passed before the durable stale
+ * set is written on its own, outside a commit: armed, that write fails
+ * as if the store had refused it. */
+#define QSTORE_MVIEW_FAULT_STALE_SET  "stale-set"
+
 typedef struct _QStoreMView QStoreMView;
 typedef struct _QStoreMViews QStoreMViews;
 
@@ -71,6 +76,8 @@ struct _QStoreMViews
   gboolean                  rehydrating;    /* views are still being read back */
   gboolean                  durable_known;  /* durable_text is what the store holds */
   char                     *durable_text;   /* NULL: absent */
+  gboolean                  unsaved;        /* the set is due but not written: the next commit carries it */
+  char                     *committing;     /* the set the commit ending now carries, or NULL */
   char                     *clean_shutdown; /* the marker found at open, or NULL */
 };
 
@@ -103,6 +110,9 @@ gboolean qstore_mview_persist_stale_set (QStoreMViews  *self,
                                          gboolean       at_close,
                                          GError       **error);
 void qstore_mview_persist_stale_set_or_warn (QStoreMViews *self);
+/* Follows the coordinator's transactions while a view is live or the
+ * durable stale set is due (QStoreMViews.unsaved). */
+void qstore_mview_update_observer (QStoreMViews *self);
 gboolean qstore_mview_read_meta_text (QStoreMViews  *self,
                                       const char    *name,
                                       char         **text,

@@ -12,6 +12,7 @@
 #include "qstore-coordinator-private.h"
 #include "qstore-enums.h"
 #include "qstore-error.h"
+#include "qstore-fault-private.h"
 #include "qstore-i18n-private.h"
 #include "qstore-provider-private.h"
 #include "qstore-result-private.h"
@@ -546,7 +547,15 @@ qstore_mview_stale_json (QStoreMViews *self)
  * it keeps the durable set: it is what lets a later open trust a view
  * after a crash. It is written synchronously, only when it changes, and
  * always after the DDL that changed it committed, before any write that
- * the stale view will not follow. */
+ * the stale view will not follow.
+ *
+ * Inside a transaction that wrote out into the provider's write
+ * transaction the provider refuses that write. No write of that
+ * transaction is durable before its commit, so the set goes into the
+ * commit itself (qstore_mview_on_before_commit()), atomic with every write
+ * the view does not follow, and counts as written only once the commit
+ * succeeded; after a rollback or a failed commit it is written at once,
+ * and failing that, by the next commit (QStoreMViews.unsaved). */
 gboolean
 qstore_mview_persist_stale_set (QStoreMViews  *self,
                                 gboolean       at_close,
@@ -566,8 +575,18 @@ qstore_mview_persist_stale_set (QStoreMViews  *self,
 
   json = qstore_mview_stale_json (self);
   if (self->durable_known && g_strcmp0 (json, self->durable_text) == 0)
-    return TRUE;
-  if (!qstore_mview_write_meta (self, STALE_SET_META, json, error))
+    {
+      self->unsaved = FALSE;
+      return TRUE;
+    }
+  if (self->db->coordinator != NULL && qstore_coordinator_writes_out (self->db->coordinator))
+    {
+      self->unsaved = TRUE;
+      qstore_mview_update_observer (self);
+      return TRUE;
+    }
+  if (!_qstore_fault_check (QSTORE_MVIEW_FAULT_STALE_SET, error) ||
+      !qstore_mview_write_meta (self, STALE_SET_META, json, error))
     {
       g_prefix_error (error, _("The durable set of stale materialized views cannot be written%s: "),
                       at_close ? " at close" : "");
@@ -576,7 +595,24 @@ qstore_mview_persist_stale_set (QStoreMViews  *self,
   g_free (self->durable_text);
   self->durable_text = g_steal_pointer (&json);
   self->durable_known = TRUE;
+  self->unsaved = FALSE;
   return TRUE;
+}
+
+/* The views follow the coordinator while one of them is live, and while
+ * the durable set is due, so that its hooks carry the set into the next
+ * commit and settle it when the transaction ends. */
+void
+qstore_mview_update_observer (QStoreMViews *self)
+{
+  gboolean want = self->unsaved;
+
+  for (guint i = 0; !want && i < self->order->len; i++)
+    want = !((QStoreMView *) g_ptr_array_index (self->order, i))->stale;
+  if (want == self->observing)
+    return;
+  self->observing = want;
+  qstore_coordinator_set_observer (self->db->coordinator, want ? &self->observer : NULL, self);
 }
 
 void
@@ -586,11 +622,13 @@ qstore_mview_persist_stale_set_or_warn (QStoreMViews *self)
 
   if (!qstore_mview_persist_stale_set (self, FALSE, &error))
     {
-      /* Close writes it again; until then a crash makes the next open
-       * trust the last set written, which may not list the new stale view.
-       * Nothing better can be done than saying so. */
+      /* The next commit carries it, before anything the stale view does
+       * not follow is stored through the coordinator; close writes it
+       * again. */
       g_warning ("%s", error->message);
       self->durable_known = FALSE;
+      self->unsaved = TRUE;
+      qstore_mview_update_observer (self);
     }
 }
 

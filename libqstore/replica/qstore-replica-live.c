@@ -24,7 +24,7 @@
  * partition. While a transaction streams, chunks are derived per
  * partition (a run of the whole query per chunk would cost the square of
  * the transaction); what waits for the commit stops growing at
- * QSTORE_REPLICA_SPECULATION_ROWS partitions, where a rebuild takes over. */
+ * QSTORE_REPLICA_DIRTY_PARTITIONS partitions, where a rebuild takes over. */
 
 #define REBUILD_MIN_PARTITIONS 32
 
@@ -352,6 +352,22 @@ qstore_replica_live_mark_rebuild (QStoreReplicaLive *live)
   g_hash_table_remove_all (live->dirty);
 }
 
+static gint dirty_peak;
+
+/**
+ * qstore_replica_test_take_dirty_peak: (skip)
+ *
+ * For tests only: the most partitions a live query of this process kept
+ * to compute again since the last call, which resets it.
+ *
+ * Returns: the count
+ */
+guint
+qstore_replica_test_take_dirty_peak (void)
+{
+  return (guint) g_atomic_int_and (&dirty_peak, 0);
+}
+
 static gboolean
 note_partition (QStoreReplicaLive  *live,
                 const QStoreValue  *key_values,
@@ -368,7 +384,15 @@ note_partition (QStoreReplicaLive  *live,
     g_hash_table_insert (live->dirty, g_steal_pointer (&key),
                          qstore_mview_encode_values (key_values, n_key));
 
-  if (g_hash_table_size (live->dirty) > QSTORE_REPLICA_SPECULATION_ROWS)
+  /* For tests: the most any query held. */
+  {
+    guint size = g_hash_table_size (live->dirty);
+    guint peak = (guint) g_atomic_int_get (&dirty_peak);
+
+    while (size > peak && !g_atomic_int_compare_and_exchange (&dirty_peak, (gint) peak, (gint) size))
+      peak = (guint) g_atomic_int_get (&dirty_peak);
+  }
+  if (g_hash_table_size (live->dirty) > QSTORE_REPLICA_DIRTY_PARTITIONS)
     qstore_replica_live_mark_rebuild (live);
   return TRUE;
 }

@@ -34,6 +34,11 @@ G_BEGIN_DECLS
  * ahead of its commit (its overlay of uncommitted rows); past it, what is
  * left waits for the commit. */
 #define QSTORE_REPLICA_SPECULATION_ROWS (64 * 1024)
+/* Partitions a live query keeps to compute again, per query: past it, the
+ * query is computed again whole at the commit. Each is a key and its
+ * values, held until the commit once speculation stopped, so a large
+ * transaction would otherwise grow every query reading it. */
+#define QSTORE_REPLICA_DIRTY_PARTITIONS (4 * 1024)
 /* Rows per Changed event. */
 #define QSTORE_REPLICA_SLICE_ROWS 1024
 /* Commands a worker may have queued that hold a snapshot or rows: the
@@ -376,5 +381,7 @@ QSTORE_AVAILABLE_IN_ALL
 guint     qstore_replica_test_get_capture_length (QStoreReplicaTxn *txn);
 QSTORE_AVAILABLE_IN_ALL
 guint     qstore_replica_test_get_queued_events  (QStoreReplica  *self);
+QSTORE_AVAILABLE_IN_ALL
+guint     qstore_replica_test_take_dirty_peak    (void);
 
 G_END_DECLS

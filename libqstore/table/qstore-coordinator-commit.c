@@ -632,6 +632,16 @@ qstore_coordinator_commit_pending (QStoreCoordinator   *self,
    * next, the transaction ends. */
   qstore_pending_reset (self->pending);
 
+  /* Part of the transaction was written out already (a large one): the
+   * rest, and the erasing, go into the same write transaction. */
+  if (self->spill != NULL)
+    {
+      if (!qstore_coordinator_spill_commit (self, drop, ops, n_ops, error))
+        return FALSE;
+      g_clear_pointer (&self->interrupted, g_free);
+      g_ptr_array_set_size (self->interrupted_stores, 0);
+      return TRUE;
+    }
   if (drop != NULL)
     {
       /* Restructuring is all or nothing on every provider. */

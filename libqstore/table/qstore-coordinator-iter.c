@@ -225,6 +225,12 @@ qstore_merged_iter_finalize (GObject *object)
 {
   QStoreMergedIter *self = QSTORE_MERGED_ITER (object);
 
+  /* The coordinator writes its buffer out only while none is alive. */
+  if (self->coordinator->generation == self->generation)
+    {
+      g_assert (self->coordinator->live_iters > 0);
+      self->coordinator->live_iters--;
+    }
   g_clear_object (&self->committed);
   g_clear_object (&self->coordinator);
 
@@ -295,8 +301,14 @@ qstore_coordinator_iterate (QStoreCoordinator   *self,
   /* Deletes hide committed entries, so the limit applies to the merge. */
   unlimited = qstore_bounds_copy (bounds);
   qstore_bounds_unset_limit (unlimited);
-  committed = self->pinned != NULL ? qstore_snapshot_iterate (self->pinned, store, unlimited, error)
-                                   : qstore_kv_iterate (store, unlimited, error);
+  if (!qstore_coordinator_spill_check (self, error))
+    return NULL;
+  if (self->pinned != NULL)
+    committed = qstore_snapshot_iterate (self->pinned, store, unlimited, error);
+  else if (self->spill != NULL)
+    committed = qstore_snapshot_iterate (QSTORE_SNAPSHOT (self->spill), store, unlimited, error);
+  else
+    committed = qstore_kv_iterate (store, unlimited, error);
   if (committed == NULL)
     return NULL;
 
@@ -306,5 +318,6 @@ qstore_coordinator_iterate (QStoreCoordinator   *self,
   iter->store = qstore_pending_lookup_store (self->pending, store, TRUE);
   iter->committed = g_steal_pointer (&committed);
   iter->reverse = qstore_bounds_get_reverse (bounds);
+  self->live_iters++;
   return QSTORE_ITER (iter);
 }

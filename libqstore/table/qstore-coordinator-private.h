@@ -229,6 +229,16 @@ struct _QStoreCoordinator
   GBytes         *pending_undo;        /* a journal not applied yet, or NULL */
   GQueue         *notify_queue;        /* Notice: ended transactions not told yet */
   gboolean        notifying;
+
+  /* Writes written out of the buffer (qstore-coordinator-spill.c) */
+  QStoreWriteTxn *spill;               /* holds them until the commit, or NULL */
+  GError         *spill_error;         /* writing out failed: the transaction cannot commit */
+  GHashTable     *spilled_stores;      /* names of the stores written out to */
+  guint           unspilled;           /* writes buffered since the last write out */
+  guint           spill_writes;        /* write out past this many, 0 never */
+  guint           live_iters;          /* merged iterators of this transaction alive */
+  guint           n_spills;
+  gsize           buffer_peak;         /* the most bytes the buffer held in the transaction */
 };
 
 /* Row counts, the commit marker and the commit's writes
@@ -245,6 +255,39 @@ gboolean qstore_coordinator_commit_pending         (QStoreCoordinator   *self,
 /* The undo journal: a torn commit undone at open (or reported) */
 gboolean qstore_coordinator_recover_undo           (QStoreCoordinator   *self,
                                                     GError             **error);
+
+/* Writing the buffer out into the provider's write transaction
+ * (qstore-coordinator-spill.c). A write past the threshold calls
+ * qstore_coordinator_try_spill(), as does the release of the last
+ * savepoint level; reads of committed data go through self->spill while
+ * it is set, and fail with qstore_coordinator_spill_check()'s error once
+ * writing out failed. */
+#define QSTORE_COORDINATOR_SPILL_WRITES 1024
+
+void     qstore_coordinator_try_spill              (QStoreCoordinator   *self);
+gboolean qstore_coordinator_spill_check            (QStoreCoordinator   *self,
+                                                    GError             **error);
+/* Drops @drop, writes @ops into the write transaction and commits it. */
+gboolean qstore_coordinator_spill_commit           (QStoreCoordinator   *self,
+                                                    const char * const  *drop,
+                                                    const QStoreWriteOp *ops,
+                                                    gsize                n_ops,
+                                                    GError             **error);
+/* Aborts the write transaction: back to the beginning, or the end. */
+void     qstore_coordinator_spill_abort            (QStoreCoordinator   *self);
+/* Whether the open transaction wrote out into a write transaction of the
+ * provider: until it ends, the provider refuses every other write. */
+gboolean qstore_coordinator_writes_out             (QStoreCoordinator   *self);
+
+/* For tests (exported, not API): the buffer's peak in bytes in the open
+ * or last transaction, the threshold, and how many write outs there were. */
+QSTORE_AVAILABLE_IN_ALL
+gsize    qstore_coordinator_test_get_buffer_peak   (QStoreCoordinator   *self);
+QSTORE_AVAILABLE_IN_ALL
+void     qstore_coordinator_test_set_spill_writes  (QStoreCoordinator   *self,
+                                                    guint                n_writes);
+QSTORE_AVAILABLE_IN_ALL
+guint    qstore_coordinator_test_get_n_spills      (QStoreCoordinator   *self);
 
 /* Savepoint levels (qstore-coordinator-savepoint.c) */
 void     qstore_coordinator_level_clear            (gpointer             data);

@@ -99,6 +99,9 @@ qstore_coordinator_release (QStoreCoordinator *self,
   if (!self->in_tx)
     return;
   truncate_levels (self, MAX (depth, 0));
+  /* A large statement ended: what it wrote may go out now. */
+  if (self->levels->len == 0)
+    qstore_coordinator_try_spill (self);
 }
 
 /**
@@ -133,6 +136,7 @@ qstore_coordinator_rollback_to (QStoreCoordinator *self,
   if (depth < 0 || depth >= (int) self->levels->len)
     {
       qstore_pending_reset (self->pending);
+      qstore_coordinator_spill_abort (self);
       g_array_set_size (self->changes, 0);
       forget_tx_tables_from (self, 0);
       truncate_levels (self, 0);

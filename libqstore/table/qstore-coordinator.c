@@ -212,6 +212,8 @@ qstore_coordinator_finalize (GObject *object)
 {
   QStoreCoordinator *self = QSTORE_COORDINATOR (object);
 
+  qstore_coordinator_spill_abort (self);
+  g_clear_pointer (&self->spilled_stores, g_hash_table_unref);
   g_clear_pointer (&self->pending, qstore_pending_free);
   g_clear_pointer (&self->changes, g_array_unref);
   g_clear_pointer (&self->levels, g_array_unref);
@@ -323,6 +325,8 @@ static void
 qstore_coordinator_init (QStoreCoordinator *self)
 {
   self->pending = qstore_pending_new ();
+  self->spilled_stores = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  self->spill_writes = QSTORE_COORDINATOR_SPILL_WRITES;
   self->changes = changes_new ();
   self->levels = g_array_new (FALSE, FALSE, sizeof (Level));
   g_array_set_clear_func (self->levels, qstore_coordinator_level_clear);
@@ -542,6 +546,8 @@ end_transaction (QStoreCoordinator *self)
   gboolean committed = self->committing;
 
   self->committing = FALSE;
+  qstore_coordinator_spill_abort (self);
+  self->live_iters = 0;
   qstore_pending_clear (self->pending);
   g_array_set_size (self->changes, 0);
   for (guint i = 0; i < self->tx_tables->len; i++)
@@ -584,6 +590,7 @@ qstore_coordinator_begin (QStoreCoordinator *self)
   if (self->in_tx)
     return;
   self->in_tx = TRUE;
+  self->buffer_peak = 0;
   /* Rows are kept for a change set only when someone will see it: a large
    * transaction would otherwise hold every row twice. */
   self->recording = g_signal_has_handler_pending (self, signals[COMMITTED], 0, TRUE) ||
@@ -688,7 +695,13 @@ qstore_coordinator_commit_restructure (QStoreCoordinator   *self,
   if (G_UNLIKELY (self->observer != NULL) && self->observer->before_commit != NULL)
     self->observer->before_commit (self->observer_data);
 
-  anything = qstore_pending_get_n_entries (self->pending) > 0 || self->changes->len > 0;
+  if (!qstore_coordinator_spill_check (self, error))
+    {
+      end_transaction (self);
+      return FALSE;
+    }
+  anything = self->spill != NULL || qstore_pending_get_n_entries (self->pending) > 0 ||
+             self->changes->len > 0;
   for (guint i = 0; !anything && i < self->tx_tables->len; i++)
     anything = ((TableEntry *) self->tx_tables->pdata[i])->delta != 0;
   if (!anything)
@@ -770,6 +783,8 @@ qstore_coordinator_put (QStoreCoordinator *self,
 
   id = qstore_pending_lookup_store (self->pending, store, TRUE);
   qstore_pending_write (self->pending, id, key, key_len, value, value_len, FALSE);
+  if (G_UNLIKELY (++self->unspilled >= self->spill_writes))
+    qstore_coordinator_try_spill (self);
 }
 
 /**
@@ -797,6 +812,8 @@ qstore_coordinator_delete (QStoreCoordinator *self,
 
   id = qstore_pending_lookup_store (self->pending, store, TRUE);
   qstore_pending_write (self->pending, id, key, key_len, NULL, 0, TRUE);
+  if (G_UNLIKELY (++self->unspilled >= self->spill_writes))
+    qstore_coordinator_try_spill (self);
 }
 
 /* Reads */
@@ -820,6 +837,12 @@ read_committed (QStoreCoordinator  *self,
     return NULL;
   if (G_UNLIKELY (self->pinned != NULL))
     return qstore_snapshot_get (self->pinned, store, key, key_len, error);
+  if (G_UNLIKELY (self->spill != NULL || self->spill_error != NULL) && self->in_tx)
+    {
+      if (!qstore_coordinator_spill_check (self, error))
+        return NULL;
+      return qstore_snapshot_get (QSTORE_SNAPSHOT (self->spill), store, key, key_len, error);
+    }
   if (G_UNLIKELY (store != self->read_kv))
     {
       g_set_object (&self->read_kv, store);

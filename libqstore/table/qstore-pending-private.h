@@ -45,6 +45,8 @@ void               qstore_pending_clear             (QStorePending        *self)
  * The arena stays: entries handed out remain readable. */
 void               qstore_pending_reset             (QStorePending        *self);
 gsize              qstore_pending_get_n_entries     (QStorePending        *self);
+/* The bytes the arena holds (keys, values and entry headers). */
+gsize              qstore_pending_get_size          (QStorePending        *self);
 
 void               qstore_pending_set_undo          (QStorePending        *self,
                                                      gboolean              undo);

@@ -1161,6 +1161,16 @@ qstore_pending_get_n_entries (QStorePending *self)
   return self->n_entries;
 }
 
+gsize
+qstore_pending_get_size (QStorePending *self)
+{
+  gsize size = 0;
+
+  for (guint i = 0; i < self->blocks->len; i++)
+    size += g_array_index (self->blocks, Block, i).size;
+  return size;
+}
+
 void
 qstore_pending_set_undo (QStorePending *self,
                          gboolean       undo)

@@ -52,7 +52,17 @@ G_STATIC_ASSERT ((int) QSTORE_LMDB_VERIFY_META == (int) QSTORE_LMDB_WALK_META);
 G_STATIC_ASSERT ((int) QSTORE_LMDB_VERIFY_BRANCHES == (int) QSTORE_LMDB_WALK_BRANCHES);
 G_STATIC_ASSERT ((int) QSTORE_LMDB_VERIFY_FULL == (int) QSTORE_LMDB_WALK_FULL);
 
+/* The environment is opened without MDB_WRITEMAP: the map is address
+ * space reserved, not disk, and data.mdb grows only as pages are used. A
+ * write transaction held open across calls cannot grow the map (LMDB
+ * resizes only between transactions), so on 64 bits the default leaves
+ * it room enough for any import; a 32-bit address space has no such
+ * room. */
+#if GLIB_SIZEOF_SIZE_T >= 8
+#define DEFAULT_MAP_SIZE   ((gsize) 64 << 30)
+#else
 #define DEFAULT_MAP_SIZE   ((gsize) 1 << 30)
+#endif
 #define MAX_READERS        1024
 #define FILE_MODE          0644
 
@@ -418,6 +428,31 @@ qstore_lmdb_env_grow_map_locked (QStoreLmdbEnv  *env,
       return FALSE;
     }
   return ok;
+}
+
+/* Before a write transaction held open across calls, which cannot grow
+ * the map when it fills: doubles the map until at least as much of it is
+ * free as data.mdb uses. Only as far as nothing of this process reads
+ * (growing waits for no one); the transaction then gets what room there
+ * is. Called with write_lock held and no write transaction. */
+void
+qstore_lmdb_env_make_room_locked (QStoreLmdbEnv *env)
+{
+  for (guint i = 0; i < 8; i++)
+    {
+      MDB_envinfo info;
+      MDB_stat stat;
+      guint64 used;
+
+      if (mdb_env_info (env->env, &info) != MDB_SUCCESS ||
+          mdb_env_stat (env->env, &stat) != MDB_SUCCESS)
+        return;
+      used = ((guint64) info.me_last_pgno + 1) * stat.ms_psize;
+      if (info.me_mapsize >= G_MAXSIZE / 2 || info.me_mapsize - MIN (used, info.me_mapsize) >= used)
+        return;
+      if (!qstore_lmdb_env_grow_map_locked (env, FALSE, NULL))
+        return;
+    }
 }
 
 /* Opens the handles of the stores that exist now and have none (another

@@ -125,6 +125,9 @@ gboolean       qstore_lmdb_env_adopt_map_size (QStoreLmdbEnv  *env,
 gboolean       qstore_lmdb_env_adopt_map_size_locked (QStoreLmdbEnv  *env,
                                                       gboolean        have_barrier,
                                                       GError        **error);
+/* Before a write transaction held open: grow the map while less of it is
+ * free than is used, with no write transaction running. */
+void           qstore_lmdb_env_make_room_locked (QStoreLmdbEnv  *env);
 /* MDB_MAP_FULL: double the map, with no write transaction running. */
 gboolean       qstore_lmdb_env_grow_map_locked (QStoreLmdbEnv  *env,
                                                 gboolean        have_barrier,

@@ -14,6 +14,7 @@
 #include "qstore-lmdb-check.h"
 #include "qstore-lmdb-provider.h"
 #include "qstore-lmdb-store.h"
+#include "qstore-lmdb-txn.h"
 #include "qstore-lmdb-write.h"
 
 /* The writer lock's file, in the environment's directory beside LMDB's
@@ -59,6 +60,15 @@ qstore_lmdb_provider_open_store (QStoreProvider  *provider,
       return NULL;
     }
   return qstore_lmdb_kv_new (provider, &self->handle, name);
+}
+
+static QStoreWriteTxn *
+qstore_lmdb_provider_begin_write (QStoreProvider  *provider,
+                                  GError         **error)
+{
+  QStoreLmdbProvider *self = QSTORE_LMDB_PROVIDER (provider);
+
+  return qstore_lmdb_write_txn_new (provider, &self->handle, error);
 }
 
 static QStoreSnapshot *
@@ -228,6 +238,7 @@ qstore_lmdb_provider_close (QStoreProvider *provider)
 
   if (self->handle.env == NULL)
     return;
+  qstore_lmdb_write_txn_close (&self->handle);
   qstore_lmdb_handle_close (&self->handle);
   qstore_lmdb_env_release (self->handle.env);
 }
@@ -429,7 +440,8 @@ qstore_lmdb_provider_iface_init (QStoreProviderInterface *iface)
                          QSTORE_CAPABILITY_ATOMIC_BATCH |
                          QSTORE_CAPABILITY_SNAPSHOTS |
                          QSTORE_CAPABILITY_MULTI_PROCESS |
-                         QSTORE_CAPABILITY_WRITER_LOCK);
+                         QSTORE_CAPABILITY_WRITER_LOCK |
+                         QSTORE_CAPABILITY_WRITE_TXN);
   iface->option_names = option_names;
   iface->open_store = qstore_lmdb_provider_open_store;
   iface->begin_snapshot = qstore_lmdb_provider_begin_snapshot;
@@ -439,6 +451,7 @@ qstore_lmdb_provider_iface_init (QStoreProviderInterface *iface)
   iface->get_max_key_length = qstore_lmdb_provider_get_max_key_length;
   iface->close = qstore_lmdb_provider_close;
   iface->check = qstore_lmdb_provider_check;
+  iface->begin_write = qstore_lmdb_provider_begin_write;
 }
 
 static void
@@ -453,6 +466,7 @@ qstore_lmdb_register_types (GIOModule *module)
   GTypeModule *type_module = G_TYPE_MODULE (module);
 
   qstore_lmdb_store_register_types (type_module);
+  qstore_lmdb_write_txn_register_type_in (type_module);
   qstore_lmdb_provider_register_type (type_module);
 
   g_io_extension_point_implement (QSTORE_PROVIDER_EXTENSION_POINT_NAME,

@@ -17,6 +17,7 @@ typedef struct
   GQueue         live;         /* QStoreLmdbReadTxn of snapshots and iterators; env->lock */
   guint          n_transient;  /* env->lock */
   gboolean       closed;       /* env->lock */
+  gpointer       write_txn;    /* the open QStoreLmdbWriteTxn; its thread only */
 } QStoreLmdbHandle;
 
 typedef struct

@@ -22,8 +22,8 @@ struct _QStoreLmdbIter
 
   QStoreProvider     *provider;
   QStoreLmdbHandle   *handle;    /* inside @provider */
-  QStoreLmdbSnapshot *snapshot;  /* when iterating a snapshot */
-  QStoreLmdbReadTxn  *rt;        /* the snapshot's, or its own */
+  GObject            *owner;     /* the snapshot or write transaction iterated */
+  QStoreLmdbReadTxn  *rt;        /* the owner's, or its own */
   gboolean            owns_rt;
   MDB_cursor         *cursor;    /* NULL when the store does not exist */
   MDB_val             key;
@@ -139,18 +139,19 @@ qstore_lmdb_kv_get (QStoreKV      *store,
   return NULL;
 }
 
-static QStoreIter *
-iter_new (QStoreProvider      *provider,
-          QStoreLmdbHandle    *handle,
-          QStoreLmdbKV        *kv,
-          QStoreLmdbSnapshot  *snapshot,
-          QStoreLmdbReadTxn   *own_rt,
-          const QStoreBounds  *bounds,
-          GError             **error)
+QStoreIter *
+qstore_lmdb_iter_new (QStoreProvider      *provider,
+                      QStoreLmdbHandle    *handle,
+                      GObject             *owner,
+                      QStoreLmdbReadTxn   *rt,
+                      gboolean             exists,
+                      MDB_dbi              dbi,
+                      const char          *name,
+                      const QStoreBounds  *bounds,
+                      GError             **error)
 {
   g_autoptr(QStoreLmdbIter) self = NULL;
   QStoreLmdbEnv *env = handle->env;
-  MDB_dbi dbi;
 
   self = g_object_new (QSTORE_TYPE_LMDB_ITER,
                        "bounds", bounds,
@@ -159,19 +160,14 @@ iter_new (QStoreProvider      *provider,
   self->provider = g_object_ref (provider);
   self->handle = handle;
   self->reverse = qstore_bounds_get_reverse (bounds);
-  if (snapshot != NULL)
-    {
-      self->snapshot = g_object_ref (snapshot);
-      self->rt = snapshot->rt;
-    }
+  self->rt = rt;
+  if (owner != NULL)
+    self->owner = g_object_ref (owner);
   else
-    {
-      self->rt = own_rt;
-      self->owns_rt = TRUE;
-    }
+    self->owns_rt = TRUE;
 
   /* A store that does not exist yields nothing: no cursor. */
-  if (kv_read_dbi (kv, self->rt, &dbi))
+  if (exists)
     {
       int rc = MDB_SUCCESS;
       gboolean closed;
@@ -195,7 +191,7 @@ iter_new (QStoreProvider      *provider,
         }
       if (rc != MDB_SUCCESS)
         {
-          qstore_lmdb_set_error (error, env->path, rc, "Could not iterate store “%s”", kv->name);
+          qstore_lmdb_set_error (error, env->path, rc, "Could not iterate store “%s”", name);
           return NULL;
         }
     }
@@ -213,10 +209,15 @@ qstore_lmdb_kv_iterate (QStoreKV            *store,
 
   /* The iterator owns the transaction: finalizing it ends the transaction,
    * also when creating the iterator fails. */
+  MDB_dbi dbi = 0;
+  gboolean exists;
+
   rt = qstore_lmdb_read_begin_complete (self->handle, TRUE, error);
   if (rt == NULL)
     return NULL;
-  return iter_new (self->provider, self->handle, self, NULL, rt, bounds, error);
+  exists = kv_read_dbi (self, rt, &dbi);
+  return qstore_lmdb_iter_new (self->provider, self->handle, NULL, rt, exists, dbi,
+                               self->name, bounds, error);
 }
 
 static void
@@ -395,7 +396,7 @@ qstore_lmdb_iter_finalize (GObject *object)
         }
       self->rt = NULL;
     }
-  g_clear_object (&self->snapshot);
+  g_clear_object (&self->owner);
   g_clear_object (&self->provider);
 
   G_OBJECT_CLASS (qstore_lmdb_iter_parent_class)->finalize (object);
@@ -470,9 +471,18 @@ qstore_lmdb_snapshot_iterate (QStoreSnapshot      *snapshot,
                               GError             **error)
 {
   QStoreLmdbSnapshot *self = QSTORE_LMDB_SNAPSHOT (snapshot);
+  QStoreLmdbKV *kv = QSTORE_LMDB_KV (store);
+  MDB_dbi dbi = 0;
+  gboolean exists;
 
-  return iter_new (self->provider, self->handle, QSTORE_LMDB_KV (store), self, NULL,
-                   bounds, error);
+  if (G_UNLIKELY (self->rt->txn == NULL))
+    {
+      qstore_lmdb_set_closed_error (error, self->handle->env->path);
+      return NULL;
+    }
+  exists = kv_read_dbi (kv, self->rt, &dbi);
+  return qstore_lmdb_iter_new (self->provider, self->handle, G_OBJECT (self), self->rt,
+                               exists, dbi, kv->name, bounds, error);
 }
 
 static void

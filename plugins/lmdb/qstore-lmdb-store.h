@@ -43,6 +43,20 @@ QStoreSnapshot *qstore_lmdb_snapshot_new          (QStoreProvider    *provider,
 
 QStoreLmdbDbi  *qstore_lmdb_kv_lookup_entry       (QStoreLmdbKV      *self);
 
+/* An iterator through @rt over the store whose handle is @dbi (named
+ * @name), or over nothing when !@exists. It holds a reference on @owner,
+ * whose transaction @rt is; without an owner it owns @rt (held) and ends
+ * it when finalized. */
+QStoreIter     *qstore_lmdb_iter_new              (QStoreProvider      *provider,
+                                                   QStoreLmdbHandle    *handle,
+                                                   GObject             *owner,
+                                                   QStoreLmdbReadTxn   *rt,
+                                                   gboolean             exists,
+                                                   MDB_dbi              dbi,
+                                                   const char          *name,
+                                                   const QStoreBounds  *bounds,
+                                                   GError             **error);
+
 /* The published handle of the store, NULL when it has none. */
 static inline QStoreLmdbDbi *
 qstore_lmdb_kv_get_entry (QStoreLmdbKV *self)

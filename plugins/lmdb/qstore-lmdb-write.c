@@ -12,32 +12,15 @@
 #include "qstore-lmdb-store.h"
 #include "qstore-lmdb-write.h"
 
-typedef struct
-{
-  QStoreLmdbEnv        *env;
-  MDB_txn    *txn;
-  guint64     serial;        /* stores cache their handle under it */
-  GPtrArray  *pending;       /* QStoreLmdbDbi opened by txn, published at commit */
-  gboolean    set_changed;   /* stores were created or removed */
-  gboolean    hard_dropped;  /* handles were closed */
-  gboolean    may_close;     /* no reader is live and none may begin */
-
-  /* The store of the previous op, so runs of ops on one store resolve it
-   * once. */
-  QStoreKV   *store;
-  MDB_dbi     dbi;
-  gboolean    exists;
-} WriteTxn;
-
 /* Finds the handle of store @name in the write transaction, creating the
  * store when @create. *found is FALSE when it does not exist. */
-static int
-write_resolve (WriteTxn     *wt,
-               const char   *name,
-               QStoreLmdbKV *kv,
-               gboolean      create,
-               MDB_dbi      *dbi,
-               gboolean     *found)
+int
+qstore_lmdb_write_resolve (QStoreLmdbWrite  *wt,
+                           const char       *name,
+                           QStoreLmdbKV     *kv,
+                           gboolean          create,
+                           MDB_dbi          *dbi,
+                           gboolean         *found)
 {
   QStoreLmdbEnv *env = wt->env;
   QStoreLmdbDbi *entry;
@@ -95,9 +78,9 @@ write_resolve (WriteTxn     *wt,
   return MDB_SUCCESS;
 }
 
-static int
-write_drop (WriteTxn   *wt,
-            const char *name)
+int
+qstore_lmdb_write_drop (QStoreLmdbWrite *wt,
+                        const char      *name)
 {
   QStoreLmdbEnv *env = wt->env;
   QStoreLmdbDbi *entry;
@@ -105,7 +88,7 @@ write_drop (WriteTxn   *wt,
   MDB_dbi dbi;
   int rc;
 
-  rc = write_resolve (wt, name, NULL, FALSE, &dbi, &found);
+  rc = qstore_lmdb_write_resolve (wt, name, NULL, FALSE, &dbi, &found);
   if (rc != MDB_SUCCESS || !found)
     return rc;
 
@@ -144,7 +127,7 @@ write_drop (WriteTxn   *wt,
 }
 
 static int
-write_rename (WriteTxn    *wt,
+write_rename (QStoreLmdbWrite    *wt,
               const char  *from,
               const char  *to,
               GError     **error)
@@ -158,7 +141,7 @@ write_rename (WriteTxn    *wt,
   if (g_str_equal (from, to))
     return MDB_SUCCESS;
 
-  rc = write_resolve (wt, to, NULL, FALSE, &to_dbi, &to_found);
+  rc = qstore_lmdb_write_resolve (wt, to, NULL, FALSE, &to_dbi, &to_found);
   if (rc == MDB_SUCCESS && to_found)
     {
       MDB_stat st;
@@ -174,11 +157,11 @@ write_rename (WriteTxn    *wt,
         }
     }
   if (rc == MDB_SUCCESS)
-    rc = write_resolve (wt, from, NULL, FALSE, &from_dbi, &from_found);
+    rc = qstore_lmdb_write_resolve (wt, from, NULL, FALSE, &from_dbi, &from_found);
   if (rc != MDB_SUCCESS || !from_found)
     return rc;
 
-  rc = write_resolve (wt, to, NULL, TRUE, &to_dbi, &to_found);
+  rc = qstore_lmdb_write_resolve (wt, to, NULL, TRUE, &to_dbi, &to_found);
   if (rc != MDB_SUCCESS)
     return rc;
 
@@ -198,14 +181,14 @@ write_rename (WriteTxn    *wt,
   if (rc != MDB_NOTFOUND)
     return rc;
 
-  return write_drop (wt, from);
+  return qstore_lmdb_write_drop (wt, from);
 }
 
-static int
-write_apply (WriteTxn             *wt,
-             const QStoreWriteOp  *ops,
-             gsize                 n_ops,
-             GError              **error)
+int
+qstore_lmdb_write_apply (QStoreLmdbWrite      *wt,
+                         const QStoreWriteOp  *ops,
+                         gsize                 n_ops,
+                         GError              **error)
 {
   /* A fresh serial: handles cached before drops and renames are stale. */
   wt->serial = ++wt->env->write_serial;
@@ -235,7 +218,7 @@ write_apply (WriteTxn             *wt,
             }
           else
             {
-              rc = write_resolve (wt, kv->name, kv, put, &wt->dbi, &wt->exists);
+              rc = qstore_lmdb_write_resolve (wt, kv->name, kv, put, &wt->dbi, &wt->exists);
               if (rc == MDB_SUCCESS && wt->exists)
                 {
                   kv->write_serial = wt->serial;
@@ -275,10 +258,10 @@ write_apply (WriteTxn             *wt,
   return MDB_SUCCESS;
 }
 
-static int
-write_commit (WriteTxn          *wt,
-              QStoreWriteFlags   flags,
-              GError           **error)
+int
+qstore_lmdb_write_commit (QStoreLmdbWrite   *wt,
+                          QStoreWriteFlags   flags,
+                          GError           **error)
 {
   QStoreLmdbEnv *env = wt->env;
   gboolean publish = wt->pending->len > 0 || wt->set_changed;
@@ -350,8 +333,8 @@ write_commit (WriteTxn          *wt,
   return rc;
 }
 
-static void
-write_abort (WriteTxn *wt)
+void
+qstore_lmdb_write_abort (QStoreLmdbWrite *wt)
 {
   QStoreLmdbEnv *env = wt->env;
 
@@ -385,7 +368,7 @@ qstore_lmdb_write (QStoreLmdbHandle     *self,
                    GError              **error)
 {
   QStoreLmdbEnv *env = self->env;
-  WriteTxn wt = { 0 };
+  QStoreLmdbWrite wt = { 0 };
   gboolean closed;
   gboolean ok = FALSE;
 
@@ -434,7 +417,7 @@ qstore_lmdb_write (QStoreLmdbHandle     *self,
 
       for (guint i = 0; rc == MDB_SUCCESS && drop != NULL && drop[i] != NULL; i++)
         {
-          rc = write_drop (&wt, drop[i]);
+          rc = qstore_lmdb_write_drop (&wt, drop[i]);
           if (rc != MDB_SUCCESS)
             qstore_lmdb_set_error (&local_error, env->path, rc, "Could not drop store “%s”", drop[i]);
         }
@@ -448,16 +431,16 @@ qstore_lmdb_write (QStoreLmdbHandle     *self,
                            rename_from[i], rename_to[i]);
         }
       if (rc == MDB_SUCCESS)
-        rc = write_apply (&wt, ops, n_ops, &local_error);
+        rc = qstore_lmdb_write_apply (&wt, ops, n_ops, &local_error);
       if (rc == MDB_SUCCESS)
-        rc = write_commit (&wt, flags, &local_error);
+        rc = qstore_lmdb_write_commit (&wt, flags, &local_error);
 
       if (rc == MDB_SUCCESS)
         {
           ok = TRUE;
           break;
         }
-      write_abort (&wt);
+      qstore_lmdb_write_abort (&wt);
 
       if (rc == MDB_MAP_FULL && attempt < 64)
         {

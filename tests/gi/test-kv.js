@@ -13,7 +13,7 @@ const Caps = QStore.Capabilities;
 const EXPECTED_CAPABILITIES = {
     memory: Caps.ATOMIC_BATCH | Caps.SNAPSHOTS,
     lmdb: Caps.PERSISTENT | Caps.ATOMIC_BATCH | Caps.SNAPSHOTS | Caps.MULTI_PROCESS |
-        Caps.WRITER_LOCK,
+        Caps.WRITER_LOCK | Caps.WRITE_TXN,
     sqlite: Caps.PERSISTENT | Caps.ATOMIC_BATCH | Caps.SNAPSHOTS | Caps.MULTI_PROCESS |
         Caps.WRITER_LOCK,
 };

@@ -62,6 +62,7 @@ gboolean        conformance_faults_reach_provider (Fixture *f);
 void            conformance_add_lock_tests  (const char *prefix);
 void            conformance_add_check_tests (const char *prefix);
 void            conformance_add_read_only_tests (const char *prefix);
+void            conformance_add_write_txn_tests (const char *prefix);
 
 /* postgres: what tests/postgres/with-postgres.sh's server is asked
  * outside qstore, through psql. */
@@ -76,6 +77,8 @@ void            pg_plant_orphan                (const char *uri);
 /* Runs the child process @argv asks for and returns its exit status, or
  * -1 when @argv asks for none (then it only notes argv[0]). */
 int             conformance_lock_child      (int    argc,
+                                             char **argv);
+int             conformance_write_txn_child (int    argc,
                                              char **argv);
 
 G_END_DECLS

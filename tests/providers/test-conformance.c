@@ -39,7 +39,8 @@ test_registry (void)
   else
     g_assert_cmpint (caps, ==, QSTORE_CAPABILITY_PERSISTENT | QSTORE_CAPABILITY_ATOMIC_BATCH |
                                QSTORE_CAPABILITY_SNAPSHOTS | QSTORE_CAPABILITY_MULTI_PROCESS |
-                               QSTORE_CAPABILITY_WRITER_LOCK);
+                               QSTORE_CAPABILITY_WRITER_LOCK |
+                               (g_str_equal (name, "lmdb") ? QSTORE_CAPABILITY_WRITE_TXN : 0));
 
   g_assert_false (qstore_lookup_provider_capabilities ("no-such-provider", &caps, &error));
   g_assert_error (error, QSTORE_ERROR, QSTORE_ERROR_NOT_FOUND);
@@ -1388,7 +1389,8 @@ main (int   argc,
   gboolean in_tree;
   int status;
 
-  if ((status = conformance_lock_child (argc, argv)) >= 0)
+  if ((status = conformance_lock_child (argc, argv)) >= 0 ||
+      (status = conformance_write_txn_child (argc, argv)) >= 0)
     return status;
   parse_runner_options (&argc, &argv);
   g_test_init (&argc, &argv, NULL);
@@ -1424,6 +1426,7 @@ main (int   argc,
   ADD ("multi-process", "second-process", test_second_process);
   conformance_add_lock_tests (prefix);
   conformance_add_read_only_tests (prefix);
+  conformance_add_write_txn_tests (prefix);
   if (in_tree)
     {
       /* What knows this tree's providers: their names, files and tools. */

@@ -71,6 +71,30 @@ test_capture_stays_chunk_bounded (TestReplica   *t,
   g_assert_cmpuint (qstore_replica_get_committed_tx_id (t->replica), ==, before + 1);
 }
 
+/* Past the rows a worker derives ahead of the commit, the partitions a
+ * live query keeps to compute again at the commit stop growing (it is
+ * then computed again whole), and the view is right after the commit. */
+static void
+test_large_transaction_bounded (TestReplica   *t,
+                                gconstpointer  data)
+{
+  g_autoptr(QStoreReplicaTxn) txn = NULL;
+  g_autofree char *fresh = NULL;
+  const gint64 n = QSTORE_REPLICA_SPECULATION_ROWS + 8 * CHUNK;
+
+  test_register (t->replica, 1, "SELECT * FROM t WHERE v % 3 = 0");
+  test_drain (t->replica);
+  qstore_replica_test_take_dirty_peak ();
+  txn = test_txn_begin (t->replica);
+  insert_rows (txn, 0, n - 1);
+  test_txn_commit (txn);
+  test_drain (t->replica);
+  g_assert_cmpuint (qstore_replica_test_take_dirty_peak (), <=, QSTORE_REPLICA_DIRTY_PARTITIONS + 1);
+  g_assert_cmpuint (snapshot_rows (t->replica, 1), ==, (n + 2) / 3);
+  fresh = test_fresh_rows (t->replica, "SELECT count(*) FROM t WHERE v % 3 = 0");
+  g_assert_cmpstr (fresh, ==, "[<int64 24576>]\n");
+}
+
 /* The same statement text runs after a schema change, and the workers
  * follow the new schema. */
 static void
@@ -678,6 +702,7 @@ main (int   argc,
 
   ADD ("seed/capture-stays-chunk-bounded", 2, test_capture_stays_chunk_bounded);
   ADD ("seed/statement-after-schema-change", 1, test_statement_after_schema_change);
+  ADD ("large-transaction-bounded", 1, test_large_transaction_bounded);
   ADD ("seed/snapshot-refused-while-speculative", 1, test_snapshot_refused_while_speculative);
   ADD ("seed/snapshot-served-under-small-write", 1, test_snapshot_served_under_small_write);
   ADD ("seed/register-refused-midstream", 1, test_register_refused_midstream);

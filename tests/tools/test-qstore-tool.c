@@ -39,12 +39,13 @@
 typedef struct
 {
   const char *name;
-  const char *capabilities[6];
+  const char *capabilities[7];
 } ExpectedProvider;
 
 /* What each provider can do, as the design defines it. */
 static const ExpectedProvider expected_providers[] = {
-  { "lmdb", { "persistent", "atomic_batch", "snapshots", "multi_process", "writer_lock", NULL } },
+  { "lmdb", { "persistent", "atomic_batch", "snapshots", "multi_process", "writer_lock",
+              "write_txn", NULL } },
   { "memory", { "atomic_batch", "snapshots", NULL } },
 #ifdef TEST_HAVE_POSTGRES
   { "postgres", { "persistent", "atomic_batch", "snapshots", "multi_process", "writer_lock", NULL } },
@@ -118,6 +119,8 @@ test_providers_json (void)
                        g_strv_contains (e->capabilities, "multi_process"));
       g_assert_cmpint (!!(lib_caps & QSTORE_CAPABILITY_WRITER_LOCK), ==,
                        g_strv_contains (e->capabilities, "writer_lock"));
+      g_assert_cmpint (!!(lib_caps & QSTORE_CAPABILITY_WRITE_TXN), ==,
+                       g_strv_contains (e->capabilities, "write_txn"));
     }
 }
 

@@ -1,0 +1,245 @@
+/* qstore-coordinator-spill.c: large transactions written out as they go
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include <string.h>
+
+#include "qstore-coordinator-private.h"
+#include "qstore-error.h"
+#include "qstore-i18n-private.h"
+
+/* The transaction's writes wait in the pending buffer, which reads merge
+ * over committed data. On a provider with write transactions
+ * (QSTORE_CAPABILITY_WRITE_TXN) the buffer is written out into one
+ * whenever it holds QSTORE_COORDINATOR_SPILL_WRITES writes, and emptied:
+ * from then on the transaction's reads merge the buffer over the write
+ * transaction (committed data with the written-out writes over it), and
+ * the commit writes what is left into it and commits it. The provider
+ * holds written-out writes in its own bounded memory and files, so the
+ * writer's memory no longer grows with the transaction; nobody sees them
+ * before the commit, and a crash leaves none of them.
+ *
+ * The buffer is written out only where nothing can take its entries back
+ * or still points into it: no savepoint level is open (a rollback to one
+ * undoes the buffer only, so every level must lie after the last write
+ * out) and no iterator of the transaction is alive (its cursors point
+ * into the buffer, its committed side reads what the write-out changes).
+ * A rollback to the beginning, a rollback and a failed commit abort the
+ * write transaction. */
+
+/* The arena's blocks and the trees over them, counted as the bytes the
+ * buffer holds. */
+static void
+note_buffer_size (QStoreCoordinator *self)
+{
+  gsize size = qstore_pending_get_size (self->pending);
+
+  if (size > self->buffer_peak)
+    self->buffer_peak = size;
+}
+
+static gboolean
+may_spill (QStoreCoordinator *self)
+{
+  return self->in_tx && self->levels->len == 0 && self->live_iters == 0 &&
+         self->pinned == NULL && self->spill_error == NULL && self->spill_writes > 0 &&
+         (qstore_provider_get_capabilities (self->provider) & QSTORE_CAPABILITY_WRITE_TXN);
+}
+
+/* Writes the buffer out into the write transaction and empties it. A key
+ * the provider cannot store stays in the buffer, for the commit to refuse
+ * with its message. */
+static gboolean
+spill (QStoreCoordinator  *self,
+       GError            **error)
+{
+  gsize max_key = qstore_provider_get_max_key_length (self->provider);
+  g_autoptr(GArray) ops = NULL;
+
+  ops = g_array_sized_new (FALSE, FALSE, sizeof (QStoreWriteOp),
+                           MIN (self->unspilled, QSTORE_COORDINATOR_SPILL_WRITES));
+  for (guint store = 0; store < qstore_pending_get_n_stores (self->pending); store++)
+    {
+      QStoreKV *kv = qstore_pending_store_get_kv (self->pending, store);
+      QStorePendingCursor cursor;
+      gboolean more;
+
+      for (more = qstore_pending_seek (self->pending, store, NULL, 0, TRUE, FALSE, &cursor);
+           more;
+           more = qstore_pending_cursor_step (&cursor, FALSE))
+        {
+          const guint8 *entry = qstore_pending_cursor_get_entry (&cursor);
+          QStoreWriteOp op;
+
+          op.store = kv;
+          op.key = qstore_pending_entry_get_key (entry, &op.key_len);
+          op.value = qstore_pending_entry_get_value (entry, &op.value_len);
+          op.kind = op.value != NULL ? QSTORE_WRITE_OP_PUT : QSTORE_WRITE_OP_DELETE;
+          if (max_key != 0 && op.key_len > max_key)
+            {
+              self->unspilled = 0;
+              return TRUE;
+            }
+          g_array_append_val (ops, op);
+        }
+      if (ops->len > 0 &&
+          !g_hash_table_contains (self->spilled_stores, qstore_pending_store_get_name (self->pending, store)))
+        g_hash_table_add (self->spilled_stores,
+                          g_strdup (qstore_pending_store_get_name (self->pending, store)));
+    }
+  if (ops->len == 0)
+    return TRUE;
+
+  if (self->spill == NULL && !(self->spill = qstore_provider_begin_write (self->provider, error)))
+    return FALSE;
+  if (!qstore_write_txn_write (self->spill, (QStoreWriteOp *) ops->data, ops->len, error))
+    return FALSE;
+
+  /* Nothing points into the buffer (no iterator is alive): its arena
+   * goes, not only its trees. */
+  g_array_set_size (ops, 0);
+  qstore_pending_clear (self->pending);
+  self->unspilled = 0;
+  self->n_spills++;
+  return TRUE;
+}
+
+void
+qstore_coordinator_try_spill (QStoreCoordinator *self)
+{
+  GError *local_error = NULL;
+
+  if (self->unspilled < self->spill_writes || self->spill_writes == 0)
+    return;
+  if (!may_spill (self))
+    {
+      /* Inside a statement, or under an iterator: the buffer grows until
+       * it ends. */
+      if (self->unspilled % 1024 == 0)
+        note_buffer_size (self);
+      return;
+    }
+  note_buffer_size (self);
+  if (!spill (self, &local_error))
+    {
+      /* Writes that went out are lost with the write transaction: the
+       * transaction cannot commit, and its reads fail from now on rather
+       * than miss them. */
+      g_clear_object (&self->spill);
+      self->spill_error = local_error;
+    }
+}
+
+void
+qstore_coordinator_spill_abort (QStoreCoordinator *self)
+{
+  note_buffer_size (self);
+  if (self->spill != NULL)
+    qstore_write_txn_abort (self->spill);
+  g_clear_object (&self->spill);
+  g_clear_error (&self->spill_error);
+  g_hash_table_remove_all (self->spilled_stores);
+  self->unspilled = 0;
+}
+
+gboolean
+qstore_coordinator_spill_check (QStoreCoordinator  *self,
+                                GError            **error)
+{
+  if (G_LIKELY (self->spill_error == NULL))
+    return TRUE;
+  if (error != NULL)
+    *error = g_error_copy (self->spill_error);
+  return FALSE;
+}
+
+gboolean
+qstore_coordinator_writes_out (QStoreCoordinator *self)
+{
+  return self->spill != NULL;
+}
+
+gboolean
+qstore_coordinator_spill_commit (QStoreCoordinator    *self,
+                                 const char * const   *drop,
+                                 const QStoreWriteOp  *ops,
+                                 gsize                 n_ops,
+                                 GError              **error)
+{
+  g_autoptr(QStoreWriteTxn) spill = g_steal_pointer (&self->spill);
+
+  g_assert (spill != NULL);
+  /* A restructure erases first, then writes the transaction's writes: the
+   * written-out ones came earlier, so a store that received some of them
+   * cannot also be erased in this commit. */
+  for (guint i = 0; drop != NULL && drop[i] != NULL; i++)
+    {
+      if (g_hash_table_contains (self->spilled_stores, drop[i]))
+        {
+          g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_UNSUPPORTED,
+                       _("The transaction wrote to store “%s” and erases it in the same "
+                       "commit, after more writes than it keeps in memory: commit the "
+                       "writes first"), drop[i]);
+          qstore_write_txn_abort (spill);
+          return FALSE;
+        }
+    }
+  if (drop != NULL && drop[0] != NULL && !qstore_write_txn_drop_stores (spill, drop, error))
+    return FALSE;
+  if (!qstore_write_txn_write (spill, ops, n_ops, error))
+    return FALSE;
+  return qstore_write_txn_commit (spill, QSTORE_WRITE_SYNC, error);
+}
+
+/**
+ * qstore_coordinator_test_get_buffer_peak: (skip)
+ * @self: a #QStoreCoordinator
+ *
+ * For tests: the most bytes the transaction's write buffer held in the
+ * transaction that is open, or else the last one.
+ *
+ * Returns: a size in bytes
+ */
+gsize
+qstore_coordinator_test_get_buffer_peak (QStoreCoordinator *self)
+{
+  g_return_val_if_fail (QSTORE_IS_COORDINATOR (self), 0);
+
+  note_buffer_size (self);
+  return self->buffer_peak;
+}
+
+/**
+ * qstore_coordinator_test_set_spill_writes: (skip)
+ * @self: a #QStoreCoordinator
+ * @n_writes: writes buffered before they are written out, 0 for never
+ *
+ * For tests: how many writes the buffer holds before it is written out
+ * into the provider's write transaction.
+ */
+void
+qstore_coordinator_test_set_spill_writes (QStoreCoordinator *self,
+                                          guint              n_writes)
+{
+  g_return_if_fail (QSTORE_IS_COORDINATOR (self));
+
+  self->spill_writes = n_writes;
+}
+
+/**
+ * qstore_coordinator_test_get_n_spills: (skip)
+ * @self: a #QStoreCoordinator
+ *
+ * For tests: how many times this coordinator wrote its buffer out.
+ *
+ * Returns: the count
+ */
+guint
+qstore_coordinator_test_get_n_spills (QStoreCoordinator *self)
+{
+  g_return_val_if_fail (QSTORE_IS_COORDINATOR (self), 0);
+
+  return self->n_spills;
+}

@@ -1,0 +1,395 @@
+/* test-coordinator-spill.c: large transactions do not grow the writer
+ *
+ * On a provider with write transactions the coordinator writes its
+ * buffer out into one every QSTORE_COORDINATOR_SPILL_WRITES writes, so
+ * what it holds stays under a bound whatever the transaction writes;
+ * reads inside the transaction, savepoints, rollbacks and crashes behave
+ * as with everything in the buffer. Providers without write transactions
+ * keep everything in the buffer, which the same counter shows growing.
+ *
+ * Run with QSTORE_TEST_PROVIDER set to a provider name, optionally
+ * followed by URI options (`lmdb`, `sqlite?atomic=0`, …).
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include <signal.h>
+#include <string.h>
+
+#include <qstore.h>
+
+#include "qstore-coordinator-private.h"
+#include "qstore-test-util.h"
+
+/* What the buffer may hold: about one write-out's worth of writes
+ * (1,024 of some 40 bytes here, in an arena that grows by doubling). */
+#define BUFFER_BOUND (256 * 1024)
+
+typedef struct
+{
+  char               *dir;
+  char               *uri;
+  QStoreProvider     *provider;
+  QStoreCoordinator  *coord;
+  QStoreKV           *a;
+  QStoreKV           *ai;
+  gboolean            spills;   /* the provider has write transactions */
+} Fixture;
+
+static void
+open_all (Fixture *f)
+{
+  g_autoptr(GError) error = NULL;
+
+  f->provider = qstore_provider_new_for_uri (f->uri, QSTORE_OPEN_NONE, &error);
+  g_assert_no_error (error);
+  f->spills = (qstore_provider_get_capabilities (f->provider) & QSTORE_CAPABILITY_WRITE_TXN) != 0;
+  f->coord = qstore_coordinator_new (f->provider, &error);
+  g_assert_no_error (error);
+  f->a = qstore_provider_open_store (f->provider, "main.a", &error);
+  g_assert_no_error (error);
+  f->ai = qstore_provider_open_store (f->provider, "main.a_idx_i", &error);
+  g_assert_no_error (error);
+}
+
+static void
+close_all (Fixture *f)
+{
+  g_clear_object (&f->a);
+  g_clear_object (&f->ai);
+  g_clear_object (&f->coord);
+  if (f->provider != NULL)
+    qstore_provider_close_all (f->provider);
+  g_clear_object (&f->provider);
+}
+
+static void
+fixture_setup (Fixture       *f,
+               gconstpointer  data)
+{
+  f->dir = test_make_tmp_dir ("qstore-spill-XXXXXX");
+  f->uri = test_provider_uri (f->dir, "store");
+  open_all (f);
+}
+
+static void
+fixture_teardown (Fixture       *f,
+                  gconstpointer  data)
+{
+  close_all (f);
+  test_remove_tree (f->dir);
+  g_free (f->dir);
+  g_free (f->uri);
+}
+
+/* Row @i: key k%08u in main.a, and an index entry i%08u → key in
+ * main.a_idx_i. */
+static void
+put_row (Fixture    *f,
+         guint       i,
+         const char *value)
+{
+  char key[16], index_key[16];
+
+  g_snprintf (key, sizeof key, "k%08u", i);
+  g_snprintf (index_key, sizeof index_key, "i%08u", i);
+  qstore_coordinator_put (f->coord, f->a, (const guint8 *) key, strlen (key),
+                          (const guint8 *) value, strlen (value));
+  qstore_coordinator_put (f->coord, f->ai, (const guint8 *) index_key, strlen (index_key),
+                          (const guint8 *) key, strlen (key));
+}
+
+static char *
+cget (Fixture  *f,
+      QStoreKV *kv,
+      guint     i)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GBytes) value = NULL;
+  char key[16];
+
+  g_snprintf (key, sizeof key, "k%08u", i);
+  value = qstore_coordinator_get (f->coord, kv, (const guint8 *) key, strlen (key), &error);
+  g_assert_no_error (error);
+  return value ? g_strndup (g_bytes_get_data (value, NULL), g_bytes_get_size (value)) : NULL;
+}
+
+/* Entries of @kv as the coordinator sees it: inside a transaction, the
+ * merged view. The first key read is returned in *@first. */
+static guint
+ccount (Fixture   *f,
+        QStoreKV  *kv,
+        gboolean   reverse,
+        char     **first)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(QStoreBounds) bounds = qstore_bounds_new ();
+  g_autoptr(QStoreIter) iter = NULL;
+  guint n = 0;
+
+  qstore_bounds_set_reverse (bounds, reverse);
+  iter = qstore_coordinator_iterate (f->coord, kv, bounds, &error);
+  g_assert_no_error (error);
+  while (qstore_iter_next (iter, &error))
+    {
+      if (n++ == 0 && first != NULL)
+        {
+          gsize len;
+          const guint8 *key = qstore_iter_peek_key (iter, &len);
+
+          *first = g_strndup ((const char *) key, len);
+        }
+    }
+  g_assert_no_error (error);
+  return n;
+}
+
+/* Committed entries of @kv, read past the coordinator. */
+static guint
+kcount (QStoreKV *kv)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(QStoreIter) iter = qstore_kv_iterate (kv, NULL, &error);
+  guint n = 0;
+
+  g_assert_no_error (error);
+  while (qstore_iter_next (iter, &error))
+    n++;
+  g_assert_no_error (error);
+  return n;
+}
+
+/* 50,000 rows (100,000 writes) in one transaction: the buffer stays under
+ * the bound, the transaction reads all of them, nobody else any, and the
+ * commit stores them all. */
+static void
+test_bounded (Fixture       *f,
+              gconstpointer  data)
+{
+  const guint n = 50000;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *first = NULL;
+  g_autofree char *value = NULL;
+  guint spills_before = qstore_coordinator_test_get_n_spills (f->coord);
+
+  qstore_coordinator_begin (f->coord);
+  for (guint i = 0; i < n; i++)
+    put_row (f, i, "a row value of about forty bytes, or so");
+  /* A delete and an overwrite of rows that went out long ago. */
+  {
+    char key[16];
+
+    g_snprintf (key, sizeof key, "k%08u", 7);
+    qstore_coordinator_delete (f->coord, f->a, (const guint8 *) key, strlen (key));
+  }
+  put_row (f, 8, "rewritten");
+
+  if (f->spills)
+    {
+      g_assert_cmpuint (qstore_coordinator_test_get_buffer_peak (f->coord), <, BUFFER_BOUND);
+      g_assert_cmpuint (qstore_coordinator_test_get_n_spills (f->coord) - spills_before, >=,
+                        2 * n / QSTORE_COORDINATOR_SPILL_WRITES - 1);
+    }
+  else
+    {
+      /* The counter measures the buffer: without write-outs it holds the
+       * whole transaction. */
+      g_assert_cmpuint (qstore_coordinator_test_get_buffer_peak (f->coord), >, 10 * BUFFER_BOUND);
+      g_assert_cmpuint (qstore_coordinator_test_get_n_spills (f->coord), ==, spills_before);
+    }
+
+  value = cget (f, f->a, 0);
+  g_assert_cmpstr (value, ==, "a row value of about forty bytes, or so");
+  g_clear_pointer (&value, g_free);
+  value = cget (f, f->a, 7);
+  g_assert_null (value);
+  value = cget (f, f->a, 8);
+  g_assert_cmpstr (value, ==, "rewritten");
+  g_clear_pointer (&value, g_free);
+  g_assert_cmpuint (ccount (f, f->a, FALSE, &first), ==, n - 1);
+  g_assert_cmpstr (first, ==, "k00000000");
+  g_clear_pointer (&first, g_free);
+  g_assert_cmpuint (ccount (f, f->a, TRUE, &first), ==, n - 1);
+  g_assert_cmpstr (first, ==, "k00049999");
+  g_assert_cmpuint (ccount (f, f->ai, FALSE, NULL), ==, n);
+
+  /* Nobody else sees any of it. */
+  g_assert_cmpuint (kcount (f->a), ==, 0);
+  g_assert_cmpuint (kcount (f->ai), ==, 0);
+
+  g_assert_true (qstore_coordinator_commit (f->coord, &error));
+  g_assert_no_error (error);
+  g_assert_cmpuint (kcount (f->a), ==, n - 1);
+  g_assert_cmpuint (kcount (f->ai), ==, n);
+  g_assert_cmpuint (qstore_coordinator_get_last_tx_id (f->coord), ==, 1);
+
+  /* The provider takes writes again, and a reopen reads the same. */
+  if (!(qstore_provider_get_capabilities (f->provider) & QSTORE_CAPABILITY_PERSISTENT))
+    return;
+  close_all (f);
+  open_all (f);
+  g_assert_cmpuint (kcount (f->a), ==, n - 1);
+  value = cget (f, f->a, 8);
+  g_assert_cmpstr (value, ==, "rewritten");
+  g_assert_cmpuint (qstore_coordinator_get_last_tx_id (f->coord), ==, 1);
+}
+
+/* A rollback, and a rollback to the beginning, drop what went out. */
+static void
+test_rollback (Fixture       *f,
+               gconstpointer  data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autofree char *value = NULL;
+
+  qstore_coordinator_begin (f->coord);
+  for (guint i = 0; i < 5000; i++)
+    put_row (f, i, "v");
+  qstore_coordinator_rollback (f->coord);
+  g_assert_cmpuint (kcount (f->a), ==, 0);
+
+  qstore_coordinator_begin (f->coord);
+  for (guint i = 0; i < 5000; i++)
+    put_row (f, i, "v");
+  qstore_coordinator_rollback_to (f->coord, -1);
+  g_assert_cmpuint (ccount (f, f->a, FALSE, NULL), ==, 0);
+  value = cget (f, f->a, 1);
+  g_assert_null (value);
+  for (guint i = 10000; i < 12000; i++)
+    put_row (f, i, "w");
+  g_assert_true (qstore_coordinator_commit (f->coord, &error));
+  g_assert_no_error (error);
+  g_assert_cmpuint (kcount (f->a), ==, 2000);
+  g_assert_cmpuint (qstore_coordinator_get_last_tx_id (f->coord), ==, 1);
+}
+
+/* Writes under a savepoint stay in the buffer until it is released, so a
+ * rollback to it undoes exactly them; an iterator holds the buffer too. */
+static void
+test_savepoint_and_iterator (Fixture       *f,
+                             gconstpointer  data)
+{
+  g_autoptr(GError) error = NULL;
+  guint spills;
+
+  qstore_coordinator_begin (f->coord);
+  for (guint i = 0; i < 3000; i++)
+    put_row (f, i, "before");
+  spills = qstore_coordinator_test_get_n_spills (f->coord);
+  g_assert_true (spills > 0 || !f->spills);
+
+  qstore_coordinator_savepoint (f->coord, 0);
+  for (guint i = 3000; i < 6000; i++)
+    put_row (f, i, "under the savepoint");
+  g_assert_cmpuint (qstore_coordinator_test_get_n_spills (f->coord), ==, spills);
+  qstore_coordinator_rollback_to (f->coord, 0);
+  g_assert_cmpuint (ccount (f, f->a, FALSE, NULL), ==, 3000);
+  for (guint i = 3000; i < 4000; i++)
+    put_row (f, i, "kept");
+  qstore_coordinator_release (f->coord, 0);
+  /* Released: what the savepoint kept may go out now. */
+  if (f->spills)
+    g_assert_cmpuint (qstore_coordinator_test_get_n_spills (f->coord), >, spills);
+
+  {
+    g_autoptr(QStoreIter) iter = qstore_coordinator_iterate (f->coord, f->a, NULL, &error);
+
+    g_assert_no_error (error);
+    g_assert_true (qstore_iter_next (iter, &error));
+    spills = qstore_coordinator_test_get_n_spills (f->coord);
+    for (guint i = 4000; i < 7000; i++)
+      put_row (f, i, "under an iterator");
+    g_assert_cmpuint (qstore_coordinator_test_get_n_spills (f->coord), ==, spills);
+    g_assert_true (qstore_iter_next (iter, &error));
+    g_assert_no_error (error);
+  }
+  put_row (f, 7000, "after");
+  if (f->spills)
+    g_assert_cmpuint (qstore_coordinator_test_get_n_spills (f->coord), >, spills);
+
+  g_assert_true (qstore_coordinator_commit (f->coord, &error));
+  g_assert_no_error (error);
+  g_assert_cmpuint (kcount (f->a), ==, 7001);
+}
+
+/* A writer killed with a large transaction open leaves none of it. */
+static void
+test_crash (Fixture       *f,
+            gconstpointer  data)
+{
+  const char *uri = g_getenv ("QSTORE_SPILL_CRASH_URI");
+
+  if (g_test_subprocess ())
+    {
+      g_autoptr(QStoreProvider) provider = NULL;
+      g_autoptr(QStoreCoordinator) coord = NULL;
+      g_autoptr(QStoreKV) a = NULL;
+      g_autoptr(GError) error = NULL;
+
+      close_all (f);
+      provider = qstore_provider_new_for_uri (uri, QSTORE_OPEN_NONE, &error);
+      g_assert_no_error (error);
+      coord = qstore_coordinator_new (provider, &error);
+      g_assert_no_error (error);
+      a = qstore_provider_open_store (provider, "main.a", &error);
+      g_assert_no_error (error);
+      qstore_coordinator_begin (coord);
+      for (guint i = 0; i < 20000; i++)
+        {
+          char key[16];
+
+          g_snprintf (key, sizeof key, "k%08u", i);
+          qstore_coordinator_put (coord, a, (const guint8 *) key, strlen (key),
+                                  (const guint8 *) "lost", 4);
+        }
+      g_assert_cmpuint (qstore_coordinator_test_get_n_spills (coord), >, 0);
+      raise (SIGKILL);
+      return;
+    }
+
+  if (!f->spills || !(qstore_provider_get_capabilities (f->provider) & QSTORE_CAPABILITY_PERSISTENT))
+    {
+      g_test_skip ("nothing is written out on this provider");
+      return;
+    }
+  qstore_coordinator_begin (f->coord);
+  put_row (f, 1, "committed");
+  g_assert_true (qstore_coordinator_commit (f->coord, NULL));
+  close_all (f);
+
+  g_setenv ("QSTORE_SPILL_CRASH_URI", f->uri, TRUE);
+  g_test_trap_subprocess (NULL, 0, G_TEST_SUBPROCESS_INHERIT_STDERR);
+  g_unsetenv ("QSTORE_SPILL_CRASH_URI");
+  g_test_trap_assert_failed ();
+
+  open_all (f);
+  g_assert_cmpuint (kcount (f->a), ==, 1);
+  g_assert_cmpuint (qstore_coordinator_get_last_tx_id (f->coord), ==, 1);
+  qstore_coordinator_begin (f->coord);
+  put_row (f, 2, "after the crash");
+  g_assert_true (qstore_coordinator_commit (f->coord, NULL));
+  g_assert_cmpuint (kcount (f->a), ==, 2);
+}
+
+int
+main (int   argc,
+      char *argv[])
+{
+  g_autofree char *prefix = NULL;
+
+  g_test_init (&argc, &argv, NULL);
+  prefix = g_strdup_printf ("/coordinator-spill/%s", test_provider_spec ());
+
+#define ADD(name, func) G_STMT_START { \
+    g_autofree char *path_ = g_strconcat (prefix, "/", name, NULL); \
+    g_test_add (path_, Fixture, NULL, fixture_setup, func, fixture_teardown); \
+  } G_STMT_END
+  ADD ("bounded", test_bounded);
+  ADD ("rollback", test_rollback);
+  ADD ("savepoint-and-iterator", test_savepoint_and_iterator);
+  ADD ("crash", test_crash);
+#undef ADD
+
+  return g_test_run ();
+}
