@@ -43,6 +43,8 @@ struct _QStoreInspectorEventsPage
   GCancellable               *find_cancellable;
 
   GListStore                 *events;
+  GQueue                      incoming;    /* come since the last flush */
+  guint                       flush_id;
   GQueue                      held;
   guint                       max_events;
   gboolean                    paused;
@@ -241,15 +243,67 @@ trim (QStoreInspectorEventsPage *self)
 }
 
 static void
+drop_all (GQueue *queue)
+{
+  while (queue->length > 0)
+    g_object_unref (g_queue_pop_head (queue));
+}
+
+/* Lists the events come since the last flush in one change of the list:
+ * a full list then drops its oldest in one change too, rather than
+ * shifting every row of the view once per event. */
+static void
+flush_incoming (QStoreInspectorEventsPage *self)
+{
+  g_autoptr(GPtrArray) incoming = g_ptr_array_new_with_free_func (g_object_unref);
+  guint n = g_list_model_get_n_items (G_LIST_MODEL (self->events));
+  guint drop;
+  QStoreInspectorEvent *event;
+
+  g_clear_handle_id (&self->flush_id, g_source_remove);
+  if (self->incoming.length == 0)
+    return;
+  while ((event = g_queue_pop_head (&self->incoming)) != NULL)
+    g_ptr_array_add (incoming, event);
+  if (incoming->len >= self->max_events)
+    g_list_store_splice (self->events, 0, n, incoming->pdata + incoming->len - self->max_events,
+                         self->max_events);
+  else
+    {
+      drop = n + incoming->len > self->max_events ? n + incoming->len - self->max_events : 0;
+      g_list_store_splice (self->events, 0, drop, NULL, 0);
+      g_list_store_splice (self->events, n - drop, 0, incoming->pdata, incoming->len);
+    }
+  update_count (self);
+}
+
+static gboolean
+flush_cb (gpointer data)
+{
+  QStoreInspectorEventsPage *self = data;
+
+  self->flush_id = 0;
+  flush_incoming (self);
+  return G_SOURCE_REMOVE;
+}
+
+static void
 add_event (QStoreInspectorEventsPage *self,
            QStoreInspectorEvent      *event)
 {
   if (self->paused)
-    g_queue_push_tail (&self->held, g_object_ref (event));
-  else
-    g_list_store_append (self->events, event);
-  trim (self);
-  update_count (self);
+    {
+      g_queue_push_tail (&self->held, g_object_ref (event));
+      trim (self);
+      update_count (self);
+      return;
+    }
+  g_queue_push_tail (&self->incoming, g_object_ref (event));
+  if (self->incoming.length > self->max_events)
+    g_object_unref (g_queue_pop_head (&self->incoming));
+  /* About a frame: a burst costs the list and its view one update. */
+  if (self->flush_id == 0)
+    self->flush_id = g_timeout_add (16, flush_cb, self);
 }
 
 static void
@@ -442,9 +496,10 @@ qstore_inspector_events_page_set_server (QStoreInspectorEventsPage *self,
   unsubscribe (self);
   g_cancellable_cancel (self->cancellable);
   g_clear_object (&self->cancellable);
+  g_clear_handle_id (&self->flush_id, g_source_remove);
+  drop_all (&self->incoming);
   g_list_store_remove_all (self->events);
-  while (self->held.length > 0)
-    g_object_unref (g_queue_pop_head (&self->held));
+  drop_all (&self->held);
   self->was_connected = FALSE;
   self->following = TRUE;
   g_free (self->server);
@@ -939,6 +994,8 @@ set_paused (QStoreInspectorEventsPage *self,
 {
   if (self->paused == paused)
     return;
+  /* What came before the pause is listed; what comes after is held. */
+  flush_incoming (self);
   self->paused = paused;
   gtk_toggle_button_set_active (self->pause_button, paused);
   gtk_button_set_icon_name (GTK_BUTTON (self->pause_button),
@@ -996,6 +1053,7 @@ qstore_inspector_events_page_export (QStoreInspectorEventsPage *self,
   g_return_val_if_fail (QSTORE_INSPECTOR_IS_EVENTS_PAGE (self), FALSE);
   g_return_val_if_fail (G_IS_FILE (file), FALSE);
 
+  flush_incoming (self);
   shown = G_LIST_MODEL (self->shown);
   for (guint i = 0; i < g_list_model_get_n_items (shown); i++)
     {
@@ -1126,8 +1184,9 @@ qstore_inspector_events_page_finalize (GObject *object)
 {
   QStoreInspectorEventsPage *self = QSTORE_INSPECTOR_EVENTS_PAGE (object);
 
-  while (self->held.length > 0)
-    g_object_unref (g_queue_pop_head (&self->held));
+  g_clear_handle_id (&self->flush_id, g_source_remove);
+  drop_all (&self->incoming);
+  drop_all (&self->held);
   g_clear_object (&self->bus);
   g_clear_object (&self->events);
   g_clear_object (&self->shown);
@@ -1253,6 +1312,7 @@ qstore_inspector_events_page_init (QStoreInspectorEventsPage *self)
   self->max_events = QSTORE_INSPECTOR_DEFAULT_MAX_EVENTS;
   self->kind_filter = -1;
   self->following = TRUE;
+  g_queue_init (&self->incoming);
   g_queue_init (&self->held);
   gtk_widget_init_template (GTK_WIDGET (self));
 
