@@ -219,6 +219,12 @@ count_kind (GListModel               *model,
   return n;
 }
 
+static gboolean
+has_gap (gpointer data)
+{
+  return count_kind (data, QSTORE_INSPECTOR_EVENT_GAP) > 0;
+}
+
 typedef struct
 {
   GListModel *model;
@@ -516,6 +522,8 @@ test_restart (void)
   server_start (&server, server.uri, NULL);
   test_wait (page_connected, page, 20);
   g_assert_null (qstore_inspector_events_page_get_status (page));
+  /* Listed within a frame of the reconnection. */
+  test_wait (has_gap, events, 5);
   g_assert_cmpuint (count_kind (events, QSTORE_INSPECTOR_EVENT_GAP), ==, 1);
   execute (&server, "INSERT INTO items VALUES (2, 'fig')");
   test_wait (has_gap_then_commit, events, 20);
