@@ -241,10 +241,14 @@ test_read_own_writes (Fixture       *f,
   g_clear_pointer (&value, g_free);
   {
     g_autoptr(QStoreSnapshot) during = qstore_provider_begin_snapshot (f->provider, &error);
+    g_auto(GStrv) names = qstore_provider_list_stores (f->provider, &error);
 
     g_assert_no_error (error);
     value = txn_get (during, b, "b1");
     g_assert_null (value);
+    /* main.b has its first entry in the transaction only. */
+    g_assert_true (g_strv_contains ((const char * const *) names, "main.a"));
+    g_assert_false (g_strv_contains ((const char * const *) names, "main.b"));
   }
 
   /* Every other write waits for it, refused rather than blocked. */
@@ -270,6 +274,12 @@ test_read_own_writes (Fixture       *f,
   g_clear_pointer (&keys, g_free);
   assert_value (a, "a2", "new2");
   assert_value (b, "b1", "new-b1");
+  {
+    g_auto(GStrv) names = qstore_provider_list_stores (f->provider, &error);
+
+    g_assert_no_error (error);
+    g_assert_true (g_strv_contains ((const char * const *) names, "main.b"));
+  }
   value = txn_get (before, a, "a3");
   g_assert_cmpstr (value, ==, "old3");
   g_clear_pointer (&value, g_free);
