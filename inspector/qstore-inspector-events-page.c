@@ -67,6 +67,8 @@ struct _QStoreInspectorEventsPage
   GtkLabel                   *detail_title;
   GtkLabel                   *detail_label;
   GtkLabel                   *count_label;
+  GtkColumnViewColumn        *wide_columns[2];  /* Query and Rows */
+  guint                       fit_id;
 };
 
 enum
@@ -189,11 +191,25 @@ show_details (QStoreInspectorEventsPage *self)
     title = qstore_inspector_event_describe (event);
   else
     {
+      const char *kind = qstore_inspector_event_kind_label (qstore_inspector_event_get_kind (event));
+
       tx = g_strdup_printf ("%" G_GUINT64_FORMAT, qstore_inspector_event_get_tx (event));
-      /* Translators: the heading of one event's rows; the first %s is
-       * its kind (“Commit”), the second its transaction's number */
-      title = g_strdup_printf (_("%s, transaction %s"),
-                               qstore_inspector_event_kind_label (qstore_inspector_event_get_kind (event)), tx);
+      /* The Query column gives way in a narrow window: the heading says
+       * it too. */
+      if (qstore_inspector_event_has_query (event))
+        {
+          g_autofree char *query = g_strdup_printf ("%" G_GUINT64_FORMAT,
+                                                    qstore_inspector_event_get_query (event));
+
+          /* Translators: the heading of a live query's event; the first
+           * %s is its kind (“Changed”), the second the query's number,
+           * the third its transaction's number */
+          title = g_strdup_printf (_("%s, query %s, transaction %s"), kind, query, tx);
+        }
+      else
+        /* Translators: the heading of one event's rows; the first %s is
+         * its kind (“Commit”), the second its transaction's number */
+        title = g_strdup_printf (_("%s, transaction %s"), kind, tx);
     }
   gtk_label_set_label (self->detail_title, title);
   gtk_widget_set_tooltip_text (GTK_WIDGET (self->detail_title), title);
@@ -901,7 +917,35 @@ add_columns (QStoreInspectorEventsPage *self)
       gtk_column_view_column_set_expand (column, columns[i].expand);
       gtk_column_view_column_set_resizable (column, TRUE);
       gtk_column_view_append_column (self->column_view, column);
+      if (i == COLUMN_QUERY || i == COLUMN_ROWS)
+        self->wide_columns[i - COLUMN_QUERY] = column;
     }
+}
+
+/* Below this width the Query and Rows columns give way, so that Tables or
+ * Reason stays in view; the detail pane still shows both. The list's
+ * width is its horizontal page size. */
+#define NARROW_WIDTH 560
+
+static gboolean
+fit_columns_now (gpointer data)
+{
+  QStoreInspectorEventsPage *self = data;
+  double width = gtk_adjustment_get_page_size (gtk_scrolled_window_get_hadjustment (self->scroller));
+
+  self->fit_id = 0;
+  for (guint i = 0; i < G_N_ELEMENTS (self->wide_columns); i++)
+    gtk_column_view_column_set_visible (self->wide_columns[i], width >= NARROW_WIDTH);
+  return G_SOURCE_REMOVE;
+}
+
+/* The width changes while the list is laid out, which a change of columns
+ * must not interrupt. */
+static void
+fit_columns (QStoreInspectorEventsPage *self)
+{
+  if (self->fit_id == 0)
+    self->fit_id = g_idle_add (fit_columns_now, self);
 }
 
 /* Filters */
@@ -1156,6 +1200,14 @@ qstore_inspector_events_page_get_details (QStoreInspectorEventsPage *self)
   return self->details;
 }
 
+/* The heading of the detail pane. */
+const char *
+qstore_inspector_events_page_get_detail_title (QStoreInspectorEventsPage *self)
+{
+  g_return_val_if_fail (QSTORE_INSPECTOR_IS_EVENTS_PAGE (self), NULL);
+  return gtk_label_get_label (self->detail_title);
+}
+
 /* Whether the list keeps its newest event in sight. */
 gboolean
 qstore_inspector_events_page_is_following (QStoreInspectorEventsPage *self)
@@ -1184,6 +1236,7 @@ qstore_inspector_events_page_finalize (GObject *object)
 {
   QStoreInspectorEventsPage *self = QSTORE_INSPECTOR_EVENTS_PAGE (object);
 
+  g_clear_handle_id (&self->fit_id, g_source_remove);
   g_clear_handle_id (&self->flush_id, g_source_remove);
   drop_all (&self->incoming);
   drop_all (&self->held);
@@ -1332,6 +1385,8 @@ qstore_inspector_events_page_init (QStoreInspectorEventsPage *self)
   adjustment = gtk_scrolled_window_get_vadjustment (self->scroller);
   g_signal_connect_swapped (adjustment, "value-changed", G_CALLBACK (scrolled_cb), self);
   g_signal_connect_swapped (adjustment, "notify::upper", G_CALLBACK (grown_cb), self);
+  g_signal_connect_swapped (gtk_scrolled_window_get_hadjustment (self->scroller), "notify::page-size",
+                            G_CALLBACK (fit_columns), self);
 
   update_count (self);
   set_state (self, QSTORE_INSPECTOR_EVENTS_NONE, NULL);

@@ -43,6 +43,7 @@ void                        qstore_inspector_events_page_set_table_filter (QStor
 void                        qstore_inspector_events_page_select          (QStoreInspectorEventsPage *self,
                                                                           guint                      position);
 const char                 *qstore_inspector_events_page_get_details     (QStoreInspectorEventsPage *self);
+const char                 *qstore_inspector_events_page_get_detail_title (QStoreInspectorEventsPage *self);
 gboolean                    qstore_inspector_events_page_is_following    (QStoreInspectorEventsPage *self);
 gboolean                    qstore_inspector_events_page_export          (QStoreInspectorEventsPage *self,
                                                                           GFile                     *file,

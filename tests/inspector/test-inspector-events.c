@@ -641,6 +641,12 @@ has_gaps (gpointer data)
   return count_kind (data, QSTORE_INSPECTOR_EVENT_GAP) >= 2;
 }
 
+static gboolean
+has_changed (gpointer data)
+{
+  return count_kind (data, QSTORE_INSPECTOR_EVENT_CHANGED) > 0;
+}
+
 static void
 test_skipped (void)
 {
@@ -703,6 +709,22 @@ test_skipped (void)
   test_wait (has_gaps, events, 20);
   g_assert_cmpint (qstore_inspector_events_page_get_state (page), ==, QSTORE_INSPECTOR_EVENTS_CONNECTED);
 
+  /* A live query's event: its heading names the query, which a narrow
+   * window's list leaves out. */
+  g_dbus_connection_emit_signal (fake, NULL, "/org/qstore/Server", "org.qstore.Server1", "Changed",
+                                 g_variant_new ("(ttss)", 7, 4, "[]", "[[1,\"pear\"]]"), &error);
+  g_assert_no_error (error);
+  test_wait (has_changed, events, 20);
+  for (guint i = 0; i < g_list_model_get_n_items (events); i++)
+    {
+      g_autoptr(QStoreInspectorEvent) event = g_list_model_get_item (events, i);
+
+      if (qstore_inspector_event_get_kind (event) == QSTORE_INSPECTOR_EVENT_CHANGED)
+        qstore_inspector_events_page_select (page, i);
+    }
+  g_assert_cmpstr (qstore_inspector_events_page_get_detail_title (page), ==,
+                   "Changed, query 7, transaction 4");
+
   close_window (window);
   g_dbus_connection_unregister_object (fake, object_id);
   g_dbus_connection_close_sync (fake, NULL, NULL);
@@ -730,6 +752,28 @@ shoot (QStoreInspectorWindow *window,
   test_shoot (GTK_WIDGET (window), name, width);
 }
 
+/* Narrow, Query and Rows give way so that Tables or Reason stays in
+ * view. */
+static void
+assert_columns (QStoreInspectorEventsPage *page,
+                int                        width)
+{
+  GtkWidget *view = test_find_by_type (GTK_WIDGET (page), GTK_TYPE_COLUMN_VIEW);
+  GListModel *columns = gtk_column_view_get_columns (GTK_COLUMN_VIEW (view));
+  g_autoptr(GString) shown = g_string_new (NULL);
+
+  for (guint i = 0; i < g_list_model_get_n_items (columns); i++)
+    {
+      g_autoptr(GtkColumnViewColumn) column = g_list_model_get_item (columns, i);
+
+      if (gtk_column_view_column_get_visible (column))
+        g_string_append_printf (shown, "%s%s", shown->len > 0 ? "|" : "",
+                                gtk_column_view_column_get_title (column));
+    }
+  g_assert_cmpstr (shown->str, ==, width < 560 ? "Time|Kind|Transaction|Tables or Reason"
+                                               : "Time|Kind|Transaction|Query|Rows|Tables or Reason");
+}
+
 static void
 screenshots_at (int width)
 {
@@ -754,6 +798,7 @@ screenshots_at (int width)
         qstore_inspector_events_page_select (page, i);
     }
   shoot (window, "events", width);
+  assert_columns (page, width);
 
   /* The server went away, and came back. */
   server_kill (&server);
