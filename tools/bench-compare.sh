@@ -2,10 +2,15 @@
 # bench-compare.sh: raw LMDB, raw SQLite and qstore-bench on one workload, in
 # one run, and the ratio of qstore's throughput to the raw engine's per phase.
 #
-# usage: tools/bench-compare.sh [--rows N] [--layers LIST] [--providers LIST]
-#                               [--baseline DIR] [--build DIR] [--bench PATH]
-#                               [--dir DIR] [--out FILE]
+# usage: tools/bench-compare.sh [--rows N] [--reps N] [--layers LIST]
+#                               [--providers LIST] [--baseline DIR] [--build DIR]
+#                               [--bench PATH] [--dir DIR] [--out FILE]
 #   --rows N           rows to load (default 1000000, or $QSTORE_BENCH_ROWS)
+#   --reps N           rounds (default 3, or $QSTORE_BENCH_REPS): each runs the
+#                      raw engines and every qstore engine, raw first in odd
+#                      rounds and last in even ones; a ratio is taken within a
+#                      round and the median of the rounds' is printed, so a
+#                      machine whose speed drifts moves both sides alike
 #   --layers LIST      the qstore layers to measure, from kv,table,sql (default
 #                      all three, or $QSTORE_BENCH_LAYERS). kv and table are
 #                      compared with raw LMDB (kv on the sqlite provider with
@@ -22,11 +27,13 @@
 #                      under $TMPDIR or /var/tmp, removed at exit)
 #   --out FILE         keep the JSON lines of every program in FILE
 # Peak RSS of every program is taken with /usr/bin/time when it is there.
+# Figures are medians over the rounds.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
 rows=${QSTORE_BENCH_ROWS:-1000000}
+reps=${QSTORE_BENCH_REPS:-3}
 layers=${QSTORE_BENCH_LAYERS:-kv,table,sql}
 providers=${QSTORE_BENCH_PROVIDERS:-lmdb,sqlite,memory}
 baseline=${QSTORE_BENCH_BASELINE:-$root/../shared/bench-baseline}
@@ -37,9 +44,9 @@ out=
 
 usage() {
     if [ "$1" = 0 ]; then
-        sed -n '2,24s/^# \{0,1\}//p' "$0"
+        sed -n '2,30s/^# \{0,1\}//p' "$0"
     else
-        sed -n '2,24s/^# \{0,1\}//p' "$0" >&2
+        sed -n '2,30s/^# \{0,1\}//p' "$0" >&2
     fi
     exit "$1"
 }
@@ -47,6 +54,7 @@ usage() {
 while [ $# -gt 0 ]; do
     case "$1" in
         --rows) [ $# -ge 2 ] || usage 2; rows=$2; shift 2 ;;
+        --reps) [ $# -ge 2 ] || usage 2; reps=$2; shift 2 ;;
         --layers) [ $# -ge 2 ] || usage 2; layers=$2; shift 2 ;;
         --providers) [ $# -ge 2 ] || usage 2; providers=$2; shift 2 ;;
         --baseline) [ $# -ge 2 ] || usage 2; baseline=$2; shift 2 ;;
@@ -61,6 +69,9 @@ done
 
 case "$rows" in
     ''|*[!0-9]*) echo "bench-compare.sh: --rows takes a positive number, not “$rows”" >&2; exit 2 ;;
+esac
+case "$reps" in
+    ''|*[!0-9]*|0) echo "bench-compare.sh: --reps takes a positive number, not “$reps”" >&2; exit 2 ;;
 esac
 IFS=, read -r -a layer_list <<< "$layers"
 for layer in "${layer_list[@]}"; do
@@ -109,14 +120,14 @@ cp "$baseline"/Makefile "$baseline"/*.c "$baseline"/*.h "$bindir"/
 chmod -R u+w "$bindir"
 make -s -C "$bindir" raw_lmdb raw_sqlite >&2
 
-# run ENGINE PROGRAM ARGS…: the JSON lines go to $out, the peak RSS (KiB,
-# the whole process) to $rss. GNU time measures every program the same way;
-# the raw programs do not report it themselves.
+# run ENGINE ROUND PROGRAM ARGS…: the JSON lines go to $out, the peak RSS
+# (KiB, the whole process) to $rss. GNU time measures every program the
+# same way; the raw programs do not report it themselves.
 status=0
 run() {
-    local engine=$1
-    shift
-    echo "# $*" >&2
+    local engine=$1 round=$2
+    shift 2
+    echo "# round $round: $*" >&2
     if [ -x /usr/bin/time ]; then
         if /usr/bin/time -f '%M' -o "$scratch/rss.one" "$@" >> "$out"; then
             printf '%s\t%s\n' "$engine" "$(tail -n 1 "$scratch/rss.one")" >> "$rss"
@@ -129,13 +140,31 @@ run() {
     status=1
 }
 
-run lmdb "$bindir/raw_lmdb" --rows "$rows" --dir "$workdir"
-run sqlite "$bindir/raw_sqlite" --rows "$rows" --dir "$workdir"
-for layer in "${layer_list[@]}"; do
-    for provider in "${provider_list[@]}"; do
-        run "qstore-$provider-$layer" \
-            "$bench" --provider "$provider" --layer "$layer" --rows "$rows" --dir "$workdir"
+run_raw() {
+    run lmdb "$1" "$bindir/raw_lmdb" --rows "$rows" --dir "$workdir" --run "$1"
+    run sqlite "$1" "$bindir/raw_sqlite" --rows "$rows" --dir "$workdir" --run "$1"
+}
+
+run_qstore() {
+    for layer in "${layer_list[@]}"; do
+        for provider in "${provider_list[@]}"; do
+            run "qstore-$provider-$layer" "$1" \
+                "$bench" --provider "$provider" --layer "$layer" --rows "$rows" \
+                --dir "$workdir" --run "$1"
+        done
     done
+}
+
+# Raw, qstore, qstore, raw, raw, qstore…: a drift of the machine's speed
+# during the rounds then weighs on both sides alike.
+for round in $(seq 1 "$reps"); do
+    if [ $((round % 2)) = 1 ]; then
+        run_raw "$round"
+        run_qstore "$round"
+    else
+        run_qstore "$round"
+        run_raw "$round"
+    fi
 done
 
 /usr/bin/python3 - "$out" "$rss" "$layers" "$providers" <<'EOF' || status=1
@@ -143,15 +172,18 @@ import json
 import sys
 
 lines = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
-results = {(r["engine"], r["phase"]): r for r in lines}
+results = {}
+for r in lines:
+    results.setdefault((r["engine"], r["phase"]), {})[r.get("run", 1)] = r
 peak = {}
 for l in open(sys.argv[2]):
     engine, kib = l.split("\t")
     if kib.strip().isdigit():
-        peak[engine] = int(kib)
+        peak.setdefault(engine, []).append(int(kib))
 layers = sys.argv[3].split(",")
 providers = sys.argv[4].split(",")
 rows = lines[0]["rows"] if lines else 0
+rounds = sorted({r.get("run", 1) for r in lines})
 phases = ["load", "get", "scan", "small_txn"]
 
 
@@ -164,23 +196,48 @@ def reference(layer, provider):
     return "lmdb"
 
 
+def median(values):
+    values = sorted(v for v in values if v is not None)
+    if not values:
+        return None
+    mid = len(values) // 2
+    return values[mid] if len(values) % 2 else (values[mid - 1] + values[mid]) / 2
+
+
+def per_round(engine, phase, get):
+    return {k: get(r) for k, r in results.get((engine, phase), {}).items()}
+
+
+def ops_of(r):
+    return r["ops_per_sec"]
+
+
+def cpu_of(r):
+    return r["cpu_seconds"] / r["ops"] * 1e6 if r["ops"] else None
+
+
 def ops(engine, phase):
-    r = results.get((engine, phase))
-    return r["ops_per_sec"] if r else None
+    return median(per_round(engine, phase, ops_of).values())
 
 
 def cpu_us(engine, phase):
-    r = results.get((engine, phase))
-    return r["cpu_seconds"] / r["ops"] * 1e6 if r and r["ops"] else None
+    return median(per_round(engine, phase, cpu_of).values())
+
+
+def round_ratio(q, raw, phase, get):
+    """The median over the rounds of qstore / raw within each round."""
+    a = per_round(q, phase, get)
+    b = per_round(raw, phase, get)
+    return median(a[k] / b[k] for k in a if a[k] is not None and b.get(k))
 
 
 def size_mib(engine):
-    r = results.get((engine, "size"))
-    return r["bytes"] / 1048576 if r else None
+    sizes = [r["bytes"] for r in results.get((engine, "size"), {}).values()]
+    return median(sizes) / 1048576 if sizes else None
 
 
 def rss_mib(engine):
-    return peak[engine] / 1024 if engine in peak else None
+    return median(peak[engine]) / 1024 if engine in peak else None
 
 
 def fmt(v, width, digits=0):
@@ -191,8 +248,14 @@ def fmt_ratio(q, raw):
     return f"{q / raw:>8.2f}x" if q is not None and raw else f"{'-':>9}"
 
 
-print(f"rows={rows}: ops/s, and qstore / raw engine (the raw engine named under ratio);")
-print("then CPU microseconds per operation, size and peak RSS, each with the same ratio")
+def fmt_ratio_of(ratio):
+    return f"{ratio:>8.2f}x" if ratio is not None else f"{'-':>9}"
+
+
+print(f"rows={rows}, {len(rounds)} round(s): ops/s, and qstore / raw engine (the raw engine")
+print("named under ratio); then CPU microseconds per operation, size and peak RSS, each")
+print("with the same ratio. Figures are medians over the rounds; a ratio is the median")
+print("of the ratios within each round")
 for layer in layers:
     engines = [(f"qstore-{p}-{layer}", reference(layer, p)) for p in providers]
     print()
@@ -204,7 +267,7 @@ for layer in layers:
     for phase in phases:
         line = f"{phase:<12} {fmt(ops('lmdb', phase), 12)} {fmt(ops('sqlite', phase), 12)}"
         for q, raw in engines:
-            line += f" {fmt(ops(q, phase), 20)} {fmt_ratio(ops(q, phase), ops(raw, phase))}"
+            line += f" {fmt(ops(q, phase), 20)} {fmt_ratio_of(round_ratio(q, raw, phase, ops_of))}"
         print(line)
     # CPU time per operation moves less than wall time on a shared machine;
     # its ratio is qstore / raw too, so here above 1 means more work.
@@ -212,7 +275,7 @@ for layer in layers:
     for phase in phases:
         line = f"  {phase:<10} {fmt(cpu_us('lmdb', phase), 12, 2)} {fmt(cpu_us('sqlite', phase), 12, 2)}"
         for q, raw in engines:
-            line += f" {fmt(cpu_us(q, phase), 20, 2)} {fmt_ratio(cpu_us(q, phase), cpu_us(raw, phase))}"
+            line += f" {fmt(cpu_us(q, phase), 20, 2)} {fmt_ratio_of(round_ratio(q, raw, phase, cpu_of))}"
         print(line)
     for label, get in (("size MiB", size_mib), ("peak RSS MiB", rss_mib)):
         line = f"{label:<12} {fmt(get('lmdb'), 12, 1)} {fmt(get('sqlite'), 12, 1)}"
@@ -223,7 +286,9 @@ print()
 
 bad = False
 for phase in phases:
-    sums = {e: r["checksum"] for (e, p), r in results.items() if p == phase}
+    sums = {f"{e} round {k}": r["checksum"]
+            for (e, p), by_round in results.items() if p == phase
+            for k, r in by_round.items()}
     if len(set(sums.values())) > 1:
         print(f"CHECKSUM MISMATCH in {phase}: {sums}")
         bad = True

@@ -220,10 +220,8 @@ template_iter_new (TemplateProvider   *provider,
                    GSequence          *seq,
                    const QStoreBounds *bounds)
 {
-  TemplateIter *self = g_object_new (TEMPLATE_TYPE_ITER,
-                                     "bounds", bounds,
-                                     "provider", provider,
-                                     NULL);
+  TemplateIter *self = qstore_iter_new (TEMPLATE_TYPE_ITER, bounds,
+                                        QSTORE_PROVIDER (provider));
   gboolean reverse = qstore_bounds_get_reverse (bounds);
   const guint8 *near;
   gsize near_len;

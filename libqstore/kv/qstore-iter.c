@@ -51,6 +51,24 @@ qstore_iter_finalize (GObject *object)
   G_OBJECT_CLASS (qstore_iter_parent_class)->finalize (object);
 }
 
+/* The bounds as set, or none: made on first use, after which they can
+ * no longer be set. */
+static QStoreBounds *
+iter_bounds (QStoreIterPrivate *priv)
+{
+  if (G_UNLIKELY (priv->bounds == NULL))
+    priv->bounds = qstore_bounds_new ();
+  return priv->bounds;
+}
+
+static void
+set_provider (QStoreIterPrivate *priv,
+              QStoreProvider    *provider)
+{
+  priv->provider = provider != NULL ? g_object_ref (provider) : NULL;
+  priv->closed = provider != NULL ? qstore_provider_get_closed_flag (provider) : NULL;
+}
+
 static void
 qstore_iter_get_property (GObject    *object,
                           guint       prop_id,
@@ -62,7 +80,7 @@ qstore_iter_get_property (GObject    *object,
   switch (prop_id)
     {
     case PROP_BOUNDS:
-      g_value_set_boxed (value, priv->bounds);
+      g_value_set_boxed (value, iter_bounds (priv));
       break;
 
     case PROP_PROVIDER:
@@ -85,15 +103,23 @@ qstore_iter_set_property (GObject      *object,
   switch (prop_id)
     {
     case PROP_BOUNDS:
-      g_clear_pointer (&priv->bounds, qstore_bounds_free);
+      if (priv->bounds != NULL)
+        {
+          g_critical ("The bounds of %s %p are already set: they can be given only once, "
+                      "when it is made", G_OBJECT_TYPE_NAME (object), object);
+          break;
+        }
       priv->bounds = g_value_dup_boxed (value);
-      if (priv->bounds == NULL)
-        priv->bounds = qstore_bounds_new ();
       break;
 
     case PROP_PROVIDER:
-      g_set_object (&priv->provider, g_value_get_object (value));
-      priv->closed = priv->provider ? qstore_provider_get_closed_flag (priv->provider) : NULL;
+      if (priv->provider != NULL)
+        {
+          g_critical ("The provider of %s %p is already set: it can be given only once, "
+                      "when it is made", G_OBJECT_TYPE_NAME (object), object);
+          break;
+        }
+      set_provider (priv, g_value_get_object (value));
       break;
 
     default:
@@ -110,28 +136,33 @@ qstore_iter_class_init (QStoreIterClass *klass)
   object_class->get_property = qstore_iter_get_property;
   object_class->set_property = qstore_iter_set_property;
 
+  /* Neither property is construct-only: GObject would then set both (to
+   * their defaults when not given) on every construction, a good part of
+   * the cost of making an iterator. They are set once instead, when the
+   * iterator is made, and refused afterwards. */
+
   /**
    * QStoreIter:bounds:
    *
-   * The range this iterator walks.
+   * The range this iterator walks (unbounded, forward, when not given).
+   * Set it when the iterator is made: it cannot be changed afterwards.
    */
   properties[PROP_BOUNDS] =
     g_param_spec_boxed ("bounds", NULL, NULL,
                         QSTORE_TYPE_BOUNDS,
-                        (G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY |
-                         G_PARAM_STATIC_STRINGS));
+                        (G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
 
   /**
    * QStoreIter:provider:
    *
    * The provider the iterator reads from. When set, iterating after the
-   * provider is closed fails with %QSTORE_ERROR_CLOSED.
+   * provider is closed fails with %QSTORE_ERROR_CLOSED. Set it when the
+   * iterator is made: it cannot be changed afterwards.
    */
   properties[PROP_PROVIDER] =
     g_param_spec_object ("provider", NULL, NULL,
                          qstore_provider_get_type (),
-                         (G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY |
-                          G_PARAM_STATIC_STRINGS));
+                         (G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
 
   g_object_class_install_properties (object_class, N_PROPS, properties);
 }
@@ -139,6 +170,40 @@ qstore_iter_class_init (QStoreIterClass *klass)
 static void
 qstore_iter_init (QStoreIter *self)
 {
+}
+
+/**
+ * qstore_iter_new:
+ * @iter_type: a subtype of #QStoreIter
+ * @bounds: (nullable): the range to walk, copied; %NULL for all of it
+ * @provider: (nullable): the provider the iterator reads from, if it
+ *   should fail once that is closed
+ *
+ * For providers: makes an iterator of @iter_type with its bounds and
+ * provider set, at a fraction of the cost of passing them as properties
+ * to g_object_new(). The subclass then positions it.
+ *
+ * Returns: (transfer full) (type QStoreIter): a new iterator of @iter_type
+ */
+gpointer
+qstore_iter_new (GType               iter_type,
+                 const QStoreBounds *bounds,
+                 QStoreProvider     *provider)
+{
+  QStoreIter *self;
+  QStoreIterPrivate *priv;
+
+  g_return_val_if_fail (g_type_is_a (iter_type, QSTORE_TYPE_ITER) &&
+                        !G_TYPE_IS_ABSTRACT (iter_type), NULL);
+  g_return_val_if_fail (provider == NULL ||
+                        G_TYPE_CHECK_INSTANCE_TYPE (provider, qstore_provider_get_type ()),
+                        NULL);
+
+  self = g_object_new (iter_type, NULL);
+  priv = qstore_iter_get_instance_private (self);
+  priv->bounds = bounds != NULL ? qstore_bounds_copy (bounds) : qstore_bounds_new ();
+  set_provider (priv, provider);
+  return self;
 }
 
 /**
@@ -157,6 +222,7 @@ qstore_iter_next (QStoreIter  *self,
 {
   QStoreIterPrivate *priv = qstore_iter_get_instance_private (self);
   QStoreIterClass *klass;
+  const QStoreBounds *bounds;
   gboolean reverse;
   gint64 limit;
 
@@ -172,7 +238,8 @@ qstore_iter_next (QStoreIter  *self,
       return FALSE;
     }
 
-  if (qstore_bounds_get_limit (priv->bounds, &limit) &&
+  bounds = iter_bounds (priv);
+  if (qstore_bounds_get_limit (bounds, &limit) &&
       priv->returned >= (guint64) MAX (limit, 0))
     {
       priv->done = TRUE;
@@ -180,7 +247,7 @@ qstore_iter_next (QStoreIter  *self,
     }
 
   klass = QSTORE_ITER_GET_CLASS (self);
-  reverse = qstore_bounds_get_reverse (priv->bounds);
+  reverse = qstore_bounds_get_reverse (bounds);
 
   for (;;)
     {
@@ -197,13 +264,13 @@ qstore_iter_next (QStoreIter  *self,
       key = klass->peek_key (self, &key_len);
       if (reverse)
         {
-          near_ok = qstore_bounds_below_upper (priv->bounds, key, key_len);
-          far_ok = qstore_bounds_above_lower (priv->bounds, key, key_len);
+          near_ok = qstore_bounds_below_upper (bounds, key, key_len);
+          far_ok = qstore_bounds_above_lower (bounds, key, key_len);
         }
       else
         {
-          near_ok = qstore_bounds_above_lower (priv->bounds, key, key_len);
-          far_ok = qstore_bounds_below_upper (priv->bounds, key, key_len);
+          near_ok = qstore_bounds_above_lower (bounds, key, key_len);
+          far_ok = qstore_bounds_below_upper (bounds, key, key_len);
         }
 
       /* Entries before the near bound are only skipped until the first one
@@ -310,5 +377,5 @@ qstore_iter_get_bounds (QStoreIter *self)
   QStoreIterPrivate *priv = qstore_iter_get_instance_private (self);
 
   g_return_val_if_fail (QSTORE_IS_ITER (self), NULL);
-  return priv->bounds;
+  return iter_bounds (priv);
 }

@@ -11,6 +11,7 @@
 #include <glib-object.h>
 
 #include "qstore-bounds.h"
+#include "qstore-types.h"
 
 G_BEGIN_DECLS
 
@@ -33,7 +34,8 @@ G_DECLARE_DERIVABLE_TYPE (QStoreIter, qstore_iter, QSTORE, ITER, GObject)
  * @peek_value: the current value, valid until the next @advance
  *
  * Providers subclass #QStoreIter and create instances with
- * `g_object_new (TYPE, "bounds", bounds, "provider", provider, NULL)`.
+ * qstore_iter_new(), which is cheaper than setting the construct
+ * properties through g_object_new().
  */
 struct _QStoreIterClass
 {
@@ -50,6 +52,10 @@ struct _QStoreIterClass
   gpointer padding[8];
 };
 
+QSTORE_AVAILABLE_IN_ALL
+gpointer            qstore_iter_new        (GType               iter_type,
+                                            const QStoreBounds *bounds,
+                                            QStoreProvider     *provider);
 QSTORE_AVAILABLE_IN_ALL
 gboolean            qstore_iter_next       (QStoreIter  *self,
                                             GError     **error);

@@ -153,10 +153,7 @@ qstore_lmdb_iter_new (QStoreProvider      *provider,
   g_autoptr(QStoreLmdbIter) self = NULL;
   QStoreLmdbEnv *env = handle->env;
 
-  self = g_object_new (QSTORE_TYPE_LMDB_ITER,
-                       "bounds", bounds,
-                       "provider", provider,
-                       NULL);
+  self = qstore_iter_new (QSTORE_TYPE_LMDB_ITER, bounds, provider);
   self->provider = g_object_ref (provider);
   self->handle = handle;
   self->reverse = qstore_bounds_get_reverse (bounds);

@@ -285,10 +285,7 @@ memory_iter_new (QStoreProvider     *provider,
                  Map                *map,
                  const QStoreBounds *bounds)
 {
-  QStoreMemoryIter *iter = g_object_new (QSTORE_TYPE_MEMORY_ITER,
-                                         "bounds", bounds,
-                                         "provider", provider,
-                                         NULL);
+  QStoreMemoryIter *iter = qstore_iter_new (QSTORE_TYPE_MEMORY_ITER, bounds, provider);
 
   iter->map = map;
   return QSTORE_ITER (iter);

@@ -421,7 +421,7 @@ iter_new (QStorePgDb          *db,
   g_autoptr(QStorePgIter) self = NULL;
   gint64 limit;
 
-  self = g_object_new (QSTORE_TYPE_PG_ITER, "bounds", bounds, NULL);
+  self = qstore_iter_new (QSTORE_TYPE_PG_ITER, bounds, NULL);
   self->db = qstore_pg_db_ref (db);
   self->name = g_strdup (name);
   self->page_rows = FIRST_PAGE_ROWS;

@@ -45,22 +45,26 @@ static const char * const stmt_sql[QSTORE_SQLITE_N_STMTS] = {
 };
 
 /* Both bounds go into the SQL so the walk stops early; the base class
- * applies exclusivity, so inclusive comparisons are enough here. The store
- * is looked up inside the scan itself, so it is resolved in the same read
- * transaction as the entries. */
+ * applies exclusivity, so inclusive comparisons are enough here. By name,
+ * the store is looked up inside the scan itself, so it is resolved in the
+ * same read transaction as the entries; a snapshot knows its stores' ids
+ * already. */
+#define SCAN_BY_NAME "SELECT key, value FROM kv WHERE store_id = " STORE_ID_OF_NAME
+#define SCAN_BY_ID "SELECT key, value FROM kv WHERE store_id = ?1"
+#define SCAN_FORWARD " AND key >= ?2 ORDER BY key"
+#define SCAN_FORWARD_UPPER " AND key >= ?2 AND key <= ?3 ORDER BY key"
+#define SCAN_REVERSE " AND key >= ?2 ORDER BY key DESC"
+#define SCAN_REVERSE_UPPER " AND key >= ?2 AND key <= ?3 ORDER BY key DESC"
+
 static const char * const scan_sql[QSTORE_SQLITE_N_SCANS] = {
-  [QSTORE_SQLITE_SCAN_FORWARD] =
-    "SELECT key, value FROM kv WHERE store_id = " STORE_ID_OF_NAME
-    " AND key >= ?2 ORDER BY key",
-  [QSTORE_SQLITE_SCAN_FORWARD_UPPER] =
-    "SELECT key, value FROM kv WHERE store_id = " STORE_ID_OF_NAME
-    " AND key >= ?2 AND key <= ?3 ORDER BY key",
-  [QSTORE_SQLITE_SCAN_REVERSE] =
-    "SELECT key, value FROM kv WHERE store_id = " STORE_ID_OF_NAME
-    " AND key >= ?2 ORDER BY key DESC",
-  [QSTORE_SQLITE_SCAN_REVERSE_UPPER] =
-    "SELECT key, value FROM kv WHERE store_id = " STORE_ID_OF_NAME
-    " AND key >= ?2 AND key <= ?3 ORDER BY key DESC",
+  [QSTORE_SQLITE_SCAN_FORWARD] = SCAN_BY_NAME SCAN_FORWARD,
+  [QSTORE_SQLITE_SCAN_FORWARD_UPPER] = SCAN_BY_NAME SCAN_FORWARD_UPPER,
+  [QSTORE_SQLITE_SCAN_REVERSE] = SCAN_BY_NAME SCAN_REVERSE,
+  [QSTORE_SQLITE_SCAN_REVERSE_UPPER] = SCAN_BY_NAME SCAN_REVERSE_UPPER,
+  [QSTORE_SQLITE_SCAN_BY_ID + QSTORE_SQLITE_SCAN_FORWARD] = SCAN_BY_ID SCAN_FORWARD,
+  [QSTORE_SQLITE_SCAN_BY_ID + QSTORE_SQLITE_SCAN_FORWARD_UPPER] = SCAN_BY_ID SCAN_FORWARD_UPPER,
+  [QSTORE_SQLITE_SCAN_BY_ID + QSTORE_SQLITE_SCAN_REVERSE] = SCAN_BY_ID SCAN_REVERSE,
+  [QSTORE_SQLITE_SCAN_BY_ID + QSTORE_SQLITE_SCAN_REVERSE_UPPER] = SCAN_BY_ID SCAN_REVERSE_UPPER,
 };
 
 /* Idle scan statements kept for reuse per connection; more are prepared
@@ -238,8 +242,13 @@ finalize_all (GPtrArray *stmts)
 void
 qstore_sqlite_conn_close (QStoreSqliteConn *conn)
 {
-  if (conn->db == NULL)
+  sqlite3 *db = conn->db;
+
+  if (db == NULL)
     return;
+  /* First: iterators peek at their rows without the lock, and must see
+   * the close before the rows' memory goes. */
+  g_atomic_pointer_set (&conn->db, NULL);
 
   for (guint i = 0; i < QSTORE_SQLITE_N_STMTS; i++)
     g_clear_pointer (&conn->stmts[i], sqlite3_finalize);
@@ -247,8 +256,7 @@ qstore_sqlite_conn_close (QStoreSqliteConn *conn)
     finalize_all (conn->idle_scans[i]);
   finalize_all (conn->busy_scans);
 
-  sqlite3_close_v2 (conn->db);
-  conn->db = NULL;
+  sqlite3_close_v2 (db);
 }
 
 QStoreSqliteConn *

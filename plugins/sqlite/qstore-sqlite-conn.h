@@ -42,22 +42,25 @@ typedef enum
   QSTORE_SQLITE_N_STMTS
 } QStoreSqliteStmt;
 
-/* Range scans, handed out one per live iterator: ?1 is the store name,
- * ?2 the lower bound (an empty blob when there is none), ?3 the upper. */
+/* Range scans, handed out one per live iterator: ?1 is the store (its
+ * name, or with QSTORE_SQLITE_SCAN_BY_ID its id), ?2 the lower bound (an
+ * empty blob when there is none), ?3 the upper. */
 typedef enum
 {
   QSTORE_SQLITE_SCAN_FORWARD,
   QSTORE_SQLITE_SCAN_FORWARD_UPPER,
   QSTORE_SQLITE_SCAN_REVERSE,
   QSTORE_SQLITE_SCAN_REVERSE_UPPER,
-
-  QSTORE_SQLITE_N_SCANS
+  /* Added to one of the above: the store is given by id. */
+  QSTORE_SQLITE_SCAN_BY_ID,
+  QSTORE_SQLITE_N_SCANS = 2 * QSTORE_SQLITE_SCAN_BY_ID
 } QStoreSqliteScan;
 
 /* One SQLite connection. SQLite runs it without a mutex of its own
  * (SQLITE_OPEN_NOMUTEX): @lock serializes every use. Closing the provider
- * finalizes everything and sets @db to %NULL; holders check that before
- * touching a statement, so objects outliving the close never call SQLite. */
+ * sets @db to %NULL (atomically, before anything is finalized) and
+ * finalizes everything; holders check that before touching a statement,
+ * so objects outliving the close never call SQLite. */
 typedef struct
 {
   gatomicrefcount  ref_count;

@@ -152,6 +152,19 @@ qstore_sqlite_snapshot_new (QStoreSqliteDb  *db,
   return QSTORE_SNAPSHOT (self);
 }
 
+static gboolean
+snapshot_cached_store_id (QStoreSqliteSnapshot *self,
+                          const char           *name,
+                          gint64               *id)
+{
+  const gint64 *cached = g_hash_table_lookup (self->store_ids, name);
+
+  if (cached == NULL)
+    return FALSE;
+  *id = *cached;
+  return TRUE;
+}
+
 /* Called with the connection locked. */
 static gboolean
 snapshot_store_id (QStoreSqliteSnapshot  *self,
@@ -159,15 +172,11 @@ snapshot_store_id (QStoreSqliteSnapshot  *self,
                    gint64                *id,
                    GError               **error)
 {
-  const gint64 *cached = g_hash_table_lookup (self->store_ids, name);
   sqlite3_stmt *stmt;
   int rc;
 
-  if (cached != NULL)
-    {
-      *id = *cached;
-      return TRUE;
-    }
+  if (snapshot_cached_store_id (self, name, id))
+    return TRUE;
 
   if (!(stmt = qstore_sqlite_conn_stmt (self->conn, QSTORE_SQLITE_STMT_STORE_ID, error)))
     return FALSE;
@@ -370,6 +379,52 @@ iter_finish (QStoreSqliteIter *self)
   self->key_len = self->value_len = 0;
 }
 
+/* Called with the connection locked: takes the scan statement and binds
+ * the store. FALSE with no error when a snapshot knows the store has no
+ * row, so there is nothing to read. */
+static gboolean
+iter_take_scan (QStoreSqliteIter    *self,
+                const char          *name,
+                const QStoreBounds  *bounds,
+                GError             **error)
+{
+  const guint8 *lower, *upper;
+  gsize lower_len, upper_len;
+  gint64 id = -1;
+
+  lower = qstore_bounds_get_lower (bounds, &lower_len, NULL);
+  upper = qstore_bounds_get_upper (bounds, &upper_len, NULL);
+  if (qstore_bounds_get_reverse (bounds))
+    self->scan = upper ? QSTORE_SQLITE_SCAN_REVERSE_UPPER : QSTORE_SQLITE_SCAN_REVERSE;
+  else
+    self->scan = upper ? QSTORE_SQLITE_SCAN_FORWARD_UPPER : QSTORE_SQLITE_SCAN_FORWARD;
+
+  /* A snapshot that knows the store's id already spares the scan the
+   * look-up; finding the id first would cost more than it saves, since a
+   * scan resolves its store once. */
+  if (QSTORE_IS_SQLITE_SNAPSHOT (self->owner) &&
+      snapshot_cached_store_id (QSTORE_SQLITE_SNAPSHOT (self->owner), name, &id))
+    {
+      if (id < 0)
+        return FALSE;
+      self->scan += QSTORE_SQLITE_SCAN_BY_ID;
+    }
+
+  if (!(self->stmt = qstore_sqlite_conn_take_scan (self->conn, self->scan, error)))
+    return FALSE;
+  if (id >= 0)
+    sqlite3_bind_int64 (self->stmt, 1, id);
+  else
+    sqlite3_bind_text (self->stmt, 1, name, -1, SQLITE_TRANSIENT);
+  if (lower != NULL)
+    sqlite3_bind_blob64 (self->stmt, 2, lower, lower_len, SQLITE_STATIC);
+  else
+    sqlite3_bind_zeroblob (self->stmt, 2, 0);
+  if (upper != NULL)
+    sqlite3_bind_blob64 (self->stmt, 3, upper, upper_len, SQLITE_STATIC);
+  return TRUE;
+}
+
 QStoreIter *
 qstore_sqlite_iter_new (QStoreSqliteDb      *db,
                         GObject             *owner,
@@ -380,51 +435,45 @@ qstore_sqlite_iter_new (QStoreSqliteDb      *db,
                         GError             **error)
 {
   g_autoptr(QStoreSqliteIter) self = NULL;
-  const guint8 *lower, *upper;
-  gsize lower_len, upper_len;
-  gboolean reverse;
+  GError *local_error = NULL;
   gboolean ok = FALSE;
 
-  self = g_object_new (QSTORE_TYPE_SQLITE_ITER, "bounds", bounds, NULL);
+  self = qstore_iter_new (QSTORE_TYPE_SQLITE_ITER, bounds, NULL);
   self->db = qstore_sqlite_db_ref (db);
   self->owner = owner != NULL ? g_object_ref (owner) : NULL;
   self->conn = qstore_sqlite_conn_ref (conn);
   self->write_serial = write_serial;
 
+  g_mutex_lock (&conn->lock);
   /* Bind the iterator's own copy of the bounds: it lives as long as the
    * statement is ours. */
-  bounds = qstore_iter_get_bounds (QSTORE_ITER (self));
-  lower = qstore_bounds_get_lower (bounds, &lower_len, NULL);
-  upper = qstore_bounds_get_upper (bounds, &upper_len, NULL);
-  reverse = qstore_bounds_get_reverse (bounds);
-  if (reverse)
-    self->scan = upper ? QSTORE_SQLITE_SCAN_REVERSE_UPPER : QSTORE_SQLITE_SCAN_REVERSE;
-  else
-    self->scan = upper ? QSTORE_SQLITE_SCAN_FORWARD_UPPER : QSTORE_SQLITE_SCAN_FORWARD;
-
-  g_mutex_lock (&conn->lock);
-  if (qstore_sqlite_conn_check_open (conn, error) &&
-      (self->stmt = qstore_sqlite_conn_take_scan (conn, self->scan, error)) != NULL)
+  if (!qstore_sqlite_conn_check_open (conn, &local_error))
+    ;
+  else if (!iter_take_scan (self, name, qstore_iter_get_bounds (QSTORE_ITER (self)),
+                            &local_error))
     {
-      sqlite3_bind_text (self->stmt, 1, name, -1, SQLITE_TRANSIENT);
-      if (lower != NULL)
-        sqlite3_bind_blob64 (self->stmt, 2, lower, lower_len, SQLITE_STATIC);
-      else
-        sqlite3_bind_zeroblob (self->stmt, 2, 0);
-      if (upper != NULL)
-        sqlite3_bind_blob64 (self->stmt, 3, upper, upper_len, SQLITE_STATIC);
-
+      /* A store a snapshot does not hold: nothing to read. */
+      self->first_rc = SQLITE_DONE;
+      ok = local_error == NULL;
+    }
+  else
+    {
       /* Step once now: outside a snapshot, this is what starts the read
        * transaction, so the iterator sees the state of its creation. */
       self->first_rc = sqlite3_step (self->stmt);
       if (self->first_rc == SQLITE_ROW || self->first_rc == SQLITE_DONE)
         ok = TRUE;
       else
-        qstore_sqlite_conn_set_error (conn, self->first_rc, "reading a range", error);
+        qstore_sqlite_conn_set_error (conn, self->first_rc, "reading a range", &local_error);
     }
   g_mutex_unlock (&conn->lock);
 
-  return ok ? QSTORE_ITER (g_steal_pointer (&self)) : NULL;
+  if (!ok)
+    {
+      g_propagate_error (error, local_error);
+      return NULL;
+    }
+  return QSTORE_ITER (g_steal_pointer (&self));
 }
 
 static gboolean
@@ -437,7 +486,7 @@ qstore_sqlite_iter_advance (QStoreIter  *iter,
   int rc;
 
   g_mutex_lock (&conn->lock);
-  if (!qstore_sqlite_conn_check_open (conn, error) || self->stmt == NULL)
+  if (!qstore_sqlite_conn_check_open (conn, error))
     goto out;
   if (self->write_serial != 0 &&
       (!self->db->write_open || self->db->write_serial != self->write_serial))
@@ -455,8 +504,10 @@ qstore_sqlite_iter_advance (QStoreIter  *iter,
       rc = self->first_rc;
       self->first_rc = 0;
     }
-  else
+  else if (self->stmt != NULL)
     rc = sqlite3_step (self->stmt);
+  else
+    goto out;
 
   if (rc == SQLITE_ROW && iter_take_row (self, error))
     ok = TRUE;
@@ -476,19 +527,16 @@ out:
   return ok;
 }
 
+/* The base class peeks at the key of every row, and the caller most
+ * often at both key and value: without the lock, which advance() already
+ * took. The close clears conn->db before the rows' memory goes. */
 static const guint8 *
 peek (QStoreSqliteIter *self,
       const guint8     *data,
       gsize             len,
       gsize            *len_out)
 {
-  gboolean live;
-
-  /* After the provider's close the row's memory is gone with SQLite's
-   * statement. */
-  g_mutex_lock (&self->conn->lock);
-  live = self->conn->db != NULL && data != NULL;
-  g_mutex_unlock (&self->conn->lock);
+  gboolean live = g_atomic_pointer_get (&self->conn->db) != NULL && data != NULL;
 
   *len_out = live ? len : 0;
   return live ? data : (const guint8 *) "";

@@ -527,6 +527,80 @@ test_check_key_order (void)
                     ==, G_N_ELEMENTS (disorder_keys));
 }
 
+/* qstore_iter_new() sets what the properties would, copying the bounds;
+ * either way they are given once, when the iterator is made. */
+static void
+test_iter_construct (void)
+{
+  g_autoptr(QStoreProvider) provider = NULL;
+  g_autoptr(QStoreBounds) bounds = qstore_bounds_new ();
+  g_autoptr(QStoreBounds) other = qstore_bounds_new ();
+  g_autoptr(QStoreIter) iter = NULL;
+  g_autoptr(QStoreIter) by_property = NULL;
+  g_autoptr(QStoreIter) plain = NULL;
+  g_autoptr(QStoreProvider) got_provider = NULL;
+  g_autoptr(GError) error = NULL;
+  const QStoreBounds *got;
+  const guint8 *key;
+  gsize len;
+
+  provider = qstore_provider_new ("memory", NULL, QSTORE_OPEN_NONE, &error);
+  g_assert_no_error (error);
+  qstore_bounds_set_gte (bounds, (const guint8 *) "b", 1);
+  qstore_bounds_set_lte (bounds, (const guint8 *) "c", 1);
+  qstore_bounds_set_gte (other, (const guint8 *) "a", 1);
+
+  iter = qstore_iter_new (TEST_TYPE_DISORDER_ITER, bounds, provider);
+  got = qstore_iter_get_bounds (iter);
+  g_assert_true (got != bounds);
+  /* A copy: changing the caller's bounds afterwards changes nothing. */
+  qstore_bounds_set_gte (bounds, (const guint8 *) "z", 1);
+  key = qstore_bounds_get_lower (got, &len, NULL);
+  g_assert_cmpmem (key, len, "b", 1);
+  g_object_get (iter, "provider", &got_provider, NULL);
+  g_assert_true (got_provider == provider);
+
+  /* Given once: a later change is refused and leaves them as they were. */
+  g_test_expect_message ("qstore", G_LOG_LEVEL_CRITICAL, "*bounds*already set*");
+  g_object_set (iter, "bounds", other, NULL);
+  g_test_assert_expected_messages ();
+  g_test_expect_message ("qstore", G_LOG_LEVEL_CRITICAL, "*provider*already set*");
+  g_object_set (iter, "provider", NULL, NULL);
+  g_test_assert_expected_messages ();
+  g_assert_true (qstore_iter_get_bounds (iter) == got);
+
+  /* The iterator applies them: "a" is before the range, "d" after it. */
+  g_assert_true (qstore_iter_next (iter, &error));
+  key = qstore_iter_peek_key (iter, &len);
+  g_assert_cmpmem (key, len, "c", 1);
+  g_assert_true (qstore_iter_next (iter, &error));
+  key = qstore_iter_peek_key (iter, &len);
+  g_assert_cmpmem (key, len, "b", 1);
+  g_assert_false (qstore_iter_next (iter, &error));
+  g_assert_no_error (error);
+
+  /* The properties still work, for bindings and providers built on them. */
+  by_property = g_object_new (TEST_TYPE_DISORDER_ITER, "bounds", other, NULL);
+  key = qstore_bounds_get_lower (qstore_iter_get_bounds (by_property), &len, NULL);
+  g_assert_cmpmem (key, len, "a", 1);
+
+  /* Not given: all of it, and no longer to be given once looked at. */
+  plain = g_object_new (TEST_TYPE_DISORDER_ITER, NULL);
+  g_assert_null (qstore_bounds_get_lower (qstore_iter_get_bounds (plain), &len, NULL));
+  g_test_expect_message ("qstore", G_LOG_LEVEL_CRITICAL, "*bounds*already set*");
+  g_object_set (plain, "bounds", other, NULL);
+  g_test_assert_expected_messages ();
+  g_assert_null (qstore_bounds_get_lower (qstore_iter_get_bounds (plain), &len, NULL));
+
+  /* The provider given to qstore_iter_new() is watched like the
+   * property's. */
+  g_clear_object (&iter);
+  iter = qstore_iter_new (TEST_TYPE_DISORDER_ITER, NULL, provider);
+  qstore_provider_close_all (provider);
+  g_assert_false (qstore_iter_next (iter, &error));
+  g_assert_error (error, QSTORE_ERROR, QSTORE_ERROR_CLOSED);
+}
+
 void
 conformance_add_check_tests (const char *prefix)
 {
@@ -541,4 +615,5 @@ conformance_add_check_tests (const char *prefix)
   ADD ("odd-locations", test_check_odd_locations);
 #undef ADD
   g_test_add_func ("/providers/check/key-order", test_check_key_order);
+  g_test_add_func ("/providers/iter/construct", test_iter_construct);
 }

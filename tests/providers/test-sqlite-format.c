@@ -1,5 +1,6 @@
 /* test-sqlite-format.c: the sqlite provider's file format: big values kept
- * out of the key b-tree, and stores of the first format brought up to it
+ * out of the key b-tree, stores of the first format brought up to it, and
+ * what an iterator hands out once the file is closed under it
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -397,6 +398,60 @@ test_map_size (void)
   test_remove_tree (dir);
 }
 
+/* A row an iterator stands on lives in SQLite's statement, which the
+ * provider's close finalizes: from then on the iterator hands out no
+ * memory of it (it peeks without its connection's lock, so this is what
+ * the close's order guarantees), and it fails when moved on. */
+static void
+test_iterator_after_close (void)
+{
+  g_autofree char *dir = test_make_tmp_dir ("qstore-sqlite-format-XXXXXX");
+  g_autofree char *path = g_build_filename (dir, "store.db", NULL);
+  g_autoptr(QStoreProvider) provider = open_sqlite (path, QSTORE_OPEN_NONE);
+  g_autoptr(QStoreKV) kv = qstore_provider_get_store (provider, "main", "t", NULL);
+  g_autoptr(QStoreSnapshot) snapshot = NULL;
+  g_autoptr(QStoreIter) plain = NULL;
+  g_autoptr(QStoreIter) pinned = NULL;
+  g_autoptr(GError) error = NULL;
+  QStoreIter *iters[2];
+  const guint8 *data;
+  gsize len;
+
+  put_filled (kv, "k", 10, 'v');
+  put_filled (kv, "l", 10, 'w');
+  snapshot = qstore_provider_begin_snapshot (provider, &error);
+  g_assert_no_error (error);
+  plain = qstore_kv_iterate (kv, NULL, &error);
+  g_assert_no_error (error);
+  pinned = qstore_snapshot_iterate (snapshot, kv, NULL, &error);
+  g_assert_no_error (error);
+  iters[0] = plain;
+  iters[1] = pinned;
+
+  for (guint i = 0; i < G_N_ELEMENTS (iters); i++)
+    {
+      g_assert_true (qstore_iter_next (iters[i], &error));
+      data = qstore_iter_peek_key (iters[i], &len);
+      g_assert_cmpmem (data, len, "k", 1);
+      data = qstore_iter_peek_value (iters[i], &len);
+      g_assert_cmpmem (data, len, "vvvvvvvvvv", 10);
+    }
+
+  qstore_provider_close_all (provider);
+  for (guint i = 0; i < G_N_ELEMENTS (iters); i++)
+    {
+      data = qstore_iter_peek_key (iters[i], &len);
+      g_assert_nonnull (data);
+      g_assert_cmpuint (len, ==, 0);
+      data = qstore_iter_peek_value (iters[i], &len);
+      g_assert_nonnull (data);
+      g_assert_cmpuint (len, ==, 0);
+      g_assert_false (qstore_iter_next (iters[i], &error));
+      g_assert_error (error, QSTORE_ERROR, QSTORE_ERROR_CLOSED);
+      g_clear_error (&error);
+    }
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -407,6 +462,7 @@ main (int   argc,
   g_test_add_func ("/sqlite-format/big-values", test_big_values);
   g_test_add_func ("/sqlite-format/misses-past-big-value", test_misses_past_big_value);
   g_test_add_func ("/sqlite-format/map-size", test_map_size);
+  g_test_add_func ("/sqlite-format/iterator-after-close", test_iterator_after_close);
 
   return g_test_run ();
 }
