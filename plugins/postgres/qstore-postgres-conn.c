@@ -431,6 +431,38 @@ send_step (QStorePgConn       *conn,
   }
 }
 
+void
+qstore_pg_conn_end_read (QStorePgConn *conn)
+{
+  if (conn->pg == NULL || conn->ending_read)
+    return;
+  /* Sent now, answered while nobody waits: its answer is read with the
+   * next use's. Should sending fail, that use ends the transaction. */
+  conn->in_read_txn = FALSE;
+  if (PQsendQuery (conn->pg, "ROLLBACK") == 1 && PQflush (conn->pg) == 0)
+    conn->ending_read = TRUE;
+  else
+    conn->in_read_txn = TRUE;
+}
+
+/* Reads the answer to qstore_pg_conn_end_read()'s ROLLBACK. */
+static void
+finish_end_read (QStorePgConn *conn)
+{
+  PGresult *res;
+
+  if (!conn->ending_read)
+    return;
+  conn->ending_read = FALSE;
+  while ((res = PQgetResult (conn->pg)) != NULL)
+    {
+      /* The transaction may still be open: end it with what comes next. */
+      if (PQresultStatus (res) != PGRES_COMMAND_OK)
+        conn->in_read_txn = TRUE;
+      PQclear (res);
+    }
+}
+
 gboolean
 qstore_pg_conn_run (QStorePgConn        *conn,
                     const QStorePgStep  *steps,
@@ -439,8 +471,7 @@ qstore_pg_conn_run (QStorePgConn        *conn,
                     GError             **error)
 {
   gboolean ok = TRUE;
-  gboolean end_read = conn->in_read_txn;
-  guint first = end_read ? 0 : 1;
+  guint first;
   QStorePgStep rollback = { .sql = "ROLLBACK" };
 
   for (guint i = 0; i < n_steps; i++)
@@ -449,6 +480,8 @@ qstore_pg_conn_run (QStorePgConn        *conn,
 
   if (!qstore_pg_conn_check_open (conn, error))
     return FALSE;
+  finish_end_read (conn);
+  first = conn->in_read_txn ? 0 : 1;
   if (PQenterPipelineMode (conn->pg) != 1)
     {
       qstore_pg_set_error (error, conn, NULL, doing);

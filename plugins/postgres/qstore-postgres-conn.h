@@ -67,6 +67,9 @@ typedef struct
   /* Left in a read transaction that nobody needs any more: the next use
    * ends it first, in the same round trip. */
   gboolean         in_read_txn;
+  /* A ROLLBACK sent by qstore_pg_conn_end_read() whose answer the next
+   * use reads first. */
+  gboolean         ending_read;
 } QStorePgConn;
 
 /* One statement of a pipeline (see qstore_pg_conn_run()). */
@@ -98,6 +101,12 @@ void          qstore_pg_conn_close      (QStorePgConn        *conn);
 gboolean      qstore_pg_conn_check_open (QStorePgConn        *conn,
                                          GError             **error);
 gboolean      qstore_pg_conn_is_broken  (QStorePgConn        *conn);
+
+/* Ends the read transaction @conn is in without waiting for the server:
+ * an idle session in a transaction would hold back the server's cleanup
+ * of old row versions for as long as it stays idle. Called with the lock
+ * held. */
+void          qstore_pg_conn_end_read   (QStorePgConn        *conn);
 
 /* Sends @steps as one pipeline and one sync (one round trip), which the
  * server runs as one transaction unless the steps say otherwise. Fails

@@ -222,9 +222,9 @@ qstore_pg_snapshot_finalize (GObject *object)
   QStorePgSnapshot *self = QSTORE_PG_SNAPSHOT (object);
 
   /* Its iterators hold a reference, so none is left: the connection goes
-   * back to the pool, and its next use ends the read transaction. */
+   * back to the pool once its read transaction is ended. */
   g_mutex_lock (&self->conn->lock);
-  self->conn->in_read_txn = TRUE;
+  qstore_pg_conn_end_read (self->conn);
   g_clear_pointer (&self->lookup, PQclear);
   g_mutex_unlock (&self->conn->lock);
   qstore_pg_db_release_reader (self->db, self->conn);
@@ -289,8 +289,7 @@ struct _QStorePgIter
 G_DEFINE_DYNAMIC_TYPE_EXTENDED (QStorePgIter, qstore_pg_iter,
                                 QSTORE_TYPE_ITER, G_TYPE_FLAG_FINAL, {})
 
-/* Lets go of a leased connection; its next user ends the read
- * transaction. */
+/* Lets go of a leased connection, ending its read transaction. */
 static void
 iter_give_back (QStorePgIter *self)
 {
@@ -304,7 +303,7 @@ iter_give_back (QStorePgIter *self)
       return;
     }
   g_mutex_lock (&conn->lock);
-  conn->in_read_txn = TRUE;
+  qstore_pg_conn_end_read (conn);
   g_mutex_unlock (&conn->lock);
   qstore_pg_db_release_reader (self->db, conn);
 }
