@@ -39,6 +39,14 @@ typedef enum
   QSTORE_PG_STMT_PUT,
   QSTORE_PG_STMT_PUT_NEW,
   QSTORE_PG_STMT_DELETE,
+  /* Stores whose id the writer knows, all in one statement: $1 the store
+   * ids, $2 the keys (and $3 the values), one element per entry */
+  QSTORE_PG_STMT_PUT_BY_ID,
+  QSTORE_PG_STMT_DELETE_BY_ID,
+  /* A write that need not be durable: $1 'off' */
+  QSTORE_PG_STMT_LAZY_COMMIT,
+  /* $1 the channel, $2 the payload */
+  QSTORE_PG_STMT_NOTIFY,
   QSTORE_PG_STMT_DROP_ENTRIES,
   QSTORE_PG_STMT_DROP_STORE,
   QSTORE_PG_STMT_RENAME_STORE,
@@ -131,6 +139,11 @@ gboolean      qstore_pg_conn_query_int  (QStorePgConn        *conn,
                                          const char          *doing,
                                          GError             **error);
 
+/* A binary boolean or integer column of a result. */
+gint64        qstore_pg_result_int      (const PGresult      *res,
+                                         int                  row,
+                                         int                  column);
+
 /* Round trips to the server this process made so far, for debugging
  * (the postgres provider's close logs them with g_debug()). */
 guint64       qstore_pg_round_trips     (void);
@@ -152,6 +165,13 @@ GByteArray   *qstore_pg_array_new       (guint                n_elements);
 void          qstore_pg_array_append    (GByteArray          *array,
                                          const guint8        *data,
                                          gsize                len);
+/* An integer[] one; qstore_pg_array_set_length() when the count of
+ * elements is known only at the end. */
+GByteArray   *qstore_pg_int_array_new   (guint                n_elements);
+void          qstore_pg_int_array_append (GByteArray         *array,
+                                          gint32              value);
+void          qstore_pg_array_set_length (GByteArray         *array,
+                                          guint               n_elements);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (QStorePgConn, qstore_pg_conn_unref)
 

@@ -132,18 +132,6 @@ qstore_pg_db_close (QStorePgDb *db)
 #define N_TABLES 2
 #define N_COLUMNS 5
 
-static gint64
-column_int (PGresult *res,
-            int       column)
-{
-  const guint8 *data = (const guint8 *) PQgetvalue (res, 0, column);
-  gint64 value = 0;
-
-  for (int i = 0; i < PQgetlength (res, 0, column); i++)
-    value = (value << 8) | data[i];
-  return value;
-}
-
 static gboolean
 read_shape (QStorePgDb  *db,
             gint64      *has_schema,
@@ -160,9 +148,9 @@ read_shape (QStorePgDb  *db,
 
   if (!qstore_pg_conn_run (db->main, &step, 1, "reading the schema", error))
     return FALSE;
-  *has_schema = column_int (res, 0);
-  *n_tables = column_int (res, 1);
-  *n_columns = column_int (res, 2);
+  *has_schema = qstore_pg_result_int (res, 0, 0);
+  *n_tables = qstore_pg_result_int (res, 0, 1);
+  *n_columns = qstore_pg_result_int (res, 0, 2);
   PQclear (res);
   return TRUE;
 }
@@ -242,9 +230,10 @@ qstore_pg_db_open (QStorePgDb  *db,
         return FALSE;
     }
 
-  /* Commits are durable only when asked (see qstore_pg_write()). */
+  /* Commits are durable unless a write says otherwise (see
+   * qstore_pg_write()), whatever the server's default. */
   if (!db->read_only &&
-      !qstore_pg_conn_exec (db->main, "SET synchronous_commit = off",
+      !qstore_pg_conn_exec (db->main, "SET synchronous_commit = on",
                             "setting the durability", error))
     return FALSE;
   return qstore_pg_conn_prepare (db->main, db->schema, !db->read_only, error) &&
@@ -263,8 +252,9 @@ qstore_pg_db_load_stores (QStorePgDb  *db,
   if (!qstore_pg_conn_run (db->main, &step, 1, "listing the stores", error))
     return FALSE;
   for (int i = 0; i < PQntuples (res); i++)
-    g_hash_table_add (db->known_stores,
-                      g_strndup (PQgetvalue (res, i, 0), PQgetlength (res, i, 0)));
+    g_hash_table_insert (db->known_stores,
+                         g_strndup (PQgetvalue (res, i, 1), PQgetlength (res, i, 1)),
+                         GINT_TO_POINTER (qstore_pg_result_int (res, i, 0)));
   PQclear (res);
   db->stores_complete = TRUE;
   return TRUE;

@@ -25,7 +25,8 @@ typedef struct
    * connection plain reads go through. The fields below it are guarded by
    * its lock. */
   QStorePgConn    *main;
-  GHashTable      *known_stores;  /* names known to have a row in `stores` */
+  /* Names known to have a row in `stores`, to its id (GINT_TO_POINTER) */
+  GHashTable      *known_stores;
   /* @known_stores holds every store: the one writer loaded them, and
    * made every store since. */
   gboolean         stores_complete;
