@@ -453,6 +453,12 @@ send_step (QStorePgConn       *conn,
 void
 qstore_pg_conn_end_read (QStorePgConn *conn)
 {
+  /* Not begun yet: there is nothing to end. */
+  if (conn->begin_read)
+    {
+      conn->begin_read = FALSE;
+      return;
+    }
   if (conn->pg == NULL || conn->ending_read)
     return;
   /* Sent now, answered while nobody waits: its answer is read with the
@@ -490,8 +496,8 @@ qstore_pg_conn_run (QStorePgConn        *conn,
                     GError             **error)
 {
   gboolean ok = TRUE;
-  guint first;
-  QStorePgStep rollback = { .sql = "ROLLBACK" };
+  QStorePgStep prefix[2] = { { 0 } };
+  guint n_prefix = 0, n_all;
 
   for (guint i = 0; i < n_steps; i++)
     if (steps[i].result != NULL)
@@ -500,17 +506,23 @@ qstore_pg_conn_run (QStorePgConn        *conn,
   if (!qstore_pg_conn_check_open (conn, error))
     return FALSE;
   finish_end_read (conn);
-  first = conn->in_read_txn ? 0 : 1;
   if (PQenterPipelineMode (conn->pg) != 1)
     {
       qstore_pg_set_error (error, conn, NULL, doing);
       return FALSE;
     }
 
-  /* A read transaction left open by the last user ends first. */
+  /* A read transaction left open by the last user ends first; one asked
+   * for begins before the steps, in the same round trip. */
+  if (conn->in_read_txn)
+    prefix[n_prefix++].sql = "ROLLBACK";
+  if (conn->begin_read)
+    prefix[n_prefix++].sql = QSTORE_PG_BEGIN_READ_SQL;
   conn->in_read_txn = FALSE;
-  for (guint i = first; i <= n_steps && ok; i++)
-    ok = send_step (conn, i == 0 ? &rollback : &steps[i - 1]) == 1;
+  conn->begin_read = FALSE;
+  n_all = n_prefix + n_steps;
+  for (guint i = 0; i < n_all && ok; i++)
+    ok = send_step (conn, i < n_prefix ? &prefix[i] : &steps[i - n_prefix]) == 1;
   if (ok)
     ok = PQpipelineSync (conn->pg) == 1;
   if (!ok)
@@ -521,7 +533,7 @@ qstore_pg_conn_run (QStorePgConn        *conn,
     }
   g_atomic_pointer_add (&round_trips, 1);
 
-  for (guint i = first; i <= n_steps; i++)
+  for (guint i = 0; i < n_all; i++)
     {
       PGresult *res = PQgetResult (conn->pg);
       ExecStatusType status = PQresultStatus (res);
@@ -543,8 +555,8 @@ qstore_pg_conn_run (QStorePgConn        *conn,
             }
           PQclear (res);
         }
-      else if (i > 0 && steps[i - 1].result != NULL)
-        *steps[i - 1].result = res;
+      else if (i >= n_prefix && steps[i - n_prefix].result != NULL)
+        *steps[i - n_prefix].result = res;
       else
         PQclear (res);
       /* Each statement's results end with a NULL. */

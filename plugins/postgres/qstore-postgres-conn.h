@@ -78,7 +78,14 @@ typedef struct
   /* A ROLLBACK sent by qstore_pg_conn_end_read() whose answer the next
    * use reads first. */
   gboolean         ending_read;
+  /* The next use begins a read transaction (QSTORE_PG_BEGIN_READ_SQL)
+   * before its statements, in the same round trip. */
+  gboolean         begin_read;
 } QStorePgConn;
+
+/* A read transaction that sees one committed state until it ends: the
+ * state of its first statement. */
+#define QSTORE_PG_BEGIN_READ_SQL "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
 
 /* One statement of a pipeline (see qstore_pg_conn_run()). */
 typedef struct

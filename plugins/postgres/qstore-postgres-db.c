@@ -57,6 +57,7 @@ qstore_pg_db_new (const char *conninfo,
   g_mutex_init (&db->pool_lock);
   db->readers = g_ptr_array_new_with_free_func ((GDestroyNotify) qstore_pg_conn_unref);
   db->idle = g_ptr_array_new ();
+  db->unbegun = g_ptr_array_new ();
   return db;
 }
 
@@ -75,6 +76,7 @@ qstore_pg_db_unref (QStorePgDb *db)
   qstore_pg_db_close (db);
   g_clear_pointer (&db->main, qstore_pg_conn_unref);
   g_ptr_array_unref (db->idle);
+  g_ptr_array_unref (db->unbegun);
   g_ptr_array_unref (db->readers);
   g_hash_table_unref (db->known_stores);
   g_hash_table_unref (db->gaps);
@@ -327,6 +329,53 @@ qstore_pg_db_forget_idle_readers (QStorePgDb *db)
   for (guint i = 0; i < db->idle->len; i++)
     g_ptr_array_remove_fast (db->readers, db->idle->pdata[i]);
   g_ptr_array_set_size (db->idle, 0);
+  g_mutex_unlock (&db->pool_lock);
+}
+
+/* Snapshots begun with their first read */
+
+void
+qstore_pg_db_defer_snapshot (QStorePgDb   *db,
+                             QStorePgConn *conn)
+{
+  g_mutex_lock (&conn->lock);
+  conn->begin_read = TRUE;
+  g_mutex_unlock (&conn->lock);
+  g_mutex_lock (&db->pool_lock);
+  g_ptr_array_add (db->unbegun, conn);
+  g_mutex_unlock (&db->pool_lock);
+}
+
+void
+qstore_pg_db_forget_snapshot (QStorePgDb   *db,
+                              QStorePgConn *conn)
+{
+  g_mutex_lock (&db->pool_lock);
+  g_ptr_array_remove_fast (db->unbegun, conn);
+  g_mutex_unlock (&db->pool_lock);
+}
+
+void
+qstore_pg_db_begin_snapshots (QStorePgDb *db)
+{
+  g_mutex_lock (&db->pool_lock);
+  for (guint i = 0; i < db->unbegun->len; i++)
+    {
+      QStorePgConn *conn = db->unbegun->pdata[i];
+      QStorePgStep step = { .sql = "SELECT 1" };
+
+      /* A snapshot that read once has begun. */
+      g_mutex_lock (&conn->lock);
+      if (conn->begin_read &&
+          !qstore_pg_conn_run (conn, &step, 1, "beginning a snapshot", NULL))
+        {
+          /* Its state is lost: its reads fail rather than see the write. */
+          g_debug ("%s: a snapshot could not begin before a write", db->what);
+          qstore_pg_conn_close (conn);
+        }
+      g_mutex_unlock (&conn->lock);
+    }
+  g_ptr_array_set_size (db->unbegun, 0);
   g_mutex_unlock (&db->pool_lock);
 }
 

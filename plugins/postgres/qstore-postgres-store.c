@@ -9,10 +9,6 @@
 
 #include "qstore-postgres-store.h"
 
-/* A read transaction that sees one committed state until it ends. Sent
- * with the first statement that reads, in the same round trip. */
-#define BEGIN_READ_SQL "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
-
 static QStoreIter *iter_new (QStorePgDb          *db,
                              QStorePgSnapshot    *snapshot,
                              const char          *name,
@@ -146,17 +142,24 @@ qstore_pg_snapshot_new (QStorePgDb  *db,
 {
   QStorePgSnapshot *self;
   QStorePgConn *conn;
-  QStorePgStep steps[2] = { { .sql = BEGIN_READ_SQL }, { .sql = "SELECT 1" } };
-  gboolean ok;
+  QStorePgStep step = { .sql = "SELECT 1" };
+  gboolean ok = TRUE;
 
   if (!(conn = qstore_pg_db_acquire_reader (db, error)))
     return NULL;
-  /* The state is the one of the first statement after BEGIN. */
-  g_mutex_lock (&conn->lock);
-  ok = qstore_pg_conn_run (conn, steps, G_N_ELEMENTS (steps), "beginning a snapshot", error);
-  if (!ok)
-    conn->in_read_txn = TRUE;
-  g_mutex_unlock (&conn->lock);
+  /* Read-only, writes of other processes may come before the first read:
+   * the state is fixed now, by a statement after BEGIN. */
+  if (db->read_only)
+    {
+      g_mutex_lock (&conn->lock);
+      conn->begin_read = TRUE;
+      ok = qstore_pg_conn_run (conn, &step, 1, "beginning a snapshot", error);
+      if (!ok)
+        conn->in_read_txn = TRUE;
+      g_mutex_unlock (&conn->lock);
+    }
+  else
+    qstore_pg_db_defer_snapshot (db, conn);
   if (!ok)
     {
       qstore_pg_db_release_reader (db, conn);
@@ -223,6 +226,8 @@ qstore_pg_snapshot_finalize (GObject *object)
 
   /* Its iterators hold a reference, so none is left: the connection goes
    * back to the pool once its read transaction is ended. */
+  if (!self->db->read_only)
+    qstore_pg_db_forget_snapshot (self->db, self->conn);
   g_mutex_lock (&self->conn->lock);
   qstore_pg_conn_end_read (self->conn);
   g_clear_pointer (&self->lookup, PQclear);
@@ -319,8 +324,8 @@ iter_fetch (QStorePgIter  *self,
   guint32 rows_be;
   const char *values[4];
   int lengths[4];
-  QStorePgStep steps[2] = { { .sql = BEGIN_READ_SQL }, { 0 } };
-  QStorePgStep *step = &steps[1];
+  QStorePgStep steps[1] = { { 0 } };
+  QStorePgStep *step = &steps[0];
   PGresult *res = NULL;
   const char *from;
   int from_len;
@@ -391,9 +396,8 @@ iter_fetch (QStorePgIter  *self,
   g_mutex_lock (&self->conn->lock);
   /* A leased connection begins its read transaction with the first page. */
   if (first && self->snapshot == NULL)
-    ok = qstore_pg_conn_run (self->conn, steps, 2, "reading a range", error);
-  else
-    ok = qstore_pg_conn_run (self->conn, step, 1, "reading a range", error);
+    self->conn->begin_read = TRUE;
+  ok = qstore_pg_conn_run (self->conn, step, 1, "reading a range", error);
   g_mutex_unlock (&self->conn->lock);
   if (!ok)
     return FALSE;

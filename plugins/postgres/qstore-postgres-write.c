@@ -387,6 +387,7 @@ qstore_pg_write (QStorePgDb           *db,
 
   plan_init (&plan);
   g_mutex_lock (&db->main->lock);
+  qstore_pg_db_begin_snapshots (db);
   /* synchronous_commit is on for the writer's session (the coordinator's
    * commits are all durable); a write that need not be turns it off for
    * its own transaction. */
@@ -486,6 +487,7 @@ qstore_pg_restructure (QStorePgDb           *db,
 
   plan_init (&plan);
   g_mutex_lock (&db->main->lock);
+  qstore_pg_db_begin_snapshots (db);
   /* Names now map to other rows: until the stores are listed again, none
    * is taken for new. */
   g_hash_table_remove_all (db->known_stores);
