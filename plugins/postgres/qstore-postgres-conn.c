@@ -563,17 +563,28 @@ qstore_pg_conn_run (QStorePgConn        *conn,
       PQclear (PQgetResult (conn->pg));
     }
 
-  /* Up to the sync, which ends the pipeline's implicit transaction. */
+  /* Up to the sync, which ends the pipeline's implicit transaction: its
+   * commit may fail still (a deferred constraint, a serialization
+   * failure), and then nothing of it is there. */
   if (conn->pg != NULL && PQstatus (conn->pg) == CONNECTION_OK)
     {
       PGresult *res;
+      gboolean failed = FALSE;
 
-      while ((res = PQgetResult (conn->pg)) != NULL)
+      /* An error is followed by a NULL, then the sync. */
+      while ((res = PQgetResult (conn->pg)) != NULL || failed)
         {
           ExecStatusType status = PQresultStatus (res);
 
+          failed = res != NULL && status == PGRES_FATAL_ERROR;
+          if (failed && ok)
+            {
+              qstore_pg_set_error (error, conn, res, doing);
+              ok = FALSE;
+            }
           PQclear (res);
-          if (status == PGRES_PIPELINE_SYNC)
+          if (status == PGRES_PIPELINE_SYNC ||
+              (res == NULL && PQstatus (conn->pg) != CONNECTION_OK))
             break;
         }
     }
