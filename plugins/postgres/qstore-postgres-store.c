@@ -277,6 +277,7 @@ struct _QStorePgIter
   QStorePgDb        *db;
   QStorePgSnapshot  *snapshot;     /* set for snapshot iterators */
   QStorePgConn      *conn;         /* the snapshot's, or leased; NULL once given back */
+  gboolean           in_txn;       /* the leased connection is in a read transaction */
   char              *name;
   gboolean           reverse;
   const guint8      *lower;        /* in the iterator's own copy of the bounds */
@@ -307,16 +308,20 @@ iter_give_back (QStorePgIter *self)
       qstore_pg_conn_unref (conn);
       return;
     }
-  g_mutex_lock (&conn->lock);
-  qstore_pg_conn_end_read (conn);
-  g_mutex_unlock (&conn->lock);
+  if (self->in_txn)
+    {
+      g_mutex_lock (&conn->lock);
+      qstore_pg_conn_end_read (conn);
+      g_mutex_unlock (&conn->lock);
+    }
   qstore_pg_db_release_reader (self->db, conn);
 }
 
 /* Reads the next page: the first when @self->page is NULL, else the one
- * after its last row. */
+ * after its last row; @begin: in a read transaction begun with it. */
 static gboolean
 iter_fetch (QStorePgIter  *self,
+            gboolean       begin,
             GError       **error)
 {
   gboolean first = self->page == NULL;
@@ -324,8 +329,7 @@ iter_fetch (QStorePgIter  *self,
   guint32 rows_be;
   const char *values[4];
   int lengths[4];
-  QStorePgStep steps[1] = { { 0 } };
-  QStorePgStep *step = &steps[0];
+  QStorePgStep step = { 0 };
   PGresult *res = NULL;
   const char *from;
   int from_len;
@@ -359,18 +363,18 @@ iter_fetch (QStorePgIter  *self,
       lengths[n++] = self->lower != NULL ? (int) self->lower_len : 0;
       if (!first)
         {
-          step->stmt = QSTORE_PG_STMT_SCAN_REVERSE_NEXT;
+          step.stmt = QSTORE_PG_STMT_SCAN_REVERSE_NEXT;
           values[n] = from;
           lengths[n++] = from_len;
         }
       else if (self->upper != NULL)
         {
-          step->stmt = QSTORE_PG_STMT_SCAN_REVERSE_FIRST_UPPER;
+          step.stmt = QSTORE_PG_STMT_SCAN_REVERSE_FIRST_UPPER;
           values[n] = (const char *) self->upper;
           lengths[n++] = (int) self->upper_len;
         }
       else
-        step->stmt = QSTORE_PG_STMT_SCAN_REVERSE_FIRST;
+        step.stmt = QSTORE_PG_STMT_SCAN_REVERSE_FIRST;
     }
   else
     {
@@ -381,23 +385,25 @@ iter_fetch (QStorePgIter  *self,
           values[n] = (const char *) self->upper;
           lengths[n++] = (int) self->upper_len;
         }
-      step->stmt = first ? (self->upper ? QSTORE_PG_STMT_SCAN_FIRST_UPPER
+      step.stmt = first ? (self->upper ? QSTORE_PG_STMT_SCAN_FIRST_UPPER
                                         : QSTORE_PG_STMT_SCAN_FIRST)
                          : (self->upper ? QSTORE_PG_STMT_SCAN_NEXT_UPPER
                                         : QSTORE_PG_STMT_SCAN_NEXT);
     }
   values[n] = (const char *) &rows_be;
   lengths[n++] = 4;
-  step->n_params = n;
-  step->values = values;
-  step->lengths = lengths;
-  step->result = &res;
+  step.n_params = n;
+  step.values = values;
+  step.lengths = lengths;
+  step.result = &res;
 
   g_mutex_lock (&self->conn->lock);
-  /* A leased connection begins its read transaction with the first page. */
-  if (first && self->snapshot == NULL)
-    self->conn->begin_read = TRUE;
-  ok = qstore_pg_conn_run (self->conn, step, 1, "reading a range", error);
+  if (begin)
+    {
+      self->conn->begin_read = TRUE;
+      self->in_txn = TRUE;
+    }
+  ok = qstore_pg_conn_run (self->conn, &step, 1, "reading a range", error);
   g_mutex_unlock (&self->conn->lock);
   if (!ok)
     return FALSE;
@@ -447,14 +453,26 @@ iter_new (QStorePgDb          *db,
     return NULL;
 
   /* The first page now: outside a snapshot, this fixes the state the
-   * iterator sees to that of its creation. */
+   * iterator sees to that of its creation. A range that fits in it needs
+   * no transaction: a statement sees one state. A longer one is read
+   * again from its start in a read transaction, which the next pages
+   * share; nothing was handed out yet, so that is still the state of
+   * the iterator's creation. */
   if (self->budget == 0)
     {
       self->last_page = TRUE;
       iter_give_back (self);
     }
-  else if (!iter_fetch (self, error))
+  else if (!iter_fetch (self, FALSE, error))
     return NULL;
+  else if (snapshot == NULL && !self->last_page)
+    {
+      g_clear_pointer (&self->page, PQclear);
+      self->budget = qstore_bounds_get_limit (bounds, &limit) ? MAX (limit, 0) + 1 : -1;
+      self->page_rows = FIRST_PAGE_ROWS;
+      if (!iter_fetch (self, TRUE, error))
+        return NULL;
+    }
   return QSTORE_ITER (g_steal_pointer (&self));
 }
 
@@ -482,7 +500,7 @@ qstore_pg_iter_advance (QStoreIter  *iter,
       self->row = PQntuples (self->page);
       return FALSE;
     }
-  if (!iter_fetch (self, error))
+  if (!iter_fetch (self, FALSE, error))
     {
       iter_give_back (self);
       return FALSE;
