@@ -334,7 +334,8 @@ plan_sql (Plan       *plan,
 }
 
 /* What the write put is no longer in a gap; after a failure, which may
- * have committed after all (the answer lost), no gap is sure. */
+ * have committed after all (the answer lost), no gap is sure, nor that a
+ * store the writer does not know is empty. */
 static void
 update_gaps (QStorePgDb           *db,
              const QStoreWriteOp  *ops,
@@ -344,6 +345,7 @@ update_gaps (QStorePgDb           *db,
   if (!ok)
     {
       g_hash_table_remove_all (db->gaps);
+      db->stores_complete = FALSE;
       return;
     }
   for (gsize i = 0; i < n_ops; i++)
