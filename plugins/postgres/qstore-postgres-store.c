@@ -278,6 +278,7 @@ struct _QStorePgIter
   QStorePgSnapshot  *snapshot;     /* set for snapshot iterators */
   QStorePgConn      *conn;         /* the snapshot's, or leased; NULL once given back */
   gboolean           in_txn;       /* the leased connection is in a read transaction */
+  gboolean           on_main;      /* @conn is the writer's, for a first page */
   char              *name;
   gboolean           reverse;
   const guint8      *lower;        /* in the iterator's own copy of the bounds */
@@ -303,7 +304,7 @@ iter_give_back (QStorePgIter *self)
 
   if (conn == NULL)
     return;
-  if (self->snapshot != NULL)
+  if (self->snapshot != NULL || self->on_main)
     {
       qstore_pg_conn_unref (conn);
       return;
@@ -449,15 +450,21 @@ iter_new (QStorePgDb          *db,
       self->snapshot = g_object_ref (snapshot);
       self->conn = qstore_pg_conn_ref (snapshot->conn);
     }
+  else if (!db->read_only)
+    {
+      self->conn = qstore_pg_conn_ref (db->main);
+      self->on_main = TRUE;
+    }
   else if (!(self->conn = qstore_pg_db_acquire_reader (db, error)))
     return NULL;
 
   /* The first page now: outside a snapshot, this fixes the state the
    * iterator sees to that of its creation. A range that fits in it needs
-   * no transaction: a statement sees one state. A longer one is read
-   * again from its start in a read transaction, which the next pages
-   * share; nothing was handed out yet, so that is still the state of
-   * the iterator's creation. */
+   * no transaction: a statement sees one state, so the writer's session
+   * reads it, as it reads keys, and no pooled one is woken. A longer one
+   * is read again from its start on a pooled session, in a read
+   * transaction that the next pages share; nothing was handed out yet,
+   * so that is still the state of the iterator's creation. */
   if (self->budget == 0)
     {
       self->last_page = TRUE;
@@ -467,6 +474,10 @@ iter_new (QStorePgDb          *db,
     return NULL;
   else if (snapshot == NULL && !self->last_page)
     {
+      iter_give_back (self);
+      self->on_main = FALSE;
+      if (!(self->conn = qstore_pg_db_acquire_reader (db, error)))
+        return NULL;
       g_clear_pointer (&self->page, PQclear);
       self->budget = qstore_bounds_get_limit (bounds, &limit) ? MAX (limit, 0) + 1 : -1;
       self->page_rows = FIRST_PAGE_ROWS;
