@@ -15,6 +15,7 @@
 #define OID_INT4 23
 #define OID_TEXT 25
 #define OID_BYTEA_ARRAY 1001
+#define OID_INT4_ARRAY 1007
 
 /* How long a connection attempt may take when the conninfo does not say:
  * an unreachable host fails in this time, not in the system's minutes. */
@@ -65,11 +66,14 @@ static const struct
   [QSTORE_PG_STMT_SCAN_REVERSE_NEXT] = {
     SCAN "key >= $2 AND key < $3 ORDER BY key DESC LIMIT $4",
     4, { OID_TEXT, OID_BYTEA, OID_BYTEA, OID_INT4 } },
+  /* The id, whether the row is new or (after a write whose outcome was
+   * lost) already there. */
   [QSTORE_PG_STMT_CREATE_STORE] = {
-    "INSERT INTO @schema@.stores (name) VALUES ($1) ON CONFLICT (name) DO NOTHING",
+    "INSERT INTO @schema@.stores (name) VALUES ($1) "
+    "ON CONFLICT (name) DO UPDATE SET name = EXCLUDED.name RETURNING id",
     1, { OID_TEXT } },
   [QSTORE_PG_STMT_ALL_STORES] = {
-    "SELECT name FROM @schema@.stores",
+    "SELECT id, name FROM @schema@.stores",
     0, { 0 } },
   /* A batch holds each key once (the writer keeps the last op per key),
    * as ON CONFLICT may not touch a row twice. */
@@ -86,6 +90,21 @@ static const struct
   [QSTORE_PG_STMT_DELETE] = {
     "DELETE FROM @schema@.kv WHERE store_id = " STORE_ID " AND key = ANY ($2::bytea[])",
     2, { OID_TEXT, OID_BYTEA_ARRAY } },
+  [QSTORE_PG_STMT_PUT_BY_ID] = {
+    "INSERT INTO @schema@.kv (store_id, key, value) "
+    "SELECT * FROM unnest ($1::integer[], $2::bytea[], $3::bytea[]) "
+    "ON CONFLICT (store_id, key) DO UPDATE SET value = EXCLUDED.value",
+    3, { OID_INT4_ARRAY, OID_BYTEA_ARRAY, OID_BYTEA_ARRAY } },
+  [QSTORE_PG_STMT_DELETE_BY_ID] = {
+    "DELETE FROM @schema@.kv USING unnest ($1::integer[], $2::bytea[]) AS u (s, k) "
+    "WHERE kv.store_id = u.s AND kv.key = u.k",
+    2, { OID_INT4_ARRAY, OID_BYTEA_ARRAY } },
+  [QSTORE_PG_STMT_LAZY_COMMIT] = {
+    "SELECT set_config ('synchronous_commit', $1, true)",
+    1, { OID_TEXT } },
+  [QSTORE_PG_STMT_NOTIFY] = {
+    "SELECT pg_notify ($1, $2)",
+    2, { OID_TEXT, OID_TEXT } },
   [QSTORE_PG_STMT_DROP_ENTRIES] = {
     "DELETE FROM @schema@.kv WHERE store_id = " STORE_ID,
     1, { OID_TEXT } },
@@ -431,6 +450,44 @@ send_step (QStorePgConn       *conn,
   }
 }
 
+void
+qstore_pg_conn_end_read (QStorePgConn *conn)
+{
+  /* Not begun yet: there is nothing to end. */
+  if (conn->begin_read)
+    {
+      conn->begin_read = FALSE;
+      return;
+    }
+  if (conn->pg == NULL || conn->ending_read)
+    return;
+  /* Sent now, answered while nobody waits: its answer is read with the
+   * next use's. Should sending fail, that use ends the transaction. */
+  conn->in_read_txn = FALSE;
+  if (PQsendQuery (conn->pg, "ROLLBACK") == 1 && PQflush (conn->pg) == 0)
+    conn->ending_read = TRUE;
+  else
+    conn->in_read_txn = TRUE;
+}
+
+/* Reads the answer to qstore_pg_conn_end_read()'s ROLLBACK. */
+static void
+finish_end_read (QStorePgConn *conn)
+{
+  PGresult *res;
+
+  if (!conn->ending_read)
+    return;
+  conn->ending_read = FALSE;
+  while ((res = PQgetResult (conn->pg)) != NULL)
+    {
+      /* The transaction may still be open: end it with what comes next. */
+      if (PQresultStatus (res) != PGRES_COMMAND_OK)
+        conn->in_read_txn = TRUE;
+      PQclear (res);
+    }
+}
+
 gboolean
 qstore_pg_conn_run (QStorePgConn        *conn,
                     const QStorePgStep  *steps,
@@ -439,9 +496,8 @@ qstore_pg_conn_run (QStorePgConn        *conn,
                     GError             **error)
 {
   gboolean ok = TRUE;
-  gboolean end_read = conn->in_read_txn;
-  guint first = end_read ? 0 : 1;
-  QStorePgStep rollback = { .sql = "ROLLBACK" };
+  QStorePgStep prefix[2] = { { 0 } };
+  guint n_prefix = 0, n_all;
 
   for (guint i = 0; i < n_steps; i++)
     if (steps[i].result != NULL)
@@ -449,16 +505,24 @@ qstore_pg_conn_run (QStorePgConn        *conn,
 
   if (!qstore_pg_conn_check_open (conn, error))
     return FALSE;
+  finish_end_read (conn);
   if (PQenterPipelineMode (conn->pg) != 1)
     {
       qstore_pg_set_error (error, conn, NULL, doing);
       return FALSE;
     }
 
-  /* A read transaction left open by the last user ends first. */
+  /* A read transaction left open by the last user ends first; one asked
+   * for begins before the steps, in the same round trip. */
+  if (conn->in_read_txn)
+    prefix[n_prefix++].sql = "ROLLBACK";
+  if (conn->begin_read)
+    prefix[n_prefix++].sql = QSTORE_PG_BEGIN_READ_SQL;
   conn->in_read_txn = FALSE;
-  for (guint i = first; i <= n_steps && ok; i++)
-    ok = send_step (conn, i == 0 ? &rollback : &steps[i - 1]) == 1;
+  conn->begin_read = FALSE;
+  n_all = n_prefix + n_steps;
+  for (guint i = 0; i < n_all && ok; i++)
+    ok = send_step (conn, i < n_prefix ? &prefix[i] : &steps[i - n_prefix]) == 1;
   if (ok)
     ok = PQpipelineSync (conn->pg) == 1;
   if (!ok)
@@ -469,7 +533,7 @@ qstore_pg_conn_run (QStorePgConn        *conn,
     }
   g_atomic_pointer_add (&round_trips, 1);
 
-  for (guint i = first; i <= n_steps; i++)
+  for (guint i = 0; i < n_all; i++)
     {
       PGresult *res = PQgetResult (conn->pg);
       ExecStatusType status = PQresultStatus (res);
@@ -491,25 +555,36 @@ qstore_pg_conn_run (QStorePgConn        *conn,
             }
           PQclear (res);
         }
-      else if (i > 0 && steps[i - 1].result != NULL)
-        *steps[i - 1].result = res;
+      else if (i >= n_prefix && steps[i - n_prefix].result != NULL)
+        *steps[i - n_prefix].result = res;
       else
         PQclear (res);
       /* Each statement's results end with a NULL. */
       PQclear (PQgetResult (conn->pg));
     }
 
-  /* Up to the sync, which ends the pipeline's implicit transaction. */
+  /* Up to the sync, which ends the pipeline's implicit transaction: its
+   * commit may fail still (a deferred constraint, a serialization
+   * failure), and then nothing of it is there. */
   if (conn->pg != NULL && PQstatus (conn->pg) == CONNECTION_OK)
     {
       PGresult *res;
+      gboolean failed = FALSE;
 
-      while ((res = PQgetResult (conn->pg)) != NULL)
+      /* An error is followed by a NULL, then the sync. */
+      while ((res = PQgetResult (conn->pg)) != NULL || failed)
         {
           ExecStatusType status = PQresultStatus (res);
 
+          failed = res != NULL && status == PGRES_FATAL_ERROR;
+          if (failed && ok)
+            {
+              qstore_pg_set_error (error, conn, res, doing);
+              ok = FALSE;
+            }
           PQclear (res);
-          if (status == PGRES_PIPELINE_SYNC)
+          if (status == PGRES_PIPELINE_SYNC ||
+              (res == NULL && PQstatus (conn->pg) != CONNECTION_OK))
             break;
         }
     }
@@ -548,8 +623,6 @@ qstore_pg_conn_query_int (QStorePgConn  *conn,
     .sql = sql, .n_params = param != NULL ? 1 : 0,
     .values = values, .lengths = lengths, .result = &res,
   };
-  const char *data;
-  int len;
 
   if (!qstore_pg_conn_run (conn, &step, 1, doing, error))
     return FALSE;
@@ -560,16 +633,26 @@ qstore_pg_conn_query_int (QStorePgConn  *conn,
       PQclear (res);
       return FALSE;
     }
-  data = PQgetvalue (res, 0, 0);
-  len = PQgetlength (res, 0, 0);
-  *value = 0;
-  /* Binary: a boolean is one byte, integers are big-endian. */
-  for (int i = 0; i < len; i++)
-    *value = (*value << 8) | (guint8) data[i];
-  if (len == 4)
-    *value = (gint32) *value;
+  *value = qstore_pg_result_int (res, 0, 0);
   PQclear (res);
   return TRUE;
+}
+
+gint64
+qstore_pg_result_int (const PGresult *res,
+                      int             row,
+                      int             column)
+{
+  const guint8 *data = (const guint8 *) PQgetvalue (res, row, column);
+  int len = PQgetlength (res, row, column);
+  gint64 value = 0;
+
+  /* Binary: a boolean is one byte, integers are big-endian. */
+  for (int i = 0; i < len; i++)
+    value = (value << 8) | data[i];
+  if (len == 4)
+    value = (gint32) value;
+  return value;
 }
 
 /* Array parameters */
@@ -583,18 +666,49 @@ append_be32 (GByteArray *array,
   g_byte_array_append (array, (const guint8 *) &be, 4);
 }
 
-GByteArray *
-qstore_pg_array_new (guint n_elements)
+static GByteArray *
+array_new (Oid   type,
+           guint n_elements)
 {
   GByteArray *array = g_byte_array_new ();
 
-  /* One dimension, no NULLs, of bytea; its length and lower bound. */
+  /* One dimension, no NULLs, of @type; its length and lower bound. */
   append_be32 (array, 1);
   append_be32 (array, 0);
-  append_be32 (array, OID_BYTEA);
+  append_be32 (array, type);
   append_be32 (array, n_elements);
   append_be32 (array, 1);
   return array;
+}
+
+GByteArray *
+qstore_pg_array_new (guint n_elements)
+{
+  return array_new (OID_BYTEA, n_elements);
+}
+
+GByteArray *
+qstore_pg_int_array_new (guint n_elements)
+{
+  return array_new (OID_INT4, n_elements);
+}
+
+void
+qstore_pg_int_array_append (GByteArray *array,
+                            gint32      value)
+{
+  append_be32 (array, 4);
+  append_be32 (array, (guint32) value);
+}
+
+void
+qstore_pg_array_set_length (GByteArray *array,
+                            guint       n_elements)
+{
+  guint32 be = GUINT32_TO_BE (n_elements);
+
+  /* After the dimensions, the flags and the element type. */
+  memcpy (array->data + 12, &be, 4);
 }
 
 void

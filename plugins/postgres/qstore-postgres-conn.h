@@ -39,6 +39,14 @@ typedef enum
   QSTORE_PG_STMT_PUT,
   QSTORE_PG_STMT_PUT_NEW,
   QSTORE_PG_STMT_DELETE,
+  /* Stores whose id the writer knows, all in one statement: $1 the store
+   * ids, $2 the keys (and $3 the values), one element per entry */
+  QSTORE_PG_STMT_PUT_BY_ID,
+  QSTORE_PG_STMT_DELETE_BY_ID,
+  /* A write that need not be durable: $1 'off' */
+  QSTORE_PG_STMT_LAZY_COMMIT,
+  /* $1 the channel, $2 the payload */
+  QSTORE_PG_STMT_NOTIFY,
   QSTORE_PG_STMT_DROP_ENTRIES,
   QSTORE_PG_STMT_DROP_STORE,
   QSTORE_PG_STMT_RENAME_STORE,
@@ -67,7 +75,17 @@ typedef struct
   /* Left in a read transaction that nobody needs any more: the next use
    * ends it first, in the same round trip. */
   gboolean         in_read_txn;
+  /* A ROLLBACK sent by qstore_pg_conn_end_read() whose answer the next
+   * use reads first. */
+  gboolean         ending_read;
+  /* The next use begins a read transaction (QSTORE_PG_BEGIN_READ_SQL)
+   * before its statements, in the same round trip. */
+  gboolean         begin_read;
 } QStorePgConn;
+
+/* A read transaction that sees one committed state until it ends: the
+ * state of its first statement. */
+#define QSTORE_PG_BEGIN_READ_SQL "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
 
 /* One statement of a pipeline (see qstore_pg_conn_run()). */
 typedef struct
@@ -99,6 +117,12 @@ gboolean      qstore_pg_conn_check_open (QStorePgConn        *conn,
                                          GError             **error);
 gboolean      qstore_pg_conn_is_broken  (QStorePgConn        *conn);
 
+/* Ends the read transaction @conn is in without waiting for the server:
+ * an idle session in a transaction would hold back the server's cleanup
+ * of old row versions for as long as it stays idle. Called with the lock
+ * held. */
+void          qstore_pg_conn_end_read   (QStorePgConn        *conn);
+
 /* Sends @steps as one pipeline and one sync (one round trip), which the
  * server runs as one transaction unless the steps say otherwise. Fails
  * with the first error; then nothing of it is committed. Called with the
@@ -122,6 +146,11 @@ gboolean      qstore_pg_conn_query_int  (QStorePgConn        *conn,
                                          const char          *doing,
                                          GError             **error);
 
+/* A binary boolean or integer column of a result. */
+gint64        qstore_pg_result_int      (const PGresult      *res,
+                                         int                  row,
+                                         int                  column);
+
 /* Round trips to the server this process made so far, for debugging
  * (the postgres provider's close logs them with g_debug()). */
 guint64       qstore_pg_round_trips     (void);
@@ -143,6 +172,13 @@ GByteArray   *qstore_pg_array_new       (guint                n_elements);
 void          qstore_pg_array_append    (GByteArray          *array,
                                          const guint8        *data,
                                          gsize                len);
+/* An integer[] one; qstore_pg_array_set_length() when the count of
+ * elements is known only at the end. */
+GByteArray   *qstore_pg_int_array_new   (guint                n_elements);
+void          qstore_pg_int_array_append (GByteArray         *array,
+                                          gint32              value);
+void          qstore_pg_array_set_length (GByteArray         *array,
+                                          guint               n_elements);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (QStorePgConn, qstore_pg_conn_unref)
 

@@ -57,6 +57,7 @@ qstore_pg_db_new (const char *conninfo,
   g_mutex_init (&db->pool_lock);
   db->readers = g_ptr_array_new_with_free_func ((GDestroyNotify) qstore_pg_conn_unref);
   db->idle = g_ptr_array_new ();
+  db->unbegun = g_ptr_array_new ();
   return db;
 }
 
@@ -75,6 +76,7 @@ qstore_pg_db_unref (QStorePgDb *db)
   qstore_pg_db_close (db);
   g_clear_pointer (&db->main, qstore_pg_conn_unref);
   g_ptr_array_unref (db->idle);
+  g_ptr_array_unref (db->unbegun);
   g_ptr_array_unref (db->readers);
   g_hash_table_unref (db->known_stores);
   g_hash_table_unref (db->gaps);
@@ -132,18 +134,6 @@ qstore_pg_db_close (QStorePgDb *db)
 #define N_TABLES 2
 #define N_COLUMNS 5
 
-static gint64
-column_int (PGresult *res,
-            int       column)
-{
-  const guint8 *data = (const guint8 *) PQgetvalue (res, 0, column);
-  gint64 value = 0;
-
-  for (int i = 0; i < PQgetlength (res, 0, column); i++)
-    value = (value << 8) | data[i];
-  return value;
-}
-
 static gboolean
 read_shape (QStorePgDb  *db,
             gint64      *has_schema,
@@ -160,9 +150,9 @@ read_shape (QStorePgDb  *db,
 
   if (!qstore_pg_conn_run (db->main, &step, 1, "reading the schema", error))
     return FALSE;
-  *has_schema = column_int (res, 0);
-  *n_tables = column_int (res, 1);
-  *n_columns = column_int (res, 2);
+  *has_schema = qstore_pg_result_int (res, 0, 0);
+  *n_tables = qstore_pg_result_int (res, 0, 1);
+  *n_columns = qstore_pg_result_int (res, 0, 2);
   PQclear (res);
   return TRUE;
 }
@@ -242,9 +232,10 @@ qstore_pg_db_open (QStorePgDb  *db,
         return FALSE;
     }
 
-  /* Commits are durable only when asked (see qstore_pg_write()). */
+  /* Commits are durable unless a write says otherwise (see
+   * qstore_pg_write()), whatever the server's default. */
   if (!db->read_only &&
-      !qstore_pg_conn_exec (db->main, "SET synchronous_commit = off",
+      !qstore_pg_conn_exec (db->main, "SET synchronous_commit = on",
                             "setting the durability", error))
     return FALSE;
   return qstore_pg_conn_prepare (db->main, db->schema, !db->read_only, error) &&
@@ -263,8 +254,9 @@ qstore_pg_db_load_stores (QStorePgDb  *db,
   if (!qstore_pg_conn_run (db->main, &step, 1, "listing the stores", error))
     return FALSE;
   for (int i = 0; i < PQntuples (res); i++)
-    g_hash_table_add (db->known_stores,
-                      g_strndup (PQgetvalue (res, i, 0), PQgetlength (res, i, 0)));
+    g_hash_table_insert (db->known_stores,
+                         g_strndup (PQgetvalue (res, i, 1), PQgetlength (res, i, 1)),
+                         GINT_TO_POINTER (qstore_pg_result_int (res, i, 0)));
   PQclear (res);
   db->stores_complete = TRUE;
   return TRUE;
@@ -337,6 +329,53 @@ qstore_pg_db_forget_idle_readers (QStorePgDb *db)
   for (guint i = 0; i < db->idle->len; i++)
     g_ptr_array_remove_fast (db->readers, db->idle->pdata[i]);
   g_ptr_array_set_size (db->idle, 0);
+  g_mutex_unlock (&db->pool_lock);
+}
+
+/* Snapshots begun with their first read */
+
+void
+qstore_pg_db_defer_snapshot (QStorePgDb   *db,
+                             QStorePgConn *conn)
+{
+  g_mutex_lock (&conn->lock);
+  conn->begin_read = TRUE;
+  g_mutex_unlock (&conn->lock);
+  g_mutex_lock (&db->pool_lock);
+  g_ptr_array_add (db->unbegun, conn);
+  g_mutex_unlock (&db->pool_lock);
+}
+
+void
+qstore_pg_db_forget_snapshot (QStorePgDb   *db,
+                              QStorePgConn *conn)
+{
+  g_mutex_lock (&db->pool_lock);
+  g_ptr_array_remove_fast (db->unbegun, conn);
+  g_mutex_unlock (&db->pool_lock);
+}
+
+void
+qstore_pg_db_begin_snapshots (QStorePgDb *db)
+{
+  g_mutex_lock (&db->pool_lock);
+  for (guint i = 0; i < db->unbegun->len; i++)
+    {
+      QStorePgConn *conn = db->unbegun->pdata[i];
+      QStorePgStep step = { .sql = "SELECT 1" };
+
+      /* A snapshot that read once has begun. */
+      g_mutex_lock (&conn->lock);
+      if (conn->begin_read &&
+          !qstore_pg_conn_run (conn, &step, 1, "beginning a snapshot", NULL))
+        {
+          /* Its state is lost: its reads fail rather than see the write. */
+          g_debug ("%s: a snapshot could not begin before a write", db->what);
+          qstore_pg_conn_close (conn);
+        }
+      g_mutex_unlock (&conn->lock);
+    }
+  g_ptr_array_set_size (db->unbegun, 0);
   g_mutex_unlock (&db->pool_lock);
 }
 

@@ -25,7 +25,8 @@ typedef struct
    * connection plain reads go through. The fields below it are guarded by
    * its lock. */
   QStorePgConn    *main;
-  GHashTable      *known_stores;  /* names known to have a row in `stores` */
+  /* Names known to have a row in `stores`, to its id (GINT_TO_POINTER) */
+  GHashTable      *known_stores;
   /* @known_stores holds every store: the one writer loaded them, and
    * made every store since. */
   gboolean         stores_complete;
@@ -37,6 +38,9 @@ typedef struct
   GMutex           pool_lock;
   GPtrArray       *readers;       /* every open reader connection */
   GPtrArray       *idle;          /* the readers nobody uses */
+  /* Readers of snapshots that may not have begun their read transaction
+   * yet (see qstore_pg_db_begin_snapshots()) */
+  GPtrArray       *unbegun;
   gboolean         closed;
 } QStorePgDb;
 
@@ -65,6 +69,17 @@ void          qstore_pg_db_release_reader (QStorePgDb       *db,
 /* Closes the readers nobody uses: after the server went away, they may
  * be broken without knowing it yet. */
 void          qstore_pg_db_forget_idle_readers (QStorePgDb  *db);
+
+/* A writable location's snapshot begins its read transaction with its
+ * first read, in the same round trip. The one writer begins every such
+ * transaction not begun yet before it writes, so a snapshot still sees
+ * the state of its creation. */
+void          qstore_pg_db_defer_snapshot (QStorePgDb       *db,
+                                           QStorePgConn     *conn);
+void          qstore_pg_db_forget_snapshot (QStorePgDb      *db,
+                                            QStorePgConn    *conn);
+/* Called with the main lock held. */
+void          qstore_pg_db_begin_snapshots (QStorePgDb      *db);
 
 GBytes       *qstore_pg_db_get            (QStorePgDb       *db,
                                            QStorePgConn     *conn,

@@ -9,10 +9,6 @@
 
 #include "qstore-postgres-store.h"
 
-/* A read transaction that sees one committed state until it ends. Sent
- * with the first statement that reads, in the same round trip. */
-#define BEGIN_READ_SQL "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
-
 static QStoreIter *iter_new (QStorePgDb          *db,
                              QStorePgSnapshot    *snapshot,
                              const char          *name,
@@ -146,17 +142,24 @@ qstore_pg_snapshot_new (QStorePgDb  *db,
 {
   QStorePgSnapshot *self;
   QStorePgConn *conn;
-  QStorePgStep steps[2] = { { .sql = BEGIN_READ_SQL }, { .sql = "SELECT 1" } };
-  gboolean ok;
+  QStorePgStep step = { .sql = "SELECT 1" };
+  gboolean ok = TRUE;
 
   if (!(conn = qstore_pg_db_acquire_reader (db, error)))
     return NULL;
-  /* The state is the one of the first statement after BEGIN. */
-  g_mutex_lock (&conn->lock);
-  ok = qstore_pg_conn_run (conn, steps, G_N_ELEMENTS (steps), "beginning a snapshot", error);
-  if (!ok)
-    conn->in_read_txn = TRUE;
-  g_mutex_unlock (&conn->lock);
+  /* Read-only, writes of other processes may come before the first read:
+   * the state is fixed now, by a statement after BEGIN. */
+  if (db->read_only)
+    {
+      g_mutex_lock (&conn->lock);
+      conn->begin_read = TRUE;
+      ok = qstore_pg_conn_run (conn, &step, 1, "beginning a snapshot", error);
+      if (!ok)
+        conn->in_read_txn = TRUE;
+      g_mutex_unlock (&conn->lock);
+    }
+  else
+    qstore_pg_db_defer_snapshot (db, conn);
   if (!ok)
     {
       qstore_pg_db_release_reader (db, conn);
@@ -222,9 +225,11 @@ qstore_pg_snapshot_finalize (GObject *object)
   QStorePgSnapshot *self = QSTORE_PG_SNAPSHOT (object);
 
   /* Its iterators hold a reference, so none is left: the connection goes
-   * back to the pool, and its next use ends the read transaction. */
+   * back to the pool once its read transaction is ended. */
+  if (!self->db->read_only)
+    qstore_pg_db_forget_snapshot (self->db, self->conn);
   g_mutex_lock (&self->conn->lock);
-  self->conn->in_read_txn = TRUE;
+  qstore_pg_conn_end_read (self->conn);
   g_clear_pointer (&self->lookup, PQclear);
   g_mutex_unlock (&self->conn->lock);
   qstore_pg_db_release_reader (self->db, self->conn);
@@ -272,6 +277,8 @@ struct _QStorePgIter
   QStorePgDb        *db;
   QStorePgSnapshot  *snapshot;     /* set for snapshot iterators */
   QStorePgConn      *conn;         /* the snapshot's, or leased; NULL once given back */
+  gboolean           in_txn;       /* the leased connection is in a read transaction */
+  gboolean           on_main;      /* @conn is the writer's, for a first page */
   char              *name;
   gboolean           reverse;
   const guint8      *lower;        /* in the iterator's own copy of the bounds */
@@ -289,8 +296,7 @@ struct _QStorePgIter
 G_DEFINE_DYNAMIC_TYPE_EXTENDED (QStorePgIter, qstore_pg_iter,
                                 QSTORE_TYPE_ITER, G_TYPE_FLAG_FINAL, {})
 
-/* Lets go of a leased connection; its next user ends the read
- * transaction. */
+/* Lets go of a leased connection, ending its read transaction. */
 static void
 iter_give_back (QStorePgIter *self)
 {
@@ -298,21 +304,25 @@ iter_give_back (QStorePgIter *self)
 
   if (conn == NULL)
     return;
-  if (self->snapshot != NULL)
+  if (self->snapshot != NULL || self->on_main)
     {
       qstore_pg_conn_unref (conn);
       return;
     }
-  g_mutex_lock (&conn->lock);
-  conn->in_read_txn = TRUE;
-  g_mutex_unlock (&conn->lock);
+  if (self->in_txn)
+    {
+      g_mutex_lock (&conn->lock);
+      qstore_pg_conn_end_read (conn);
+      g_mutex_unlock (&conn->lock);
+    }
   qstore_pg_db_release_reader (self->db, conn);
 }
 
 /* Reads the next page: the first when @self->page is NULL, else the one
- * after its last row. */
+ * after its last row; @begin: in a read transaction begun with it. */
 static gboolean
 iter_fetch (QStorePgIter  *self,
+            gboolean       begin,
             GError       **error)
 {
   gboolean first = self->page == NULL;
@@ -320,8 +330,7 @@ iter_fetch (QStorePgIter  *self,
   guint32 rows_be;
   const char *values[4];
   int lengths[4];
-  QStorePgStep steps[2] = { { .sql = BEGIN_READ_SQL }, { 0 } };
-  QStorePgStep *step = &steps[1];
+  QStorePgStep step = { 0 };
   PGresult *res = NULL;
   const char *from;
   int from_len;
@@ -355,18 +364,18 @@ iter_fetch (QStorePgIter  *self,
       lengths[n++] = self->lower != NULL ? (int) self->lower_len : 0;
       if (!first)
         {
-          step->stmt = QSTORE_PG_STMT_SCAN_REVERSE_NEXT;
+          step.stmt = QSTORE_PG_STMT_SCAN_REVERSE_NEXT;
           values[n] = from;
           lengths[n++] = from_len;
         }
       else if (self->upper != NULL)
         {
-          step->stmt = QSTORE_PG_STMT_SCAN_REVERSE_FIRST_UPPER;
+          step.stmt = QSTORE_PG_STMT_SCAN_REVERSE_FIRST_UPPER;
           values[n] = (const char *) self->upper;
           lengths[n++] = (int) self->upper_len;
         }
       else
-        step->stmt = QSTORE_PG_STMT_SCAN_REVERSE_FIRST;
+        step.stmt = QSTORE_PG_STMT_SCAN_REVERSE_FIRST;
     }
   else
     {
@@ -377,24 +386,25 @@ iter_fetch (QStorePgIter  *self,
           values[n] = (const char *) self->upper;
           lengths[n++] = (int) self->upper_len;
         }
-      step->stmt = first ? (self->upper ? QSTORE_PG_STMT_SCAN_FIRST_UPPER
+      step.stmt = first ? (self->upper ? QSTORE_PG_STMT_SCAN_FIRST_UPPER
                                         : QSTORE_PG_STMT_SCAN_FIRST)
                          : (self->upper ? QSTORE_PG_STMT_SCAN_NEXT_UPPER
                                         : QSTORE_PG_STMT_SCAN_NEXT);
     }
   values[n] = (const char *) &rows_be;
   lengths[n++] = 4;
-  step->n_params = n;
-  step->values = values;
-  step->lengths = lengths;
-  step->result = &res;
+  step.n_params = n;
+  step.values = values;
+  step.lengths = lengths;
+  step.result = &res;
 
   g_mutex_lock (&self->conn->lock);
-  /* A leased connection begins its read transaction with the first page. */
-  if (first && self->snapshot == NULL)
-    ok = qstore_pg_conn_run (self->conn, steps, 2, "reading a range", error);
-  else
-    ok = qstore_pg_conn_run (self->conn, step, 1, "reading a range", error);
+  if (begin)
+    {
+      self->conn->begin_read = TRUE;
+      self->in_txn = TRUE;
+    }
+  ok = qstore_pg_conn_run (self->conn, &step, 1, "reading a range", error);
   g_mutex_unlock (&self->conn->lock);
   if (!ok)
     return FALSE;
@@ -440,18 +450,40 @@ iter_new (QStorePgDb          *db,
       self->snapshot = g_object_ref (snapshot);
       self->conn = qstore_pg_conn_ref (snapshot->conn);
     }
+  else if (!db->read_only)
+    {
+      self->conn = qstore_pg_conn_ref (db->main);
+      self->on_main = TRUE;
+    }
   else if (!(self->conn = qstore_pg_db_acquire_reader (db, error)))
     return NULL;
 
   /* The first page now: outside a snapshot, this fixes the state the
-   * iterator sees to that of its creation. */
+   * iterator sees to that of its creation. A range that fits in it needs
+   * no transaction: a statement sees one state, so the writer's session
+   * reads it, as it reads keys, and no pooled one is woken. A longer one
+   * is read again from its start on a pooled session, in a read
+   * transaction that the next pages share; nothing was handed out yet,
+   * so that is still the state of the iterator's creation. */
   if (self->budget == 0)
     {
       self->last_page = TRUE;
       iter_give_back (self);
     }
-  else if (!iter_fetch (self, error))
+  else if (!iter_fetch (self, FALSE, error))
     return NULL;
+  else if (snapshot == NULL && !self->last_page)
+    {
+      iter_give_back (self);
+      self->on_main = FALSE;
+      if (!(self->conn = qstore_pg_db_acquire_reader (db, error)))
+        return NULL;
+      g_clear_pointer (&self->page, PQclear);
+      self->budget = qstore_bounds_get_limit (bounds, &limit) ? MAX (limit, 0) + 1 : -1;
+      self->page_rows = FIRST_PAGE_ROWS;
+      if (!iter_fetch (self, TRUE, error))
+        return NULL;
+    }
   return QSTORE_ITER (g_steal_pointer (&self));
 }
 
@@ -479,7 +511,7 @@ qstore_pg_iter_advance (QStoreIter  *iter,
       self->row = PQntuples (self->page);
       return FALSE;
     }
-  if (!iter_fetch (self, error))
+  if (!iter_fetch (self, FALSE, error))
     {
       iter_give_back (self);
       return FALSE;

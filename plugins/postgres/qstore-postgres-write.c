@@ -26,19 +26,34 @@ typedef struct
 
 typedef struct
 {
-  GArray    *steps;    /* QStorePgStep */
-  GPtrArray *keep;     /* what the steps point to */
-  GPtrArray *created;  /* names whose row the write creates */
-  guint64    tx_id;    /* the last change-log entry put, or 0 */
+  GArray     *steps;    /* QStorePgStep */
+  GPtrArray  *keep;     /* what the steps point to */
+  GPtrArray  *created;  /* names whose row the write creates */
+  GPtrArray  *made;     /* their rows' ids: a PGresult ** each */
+  guint64     tx_id;    /* the last change-log entry put, or 0 */
+
+  /* The entries of every store whose id the writer knows, sent as one
+   * statement for the puts and one for the deletes: a commit costs the
+   * server two statements however many stores it touches. */
+  GByteArray *put_ids, *put_keys, *put_values;
+  GByteArray *del_ids, *del_keys;
+  guint       n_puts, n_dels;
 } Plan;
 
 static void
 plan_init (Plan *plan)
 {
-  plan->tx_id = 0;
+  memset (plan, 0, sizeof *plan);
   plan->steps = g_array_new (FALSE, TRUE, sizeof (QStorePgStep));
   plan->keep = g_ptr_array_new_with_free_func (g_free);
   plan->created = g_ptr_array_new ();
+  plan->made = g_ptr_array_new ();
+  /* The counts are written once known. */
+  plan->put_ids = qstore_pg_int_array_new (0);
+  plan->put_keys = qstore_pg_array_new (0);
+  plan->put_values = qstore_pg_array_new (0);
+  plan->del_ids = qstore_pg_int_array_new (0);
+  plan->del_keys = qstore_pg_array_new (0);
 }
 
 static void
@@ -47,6 +62,12 @@ plan_clear (Plan *plan)
   g_array_unref (plan->steps);
   g_ptr_array_unref (plan->keep);
   g_ptr_array_unref (plan->created);
+  g_ptr_array_unref (plan->made);
+  g_clear_pointer (&plan->put_ids, g_byte_array_unref);
+  g_clear_pointer (&plan->put_keys, g_byte_array_unref);
+  g_clear_pointer (&plan->put_values, g_byte_array_unref);
+  g_clear_pointer (&plan->del_ids, g_byte_array_unref);
+  g_clear_pointer (&plan->del_keys, g_byte_array_unref);
 }
 
 /* The array's bytes are kept with the plan. */
@@ -63,31 +84,34 @@ keep_array (Plan       *plan,
   return data;
 }
 
-static void
+/* A step of @stmt: @text (a name, or NULL), then the arrays given. */
+static QStorePgStep *
 add_step (Plan         *plan,
           QStorePgStmt  stmt,
-          const char   *name,
+          const char   *text,
           GByteArray   *first,
-          GByteArray   *second)
+          GByteArray   *second,
+          GByteArray   *third)
 {
   Params *params = g_new0 (Params, 1);
   QStorePgStep step = { .stmt = stmt, .values = params->values, .lengths = params->lengths };
+  GByteArray *arrays[3] = { first, second, third };
 
-  params->values[0] = name;
-  params->lengths[0] = (int) strlen (name);
-  step.n_params = 1;
-  if (first != NULL)
+  if (text != NULL)
     {
-      params->values[1] = keep_array (plan, first, &params->lengths[1]);
-      step.n_params = 2;
+      params->values[0] = text;
+      params->lengths[0] = (int) strlen (text);
+      step.n_params = 1;
     }
-  if (second != NULL)
+  for (guint i = 0; i < G_N_ELEMENTS (arrays) && arrays[i] != NULL; i++)
     {
-      params->values[2] = keep_array (plan, second, &params->lengths[2]);
-      step.n_params = 3;
+      params->values[step.n_params] = keep_array (plan, arrays[i],
+                                                  &params->lengths[step.n_params]);
+      step.n_params++;
     }
   g_ptr_array_add (plan->keep, params);
   g_array_append_val (plan->steps, step);
+  return &g_array_index (plan->steps, QStorePgStep, plan->steps->len - 1);
 }
 
 /* A change-log key is the transaction id, 8 bytes big-endian. */
@@ -104,21 +128,23 @@ log_tx_id (const guint8 *key,
   return tx_id;
 }
 
-/* Adds the steps of the @n ops of @ops, all on one store, in order. Called with the main
- * lock held. */
+/* Adds the steps of the @n ops of @ops, all on store @name, in order.
+ * Called with the main lock held. */
 static gboolean
 plan_run (QStorePgDb           *db,
           Plan                 *plan,
+          const char           *name,
           const QStoreWriteOp **ops,
           gsize                 n,
           GError              **error)
 {
-  const char *name = qstore_kv_get_name (ops[0]->store);
   g_autoptr(GHashTable) last = NULL;
-  GByteArray *put_keys, *put_values, *del_keys;
+  GByteArray *put_keys = NULL, *put_values = NULL, *del_keys = NULL;
   guint n_puts = 0, n_dels = 0;
   gboolean is_new = FALSE;
   gboolean is_log = g_str_equal (name, QSTORE_CHANGE_LOG_STORE_NAME);
+  gpointer id = NULL;
+  gboolean by_id;
 
   for (gsize i = 0; i < n; i++)
     if (!_qstore_fault_check (QSTORE_FAULT_WRITE_OP, error))
@@ -149,9 +175,15 @@ plan_run (QStorePgDb           *db,
         n_dels++;
     }
 
-  put_keys = n_puts ? qstore_pg_array_new (n_puts) : NULL;
-  put_values = n_puts ? qstore_pg_array_new (n_puts) : NULL;
-  del_keys = n_dels ? qstore_pg_array_new (n_dels) : NULL;
+  /* A store whose id is known goes into the shared statements; any other
+   * by its name, in statements of its own. */
+  by_id = g_hash_table_lookup_extended (db->known_stores, name, NULL, &id);
+  if (!by_id)
+    {
+      put_keys = n_puts ? qstore_pg_array_new (n_puts) : NULL;
+      put_values = n_puts ? qstore_pg_array_new (n_puts) : NULL;
+      del_keys = n_dels ? qstore_pg_array_new (n_dels) : NULL;
+    }
   for (gsize i = 0; i < n; i++)
     {
       if (last != NULL)
@@ -163,32 +195,50 @@ plan_run (QStorePgDb           *db,
         }
       if (ops[i]->kind == QSTORE_WRITE_OP_PUT)
         {
-          qstore_pg_array_append (put_keys, ops[i]->key, ops[i]->key_len);
-          qstore_pg_array_append (put_values, ops[i]->value, ops[i]->value_len);
+          if (by_id)
+            qstore_pg_int_array_append (plan->put_ids, GPOINTER_TO_INT (id));
+          qstore_pg_array_append (by_id ? plan->put_keys : put_keys,
+                                  ops[i]->key, ops[i]->key_len);
+          qstore_pg_array_append (by_id ? plan->put_values : put_values,
+                                  ops[i]->value, ops[i]->value_len);
           if (is_log)
             plan->tx_id = MAX (plan->tx_id, log_tx_id (ops[i]->key, ops[i]->key_len));
         }
       else
-        qstore_pg_array_append (del_keys, ops[i]->key, ops[i]->key_len);
+        {
+          if (by_id)
+            qstore_pg_int_array_append (plan->del_ids, GPOINTER_TO_INT (id));
+          qstore_pg_array_append (by_id ? plan->del_keys : del_keys,
+                                  ops[i]->key, ops[i]->key_len);
+        }
+    }
+  if (by_id)
+    {
+      plan->n_puts += n_puts;
+      plan->n_dels += n_dels;
+      return TRUE;
     }
 
   /* The store's row comes with its first put. As the one writer knows
    * every store, one it does not know is new: it holds no key, so its
    * puts need no conflict handling and there is nothing to delete. */
-  if (n_puts > 0 && !g_hash_table_contains (db->known_stores, name) &&
-      !g_ptr_array_find_with_equal_func (plan->created, name, g_str_equal, NULL))
+  if (n_puts > 0)
     {
-      add_step (plan, QSTORE_PG_STMT_CREATE_STORE, name, NULL, NULL);
+      PGresult **made = g_new0 (PGresult *, 1);
+
+      add_step (plan, QSTORE_PG_STMT_CREATE_STORE, name, NULL, NULL, NULL)->result = made;
+      g_ptr_array_add (plan->keep, made);
       g_ptr_array_add (plan->created, (gpointer) name);
+      g_ptr_array_add (plan->made, made);
       is_new = db->stores_complete;
     }
   if (del_keys != NULL && !is_new)
-    add_step (plan, QSTORE_PG_STMT_DELETE, name, del_keys, NULL);
+    add_step (plan, QSTORE_PG_STMT_DELETE, name, del_keys, NULL, NULL);
   else if (del_keys != NULL)
     g_byte_array_unref (del_keys);
   if (put_keys != NULL)
     add_step (plan, is_new ? QSTORE_PG_STMT_PUT_NEW : QSTORE_PG_STMT_PUT, name,
-              put_keys, put_values);
+              put_keys, put_values, NULL);
   return TRUE;
 }
 
@@ -202,7 +252,7 @@ plan_notify (QStorePgDb *db,
   char *channel = qstore_pg_notify_channel (db->schema);
   char *payload = g_strdup_printf ("%" G_GUINT64_FORMAT, plan->tx_id);
   QStorePgStep step = {
-    .sql = "SELECT pg_notify ($1::text, $2::text)", .n_params = 2,
+    .stmt = QSTORE_PG_STMT_NOTIFY, .n_params = 2,
     .values = params->values, .lengths = params->lengths,
   };
 
@@ -223,20 +273,21 @@ plan_ops (QStorePgDb           *db,
           gsize                 n_ops,
           GError              **error)
 {
-  g_autoptr(GHashTable) by_store = g_hash_table_new (NULL, NULL);
+  g_autoptr(GHashTable) by_store = g_hash_table_new (g_str_hash, g_str_equal);
   g_autoptr(GPtrArray) runs = g_ptr_array_new_with_free_func ((GDestroyNotify) g_ptr_array_unref);
 
   /* Stores are independent and an op's order matters only among the ops
-   * of its store: one run per store, however the ops interleave, keeps
-   * the statements few. */
+   * of its store: one run per store name (handles of one store are one
+   * store), however the ops interleave, keeps the statements few. */
   for (gsize i = 0; i < n_ops; i++)
     {
-      GPtrArray *run = g_hash_table_lookup (by_store, ops[i].store);
+      const char *name = qstore_kv_get_name (ops[i].store);
+      GPtrArray *run = g_hash_table_lookup (by_store, name);
 
       if (run == NULL)
         {
           run = g_ptr_array_new ();
-          g_hash_table_insert (by_store, ops[i].store, run);
+          g_hash_table_insert (by_store, (gpointer) name, run);
           g_ptr_array_add (runs, run);
         }
       g_ptr_array_add (run, (gpointer) &ops[i]);
@@ -244,9 +295,29 @@ plan_ops (QStorePgDb           *db,
   for (guint i = 0; i < runs->len; i++)
     {
       GPtrArray *run = runs->pdata[i];
+      const QStoreWriteOp *first = run->pdata[0];
 
-      if (!plan_run (db, plan, (const QStoreWriteOp **) run->pdata, run->len, error))
+      if (!plan_run (db, plan, qstore_kv_get_name (first->store),
+                     (const QStoreWriteOp **) run->pdata, run->len, error))
         return FALSE;
+    }
+
+  /* Deletes first: a key is in one of them at most, so the order only
+   * matters for the statement count. */
+  if (plan->n_dels > 0)
+    {
+      qstore_pg_array_set_length (plan->del_ids, plan->n_dels);
+      qstore_pg_array_set_length (plan->del_keys, plan->n_dels);
+      add_step (plan, QSTORE_PG_STMT_DELETE_BY_ID, NULL, g_steal_pointer (&plan->del_ids),
+                g_steal_pointer (&plan->del_keys), NULL);
+    }
+  if (plan->n_puts > 0)
+    {
+      qstore_pg_array_set_length (plan->put_ids, plan->n_puts);
+      qstore_pg_array_set_length (plan->put_keys, plan->n_puts);
+      qstore_pg_array_set_length (plan->put_values, plan->n_puts);
+      add_step (plan, QSTORE_PG_STMT_PUT_BY_ID, NULL, g_steal_pointer (&plan->put_ids),
+                g_steal_pointer (&plan->put_keys), g_steal_pointer (&plan->put_values));
     }
   if (plan->tx_id > 0)
     plan_notify (db, plan);
@@ -262,12 +333,9 @@ plan_sql (Plan       *plan,
   g_array_append_val (plan->steps, step);
 }
 
-/* synchronous_commit is off for the writer's session; a durable commit
- * turns it on for its own transaction. */
-#define SYNC_ON_SQL "SELECT set_config ('synchronous_commit', 'on', true)"
-
 /* What the write put is no longer in a gap; after a failure, which may
- * have committed after all (the answer lost), no gap is sure. */
+ * have committed after all (the answer lost), no gap is sure, nor that a
+ * store the writer does not know is empty. */
 static void
 update_gaps (QStorePgDb           *db,
              const QStoreWriteOp  *ops,
@@ -277,6 +345,7 @@ update_gaps (QStorePgDb           *db,
   if (!ok)
     {
       g_hash_table_remove_all (db->gaps);
+      db->stores_complete = FALSE;
       return;
     }
   for (gsize i = 0; i < n_ops; i++)
@@ -294,8 +363,16 @@ run_plan (QStorePgDb  *db,
   if (!qstore_pg_conn_run (db->main, (QStorePgStep *) plan->steps->data, plan->steps->len,
                            doing, error))
     return FALSE;
+  /* The new rows' ids, for the next writes' shared statements. */
   for (guint i = 0; i < plan->created->len; i++)
-    g_hash_table_add (db->known_stores, g_strdup (plan->created->pdata[i]));
+    {
+      PGresult **made = plan->made->pdata[i];
+
+      if (PQntuples (*made) == 1)
+        g_hash_table_insert (db->known_stores, g_strdup (plan->created->pdata[i]),
+                             GINT_TO_POINTER (qstore_pg_result_int (*made, 0, 0)));
+      g_clear_pointer (made, PQclear);
+    }
   return TRUE;
 }
 
@@ -308,15 +385,27 @@ qstore_pg_write (QStorePgDb           *db,
 {
   Plan plan;
   gboolean ok = FALSE;
+  const char *off = "off";
 
   plan_init (&plan);
   g_mutex_lock (&db->main->lock);
-  if (sync)
-    plan_sql (&plan, SYNC_ON_SQL);
+  qstore_pg_db_begin_snapshots (db);
+  /* synchronous_commit is on for the writer's session (the coordinator's
+   * commits are all durable); a write that need not be turns it off for
+   * its own transaction. */
+  if (!sync)
+    {
+      QStorePgStep step = { .stmt = QSTORE_PG_STMT_LAZY_COMMIT, .n_params = 1 };
+      static const int off_len = 3;
+
+      step.values = &off;
+      step.lengths = &off_len;
+      g_array_append_val (plan.steps, step);
+    }
   if (qstore_pg_conn_check_open (db->main, error) &&
       plan_ops (db, &plan, ops, n_ops, error))
     {
-      ok = plan.steps->len == 0 || run_plan (db, &plan, "writing", error);
+      ok = plan.steps->len <= (sync ? 0 : 1) || run_plan (db, &plan, "writing", error);
       update_gaps (db, ops, n_ops, ok);
     }
   g_mutex_unlock (&db->main->lock);
@@ -400,6 +489,7 @@ qstore_pg_restructure (QStorePgDb           *db,
 
   plan_init (&plan);
   g_mutex_lock (&db->main->lock);
+  qstore_pg_db_begin_snapshots (db);
   /* Names now map to other rows: until the stores are listed again, none
    * is taken for new. */
   g_hash_table_remove_all (db->known_stores);
@@ -408,7 +498,6 @@ qstore_pg_restructure (QStorePgDb           *db,
   if (qstore_pg_conn_check_open (db->main, error) &&
       qstore_pg_conn_exec (db->main, "BEGIN", "restructuring the stores", error))
     {
-      plan_sql (&plan, SYNC_ON_SQL);
       ok = restructure_stores (db, drop, rename_from, rename_to, error) &&
            plan_ops (db, &plan, ops, n_ops, error);
       if (ok)

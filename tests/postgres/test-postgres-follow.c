@@ -23,6 +23,8 @@
 /* How long a test waits for what it expects before it fails. */
 #define WAIT_MS 10000
 #define N_COMMITS 40
+/* The schema's leaf: quotes, a semicolon, non-ASCII. */
+#define LEAF "fol\"low'; DROP SCHEMA x;--ü"
 
 typedef struct
 {
@@ -85,7 +87,7 @@ fixture_set_up (Fixture       *f,
 
   f->dir = test_make_tmp_dir ("qstore-pg-follow-XXXXXX");
   /* The schema: the directory's name and this leaf. */
-  f->uri = test_provider_uri (f->dir, "fol\"low'; DROP SCHEMA x;--ü");
+  f->uri = test_provider_uri (f->dir, LEAF);
   f->db = test_open_database (f->uri, QSTORE_OPEN_NONE);
   test_exec (f->db, "CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)");
   test_exec (f->db, "PRAGMA qstore.change_log = 10000");
@@ -348,6 +350,96 @@ test_spoofed (Fixture       *f,
   assert_told (f, first, last_tx (f));
 }
 
+/* The notifications our own client got within @ms, or once @n came:
+ * their payloads. */
+static GPtrArray *
+notifications (Fixture *f,
+               guint    n,
+               guint    ms)
+{
+  GPtrArray *payloads = g_ptr_array_new_with_free_func (g_free);
+  gint64 deadline = g_get_monotonic_time () + ms * G_TIME_SPAN_MILLISECOND;
+
+  while (payloads->len < n && g_get_monotonic_time () < deadline)
+    {
+      PGnotify *notify;
+
+      /* The follower's own session must keep up meanwhile. */
+      g_main_context_iteration (NULL, FALSE);
+      g_assert_cmpint (PQconsumeInput (f->pg), ==, 1);
+      while ((notify = PQnotifies (f->pg)) != NULL)
+        {
+          g_ptr_array_add (payloads, g_strdup (notify->extra));
+          PQfreemem (notify);
+        }
+      g_usleep (2000);
+    }
+  return payloads;
+}
+
+/* A transaction rolled back, or whose commit the server refused after
+ * its pg_notify ran, is told to no one listening; the next commit is. */
+static void
+test_no_notify_without_commit (Fixture       *f,
+                               gconstpointer  data)
+{
+  g_autofree char *channel = listened_channel (f);
+  g_autofree char *base = g_path_get_basename (f->dir);
+  g_autofree char *schema = g_strdup_printf ("%s_%s", base, LEAF);
+  char *quoted = PQescapeIdentifier (f->pg, schema, strlen (schema));
+  g_autofree char *listen = g_strdup_printf ("LISTEN %s", channel);
+  g_autofree char *flag = g_strdup_printf ("CREATE TABLE %s.refuse (why text)", quoted);
+  g_autofree char *function = NULL;
+  g_autofree char *trigger = NULL;
+  g_autofree char *refuse = g_strdup_printf ("INSERT INTO %s.refuse VALUES ('test')", quoted);
+  g_autofree char *allow = g_strdup_printf ("DELETE FROM %s.refuse", quoted);
+  g_autofree char *expected = NULL;
+  g_autoptr(GPtrArray) got = NULL;
+  g_autoptr(GError) error = NULL;
+
+  /* Fires at COMMIT, after the transaction's pg_notify ran. */
+  function = g_strdup_printf ("CREATE FUNCTION %s.refuse_commit () RETURNS trigger "
+                              "LANGUAGE plpgsql AS $$ BEGIN "
+                              "IF EXISTS (SELECT 1 FROM %s.refuse) THEN "
+                              "RAISE EXCEPTION 'commit refused by the test'; END IF; "
+                              "RETURN NULL; END $$", quoted, quoted);
+  trigger = g_strdup_printf ("CREATE CONSTRAINT TRIGGER refuse AFTER INSERT OR UPDATE "
+                             "ON %s.kv DEFERRABLE INITIALLY DEFERRED FOR EACH ROW "
+                             "EXECUTE FUNCTION %s.refuse_commit ()", quoted, quoted);
+  PQfreemem (quoted);
+  sql (f, flag);
+  sql (f, function);
+  sql (f, trigger);
+  sql (f, listen);
+
+  /* Rolled back: nothing reaches the server, nothing is told. */
+  test_exec (f->db, "BEGIN");
+  insert (f, 1);
+  test_exec (f->db, "ROLLBACK");
+  got = notifications (f, 1, 300);
+  g_assert_cmpuint (got->len, ==, 0);
+  g_clear_pointer (&got, g_ptr_array_unref);
+
+  /* Refused at commit: the write fails, saying why, and is not told. */
+  sql (f, refuse);
+  g_assert_false (qstore_database_exec (f->db, "INSERT INTO t VALUES (2, 'refused')", &error));
+  g_assert_nonnull (error);
+  g_test_message ("refused commit: %s", error->message);
+  g_assert_nonnull (strstr (error->message, "commit refused by the test"));
+  g_assert_nonnull (strstr (error->message, "SQLSTATE P0001"));
+  got = notifications (f, 1, 300);
+  g_assert_cmpuint (got->len, ==, 0);
+  g_clear_pointer (&got, g_ptr_array_unref);
+
+  /* The next real commit is told, with its transaction id. */
+  sql (f, allow);
+  insert (f, 3);
+  got = notifications (f, 1, WAIT_MS);
+  g_assert_cmpuint (got->len, ==, 1);
+  expected = g_strdup_printf ("%" G_GUINT64_FORMAT, last_tx (f));
+  g_assert_cmpstr (got->pdata[0], ==, expected);
+}
+
 int
 main (int    argc,
       char **argv)
@@ -365,6 +457,8 @@ main (int    argc,
               fixture_set_up, test_listener_terminated, fixture_tear_down);
   g_test_add ("/postgres/follow/spoofed", Fixture, NULL,
               fixture_set_up, test_spoofed, fixture_tear_down);
+  g_test_add ("/postgres/follow/no-notify-without-commit", Fixture, NULL,
+              fixture_set_up, test_no_notify_without_commit, fixture_tear_down);
   g_test_add ("/postgres/follow/server-restart", Fixture, NULL,
               fixture_set_up, test_server_restart, fixture_tear_down);
   return g_test_run ();

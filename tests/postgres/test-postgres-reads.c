@@ -1,0 +1,92 @@
+/* test-postgres-reads.c: the state a postgres iterator sees
+ *
+ * Runs under with-postgres.sh. An iterator outside a snapshot reads a
+ * range that fits in its first page with one statement and no
+ * transaction; a longer range is read again in a read transaction that
+ * its next pages share. Either way it sees the state of its creation,
+ * whatever the writer does meanwhile.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include <string.h>
+
+#include "qstore-test-util.h"
+
+static void
+put_key (QStoreKV   *kv,
+         const char *key)
+{
+  g_autoptr(GError) error = NULL;
+
+  g_assert_true (qstore_kv_put (kv, (const guint8 *) key, strlen (key),
+                                (const guint8 *) "v", 1, 0, &error));
+  g_assert_no_error (error);
+}
+
+/* Creates an iterator over a store of @n keys, then changes the store:
+ * the iterator sees the @n keys, exactly. */
+static void
+check_range (QStoreProvider *provider,
+             const char     *name,
+             guint           n)
+{
+  g_autoptr(QStoreKV) kv = qstore_provider_open_store (provider, name, NULL);
+  g_autoptr(QStoreIter) iter = NULL;
+  g_autoptr(GError) error = NULL;
+  guint seen = 0;
+
+  for (guint i = 0; i < n; i++)
+    {
+      g_autofree char *key = g_strdup_printf ("k%05u", i);
+
+      put_key (kv, key);
+    }
+  iter = qstore_kv_iterate (kv, NULL, &error);
+  g_assert_no_error (error);
+
+  /* After the iterator's creation: one key more at each end, the
+   * second one gone. */
+  put_key (kv, "a");
+  put_key (kv, "z");
+  g_assert_true (qstore_kv_delete (kv, (const guint8 *) "k00001", 6, 0, &error));
+  g_assert_no_error (error);
+
+  while (qstore_iter_next (iter, &error))
+    {
+      g_autofree char *expected = g_strdup_printf ("k%05u", seen);
+      gsize len;
+      const guint8 *key = qstore_iter_peek_key (iter, &len);
+
+      g_assert_cmpmem (key, len, expected, strlen (expected));
+      seen++;
+    }
+  g_assert_no_error (error);
+  g_assert_cmpuint (seen, ==, n);
+}
+
+static void
+test_iterator_state (void)
+{
+  g_autofree char *dir = test_make_tmp_dir ("qstore-pg-reads-XXXXXX");
+  g_autofree char *uri = test_provider_uri (dir, "reads");
+  g_autoptr(QStoreProvider) provider = NULL;
+  g_autoptr(GError) error = NULL;
+
+  provider = qstore_provider_new_for_uri (uri, QSTORE_OPEN_NONE, &error);
+  g_assert_no_error (error);
+  /* Fits in the first page (128 rows), then three pages and more. */
+  check_range (provider, "main.short", 10);
+  check_range (provider, "main.long", 700);
+  test_remove_tree (dir);
+}
+
+int
+main (int    argc,
+      char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/postgres/reads/iterator-state", test_iterator_state);
+  return g_test_run ();
+}
