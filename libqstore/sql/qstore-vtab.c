@@ -325,6 +325,8 @@ vtab_close (sqlite3_vtab_cursor *base)
   cursor_forget_auto (cursor);
   if (shelf != NULL)
     qstore_auto_shelf_closed (shelf);
+  if (vtab != NULL && vtab->last_walker == cursor)
+    vtab->last_walker = NULL;
   /* Keep one, with its buffers. */
   if (vtab != NULL && vtab->spare == NULL)
     vtab->spare = cursor;
@@ -367,11 +369,24 @@ open_window (QStoreCursor  *cursor,
   return qstore_table_scan (cursor->table, bounds, error);
 }
 
+/* The row @walker's index walk holds now, if it is @key's under the
+ * snapshot of @serial: that walk read it into its own buffer. */
+static gboolean
+walker_holds (QStoreCursor *walker,
+              guint64       serial,
+              const guint8 *key,
+              gsize         key_len)
+{
+  return walker->snapshot != NULL && walker->snapshot_serial == serial &&
+         walker->key != NULL && walker->row_data == walker->row_buf->data &&
+         walker->key_len == key_len && memcmp (walker->key, key, key_len) == 0;
+}
+
 /* Reads the row under @key through the cursor's snapshot into the
  * cursor's own buffer: a later lookup on the shared snapshot may reuse the
  * memory it handed out, and SQLite may ask for this row's columns after
- * another statement read through it. An index walk (@remember) leaves the
- * row for a point read of the same key (see QStoreVtab.last_row). */
+ * another statement read through it. An index walk (@remember) leaves its
+ * row there for a point read of the same key (see QStoreVtab.last_walker). */
 static gboolean
 snapshot_read_row (QStoreCursor  *cursor,
                    const guint8  *key,
@@ -380,14 +395,15 @@ snapshot_read_row (QStoreCursor  *cursor,
                    GError       **error)
 {
   QStoreVtab *vtab = (QStoreVtab *) cursor->base.pVtab;
+  QStoreCursor *walker = vtab->last_walker;
   const guint8 *row;
   gsize row_len;
 
-  if (!remember && vtab->last_serial == cursor->snapshot_serial &&
-      vtab->last_key->len == key_len && memcmp (vtab->last_key->data, key, key_len) == 0)
+  if (!remember && walker != NULL && walker != cursor &&
+      walker_holds (walker, cursor->snapshot_serial, key, key_len))
     {
-      row = vtab->last_row->data;
-      row_len = vtab->last_row->len;
+      row = walker->row_buf->data;
+      row_len = walker->row_buf->len;
     }
   else if (!qstore_snapshot_lookup (cursor->snapshot, qstore_table_get_data_store (cursor->table),
                                     key, key_len, &row, &row_len, error))
@@ -399,18 +415,7 @@ snapshot_read_row (QStoreCursor  *cursor,
   cursor->row_len = cursor->row_buf->len;
 
   if (remember)
-    {
-      if (vtab->last_key == NULL)
-        {
-          vtab->last_key = g_byte_array_sized_new (64);
-          vtab->last_row = g_byte_array_sized_new (128);
-        }
-      vtab->last_serial = cursor->snapshot_serial;
-      g_byte_array_set_size (vtab->last_key, 0);
-      g_byte_array_append (vtab->last_key, key, key_len);
-      g_byte_array_set_size (vtab->last_row, 0);
-      g_byte_array_append (vtab->last_row, row, row_len);
-    }
+    vtab->last_walker = cursor;
   return TRUE;
 }
 
@@ -1114,8 +1119,6 @@ vtab_disconnect (sqlite3_vtab *base)
   if (shelf != NULL)
     qstore_auto_shelf_forget (shelf, vtab);
   g_clear_pointer (&vtab->spare, cursor_free);
-  g_clear_pointer (&vtab->last_key, g_byte_array_unref);
-  g_clear_pointer (&vtab->last_row, g_byte_array_unref);
   sqlite3_free (vtab->base.zErrMsg);
   qstore_sql_table_unref (vtab->entry);
   g_free (vtab);
