@@ -53,6 +53,9 @@ struct _QStoreCursor
   QStoreSnapshot      *snapshot;
   guint64              snapshot_serial;
   QStoreIter          *iter;
+  /* The provider's class of iter: its peeks are called directly, without
+   * the public wrappers' type checks on every row. */
+  QStoreIterClass     *iter_class;
   gboolean             eof;
   gboolean             point;       /* a point read: one row at most */
 
@@ -491,8 +494,6 @@ cursor_advance (QStoreCursor  *cursor,
   for (;;)
     {
       GError *local_error = NULL;
-      const guint8 *key;
-      gsize key_len;
 
       g_clear_pointer (&cursor->row, g_bytes_unref);
       cursor->row_data = NULL;
@@ -535,6 +536,7 @@ cursor_advance (QStoreCursor  *cursor,
           cursor->iter = open_window (cursor, &g_array_index (cursor->windows, Window, w), error);
           if (cursor->iter == NULL)
             return FALSE;
+          cursor->iter_class = QSTORE_ITER_GET_CLASS (cursor->iter);
         }
 
       if (!qstore_iter_next (cursor->iter, &local_error))
@@ -548,13 +550,12 @@ cursor_advance (QStoreCursor  *cursor,
           continue;
         }
 
-      key = qstore_iter_peek_key (cursor->iter, &key_len);
       if (cursor->by_index)
         {
           gboolean found;
 
           /* An index entry's value is the row's data key. */
-          cursor->key = qstore_iter_peek_value (cursor->iter, &cursor->key_len);
+          cursor->key = cursor->iter_class->peek_value (cursor->iter, &cursor->key_len);
           if (cursor->snapshot != NULL)
             {
               found = snapshot_read_row (cursor, cursor->key, cursor->key_len, TRUE,
@@ -586,9 +587,8 @@ cursor_advance (QStoreCursor  *cursor,
         }
       else
         {
-          cursor->key = key;
-          cursor->key_len = key_len;
-          cursor->row_data = qstore_iter_peek_value (cursor->iter, &cursor->row_len);
+          cursor->key = cursor->iter_class->peek_key (cursor->iter, &cursor->key_len);
+          cursor->row_data = cursor->iter_class->peek_value (cursor->iter, &cursor->row_len);
         }
 
       return row_start (cursor, error);
@@ -684,6 +684,7 @@ auto_build (QStoreCursor     *cursor,
   Window all = { NULL, TRUE, NULL, FALSE };
   QStoreAutoIndex *index;
   QStoreIter *iter;
+  QStoreIterClass *iter_class;
   gboolean ok = TRUE;
 
   cursor->by_index = FALSE;
@@ -691,6 +692,7 @@ auto_build (QStoreCursor     *cursor,
   if (!hold_snapshot (cursor, TRUE, error) ||
       !(iter = open_window (cursor, &all, error)))
     return FALSE;
+  iter_class = QSTORE_ITER_GET_CLASS (iter);
 
   index = qstore_auto_index_new (column, collation, col->affinity);
   while (ok)
@@ -708,8 +710,8 @@ auto_build (QStoreCursor     *cursor,
             }
           break;
         }
-      key = qstore_iter_peek_key (iter, &key_len);
-      row = qstore_iter_peek_value (iter, &row_len);
+      key = iter_class->peek_key (iter, &key_len);
+      row = iter_class->peek_value (iter, &row_len);
       cursor->row_data = row;
       cursor->row_len = row_len;
       ok = row_start (cursor, error) && row_decode_to (cursor, column, error) &&
