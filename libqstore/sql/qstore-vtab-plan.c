@@ -739,8 +739,11 @@ qstore_vtab_encode_constraint (const Part    *part,
   gboolean ok;
 
   /* Applying a numeric affinity converts text in place, and SQLite still
-   * needs the argument as it was to check the rows: convert a copy. */
-  if (sqlite3_value_type (arg) == SQLITE_TEXT)
+   * needs the argument as it was to check the rows: convert a copy. Other
+   * affinities leave the argument as it is. */
+  if (sqlite3_value_type (arg) == SQLITE_TEXT &&
+      (part->affinity == QSTORE_AFFINITY_NUMERIC || part->affinity == QSTORE_AFFINITY_INTEGER ||
+       part->affinity == QSTORE_AFFINITY_REAL))
     {
       copy = sqlite3_value_dup (arg);
       if (copy == NULL)

@@ -18,12 +18,11 @@ typedef struct
    * per statement run. */
   QStoreCursor   *spare;
 
-  /* The row an index walk fetched last, under the shared snapshot of
-   * serial last_serial (0: none): a point read of its key that follows
-   * (ids from an index, then each row by id) takes it from here. */
-  guint64         last_serial;
-  GByteArray     *last_key;
-  GByteArray     *last_row;
+  /* The cursor whose index walk fetched a row through the shared
+   * snapshot last: a point read of the same key that follows (ids from an
+   * index, then each row by id) copies the row from that cursor's buffer
+   * while the cursor still sits on it, instead of reading it again. */
+  QStoreCursor   *last_walker;
 } QStoreVtab;
 
 /* Reports @error (taken) to SQLite through @vtab, and keeps it on the

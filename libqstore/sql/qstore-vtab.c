@@ -53,6 +53,9 @@ struct _QStoreCursor
   QStoreSnapshot      *snapshot;
   guint64              snapshot_serial;
   QStoreIter          *iter;
+  /* The provider's class of iter: its peeks are called directly, without
+   * the public wrappers' type checks on every row. */
+  QStoreIterClass     *iter_class;
   gboolean             eof;
   gboolean             point;       /* a point read: one row at most */
 
@@ -325,6 +328,8 @@ vtab_close (sqlite3_vtab_cursor *base)
   cursor_forget_auto (cursor);
   if (shelf != NULL)
     qstore_auto_shelf_closed (shelf);
+  if (vtab != NULL && vtab->last_walker == cursor)
+    vtab->last_walker = NULL;
   /* Keep one, with its buffers. */
   if (vtab != NULL && vtab->spare == NULL)
     vtab->spare = cursor;
@@ -367,11 +372,24 @@ open_window (QStoreCursor  *cursor,
   return qstore_table_scan (cursor->table, bounds, error);
 }
 
+/* The row @walker's index walk holds now, if it is @key's under the
+ * snapshot of @serial: that walk read it into its own buffer. */
+static gboolean
+walker_holds (QStoreCursor *walker,
+              guint64       serial,
+              const guint8 *key,
+              gsize         key_len)
+{
+  return walker->snapshot != NULL && walker->snapshot_serial == serial &&
+         walker->key != NULL && walker->row_data == walker->row_buf->data &&
+         walker->key_len == key_len && memcmp (walker->key, key, key_len) == 0;
+}
+
 /* Reads the row under @key through the cursor's snapshot into the
  * cursor's own buffer: a later lookup on the shared snapshot may reuse the
  * memory it handed out, and SQLite may ask for this row's columns after
- * another statement read through it. An index walk (@remember) leaves the
- * row for a point read of the same key (see QStoreVtab.last_row). */
+ * another statement read through it. An index walk (@remember) leaves its
+ * row there for a point read of the same key (see QStoreVtab.last_walker). */
 static gboolean
 snapshot_read_row (QStoreCursor  *cursor,
                    const guint8  *key,
@@ -380,14 +398,15 @@ snapshot_read_row (QStoreCursor  *cursor,
                    GError       **error)
 {
   QStoreVtab *vtab = (QStoreVtab *) cursor->base.pVtab;
+  QStoreCursor *walker = vtab->last_walker;
   const guint8 *row;
   gsize row_len;
 
-  if (!remember && vtab->last_serial == cursor->snapshot_serial &&
-      vtab->last_key->len == key_len && memcmp (vtab->last_key->data, key, key_len) == 0)
+  if (!remember && walker != NULL && walker != cursor &&
+      walker_holds (walker, cursor->snapshot_serial, key, key_len))
     {
-      row = vtab->last_row->data;
-      row_len = vtab->last_row->len;
+      row = walker->row_buf->data;
+      row_len = walker->row_buf->len;
     }
   else if (!qstore_snapshot_lookup (cursor->snapshot, qstore_table_get_data_store (cursor->table),
                                     key, key_len, &row, &row_len, error))
@@ -399,18 +418,7 @@ snapshot_read_row (QStoreCursor  *cursor,
   cursor->row_len = cursor->row_buf->len;
 
   if (remember)
-    {
-      if (vtab->last_key == NULL)
-        {
-          vtab->last_key = g_byte_array_sized_new (64);
-          vtab->last_row = g_byte_array_sized_new (128);
-        }
-      vtab->last_serial = cursor->snapshot_serial;
-      g_byte_array_set_size (vtab->last_key, 0);
-      g_byte_array_append (vtab->last_key, key, key_len);
-      g_byte_array_set_size (vtab->last_row, 0);
-      g_byte_array_append (vtab->last_row, row, row_len);
-    }
+    vtab->last_walker = cursor;
   return TRUE;
 }
 
@@ -486,8 +494,6 @@ cursor_advance (QStoreCursor  *cursor,
   for (;;)
     {
       GError *local_error = NULL;
-      const guint8 *key;
-      gsize key_len;
 
       g_clear_pointer (&cursor->row, g_bytes_unref);
       cursor->row_data = NULL;
@@ -530,6 +536,7 @@ cursor_advance (QStoreCursor  *cursor,
           cursor->iter = open_window (cursor, &g_array_index (cursor->windows, Window, w), error);
           if (cursor->iter == NULL)
             return FALSE;
+          cursor->iter_class = QSTORE_ITER_GET_CLASS (cursor->iter);
         }
 
       if (!qstore_iter_next (cursor->iter, &local_error))
@@ -543,13 +550,12 @@ cursor_advance (QStoreCursor  *cursor,
           continue;
         }
 
-      key = qstore_iter_peek_key (cursor->iter, &key_len);
       if (cursor->by_index)
         {
           gboolean found;
 
           /* An index entry's value is the row's data key. */
-          cursor->key = qstore_iter_peek_value (cursor->iter, &cursor->key_len);
+          cursor->key = cursor->iter_class->peek_value (cursor->iter, &cursor->key_len);
           if (cursor->snapshot != NULL)
             {
               found = snapshot_read_row (cursor, cursor->key, cursor->key_len, TRUE,
@@ -581,9 +587,8 @@ cursor_advance (QStoreCursor  *cursor,
         }
       else
         {
-          cursor->key = key;
-          cursor->key_len = key_len;
-          cursor->row_data = qstore_iter_peek_value (cursor->iter, &cursor->row_len);
+          cursor->key = cursor->iter_class->peek_key (cursor->iter, &cursor->key_len);
+          cursor->row_data = cursor->iter_class->peek_value (cursor->iter, &cursor->row_len);
         }
 
       return row_start (cursor, error);
@@ -679,6 +684,7 @@ auto_build (QStoreCursor     *cursor,
   Window all = { NULL, TRUE, NULL, FALSE };
   QStoreAutoIndex *index;
   QStoreIter *iter;
+  QStoreIterClass *iter_class;
   gboolean ok = TRUE;
 
   cursor->by_index = FALSE;
@@ -686,6 +692,7 @@ auto_build (QStoreCursor     *cursor,
   if (!hold_snapshot (cursor, TRUE, error) ||
       !(iter = open_window (cursor, &all, error)))
     return FALSE;
+  iter_class = QSTORE_ITER_GET_CLASS (iter);
 
   index = qstore_auto_index_new (column, collation, col->affinity);
   while (ok)
@@ -703,8 +710,8 @@ auto_build (QStoreCursor     *cursor,
             }
           break;
         }
-      key = qstore_iter_peek_key (iter, &key_len);
-      row = qstore_iter_peek_value (iter, &row_len);
+      key = iter_class->peek_key (iter, &key_len);
+      row = iter_class->peek_value (iter, &row_len);
       cursor->row_data = row;
       cursor->row_len = row_len;
       ok = row_start (cursor, error) && row_decode_to (cursor, column, error) &&
@@ -1114,8 +1121,6 @@ vtab_disconnect (sqlite3_vtab *base)
   if (shelf != NULL)
     qstore_auto_shelf_forget (shelf, vtab);
   g_clear_pointer (&vtab->spare, cursor_free);
-  g_clear_pointer (&vtab->last_key, g_byte_array_unref);
-  g_clear_pointer (&vtab->last_row, g_byte_array_unref);
   sqlite3_free (vtab->base.zErrMsg);
   qstore_sql_table_unref (vtab->entry);
   g_free (vtab);

@@ -291,15 +291,34 @@ memory_iter_new (QStoreProvider     *provider,
   return QSTORE_ITER (iter);
 }
 
+typedef struct
+{
+  const guint8 *key;
+  gsize         key_len;
+} Probe;
+
+static int
+search_probe (gconstpointer node_key,
+              gconstpointer user_data)
+{
+  const Probe *probe = user_data;
+  gsize len;
+  const guint8 *data = g_bytes_get_data ((GBytes *) node_key, &len);
+
+  return qstore_key_compare (probe->key, probe->key_len, data, len);
+}
+
+/* A point read searches with the caller's bytes as they are: no probe
+ * object is made for it. */
 static gboolean
 map_lookup (Map           *map,
             const guint8  *key,
             gsize          key_len,
             GBytes       **value)
 {
-  g_autoptr(GBytes) probe = probe_new (key, key_len);
+  Probe probe = { key, key_len };
 
-  *value = map ? g_tree_lookup (map->tree, probe) : NULL;
+  *value = map ? g_tree_search (map->tree, search_probe, &probe) : NULL;
   return *value != NULL;
 }
 

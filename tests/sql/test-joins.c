@@ -305,6 +305,33 @@ test_writes (Fixture       *f,
   assert_same_rows (f, "SELECT l.id AS c1, r.id AS c2 FROM l JOIN r ON l.tn = r.t");
 }
 
+/* An index walk, then point reads of the primary key in the same
+ * statement: of the row the walk stands on (handed over without a second
+ * read) and of other rows (which must not be taken for it). */
+static void
+test_index_then_key (Fixture       *f,
+                     gconstpointer  data)
+{
+  static const char *const statements[] = {
+    "SELECT a.id AS c1, quote(b.id) || quote(b.t) || quote(b.u) AS c2 FROM l AS a "
+    "JOIN l AS b ON b.id = a.id WHERE a.i BETWEEN -5 AND 3",
+    "SELECT a.id AS c1, quote(b.id) || quote(b.t) || quote(b.u) AS c2 FROM l AS a "
+    "JOIN l AS b ON b.id = a.id + 1 WHERE a.i BETWEEN -5 AND 3",
+    "SELECT a.id AS c1, quote(b.id) || quote(b.tn) || quote(c.b) AS c2 FROM l AS a "
+    "JOIN l AS b ON b.id = a.id JOIN l AS c ON c.id = 32 - a.id WHERE a.i = 2",
+    "SELECT id AS c1, quote(t) || quote(r) AS c2 FROM l WHERE id IN "
+    "(SELECT id FROM l WHERE i >= 1)",
+  };
+  g_autofree char *plan = NULL;
+
+  both_exec (f, "CREATE INDEX l_i ON l(i)");
+  plan = qstore_plan (f->db, statements[1]);
+  g_assert_nonnull (strstr (plan, "index-range:l_i"));
+  g_assert_nonnull (strstr (plan, "pk-eq"));
+  for (guint i = 0; i < G_N_ELEMENTS (statements); i++)
+    assert_same_rows (f, statements[i]);
+}
+
 /* The plan takes the structure for an unindexed equality join, and not
  * when an index seeks on the column under the comparison's collation,
  * nor for a constant. */
@@ -372,6 +399,8 @@ main (int    argc,
   g_test_add ("/sql/joins/shapes", Fixture, NULL, fixture_set_up, test_shapes,
               fixture_tear_down);
   g_test_add ("/sql/joins/writes", Fixture, NULL, fixture_set_up, test_writes,
+              fixture_tear_down);
+  g_test_add ("/sql/joins/index-then-key", Fixture, NULL, fixture_set_up, test_index_then_key,
               fixture_tear_down);
   g_test_add ("/sql/joins/plan", Fixture, NULL, fixture_set_up, test_plan,
               fixture_tear_down);
