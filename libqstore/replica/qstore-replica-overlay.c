@@ -416,8 +416,8 @@ kv_iterate (QStoreKV            *kv,
 
   if (bounds == NULL)
     bounds = all;
-  self = g_object_new (QSTORE_TYPE_REPLICA_OVERLAY_ITER, "bounds", bounds,
-                       "provider", store->overlay, NULL);
+  self = qstore_iter_new (QSTORE_TYPE_REPLICA_OVERLAY_ITER, bounds,
+                          QSTORE_PROVIDER (store->overlay));
   self->overlay = g_object_ref (store->overlay);
   self->name = g_strdup (store->name);
   self->reverse = qstore_bounds_get_reverse (bounds);

@@ -312,7 +312,7 @@ qstore_coordinator_iterate (QStoreCoordinator   *self,
   if (committed == NULL)
     return NULL;
 
-  iter = g_object_new (QSTORE_TYPE_MERGED_ITER, "bounds", bounds, NULL);
+  iter = qstore_iter_new (QSTORE_TYPE_MERGED_ITER, bounds, NULL);
   iter->coordinator = g_object_ref (self);
   iter->generation = self->generation;
   iter->store = qstore_pending_lookup_store (self->pending, store, TRUE);
