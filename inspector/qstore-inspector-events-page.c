@@ -1225,6 +1225,8 @@ qstore_inspector_events_page_dispose (GObject *object)
 
   g_cancellable_cancel (self->find_cancellable);
   g_clear_object (&self->find_cancellable);
+  /* It reads the scroller, which goes with the template's children. */
+  g_clear_handle_id (&self->fit_id, g_source_remove);
   /* Unsubscribes, so the server stops sending when nobody else follows. */
   qstore_inspector_events_page_set_server (self, NULL);
 
@@ -1236,7 +1238,6 @@ qstore_inspector_events_page_finalize (GObject *object)
 {
   QStoreInspectorEventsPage *self = QSTORE_INSPECTOR_EVENTS_PAGE (object);
 
-  g_clear_handle_id (&self->fit_id, g_source_remove);
   g_clear_handle_id (&self->flush_id, g_source_remove);
   drop_all (&self->incoming);
   drop_all (&self->held);
