@@ -21,8 +21,12 @@
  * an unreachable host fails in this time, not in the system's minutes. */
 #define DEFAULT_CONNECT_TIMEOUT "10"
 
-/* Statement texts; @schema@ stands for the quoted schema. */
-#define STORE_ID "(SELECT id FROM @schema@.stores WHERE name = $1)"
+/* Statement texts; @schema@ stands for the quoted schema, @store@ for the
+ * store's id: found by its name ($1, text), or for the writer's reads,
+ * which know the id, $1 itself (an integer), sparing the server a lookup
+ * in `stores` per statement. */
+#define STORE_ID "@store@"
+#define STORE_BY_NAME "(SELECT id FROM @schema@.stores WHERE name = $1)"
 #define SCAN "SELECT key, value FROM @schema@.kv WHERE store_id = " STORE_ID " AND "
 
 static const struct
@@ -102,6 +106,11 @@ static const struct
   [QSTORE_PG_STMT_LAZY_COMMIT] = {
     "SELECT set_config ('synchronous_commit', $1, true)",
     1, { OID_TEXT } },
+  /* A big write plans its statements once, generically: a custom plan
+   * would copy its arrays, every key and value, into the plan. */
+  [QSTORE_PG_STMT_GENERIC_PLANS] = {
+    "SELECT set_config ('plan_cache_mode', 'force_generic_plan', true)",
+    0, { 0 } },
   [QSTORE_PG_STMT_NOTIFY] = {
     "SELECT pg_notify ($1, $2)",
     2, { OID_TEXT, OID_TEXT } },
@@ -309,6 +318,25 @@ qstore_pg_conn_open (const char  *conninfo,
   return conn;
 }
 
+/* @text with every @what replaced by @with. */
+static char *
+replace (const char *text,
+         const char *what,
+         const char *with)
+{
+  g_auto(GStrv) parts = g_strsplit (text, what, -1);
+
+  return g_strjoinv (with, parts);
+}
+
+static void
+statement_name (char         name[16],
+                QStorePgStmt  stmt,
+                gboolean      by_id)
+{
+  g_snprintf (name, 16, "%c%u", by_id ? 'i' : 'q', (guint) stmt);
+}
+
 gboolean
 qstore_pg_conn_prepare (QStorePgConn  *conn,
                         const char    *schema,
@@ -316,8 +344,8 @@ qstore_pg_conn_prepare (QStorePgConn  *conn,
                         GError       **error)
 {
   g_autofree char *quoted = NULL;
-  g_autoptr(GPtrArray) texts = g_ptr_array_new_with_free_func (g_free);
   guint n = writer ? QSTORE_PG_N_STMTS : QSTORE_PG_FIRST_WRITER_STMT;
+  guint n_sent = 0;
   char *escaped;
   gboolean ok;
 
@@ -330,22 +358,30 @@ qstore_pg_conn_prepare (QStorePgConn  *conn,
   quoted = g_strdup (escaped);
   PQfreemem (escaped);
 
-  for (guint i = 0; i < n; i++)
-    {
-      g_auto(GStrv) parts = g_strsplit (statements[i].sql, "@schema@", -1);
-
-      g_ptr_array_add (texts, g_strjoinv (quoted, parts));
-    }
-
-  /* Every statement is prepared in one round trip. */
+  /* Every statement is prepared in one round trip: by store name, and the
+   * writer's reads by store id too. */
   ok = PQenterPipelineMode (conn->pg) == 1;
   for (guint i = 0; i < n && ok; i++)
     {
-      char name[16];
+      gboolean twin = writer && i < QSTORE_PG_FIRST_WRITER_STMT &&
+                      strstr (statements[i].sql, STORE_ID) != NULL;
 
-      g_snprintf (name, sizeof name, "q%u", i);
-      ok = PQsendPrepare (conn->pg, name, texts->pdata[i], statements[i].n_params,
-                          statements[i].types) == 1;
+      for (guint by_id = 0; by_id <= (twin ? 1 : 0) && ok; by_id++)
+        {
+          g_autofree char *unquoted = NULL;
+          g_autofree char *text = NULL;
+          Oid types[G_N_ELEMENTS (statements[i].types)];
+          char name[16];
+
+          unquoted = replace (statements[i].sql, STORE_ID, by_id ? "$1" : STORE_BY_NAME);
+          text = replace (unquoted, "@schema@", quoted);
+          memcpy (types, statements[i].types, sizeof types);
+          if (by_id)
+            types[0] = OID_INT4;
+          statement_name (name, (QStorePgStmt) i, by_id);
+          ok = PQsendPrepare (conn->pg, name, text, statements[i].n_params, types) == 1;
+          n_sent++;
+        }
     }
   if (ok)
     ok = PQpipelineSync (conn->pg) == 1;
@@ -355,7 +391,7 @@ qstore_pg_conn_prepare (QStorePgConn  *conn,
       PQexitPipelineMode (conn->pg);
       return FALSE;
     }
-  for (guint i = 0; i < n; i++)
+  for (guint i = 0; i < n_sent; i++)
     {
       PGresult *res = PQgetResult (conn->pg);
 
@@ -443,7 +479,7 @@ send_step (QStorePgConn       *conn,
   {
     char name[16];
 
-    g_snprintf (name, sizeof name, "q%u", (guint) step->stmt);
+    statement_name (name, step->stmt, step->by_id);
     return PQsendQueryPrepared (conn->pg, name, step->n_params,
                                 (const char * const *) step->values, step->lengths,
                                 formats, 1);

@@ -45,6 +45,8 @@ typedef enum
   QSTORE_PG_STMT_DELETE_BY_ID,
   /* A write that need not be durable: $1 'off' */
   QSTORE_PG_STMT_LAZY_COMMIT,
+  /* A big write: its statements' plans take no copy of its parameters */
+  QSTORE_PG_STMT_GENERIC_PLANS,
   /* $1 the channel, $2 the payload */
   QSTORE_PG_STMT_NOTIFY,
   QSTORE_PG_STMT_DROP_ENTRIES,
@@ -96,6 +98,9 @@ typedef struct
   const char * const *values;
   const int          *lengths;
   PGresult          **result;    /* where to keep the result, or NULL */
+  /* The writer's reads (statements before QSTORE_PG_FIRST_WRITER_STMT):
+   * $1 is the store's id, a binary integer, instead of its name. */
+  gboolean            by_id;
 } QStorePgStep;
 
 /* Opens a connection: %QSTORE_ERROR_IO naming @what (which must outlive

@@ -381,6 +381,23 @@ qstore_pg_db_begin_snapshots (QStorePgDb *db)
 
 /* Reading */
 
+gboolean
+qstore_pg_db_writer_store (QStorePgDb  *db,
+                           const char  *name,
+                           guint32     *id_be,
+                           const char **value,
+                           int         *length)
+{
+  gpointer id;
+
+  if (db->read_only || !g_hash_table_lookup_extended (db->known_stores, name, NULL, &id))
+    return FALSE;
+  *id_be = GUINT32_TO_BE ((guint32) GPOINTER_TO_INT (id));
+  *value = (const char *) id_be;
+  *length = 4;
+  return TRUE;
+}
+
 /* The writer's read: from its gaps, or the key or the one after it. */
 static GBytes *
 writer_get (QStorePgDb    *db,
@@ -399,6 +416,7 @@ writer_get (QStorePgDb    *db,
   };
   const guint8 *found;
   gsize found_len;
+  guint32 id_be;
   gboolean ok;
 
   g_mutex_lock (&conn->lock);
@@ -409,6 +427,7 @@ writer_get (QStorePgDb    *db,
       g_mutex_unlock (&conn->lock);
       return NULL;
     }
+  step.by_id = qstore_pg_db_writer_store (db, name, &id_be, &values[0], &lengths[0]);
   ok = qstore_pg_conn_run (conn, &step, 1, "reading a key", error);
   if (ok && PQntuples (res) == 0)
     qstore_pg_gaps_set (db->gaps, name, key, key_len, NULL, 0);

@@ -89,6 +89,16 @@ GBytes       *qstore_pg_db_get            (QStorePgDb       *db,
                                            GError          **error);
 char        **qstore_pg_db_list_stores    (QStorePgDb       *db,
                                            GError          **error);
+/* The writer's reads name a store it knows by its id: sets @value and
+ * @length to @id_be, the id in binary, and returns %TRUE; %FALSE for a
+ * store whose id it does not know (or on a read-only open), which is
+ * then named. Called with the main lock held. */
+gboolean      qstore_pg_db_writer_store   (QStorePgDb       *db,
+                                           const char       *name,
+                                           guint32          *id_be,
+                                           const char      **value,
+                                           int              *length);
+
 /* The writer: fills @known_stores with every store. Called with the main
  * lock held. */
 gboolean      qstore_pg_db_load_stores    (QStorePgDb       *db,

@@ -327,7 +327,7 @@ iter_fetch (QStorePgIter  *self,
 {
   gboolean first = self->page == NULL;
   int rows = self->page_rows;
-  guint32 rows_be;
+  guint32 rows_be, id_be;
   const char *values[4];
   int lengths[4];
   QStorePgStep step = { 0 };
@@ -354,8 +354,14 @@ iter_fetch (QStorePgIter  *self,
       from_len = PQgetlength (self->page, last, 0);
     }
 
+  g_mutex_lock (&self->conn->lock);
   values[n] = self->name;
-  lengths[n++] = (int) strlen (self->name);
+  lengths[n] = (int) strlen (self->name);
+  /* On the writer's session (a first page), as its gets: by the id. */
+  if (self->on_main)
+    step.by_id = qstore_pg_db_writer_store (self->db, self->name, &id_be, &values[n],
+                                            &lengths[n]);
+  n++;
   if (self->reverse)
     {
       /* Reverse: down from the upper bound (or the last key read) to the
@@ -398,7 +404,6 @@ iter_fetch (QStorePgIter  *self,
   step.lengths = lengths;
   step.result = &res;
 
-  g_mutex_lock (&self->conn->lock);
   if (begin)
     {
       self->conn->begin_read = TRUE;

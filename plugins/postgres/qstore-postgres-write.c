@@ -128,6 +128,73 @@ log_tx_id (const guint8 *key,
   return tx_id;
 }
 
+static guint64
+key_hash (const guint8 *key,
+          gsize         len)
+{
+  guint64 h = G_GUINT64_CONSTANT (0x9e3779b97f4a7c15) ^ len;
+  gsize i = 0;
+
+  for (; i + 8 <= len; i += 8)
+    {
+      guint64 word;
+
+      memcpy (&word, key + i, 8);
+      h = (h ^ word) * G_GUINT64_CONSTANT (0xff51afd7ed558ccd);
+      h ^= h >> 33;
+    }
+  for (; i < len; i++)
+    h = (h ^ key[i]) * G_GUINT64_CONSTANT (0x100000001b3);
+  /* Every bit of the key moves the low bits, which pick the slot: keys
+   * often differ only in their last bytes (big-endian numbers), which a
+   * multiplication alone carries up only. */
+  h ^= h >> 33;
+  h *= G_GUINT64_CONSTANT (0xc4ceb9fe1a85ec53);
+  h ^= h >> 33;
+  h *= G_GUINT64_CONSTANT (0xff51afd7ed558ccd);
+  return h ^ (h >> 33);
+}
+
+/* Which of the @n ops of one store are the last on their key (the others
+ * are dropped: a statement may touch a key once), as one flag per op.
+ * An open-addressed set of op indexes, filled from the last op back: a
+ * table of GBytes cost a big commit more than its statements did. */
+static guint8 *
+last_ops (const QStoreWriteOp **ops,
+          gsize                 n)
+{
+  guint8 *last = g_new0 (guint8, n);
+  gsize size = 16;
+  guint32 *slots;
+
+  while (size < n * 2)
+    size *= 2;
+  slots = g_new (guint32, size);
+  memset (slots, 0xff, size * sizeof *slots);
+  for (gsize i = n; i-- > 0;)
+    {
+      const QStoreWriteOp *op = ops[i];
+      gsize slot = key_hash (op->key, op->key_len) & (size - 1);
+
+      while (slots[slot] != G_MAXUINT32)
+        {
+          const QStoreWriteOp *other = ops[slots[slot]];
+
+          if (other->key_len == op->key_len &&
+              (op->key_len == 0 || memcmp (other->key, op->key, op->key_len) == 0))
+            break;
+          slot = (slot + 1) & (size - 1);
+        }
+      if (slots[slot] == G_MAXUINT32)
+        {
+          slots[slot] = (guint32) i;
+          last[i] = TRUE;
+        }
+    }
+  g_free (slots);
+  return last;
+}
+
 /* Adds the steps of the @n ops of @ops, all on store @name, in order.
  * Called with the main lock held. */
 static gboolean
@@ -138,7 +205,7 @@ plan_run (QStorePgDb           *db,
           gsize                 n,
           GError              **error)
 {
-  g_autoptr(GHashTable) last = NULL;
+  g_autofree guint8 *last = NULL;
   GByteArray *put_keys = NULL, *put_values = NULL, *del_keys = NULL;
   guint n_puts = 0, n_dels = 0;
   gboolean is_new = FALSE;
@@ -152,23 +219,12 @@ plan_run (QStorePgDb           *db,
 
   /* The last op on a key wins: a statement touches each key once. */
   if (n > 1)
-    {
-      last = g_hash_table_new_full (g_bytes_hash, g_bytes_equal,
-                                    (GDestroyNotify) g_bytes_unref, NULL);
-      for (gsize i = 0; i < n; i++)
-        g_hash_table_insert (last, g_bytes_new_static (ops[i]->key, ops[i]->key_len),
-                             (gpointer) ops[i]);
-    }
+    last = last_ops (ops, n);
 
   for (gsize i = 0; i < n; i++)
     {
-      if (last != NULL)
-        {
-          g_autoptr(GBytes) key = g_bytes_new_static (ops[i]->key, ops[i]->key_len);
-
-          if (g_hash_table_lookup (last, key) != ops[i])
-            continue;
-        }
+      if (last != NULL && !last[i])
+        continue;
       if (ops[i]->kind == QSTORE_WRITE_OP_PUT)
         n_puts++;
       else
@@ -186,13 +242,8 @@ plan_run (QStorePgDb           *db,
     }
   for (gsize i = 0; i < n; i++)
     {
-      if (last != NULL)
-        {
-          g_autoptr(GBytes) key = g_bytes_new_static (ops[i]->key, ops[i]->key_len);
-
-          if (g_hash_table_lookup (last, key) != ops[i])
-            continue;
-        }
+      if (last != NULL && !last[i])
+        continue;
       if (ops[i]->kind == QSTORE_WRITE_OP_PUT)
         {
           if (by_id)
@@ -333,6 +384,15 @@ plan_sql (Plan       *plan,
   g_array_append_val (plan->steps, step);
 }
 
+static void
+plan_stmt (Plan         *plan,
+           QStorePgStmt  stmt)
+{
+  QStorePgStep step = { .stmt = stmt };
+
+  g_array_append_val (plan->steps, step);
+}
+
 /* What the write put is no longer in a gap; after a failure, which may
  * have committed after all (the answer lost), no gap is sure, nor that a
  * store the writer does not know is empty. */
@@ -376,6 +436,11 @@ run_plan (QStorePgDb  *db,
   return TRUE;
 }
 
+/* From this many ops, a write's statements are planned without looking
+ * at their parameters: a custom plan copies the arrays of keys and values
+ * into the plan, which costs the server more than planning saves. */
+#define GENERIC_PLAN_OPS 256
+
 gboolean
 qstore_pg_write (QStorePgDb           *db,
                  const QStoreWriteOp  *ops,
@@ -402,10 +467,14 @@ qstore_pg_write (QStorePgDb           *db,
       step.lengths = &off_len;
       g_array_append_val (plan.steps, step);
     }
+  if (n_ops >= GENERIC_PLAN_OPS)
+    plan_stmt (&plan, QSTORE_PG_STMT_GENERIC_PLANS);
   if (qstore_pg_conn_check_open (db->main, error) &&
       plan_ops (db, &plan, ops, n_ops, error))
     {
-      ok = plan.steps->len <= (sync ? 0 : 1) || run_plan (db, &plan, "writing", error);
+      guint n_setup = (sync ? 0 : 1) + (n_ops >= GENERIC_PLAN_OPS ? 1 : 0);
+
+      ok = plan.steps->len <= n_setup || run_plan (db, &plan, "writing", error);
       update_gaps (db, ops, n_ops, ok);
     }
   g_mutex_unlock (&db->main->lock);
