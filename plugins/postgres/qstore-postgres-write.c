@@ -195,6 +195,44 @@ last_ops (const QStoreWriteOp **ops,
   return last;
 }
 
+static gint
+compare_ops (gconstpointer a,
+             gconstpointer b,
+             gpointer      data)
+{
+  const QStoreWriteOp *x = *(const QStoreWriteOp * const *) a;
+  const QStoreWriteOp *y = *(const QStoreWriteOp * const *) b;
+
+  return qstore_key_compare (x->key, x->key_len, y->key, y->key_len);
+}
+
+/* The ops of @ops that @last keeps (all when it is NULL), in key order:
+ * the server then inserts into the primary key's pages one after another
+ * instead of all over it, which halves its time for a load of keys in
+ * random order. They often come sorted (the table layer's commits do):
+ * then they are only checked. */
+static GPtrArray *
+kept_in_order (const QStoreWriteOp **ops,
+               gsize                 n,
+               const guint8         *last)
+{
+  GPtrArray *kept = g_ptr_array_sized_new (n);
+  gboolean sorted = TRUE;
+
+  for (gsize i = 0; i < n; i++)
+    {
+      if (last != NULL && !last[i])
+        continue;
+      if (sorted && kept->len > 0 &&
+          compare_ops (&kept->pdata[kept->len - 1], &ops[i], NULL) > 0)
+        sorted = FALSE;
+      g_ptr_array_add (kept, (gpointer) ops[i]);
+    }
+  if (!sorted)
+    g_qsort_with_data (kept->pdata, kept->len, sizeof (gpointer), compare_ops, NULL);
+  return kept;
+}
+
 /* Adds the steps of the @n ops of @ops, all on store @name, in order.
  * Called with the main lock held. */
 static gboolean
@@ -206,6 +244,7 @@ plan_run (QStorePgDb           *db,
           GError              **error)
 {
   g_autofree guint8 *last = NULL;
+  g_autoptr(GPtrArray) kept = NULL;
   GByteArray *put_keys = NULL, *put_values = NULL, *del_keys = NULL;
   guint n_puts = 0, n_dels = 0;
   gboolean is_new = FALSE;
@@ -220,12 +259,13 @@ plan_run (QStorePgDb           *db,
   /* The last op on a key wins: a statement touches each key once. */
   if (n > 1)
     last = last_ops (ops, n);
+  kept = kept_in_order (ops, n, last);
 
-  for (gsize i = 0; i < n; i++)
+  for (guint i = 0; i < kept->len; i++)
     {
-      if (last != NULL && !last[i])
-        continue;
-      if (ops[i]->kind == QSTORE_WRITE_OP_PUT)
+      const QStoreWriteOp *op = kept->pdata[i];
+
+      if (op->kind == QSTORE_WRITE_OP_PUT)
         n_puts++;
       else
         n_dels++;
@@ -240,27 +280,25 @@ plan_run (QStorePgDb           *db,
       put_values = n_puts ? qstore_pg_array_new (n_puts) : NULL;
       del_keys = n_dels ? qstore_pg_array_new (n_dels) : NULL;
     }
-  for (gsize i = 0; i < n; i++)
+  for (guint i = 0; i < kept->len; i++)
     {
-      if (last != NULL && !last[i])
-        continue;
-      if (ops[i]->kind == QSTORE_WRITE_OP_PUT)
+      const QStoreWriteOp *op = kept->pdata[i];
+
+      if (op->kind == QSTORE_WRITE_OP_PUT)
         {
           if (by_id)
             qstore_pg_int_array_append (plan->put_ids, GPOINTER_TO_INT (id));
-          qstore_pg_array_append (by_id ? plan->put_keys : put_keys,
-                                  ops[i]->key, ops[i]->key_len);
+          qstore_pg_array_append (by_id ? plan->put_keys : put_keys, op->key, op->key_len);
           qstore_pg_array_append (by_id ? plan->put_values : put_values,
-                                  ops[i]->value, ops[i]->value_len);
+                                  op->value, op->value_len);
           if (is_log)
-            plan->tx_id = MAX (plan->tx_id, log_tx_id (ops[i]->key, ops[i]->key_len));
+            plan->tx_id = MAX (plan->tx_id, log_tx_id (op->key, op->key_len));
         }
       else
         {
           if (by_id)
             qstore_pg_int_array_append (plan->del_ids, GPOINTER_TO_INT (id));
-          qstore_pg_array_append (by_id ? plan->del_keys : del_keys,
-                                  ops[i]->key, ops[i]->key_len);
+          qstore_pg_array_append (by_id ? plan->del_keys : del_keys, op->key, op->key_len);
         }
     }
   if (by_id)
