@@ -121,7 +121,7 @@ struct _QStoreDatabase
   guint               reserved_ddl;
 
   /* Inside BEGIN … COMMIT until a statement writes: the state every
-   * statement reads, as in SQLite's read transactions. */
+   * statement reads (qstore_database_update_read_snapshot()). */
   QStoreSnapshot     *read_snapshot;
 
   QStoreRehydrationResult *rehydration;  /* what open read back from the catalog */
@@ -146,6 +146,8 @@ gpointer        qstore_database_get_extension_state (QStoreDatabase  *self,
 
 /* Ends what BEGIN … COMMIT read while it only read (the router's). */
 void            qstore_database_release_read_snapshot (QStoreDatabase *self);
+void            qstore_database_update_read_snapshot  (QStoreDatabase *self,
+                                                       gboolean        take);
 
 /* Errors */
 gboolean        qstore_database_check_open          (QStoreDatabase  *self,

@@ -123,6 +123,30 @@ qstore_database_release_read_snapshot (QStoreDatabase *self)
     qstore_coordinator_release_snapshot (self->coordinator, g_steal_pointer (&self->read_snapshot));
 }
 
+/* Statements between BEGIN and COMMIT that only read see one state of
+ * the store, taken by the first walk or point read of a qstore table
+ * (@take), as SQLite's own read transactions do: without it, each would
+ * see what was committed when it started, and each would cost a provider
+ * read transaction. Once a statement writes, the transaction's reads go
+ * through the coordinator and the state is let go; so it is when the
+ * transaction ends. Looking at the connection rather than at the
+ * statements that pass the router keeps this true for statements stepped
+ * on the connection directly. */
+void
+qstore_database_update_read_snapshot (QStoreDatabase *self,
+                                      gboolean        take)
+{
+  guint64 serial;
+
+  if (sqlite3_get_autocommit (self->db) ||
+      qstore_coordinator_in_transaction (self->coordinator))
+    qstore_database_release_read_snapshot (self);
+  else if (take && self->read_snapshot == NULL)
+    /* A provider without snapshots reads what is committed. */
+    self->read_snapshot = qstore_coordinator_hold_snapshot (self->coordinator, TRUE,
+                                                            &serial, NULL);
+}
+
 void
 qstore_database_teardown (QStoreDatabase *self)
 {

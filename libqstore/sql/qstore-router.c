@@ -708,32 +708,6 @@ ddl_end (QStoreDatabase  *db,
   return ok;
 }
 
-/* Statements between BEGIN and COMMIT that only read see one state of
- * the store, taken by the first of them, as SQLite's own read
- * transactions do: without it, each would see what was committed when it
- * started. A statement that writes makes it a write transaction, whose
- * reads go through the coordinator, so none is taken for it (nor after
- * BEGIN itself: BEGIN IMMEDIATE … INSERT … COMMIT never reads one, and a
- * snapshot costs a provider read transaction). @take: whether the
- * statement about to run writes no qstore table. */
-static void
-update_read_snapshot (QStoreDatabase *db,
-                      gboolean        take)
-{
-  guint64 serial;
-
-  if (!sqlite3_get_autocommit (db->db) &&
-      !qstore_coordinator_in_transaction (db->coordinator))
-    {
-      /* A provider without snapshots reads what is committed. */
-      if (db->read_snapshot == NULL && take)
-        db->read_snapshot = qstore_coordinator_hold_snapshot (db->coordinator, TRUE,
-                                                                &serial, NULL);
-    }
-  else
-    qstore_database_release_read_snapshot (db);
-}
-
 /* Steps @stmt to the end, into @result when given. */
 static gboolean
 step_statement (QStoreDatabase  *db,
@@ -835,7 +809,7 @@ run_sql (QStoreDatabase   *db,
   if (result != NULL)
     rows = qstore_result_new_for_statement (statement->stmt);
   db->insert_shape = g_steal_pointer (&statement->insert_shape);
-  update_read_snapshot (db, statement->dml_table == NULL);
+  qstore_database_update_read_snapshot (db, FALSE);
   ok = !statement->writes || before_write (db, error);
   if (ok)
     {
@@ -848,7 +822,7 @@ run_sql (QStoreDatabase   *db,
   else
     g_clear_pointer (&statement->stmt, sqlite3_finalize);
   g_clear_pointer (&db->insert_shape, qstore_insert_shape_free);
-  update_read_snapshot (db, FALSE);
+  qstore_database_update_read_snapshot (db, FALSE);
 
   /* Ephemeral rowids last one transaction. */
   if (sqlite3_get_autocommit (db->db))

@@ -423,15 +423,18 @@ snapshot_read_row (QStoreCursor  *cursor,
 }
 
 /* A walk outside a transaction (nothing pending to merge) reads through
- * the shared snapshot, taking it when no statement holds it yet. */
+ * the shared snapshot, taking it when no statement holds it yet; inside
+ * BEGIN … COMMIT, the read transaction's. */
 static gboolean
 hold_snapshot (QStoreCursor  *cursor,
                gboolean       create,
                GError       **error)
 {
+  QStoreDatabase *db = cursor->entry->database;
   GError *local_error = NULL;
 
-  cursor->snapshot = qstore_coordinator_hold_snapshot (cursor->entry->database->coordinator,
+  qstore_database_update_read_snapshot (db, TRUE);
+  cursor->snapshot = qstore_coordinator_hold_snapshot (db->coordinator,
                                                        create, &cursor->snapshot_serial,
                                                        &local_error);
   if (local_error != NULL)

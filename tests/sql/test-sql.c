@@ -14,6 +14,7 @@
 
 #include <qstore.h>
 
+#include "qstore-database-private.h"
 #include "qstore-fault-private.h"
 #include "qstore-test-util.h"
 
@@ -1247,6 +1248,24 @@ test_transactions (Fixture       *f,
     }
 }
 
+/* The integer the one row of @sql holds, the statement stepped on the
+ * connection of @db as it is, not through qstore_database_query(). */
+static gint64
+direct_int (QStoreDatabase *db,
+            const char     *sql)
+{
+  sqlite3_stmt *stmt = NULL;
+  gint64 value;
+
+  g_assert_cmpint (sqlite3_prepare_v2 (qstore_database_get_sqlite (db), sql, -1, &stmt, NULL),
+                   ==, SQLITE_OK);
+  g_assert_cmpint (sqlite3_step (stmt), ==, SQLITE_ROW);
+  value = sqlite3_column_int64 (stmt, 0);
+  g_assert_cmpint (sqlite3_step (stmt), ==, SQLITE_DONE);
+  sqlite3_finalize (stmt);
+  return value;
+}
+
 /* Between BEGIN and COMMIT, statements that only read see the store as
  * it was when the transaction began, whatever the writer commits
  * meanwhile; once the transaction ends, they see the latest. A location
@@ -1293,6 +1312,16 @@ test_read_transaction (Fixture       *f,
   exec_ok (f, "DELETE FROM t WHERE a = 2");
   READER_ROWS ("SELECT count(*) FROM t", "i:0\n");
 #undef READER_ROWS
+
+  /* So do statements stepped on the connection directly, the first of
+   * them a point read. */
+  test_exec (reader, "BEGIN");
+  g_assert_cmpint (direct_int (reader, "SELECT count(*) FROM t WHERE a = 3"), ==, 0);
+  exec_ok (f, "INSERT INTO t VALUES (3, 'three')");
+  g_assert_cmpint (direct_int (reader, "SELECT count(*) FROM t WHERE a = 3"), ==, 0);
+  g_assert_cmpint (direct_int (reader, "SELECT count(*) FROM t"), ==, 0);
+  test_exec (reader, "COMMIT");
+  g_assert_cmpint (direct_int (reader, "SELECT count(*) FROM t"), ==, 1);
 
   /* A second writer of the location is refused, naming the location. */
   {
