@@ -9,7 +9,7 @@
  * closes, then reopens.
  *
  * Usage: test-mv-write-txn [--tap], with QSTORE_TEST_PROVIDER set to a
- * provider with write transactions (lmdb). The child is this program
+ * provider with write transactions (lmdb, sqlite). The child is this program
  * again: `test-mv-write-txn --child URI MODE`.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
