@@ -78,6 +78,8 @@ large_transaction (QStoreDatabase  *db,
   QStoreCoordinator *coordinator = qstore_database_get_coordinator (db);
   guint spills = qstore_coordinator_test_get_n_spills (coordinator);
 
+  /* Write out at every look, so that a small transaction does. */
+  qstore_coordinator_test_set_spill_bytes (coordinator, 0);
   if (!qstore_database_exec (db, "BEGIN", error))
     return FALSE;
   for (guint i = 0; i < N_ROWS; i++)
