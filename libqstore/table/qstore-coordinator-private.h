@@ -238,6 +238,7 @@ struct _QStoreCoordinator
   guint           spill_writes;        /* measure it after this many, 0 never write out */
   gsize           spill_bytes;         /* write out once it holds this many bytes */
   gboolean        spill_refused;       /* the buffer holds a key the provider refuses */
+  guint64        *spill_filter;        /* the keys written out, as a Bloom filter, or NULL */
   guint           live_iters;          /* merged iterators of this transaction alive */
   guint           n_spills;
   gsize           buffer_peak;         /* the most bytes the buffer held in the transaction */
@@ -277,6 +278,12 @@ gboolean qstore_coordinator_spill_commit           (QStoreCoordinator   *self,
                                                     const QStoreWriteOp *ops,
                                                     gsize                n_ops,
                                                     GError             **error);
+/* Whether @key of @store may have been written out: when not, the write
+ * transaction holds for it what committed data holds. */
+gboolean qstore_coordinator_spill_may_hold         (QStoreCoordinator   *self,
+                                                    QStoreKV            *store,
+                                                    const guint8        *key,
+                                                    gsize                key_len);
 /* Aborts the write transaction: back to the beginning, or the end. */
 void     qstore_coordinator_spill_abort            (QStoreCoordinator   *self);
 /* Whether the open transaction wrote out into a write transaction of the

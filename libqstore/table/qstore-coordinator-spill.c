@@ -37,6 +37,82 @@
  * A rollback to the beginning, a rollback and a failed commit abort the
  * write transaction. */
 
+/* A read inside the transaction of a key its buffer does not hold goes
+ * to committed data, or through the write transaction once there is one:
+ * on sqlite a lookup in a tree whose pages the write-outs changed, read
+ * back from the WAL once they outgrew the page cache. The keys written out
+ * are kept in a Bloom filter of constant size; a key it has never seen
+ * reads committed data, which the write transaction leaves as it found it
+ * (the writer lock keeps every other writer out), so the answer is the
+ * same. Past some millions of keys the filter fills and more reads take
+ * the longer way, never a wrong one. */
+#define FILTER_WORDS  (4 * 1024 * 1024 / sizeof (guint64))
+#define FILTER_PROBES 4
+
+/* Two 64-bit FNV-1a hashes of the store's name and the key, combined into
+ * FILTER_PROBES bit positions. */
+static void
+filter_hash (const char    *name,
+             const guint8  *key,
+             gsize          key_len,
+             guint64       *h1,
+             guint64       *h2)
+{
+  guint64 h = G_GUINT64_CONSTANT (0xcbf29ce484222325);
+
+  for (const char *c = name; *c != '\0'; c++)
+    h = (h ^ (guint8) *c) * G_GUINT64_CONSTANT (0x100000001b3);
+  h = (h ^ 0xff) * G_GUINT64_CONSTANT (0x100000001b3);
+  for (gsize i = 0; i < key_len; i++)
+    h = (h ^ key[i]) * G_GUINT64_CONSTANT (0x100000001b3);
+  *h1 = h;
+  /* A second, odd, hash from the first one's mixed bits. */
+  h ^= h >> 33;
+  h *= G_GUINT64_CONSTANT (0xff51afd7ed558ccd);
+  h ^= h >> 33;
+  *h2 = h | 1;
+}
+
+static void
+filter_add (QStoreCoordinator *self,
+            const char        *name,
+            const guint8      *key,
+            gsize              key_len)
+{
+  guint64 h1, h2;
+
+  if (self->spill_filter == NULL)
+    self->spill_filter = g_new0 (guint64, FILTER_WORDS);
+  filter_hash (name, key, key_len, &h1, &h2);
+  for (guint i = 0; i < FILTER_PROBES; i++)
+    {
+      guint64 bit = (h1 + i * h2) % (FILTER_WORDS * 64);
+
+      self->spill_filter[bit / 64] |= G_GUINT64_CONSTANT (1) << (bit % 64);
+    }
+}
+
+gboolean
+qstore_coordinator_spill_may_hold (QStoreCoordinator *self,
+                                   QStoreKV          *store,
+                                   const guint8      *key,
+                                   gsize              key_len)
+{
+  guint64 h1, h2;
+
+  if (self->spill_filter == NULL)
+    return TRUE;
+  filter_hash (qstore_kv_get_name (store), key, key_len, &h1, &h2);
+  for (guint i = 0; i < FILTER_PROBES; i++)
+    {
+      guint64 bit = (h1 + i * h2) % (FILTER_WORDS * 64);
+
+      if (!(self->spill_filter[bit / 64] & (G_GUINT64_CONSTANT (1) << (bit % 64))))
+        return FALSE;
+    }
+  return TRUE;
+}
+
 /* Writes handed to the provider at a time: the buffer itself stays
  * whole until all went out, so the array of them need not be as large as
  * the buffer. */
@@ -133,6 +209,7 @@ spill (QStoreCoordinator  *self,
           op.value = qstore_pending_entry_get_value (entry, &op.value_len);
           op.kind = op.value != NULL ? QSTORE_WRITE_OP_PUT : QSTORE_WRITE_OP_DELETE;
           g_array_append_val (ops, op);
+          filter_add (self, name, op.key, op.key_len);
           if (!g_hash_table_contains (self->spilled_stores, name))
             g_hash_table_add (self->spilled_stores, g_strdup (name));
           if (ops->len == SPILL_CHUNK && !spill_ops (self, ops, error))
@@ -190,6 +267,7 @@ qstore_coordinator_spill_abort (QStoreCoordinator *self)
   g_hash_table_remove_all (self->spilled_stores);
   self->unspilled = 0;
   self->spill_refused = FALSE;
+  g_clear_pointer (&self->spill_filter, g_free);
 }
 
 gboolean

@@ -842,7 +842,8 @@ read_committed (QStoreCoordinator  *self,
     {
       if (!qstore_coordinator_spill_check (self, error))
         return NULL;
-      return qstore_snapshot_get (QSTORE_SNAPSHOT (self->spill), store, key, key_len, error);
+      if (qstore_coordinator_spill_may_hold (self, store, key, key_len))
+        return qstore_snapshot_get (QSTORE_SNAPSHOT (self->spill), store, key, key_len, error);
     }
   if (G_UNLIKELY (store != self->read_kv))
     {

@@ -319,8 +319,9 @@ test_savepoint_and_iterator (Fixture       *f,
 
 /* At the default look interval the buffer goes out once it holds the
  * step's bytes, not before; what went out is read back from the
- * provider's write transaction, nobody else sees it, and a rollback after
- * it leaves nothing. */
+ * provider's write transaction (a delete too), what did not from
+ * committed data, nobody else sees it, and a rollback after it leaves
+ * nothing. */
 static void
 test_step (Fixture       *f,
            gconstpointer  data)
@@ -333,6 +334,18 @@ test_step (Fixture       *f,
 
   qstore_coordinator_test_set_spill_bytes (f->coord, step);
   qstore_coordinator_begin (f->coord);
+  put_row (f, 900000, "committed");
+  put_row (f, 900001, "committed, then deleted");
+  g_assert_true (qstore_coordinator_commit (f->coord, &error));
+  g_assert_no_error (error);
+
+  qstore_coordinator_begin (f->coord);
+  {
+    char key[16];
+
+    g_snprintf (key, sizeof key, "k%08u", 900001);
+    qstore_coordinator_delete (f->coord, f->a, (const guint8 *) key, strlen (key));
+  }
   while (qstore_coordinator_test_get_buffer_peak (f->coord) < step / 2 && i < 100000)
     put_row (f, i++, "a row value of about forty bytes, or so");
   /* The buffer was looked at, and kept. */
@@ -352,28 +365,36 @@ test_step (Fixture       *f,
   /* About a step, give or take the arena's last block. */
   g_assert_cmpuint (qstore_coordinator_test_get_buffer_peak (f->coord), <, 4 * step);
 
-  /* Row 0 went out first: the buffer has it no more. */
+  /* Row 0 and the delete went out first: the buffer has them no more. */
   value = cget (f, f->a, 0);
   g_assert_cmpstr (value, ==, "a row value of about forty bytes, or so");
-  g_assert_cmpuint (ccount (f, f->a, FALSE, NULL), ==, i);
-  g_assert_cmpuint (kcount (f->a), ==, 0);
+  g_clear_pointer (&value, g_free);
+  value = cget (f, f->a, 900001);
+  g_assert_null (value);
+  value = cget (f, f->a, 900000);
+  g_assert_cmpstr (value, ==, "committed");
+  g_clear_pointer (&value, g_free);
+  value = cget (f, f->a, 900002);
+  g_assert_null (value);
+  g_assert_cmpuint (ccount (f, f->a, FALSE, NULL), ==, i + 1);
+  g_assert_cmpuint (kcount (f->a), ==, 2);
 
   qstore_coordinator_rollback (f->coord);
-  g_assert_cmpuint (kcount (f->a), ==, 0);
-  g_assert_cmpuint (kcount (f->ai), ==, 0);
+  g_assert_cmpuint (kcount (f->a), ==, 2);
+  g_assert_cmpuint (kcount (f->ai), ==, 2);
 
   /* The write transaction is over: the provider takes writes again. */
   qstore_coordinator_begin (f->coord);
   put_row (f, 1, "after the rollback");
   g_assert_true (qstore_coordinator_commit (f->coord, &error));
   g_assert_no_error (error);
-  g_assert_cmpuint (kcount (f->a), ==, 1);
+  g_assert_cmpuint (kcount (f->a), ==, 3);
   if (!(qstore_provider_get_capabilities (f->provider) & QSTORE_CAPABILITY_PERSISTENT))
     return;
   close_all (f);
   open_all (f);
-  g_assert_cmpuint (kcount (f->a), ==, 1);
-  g_assert_cmpuint (kcount (f->ai), ==, 1);
+  g_assert_cmpuint (kcount (f->a), ==, 3);
+  g_assert_cmpuint (kcount (f->ai), ==, 3);
 }
 
 /* A writer killed with a large transaction open leaves none of it. */
