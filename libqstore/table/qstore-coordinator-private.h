@@ -234,8 +234,11 @@ struct _QStoreCoordinator
   QStoreWriteTxn *spill;               /* holds them until the commit, or NULL */
   GError         *spill_error;         /* writing out failed: the transaction cannot commit */
   GHashTable     *spilled_stores;      /* names of the stores written out to */
-  guint           unspilled;           /* writes buffered since the last write out */
-  guint           spill_writes;        /* write out past this many, 0 never */
+  guint           unspilled;           /* writes buffered since the buffer was measured */
+  guint           spill_writes;        /* measure it after this many, 0 never write out */
+  gsize           spill_bytes;         /* write out once it holds this many bytes */
+  gboolean        spill_refused;       /* the buffer holds a key the provider refuses */
+  guint64        *spill_filter;        /* the keys written out, as a Bloom filter, or NULL */
   guint           live_iters;          /* merged iterators of this transaction alive */
   guint           n_spills;
   gsize           buffer_peak;         /* the most bytes the buffer held in the transaction */
@@ -257,12 +260,14 @@ gboolean qstore_coordinator_recover_undo           (QStoreCoordinator   *self,
                                                     GError             **error);
 
 /* Writing the buffer out into the provider's write transaction
- * (qstore-coordinator-spill.c). A write past the threshold calls
- * qstore_coordinator_try_spill(), as does the release of the last
- * savepoint level; reads of committed data go through self->spill while
- * it is set, and fail with qstore_coordinator_spill_check()'s error once
- * writing out failed. */
+ * (qstore-coordinator-spill.c). Every QSTORE_COORDINATOR_SPILL_WRITES
+ * writes call qstore_coordinator_try_spill(), as does the release of the
+ * last savepoint level; it writes the buffer out once it holds
+ * QSTORE_COORDINATOR_SPILL_BYTES. Reads of committed data go through
+ * self->spill while it is set, and fail with
+ * qstore_coordinator_spill_check()'s error once writing out failed. */
 #define QSTORE_COORDINATOR_SPILL_WRITES 1024
+#define QSTORE_COORDINATOR_SPILL_BYTES  (64 * 1024 * 1024)
 
 void     qstore_coordinator_try_spill              (QStoreCoordinator   *self);
 gboolean qstore_coordinator_spill_check            (QStoreCoordinator   *self,
@@ -273,6 +278,12 @@ gboolean qstore_coordinator_spill_commit           (QStoreCoordinator   *self,
                                                     const QStoreWriteOp *ops,
                                                     gsize                n_ops,
                                                     GError             **error);
+/* Whether @key of @store may have been written out: when not, the write
+ * transaction holds for it what committed data holds. */
+gboolean qstore_coordinator_spill_may_hold         (QStoreCoordinator   *self,
+                                                    QStoreKV            *store,
+                                                    const guint8        *key,
+                                                    gsize                key_len);
 /* Aborts the write transaction: back to the beginning, or the end. */
 void     qstore_coordinator_spill_abort            (QStoreCoordinator   *self);
 /* Whether the open transaction wrote out into a write transaction of the
@@ -280,12 +291,16 @@ void     qstore_coordinator_spill_abort            (QStoreCoordinator   *self);
 gboolean qstore_coordinator_writes_out             (QStoreCoordinator   *self);
 
 /* For tests (exported, not API): the buffer's peak in bytes in the open
- * or last transaction, the threshold, and how many write outs there were. */
+ * or last transaction, the thresholds, and how many write outs there
+ * were. */
 QSTORE_AVAILABLE_IN_ALL
 gsize    qstore_coordinator_test_get_buffer_peak   (QStoreCoordinator   *self);
 QSTORE_AVAILABLE_IN_ALL
 void     qstore_coordinator_test_set_spill_writes  (QStoreCoordinator   *self,
                                                     guint                n_writes);
+QSTORE_AVAILABLE_IN_ALL
+void     qstore_coordinator_test_set_spill_bytes   (QStoreCoordinator   *self,
+                                                    gsize                n_bytes);
 QSTORE_AVAILABLE_IN_ALL
 guint    qstore_coordinator_test_get_n_spills      (QStoreCoordinator   *self);
 

@@ -13,13 +13,21 @@
 /* The transaction's writes wait in the pending buffer, which reads merge
  * over committed data. On a provider with write transactions
  * (QSTORE_CAPABILITY_WRITE_TXN) the buffer is written out into one
- * whenever it holds QSTORE_COORDINATOR_SPILL_WRITES writes, and emptied:
- * from then on the transaction's reads merge the buffer over the write
+ * whenever it holds QSTORE_COORDINATOR_SPILL_BYTES, and emptied: from
+ * then on the transaction's reads merge the buffer over the write
  * transaction (committed data with the written-out writes over it), and
  * the commit writes what is left into it and commits it. The provider
  * holds written-out writes in its own bounded memory and files, so the
  * writer's memory no longer grows with the transaction; nobody sees them
  * before the commit, and a crash leaves none of them.
+ *
+ * The step is large on purpose. Each write-out is one sorted batch, and
+ * a B-tree takes a sorted batch best in one piece: batches of random keys
+ * written out one after another land all over the tree, so every one
+ * reads and rewrites pages the previous ones wrote (on sqlite through the
+ * WAL, once they outgrow its page cache). A transaction that fits in the
+ * step costs what it did with no write-outs at all; one past it pays for
+ * a pass over the pages per step.
  *
  * The buffer is written out only where nothing can take its entries back
  * or still points into it: no savepoint level is open (a rollback to one
@@ -28,6 +36,87 @@
  * into the buffer, its committed side reads what the write-out changes).
  * A rollback to the beginning, a rollback and a failed commit abort the
  * write transaction. */
+
+/* A read inside the transaction of a key its buffer does not hold goes
+ * to committed data, or through the write transaction once there is one:
+ * on sqlite a lookup in a tree whose pages the write-outs changed, read
+ * back from the WAL once they outgrew the page cache. The keys written out
+ * are kept in a Bloom filter of constant size; a key it has never seen
+ * reads committed data, which the write transaction leaves as it found it
+ * (the writer lock keeps every other writer out), so the answer is the
+ * same. Past some millions of keys the filter fills and more reads take
+ * the longer way, never a wrong one. */
+#define FILTER_WORDS  (4 * 1024 * 1024 / sizeof (guint64))
+#define FILTER_PROBES 4
+
+/* Two 64-bit FNV-1a hashes of the store's name and the key, combined into
+ * FILTER_PROBES bit positions. */
+static void
+filter_hash (const char    *name,
+             const guint8  *key,
+             gsize          key_len,
+             guint64       *h1,
+             guint64       *h2)
+{
+  guint64 h = G_GUINT64_CONSTANT (0xcbf29ce484222325);
+
+  for (const char *c = name; *c != '\0'; c++)
+    h = (h ^ (guint8) *c) * G_GUINT64_CONSTANT (0x100000001b3);
+  h = (h ^ 0xff) * G_GUINT64_CONSTANT (0x100000001b3);
+  for (gsize i = 0; i < key_len; i++)
+    h = (h ^ key[i]) * G_GUINT64_CONSTANT (0x100000001b3);
+  *h1 = h;
+  /* A second, odd, hash from the first one's mixed bits. */
+  h ^= h >> 33;
+  h *= G_GUINT64_CONSTANT (0xff51afd7ed558ccd);
+  h ^= h >> 33;
+  *h2 = h | 1;
+}
+
+static void
+filter_add (QStoreCoordinator *self,
+            const char        *name,
+            const guint8      *key,
+            gsize              key_len)
+{
+  guint64 h1, h2;
+
+  if (self->spill_filter == NULL)
+    self->spill_filter = g_new0 (guint64, FILTER_WORDS);
+  filter_hash (name, key, key_len, &h1, &h2);
+  for (guint i = 0; i < FILTER_PROBES; i++)
+    {
+      guint64 bit = (h1 + i * h2) % (FILTER_WORDS * 64);
+
+      self->spill_filter[bit / 64] |= G_GUINT64_CONSTANT (1) << (bit % 64);
+    }
+}
+
+gboolean
+qstore_coordinator_spill_may_hold (QStoreCoordinator *self,
+                                   QStoreKV          *store,
+                                   const guint8      *key,
+                                   gsize              key_len)
+{
+  guint64 h1, h2;
+
+  if (self->spill_filter == NULL)
+    return TRUE;
+  filter_hash (qstore_kv_get_name (store), key, key_len, &h1, &h2);
+  for (guint i = 0; i < FILTER_PROBES; i++)
+    {
+      guint64 bit = (h1 + i * h2) % (FILTER_WORDS * 64);
+
+      if (!(self->spill_filter[bit / 64] & (G_GUINT64_CONSTANT (1) << (bit % 64))))
+        return FALSE;
+    }
+  return TRUE;
+}
+
+/* Writes handed to the provider at a time: the buffer itself stays
+ * whole until all went out, so the array of them need not be as large as
+ * the buffer. */
+#define SPILL_CHUNK 4096
 
 /* The arena's blocks and the trees over them, counted as the bytes the
  * buffer holds. */
@@ -45,7 +134,25 @@ may_spill (QStoreCoordinator *self)
 {
   return self->in_tx && self->levels->len == 0 && self->live_iters == 0 &&
          self->pinned == NULL && self->spill_error == NULL && self->spill_writes > 0 &&
+         !self->spill_refused &&
          (qstore_provider_get_capabilities (self->provider) & QSTORE_CAPABILITY_WRITE_TXN);
+}
+
+/* Hands @ops to the write transaction, begun on the first call. */
+static gboolean
+spill_ops (QStoreCoordinator  *self,
+           GArray             *ops,
+           GError            **error)
+{
+  gboolean ok;
+
+  if (ops->len == 0)
+    return TRUE;
+  if (self->spill == NULL && !(self->spill = qstore_provider_begin_write (self->provider, error)))
+    return FALSE;
+  ok = qstore_write_txn_write (self->spill, (QStoreWriteOp *) ops->data, ops->len, error);
+  g_array_set_size (ops, 0);
+  return ok;
 }
 
 /* Writes the buffer out into the write transaction and empties it. A key
@@ -58,11 +165,35 @@ spill (QStoreCoordinator  *self,
   gsize max_key = qstore_provider_get_max_key_length (self->provider);
   g_autoptr(GArray) ops = NULL;
 
-  ops = g_array_sized_new (FALSE, FALSE, sizeof (QStoreWriteOp),
-                           MIN (self->unspilled, QSTORE_COORDINATOR_SPILL_WRITES));
+  /* Nothing may go out when something cannot: the commit refuses the
+   * transaction anyway, and with it all its writes. */
+  for (guint store = 0; max_key != 0 && store < qstore_pending_get_n_stores (self->pending); store++)
+    {
+      QStorePendingCursor cursor;
+      gboolean more;
+
+      for (more = qstore_pending_seek (self->pending, store, NULL, 0, TRUE, FALSE, &cursor);
+           more;
+           more = qstore_pending_cursor_step (&cursor, FALSE))
+        {
+          gsize key_len;
+
+          qstore_pending_entry_get_key (qstore_pending_cursor_get_entry (&cursor), &key_len);
+          if (key_len > max_key)
+            {
+              /* Until the transaction ends: measuring again at every
+               * look would read the whole buffer each time. */
+              self->spill_refused = TRUE;
+              return TRUE;
+            }
+        }
+    }
+
+  ops = g_array_sized_new (FALSE, FALSE, sizeof (QStoreWriteOp), SPILL_CHUNK);
   for (guint store = 0; store < qstore_pending_get_n_stores (self->pending); store++)
     {
       QStoreKV *kv = qstore_pending_store_get_kv (self->pending, store);
+      const char *name = qstore_pending_store_get_name (self->pending, store);
       QStorePendingCursor cursor;
       gboolean more;
 
@@ -77,29 +208,19 @@ spill (QStoreCoordinator  *self,
           op.key = qstore_pending_entry_get_key (entry, &op.key_len);
           op.value = qstore_pending_entry_get_value (entry, &op.value_len);
           op.kind = op.value != NULL ? QSTORE_WRITE_OP_PUT : QSTORE_WRITE_OP_DELETE;
-          if (max_key != 0 && op.key_len > max_key)
-            {
-              self->unspilled = 0;
-              return TRUE;
-            }
           g_array_append_val (ops, op);
+          filter_add (self, name, op.key, op.key_len);
+          if (!g_hash_table_contains (self->spilled_stores, name))
+            g_hash_table_add (self->spilled_stores, g_strdup (name));
+          if (ops->len == SPILL_CHUNK && !spill_ops (self, ops, error))
+            return FALSE;
         }
-      if (ops->len > 0 &&
-          !g_hash_table_contains (self->spilled_stores, qstore_pending_store_get_name (self->pending, store)))
-        g_hash_table_add (self->spilled_stores,
-                          g_strdup (qstore_pending_store_get_name (self->pending, store)));
     }
-  if (ops->len == 0)
-    return TRUE;
-
-  if (self->spill == NULL && !(self->spill = qstore_provider_begin_write (self->provider, error)))
-    return FALSE;
-  if (!qstore_write_txn_write (self->spill, (QStoreWriteOp *) ops->data, ops->len, error))
+  if (!spill_ops (self, ops, error))
     return FALSE;
 
   /* Nothing points into the buffer (no iterator is alive): its arena
    * goes, not only its trees. */
-  g_array_set_size (ops, 0);
   qstore_pending_clear (self->pending);
   self->unspilled = 0;
   self->n_spills++;
@@ -122,6 +243,9 @@ qstore_coordinator_try_spill (QStoreCoordinator *self)
       return;
     }
   note_buffer_size (self);
+  self->unspilled = 0;
+  if (qstore_pending_get_size (self->pending) < self->spill_bytes)
+    return;
   if (!spill (self, &local_error))
     {
       /* Writes that went out are lost with the write transaction: the
@@ -142,6 +266,8 @@ qstore_coordinator_spill_abort (QStoreCoordinator *self)
   g_clear_error (&self->spill_error);
   g_hash_table_remove_all (self->spilled_stores);
   self->unspilled = 0;
+  self->spill_refused = FALSE;
+  g_clear_pointer (&self->spill_filter, g_free);
 }
 
 gboolean
@@ -214,10 +340,11 @@ qstore_coordinator_test_get_buffer_peak (QStoreCoordinator *self)
 /**
  * qstore_coordinator_test_set_spill_writes: (skip)
  * @self: a #QStoreCoordinator
- * @n_writes: writes buffered before they are written out, 0 for never
+ * @n_writes: writes between two looks at the buffer's size, 0 for never
+ *   writing out
  *
- * For tests: how many writes the buffer holds before it is written out
- * into the provider's write transaction.
+ * For tests: how often the buffer is measured against the step set with
+ * qstore_coordinator_test_set_spill_bytes().
  */
 void
 qstore_coordinator_test_set_spill_writes (QStoreCoordinator *self,
@@ -226,6 +353,23 @@ qstore_coordinator_test_set_spill_writes (QStoreCoordinator *self,
   g_return_if_fail (QSTORE_IS_COORDINATOR (self));
 
   self->spill_writes = n_writes;
+}
+
+/**
+ * qstore_coordinator_test_set_spill_bytes: (skip)
+ * @self: a #QStoreCoordinator
+ * @n_bytes: bytes the buffer holds before it is written out, 0 for at
+ *   every look
+ *
+ * For tests: a write-out step small enough for a test's transaction.
+ */
+void
+qstore_coordinator_test_set_spill_bytes (QStoreCoordinator *self,
+                                         gsize              n_bytes)
+{
+  g_return_if_fail (QSTORE_IS_COORDINATOR (self));
+
+  self->spill_bytes = n_bytes;
 }
 
 /**

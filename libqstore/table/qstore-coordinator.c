@@ -327,6 +327,7 @@ qstore_coordinator_init (QStoreCoordinator *self)
   self->pending = qstore_pending_new ();
   self->spilled_stores = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   self->spill_writes = QSTORE_COORDINATOR_SPILL_WRITES;
+  self->spill_bytes = QSTORE_COORDINATOR_SPILL_BYTES;
   self->changes = changes_new ();
   self->levels = g_array_new (FALSE, FALSE, sizeof (Level));
   g_array_set_clear_func (self->levels, qstore_coordinator_level_clear);
@@ -841,7 +842,8 @@ read_committed (QStoreCoordinator  *self,
     {
       if (!qstore_coordinator_spill_check (self, error))
         return NULL;
-      return qstore_snapshot_get (QSTORE_SNAPSHOT (self->spill), store, key, key_len, error);
+      if (qstore_coordinator_spill_may_hold (self, store, key, key_len))
+        return qstore_snapshot_get (QSTORE_SNAPSHOT (self->spill), store, key, key_len, error);
     }
   if (G_UNLIKELY (store != self->read_kv))
     {

@@ -150,6 +150,28 @@ qstore_sqlite_db_release_reader (QStoreSqliteDb   *self,
   g_mutex_unlock (&self->pool_lock);
 }
 
+QStoreSqliteConn *
+qstore_sqlite_db_acquire_plain (QStoreSqliteDb  *self,
+                                GError         **error)
+{
+  gboolean beside_write;
+
+  g_mutex_lock (&self->main->lock);
+  beside_write = self->write_open;
+  g_mutex_unlock (&self->main->lock);
+  return beside_write ? qstore_sqlite_db_acquire_reader (self, FALSE, error)
+                      : qstore_sqlite_conn_ref (self->main);
+}
+
+void
+qstore_sqlite_db_release_plain (QStoreSqliteDb   *self,
+                                QStoreSqliteConn *conn)
+{
+  if (conn != self->main)
+    qstore_sqlite_db_release_reader (self, conn);
+  qstore_sqlite_conn_unref (conn);
+}
+
 /* Store ids */
 
 void
@@ -220,6 +242,96 @@ qstore_sqlite_db_end_read (QStoreSqliteDb *self)
     qstore_sqlite_conn_run (conn, QSTORE_SQLITE_STMT_COMMIT, "ending a read transaction", NULL);
 }
 
+/* Steps @stmt, a lookup bound by the caller, and returns the value it
+ * finds. Called with the connection's lock held. */
+static GBytes *
+read_value (QStoreSqliteConn  *conn,
+            sqlite3_stmt      *stmt,
+            GError           **error)
+{
+  GBytes *value = NULL;
+  int rc = sqlite3_step (stmt);
+
+  if (rc == SQLITE_ROW && sqlite3_column_type (stmt, 0) == SQLITE_INTEGER)
+    {
+      gint64 id = sqlite3_column_int64 (stmt, 0);
+
+      sqlite3_reset (stmt);
+      return qstore_sqlite_conn_read_big (conn, id, error);
+    }
+  if (rc == SQLITE_ROW)
+    {
+      const void *data = sqlite3_column_blob (stmt, 0);
+
+      value = g_bytes_new (data, sqlite3_column_bytes (stmt, 0));
+    }
+  else if (rc != SQLITE_DONE)
+    qstore_sqlite_conn_set_error (conn, rc, "reading a key", error);
+  sqlite3_reset (stmt);
+  return value;
+}
+
+/* Resolves the name in the same statement as the key: for readers of a
+ * store another process writes, which may rename or drop stores at any
+ * time, and for plain reads beside an open write transaction, whose ids
+ * may not be committed. Called with the connection's lock held. */
+static GBytes *
+get_by_name (QStoreSqliteConn  *conn,
+             const char        *name,
+             const guint8      *key,
+             gsize              key_len,
+             GError           **error)
+{
+  sqlite3_stmt *stmt;
+
+  if (!qstore_sqlite_conn_check_open (conn, error) ||
+      !(stmt = qstore_sqlite_conn_stmt (conn, QSTORE_SQLITE_STMT_GET_BY_NAME, error)))
+    return NULL;
+  sqlite3_bind_text (stmt, 1, name, -1, SQLITE_STATIC);
+  sqlite3_bind_blob64 (stmt, 2, key, key_len, SQLITE_STATIC);
+  return read_value (conn, stmt, error);
+}
+
+/* A plain read while a write transaction is open on the main connection:
+ * through a reader, which sees only what is committed. */
+static GBytes *
+get_beside_write (QStoreSqliteDb  *self,
+                  const char      *name,
+                  const guint8    *key,
+                  gsize            key_len,
+                  GError         **error)
+{
+  g_autoptr(QStoreSqliteConn) conn = qstore_sqlite_db_acquire_reader (self, FALSE, error);
+  GBytes *value;
+
+  if (conn == NULL)
+    return NULL;
+  g_mutex_lock (&conn->lock);
+  value = get_by_name (conn, name, key, key_len, error);
+  g_mutex_unlock (&conn->lock);
+  qstore_sqlite_db_release_reader (self, conn);
+  return value;
+}
+
+GBytes *
+qstore_sqlite_db_get_main (QStoreSqliteDb  *self,
+                           const char      *name,
+                           const guint8    *key,
+                           gsize            key_len,
+                           GError         **error)
+{
+  sqlite3_stmt *stmt;
+  gint64 id;
+
+  /* The writer lock makes ours the only writes, so the ids we know hold. */
+  if (!qstore_sqlite_db_resolve_store (self, name, FALSE, &id, error) || id < 0 ||
+      !(stmt = qstore_sqlite_conn_stmt (self->main, QSTORE_SQLITE_STMT_GET, error)))
+    return NULL;
+  sqlite3_bind_int64 (stmt, 1, id);
+  sqlite3_bind_blob64 (stmt, 2, key, key_len, SQLITE_STATIC);
+  return read_value (self->main, stmt, error);
+}
+
 GBytes *
 qstore_sqlite_db_get (QStoreSqliteDb  *self,
                       const char      *name,
@@ -229,63 +341,29 @@ qstore_sqlite_db_get (QStoreSqliteDb  *self,
 {
   QStoreSqliteConn *conn = self->main;
   GBytes *value = NULL;
-  sqlite3_stmt *stmt;
-  int rc;
 
   g_mutex_lock (&conn->lock);
-  if (!qstore_sqlite_conn_check_open (conn, error))
-    goto out;
-
   if (self->read_only)
     {
-      /* Another process writes, and may rename or drop stores at any
-       * time: resolve the name in the same statement as the key. */
-      if (!(stmt = qstore_sqlite_conn_stmt (conn, QSTORE_SQLITE_STMT_GET_BY_NAME, error)))
-        goto out;
-      sqlite3_bind_text (stmt, 1, name, -1, SQLITE_STATIC);
+      value = get_by_name (conn, name, key, key_len, error);
+      goto out;
     }
-  else
+  if (!qstore_sqlite_conn_check_open (conn, error))
+    goto out;
+  if (self->write_open)
     {
-      gint64 id;
-
-      /* The writer lock makes ours the only writes, so the ids we know
-       * hold. */
-      if (!qstore_sqlite_db_resolve_store (self, name, FALSE, &id, error) || id < 0)
-        goto out;
-      /* For the same reason a read transaction left open sees every
-       * commit until our next write, which ends it: the reads in between
-       * share it rather than each taking and dropping the WAL read lock
-       * (two fcntl() calls and a look at the -shm). */
-      if (!self->reading && sqlite3_get_autocommit (conn->db))
-        self->reading = qstore_sqlite_conn_run (conn, QSTORE_SQLITE_STMT_BEGIN,
-                                                "beginning a read transaction", NULL);
-      if (!(stmt = qstore_sqlite_conn_stmt (conn, QSTORE_SQLITE_STMT_GET, error)))
-        goto out;
-      sqlite3_bind_int64 (stmt, 1, id);
+      g_mutex_unlock (&conn->lock);
+      return get_beside_write (self, name, key, key_len, error);
     }
-  sqlite3_bind_blob64 (stmt, 2, key, key_len, SQLITE_STATIC);
 
-  rc = sqlite3_step (stmt);
-  if (rc == SQLITE_ROW && sqlite3_column_type (stmt, 0) == SQLITE_INTEGER)
-    {
-      gint64 id = sqlite3_column_int64 (stmt, 0);
-
-      sqlite3_reset (stmt);
-      value = qstore_sqlite_conn_read_big (conn, id, error);
-    }
-  else if (rc == SQLITE_ROW)
-    {
-      const void *data = sqlite3_column_blob (stmt, 0);
-
-      value = g_bytes_new (data, sqlite3_column_bytes (stmt, 0));
-      sqlite3_reset (stmt);
-    }
-  else
-    {
-      if (rc != SQLITE_DONE)
-        qstore_sqlite_conn_set_error (conn, rc, "reading a key", error);
-      sqlite3_reset (stmt);
-    }
+  /* The writer lock makes ours the only writes, so a read transaction
+   * left open sees every commit until our next write, which ends it: the
+   * reads in between share it rather than each taking and dropping the
+   * WAL read lock (two fcntl() calls and a look at the -shm). */
+  if (!self->reading && sqlite3_get_autocommit (conn->db))
+    self->reading = qstore_sqlite_conn_run (conn, QSTORE_SQLITE_STMT_BEGIN,
+                                            "beginning a read transaction", NULL);
+  value = qstore_sqlite_db_get_main (self, name, key, key_len, error);
 
 out:
   g_mutex_unlock (&conn->lock);
@@ -315,9 +393,11 @@ qstore_sqlite_db_close (QStoreSqliteDb *self)
     {
       g_mutex_lock (&self->main->lock);
       qstore_sqlite_db_end_read (self);
-      if (self->main->db != NULL && !self->read_only)
+      /* Closing the connection rolls an open write transaction back. */
+      if (self->main->db != NULL && !self->read_only && !self->write_open)
         sqlite3_wal_checkpoint_v2 (self->main->db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
       qstore_sqlite_conn_close (self->main);
+      self->write_open = FALSE;
       qstore_sqlite_db_forget_stores (self);
       g_mutex_unlock (&self->main->lock);
     }

@@ -30,6 +30,11 @@ typedef struct
   gboolean          has_big;     /* big_values may hold rows */
   gboolean          reading;     /* the writer's plain reads share one read
                                   * transaction, open until the next write */
+  /* A write transaction is open on this connection (qstore-sqlite-txn.c):
+   * until it ends, plain reads go through readers, which see only what is
+   * committed. @write_serial tells its iterators from earlier ones'. */
+  gboolean          write_open;
+  guint64           write_serial;
 
   GMutex            pool_lock;
   GPtrArray        *readers;     /* every open reader connection */
@@ -53,6 +58,13 @@ QStoreSqliteConn *qstore_sqlite_db_acquire_reader (QStoreSqliteDb        *db,
 void              qstore_sqlite_db_release_reader (QStoreSqliteDb        *db,
                                                    QStoreSqliteConn      *conn);
 
+/* The connection for a plain read: the main one, unless a write
+ * transaction holds it, then a reader. */
+QStoreSqliteConn *qstore_sqlite_db_acquire_plain  (QStoreSqliteDb        *db,
+                                                   GError               **error);
+void              qstore_sqlite_db_release_plain  (QStoreSqliteDb        *db,
+                                                   QStoreSqliteConn      *conn);
+
 /* Finds the id of a store, creating its row when @create is set (inside a
  * write transaction). *id is -1 when the store has no row. Called with the
  * main lock held. */
@@ -68,6 +80,14 @@ void              qstore_sqlite_db_forget_stores  (QStoreSqliteDb        *db);
 void              qstore_sqlite_db_end_read       (QStoreSqliteDb        *db);
 
 GBytes           *qstore_sqlite_db_get            (QStoreSqliteDb        *db,
+                                                   const char            *name,
+                                                   const guint8          *key,
+                                                   gsize                  key_len,
+                                                   GError               **error);
+
+/* The writer's own view, in whatever transaction the main connection is
+ * in: for an open write transaction. Called with the main lock held. */
+GBytes           *qstore_sqlite_db_get_main       (QStoreSqliteDb        *db,
                                                    const char            *name,
                                                    const guint8          *key,
                                                    gsize                  key_len,

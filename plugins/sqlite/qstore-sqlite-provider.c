@@ -15,11 +15,12 @@
 #include <glib/gstdio.h>
 #include <gmodule.h>
 
-#include "qstore-fault-private.h"
 #include "qstore-i18n-private.h"
 #include "qstore-sqlite-check.h"
 #include "qstore-sqlite-schema.h"
 #include "qstore-sqlite-store.h"
+#include "qstore-sqlite-txn.h"
+#include "qstore-sqlite-write.h"
 
 #define QSTORE_TYPE_SQLITE_PROVIDER (qstore_sqlite_provider_get_type ())
 G_DECLARE_FINAL_TYPE (QStoreSqliteProvider, qstore_sqlite_provider,
@@ -342,211 +343,7 @@ qstore_sqlite_provider_initable_iface_init (GInitableIface *iface)
   iface->init = qstore_sqlite_provider_initable_init;
 }
 
-/* Writing. Every function below is called with the main lock held. */
-
-/* SQLite applies PRAGMA synchronous when the statement is prepared, not
- * when it runs, so it cannot be kept prepared: run it afresh, only when
- * the level changes. */
-static gboolean
-set_synchronous (QStoreSqliteDb        *self,
-                 gboolean               full,
-                 GError               **error)
-{
-  if (self->sync_full == full)
-    return TRUE;
-  if (!qstore_sqlite_conn_exec (self->main,
-                                full ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL",
-                                "setting the durability", error))
-    return FALSE;
-  self->sync_full = full;
-  return TRUE;
-}
-
-static gboolean
-begin_write (QStoreSqliteDb        *self,
-             GError               **error)
-{
-  QStoreSqliteConn *conn = self->main;
-  sqlite3_stmt *stmt;
-  gint64 version;
-  int rc;
-
-  if (!qstore_sqlite_conn_run (conn, QSTORE_SQLITE_STMT_BEGIN_IMMEDIATE,
-                               "beginning a write transaction", error))
-    return FALSE;
-
-  /* Another writer cannot have come and gone while we hold the writer
-   * lock, but the file is checked anyway, cheaply: after another writer
-   * the ids we know may be stale (it may have dropped or renamed stores). */
-  if (!(stmt = qstore_sqlite_conn_stmt (conn, QSTORE_SQLITE_STMT_DATA_VERSION, error)))
-    goto fail;
-  rc = sqlite3_step (stmt);
-  if (rc != SQLITE_ROW)
-    {
-      qstore_sqlite_conn_set_error (conn, rc, "beginning a write transaction", error);
-      sqlite3_reset (stmt);
-      goto fail;
-    }
-  version = sqlite3_column_int64 (stmt, 0);
-  sqlite3_reset (stmt);
-  if (version != self->data_version)
-    {
-      qstore_sqlite_db_forget_stores (self);
-      /* Nor can what it did to big_values be known. */
-      self->has_big = TRUE;
-      self->data_version = version;
-    }
-  return TRUE;
-
-fail:
-  qstore_sqlite_conn_run (conn, QSTORE_SQLITE_STMT_ROLLBACK, "rolling back", NULL);
-  return FALSE;
-}
-
-static gboolean
-end_write (QStoreSqliteDb        *self,
-           gboolean               ok,
-           GError               **error)
-{
-  QStoreSqliteConn *conn = self->main;
-
-  if (ok)
-    ok = qstore_sqlite_conn_run (conn, QSTORE_SQLITE_STMT_COMMIT, "committing", error);
-  if (!ok)
-    {
-      /* Some failures roll the transaction back by themselves. */
-      if (!sqlite3_get_autocommit (conn->db))
-        qstore_sqlite_conn_run (conn, QSTORE_SQLITE_STMT_ROLLBACK, "rolling back", NULL);
-      /* Rows of stores created in the transaction are gone with it. */
-      qstore_sqlite_db_forget_stores (self);
-    }
-  return ok;
-}
-
-/* Runs @stmt, bound by the caller, to its end. */
-static gboolean
-step_done (QStoreSqliteConn  *conn,
-           sqlite3_stmt      *stmt,
-           const char        *doing,
-           GError           **error)
-{
-  int rc = sqlite3_step (stmt);
-
-  sqlite3_reset (stmt);
-  if (G_LIKELY (rc == SQLITE_DONE))
-    return TRUE;
-  qstore_sqlite_conn_set_error (conn, rc, doing, error);
-  return FALSE;
-}
-
-/* Removes the big value the entry (@id, @key) refers to, if any: before
- * the entry is replaced or deleted. Only when big values exist. */
-static gboolean
-drop_big_value (QStoreSqliteDb       *self,
-                gint64                id,
-                const QStoreWriteOp  *op,
-                GError              **error)
-{
-  sqlite3_stmt *stmt;
-
-  if (!self->has_big)
-    return TRUE;
-  if (!(stmt = qstore_sqlite_conn_stmt (self->main, QSTORE_SQLITE_STMT_DELETE_BIG, error)))
-    return FALSE;
-  sqlite3_bind_int64 (stmt, 1, id);
-  sqlite3_bind_blob64 (stmt, 2, op->key, op->key_len, SQLITE_STATIC);
-  return step_done (self->main, stmt, "replacing a big value", error);
-}
-
-static gboolean
-apply_put (QStoreSqliteDb       *self,
-           gint64                id,
-           const QStoreWriteOp  *op,
-           GError              **error)
-{
-  QStoreSqliteConn *conn = self->main;
-  const guint8 *value = op->value != NULL ? op->value : (const guint8 *) "";
-  sqlite3_stmt *stmt;
-
-  if (!drop_big_value (self, id, op, error) ||
-      !(stmt = qstore_sqlite_conn_stmt (conn, QSTORE_SQLITE_STMT_PUT, error)))
-    return FALSE;
-
-  sqlite3_bind_int64 (stmt, 1, id);
-  sqlite3_bind_blob64 (stmt, 2, op->key, op->key_len, SQLITE_STATIC);
-  /* Too big for the entry's page: the value goes to big_values, so that
-   * lookups passing this row do not read it. */
-  if (G_UNLIKELY (op->key_len + op->value_len > self->inline_max))
-    {
-      sqlite3_stmt *big = qstore_sqlite_conn_stmt (conn, QSTORE_SQLITE_STMT_PUT_BIG, error);
-
-      if (big == NULL)
-        return FALSE;
-      sqlite3_bind_blob64 (big, 1, value, op->value_len, SQLITE_STATIC);
-      if (!step_done (conn, big, "writing a big value", error))
-        return FALSE;
-      self->has_big = TRUE;
-      sqlite3_bind_int64 (stmt, 3, sqlite3_last_insert_rowid (conn->db));
-    }
-  else
-    sqlite3_bind_blob64 (stmt, 3, value, op->value_len, SQLITE_STATIC);
-  return step_done (conn, stmt, "writing a key", error);
-}
-
-static gboolean
-apply_delete (QStoreSqliteDb       *self,
-              gint64                id,
-              const QStoreWriteOp  *op,
-              GError              **error)
-{
-  sqlite3_stmt *stmt;
-
-  if (!drop_big_value (self, id, op, error) ||
-      !(stmt = qstore_sqlite_conn_stmt (self->main, QSTORE_SQLITE_STMT_DELETE, error)))
-    return FALSE;
-  sqlite3_bind_int64 (stmt, 1, id);
-  sqlite3_bind_blob64 (stmt, 2, op->key, op->key_len, SQLITE_STATIC);
-  return step_done (self->main, stmt, "deleting a key", error);
-}
-
-static gboolean
-apply_ops (QStoreSqliteDb        *self,
-           const QStoreWriteOp   *ops,
-           gsize                  n_ops,
-           GError               **error)
-{
-  QStoreKV *store = NULL;
-  gint64 id = -1;
-
-  for (gsize i = 0; i < n_ops; i++)
-    {
-      const QStoreWriteOp *op = &ops[i];
-      gboolean is_put = op->kind == QSTORE_WRITE_OP_PUT;
-
-      if (!_qstore_fault_check (QSTORE_FAULT_WRITE_OP, error))
-        return FALSE;
-
-      /* Ops come grouped by store: resolve a store once per run, and once
-       * more when a put follows deletes on a store that has no row yet. */
-      if (op->store != store || (id < 0 && is_put))
-        {
-          store = op->store;
-          if (!qstore_sqlite_db_resolve_store (self, qstore_kv_get_name (store), is_put,
-                                               &id, error))
-            return FALSE;
-        }
-
-      if (is_put)
-        {
-          if (!apply_put (self, id, op, error))
-            return FALSE;
-        }
-      /* Nothing to delete in a store that was never written. */
-      else if (id >= 0 && !apply_delete (self, id, op, error))
-        return FALSE;
-    }
-  return TRUE;
-}
+/* Writing */
 
 static gboolean
 qstore_sqlite_provider_write (QStoreProvider       *provider,
@@ -560,78 +357,13 @@ qstore_sqlite_provider_write (QStoreProvider       *provider,
   gboolean ok = FALSE;
 
   g_mutex_lock (&conn->lock);
-  qstore_sqlite_db_end_read (self);
   /* Without a sync request, WAL at synchronous=NORMAL stays consistent but
    * may lose the last commits on power failure. */
-  if (qstore_sqlite_conn_check_open (conn, error) &&
-      set_synchronous (self, (flags & QSTORE_WRITE_SYNC) != 0, error) &&
-      begin_write (self, error))
-    ok = end_write (self, apply_ops (self, ops, n_ops, error), error);
+  if (qstore_sqlite_write_begin (self, (flags & QSTORE_WRITE_SYNC) != 0, error))
+    ok = qstore_sqlite_write_end (self, qstore_sqlite_write_apply (self, ops, n_ops, error),
+                                  error);
   g_mutex_unlock (&conn->lock);
   return ok;
-}
-
-static gboolean
-restructure_stores (QStoreSqliteDb        *self,
-                    const char * const    *drop,
-                    const char * const    *rename_from,
-                    const char * const    *rename_to,
-                    GError               **error)
-{
-  QStoreSqliteConn *conn = self->main;
-
-  for (guint i = 0; drop != NULL && drop[i] != NULL; i++)
-    {
-      if ((self->has_big &&
-           !qstore_sqlite_conn_run_named (conn, QSTORE_SQLITE_STMT_DROP_BIG, drop[i],
-                                          "dropping a store", error)) ||
-          !qstore_sqlite_conn_run_named (conn, QSTORE_SQLITE_STMT_DROP_ENTRIES, drop[i],
-                                         "dropping a store", error) ||
-          !qstore_sqlite_conn_run_named (conn, QSTORE_SQLITE_STMT_DROP_STORE, drop[i],
-                                         "dropping a store", error))
-        return FALSE;
-    }
-
-  for (guint i = 0; rename_from != NULL && rename_from[i] != NULL; i++)
-    {
-      const char *from = rename_from[i];
-      const char *to = rename_to[i];
-      sqlite3_stmt *stmt;
-      int rc;
-
-      g_assert (to != NULL);
-      if (strcmp (from, to) == 0)
-        continue;
-
-      if (!(stmt = qstore_sqlite_conn_stmt (conn, QSTORE_SQLITE_STMT_HAS_ENTRIES, error)))
-        return FALSE;
-      sqlite3_bind_text (stmt, 1, to, -1, SQLITE_STATIC);
-      rc = sqlite3_step (stmt);
-      if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-        qstore_sqlite_conn_set_error (conn, rc, "renaming a store", error);
-      sqlite3_reset (stmt);
-      if (rc == SQLITE_ROW)
-        {
-          g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_EXISTS,
-                       _("Cannot rename store “%s” to “%s” in “%s”: “%s” already holds "
-                       "entries; drop it first"), from, to, self->path, to);
-          return FALSE;
-        }
-      if (rc != SQLITE_DONE)
-        return FALSE;
-
-      /* A leftover row of an emptied destination would clash on the name. */
-      if (!qstore_sqlite_conn_run_named (conn, QSTORE_SQLITE_STMT_DROP_STORE, to,
-                                         "renaming a store", error))
-        return FALSE;
-      if (!(stmt = qstore_sqlite_conn_stmt (conn, QSTORE_SQLITE_STMT_RENAME_STORE, error)))
-        return FALSE;
-      sqlite3_bind_text (stmt, 1, from, -1, SQLITE_STATIC);
-      sqlite3_bind_text (stmt, 2, to, -1, SQLITE_STATIC);
-      if (!qstore_sqlite_conn_run_stmt (conn, stmt, "renaming a store", error))
-        return FALSE;
-    }
-  return TRUE;
 }
 
 static gboolean
@@ -648,16 +380,11 @@ qstore_sqlite_provider_restructure (QStoreProvider       *provider,
   gboolean ok = FALSE;
 
   g_mutex_lock (&conn->lock);
-  qstore_sqlite_db_end_read (self);
-  if (qstore_sqlite_conn_check_open (conn, error) &&
-      set_synchronous (self, TRUE, error) &&
-      begin_write (self, error))
+  if (qstore_sqlite_write_begin (self, TRUE, error))
     {
-      ok = restructure_stores (self, drop, rename_from, rename_to, error);
-      /* Names now map to other ids: what the ops resolve must come from
-       * the transaction, not from before it. */
-      qstore_sqlite_db_forget_stores (self);
-      ok = end_write (self, ok && apply_ops (self, ops, n_ops, error), error);
+      ok = qstore_sqlite_write_restructure (self, drop, rename_from, rename_to, error) &&
+           qstore_sqlite_write_apply (self, ops, n_ops, error);
+      ok = qstore_sqlite_write_end (self, ok, error);
     }
   g_mutex_unlock (&conn->lock);
   return ok;
@@ -668,11 +395,13 @@ qstore_sqlite_provider_list_stores (QStoreProvider  *provider,
                                     GError         **error)
 {
   QStoreSqliteDb *self = QSTORE_SQLITE_PROVIDER (provider)->db;
-  QStoreSqliteConn *conn = self->main;
   g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func (g_free);
+  QStoreSqliteConn *conn;
   sqlite3_stmt *stmt;
   int rc = SQLITE_ERROR;
 
+  if (!(conn = qstore_sqlite_db_acquire_plain (self, error)))
+    return NULL;
   g_mutex_lock (&conn->lock);
   if (qstore_sqlite_conn_check_open (conn, error) &&
       (stmt = qstore_sqlite_conn_stmt (conn, QSTORE_SQLITE_STMT_LIST, error)) != NULL)
@@ -691,6 +420,7 @@ qstore_sqlite_provider_list_stores (QStoreProvider  *provider,
       sqlite3_reset (stmt);
     }
   g_mutex_unlock (&conn->lock);
+  qstore_sqlite_db_release_plain (self, conn);
 
   if (rc != SQLITE_DONE)
     return NULL;
@@ -705,6 +435,13 @@ qstore_sqlite_provider_open_store (QStoreProvider  *provider,
 {
   /* Nothing to create: the row of a store appears with its first write. */
   return qstore_sqlite_store_new (provider, QSTORE_SQLITE_PROVIDER (provider)->db, name);
+}
+
+static QStoreWriteTxn *
+qstore_sqlite_provider_begin_write (QStoreProvider  *provider,
+                                    GError         **error)
+{
+  return qstore_sqlite_write_txn_new (QSTORE_SQLITE_PROVIDER (provider)->db, error);
 }
 
 static QStoreSnapshot *
@@ -751,10 +488,12 @@ qstore_sqlite_provider_iface_init (QStoreProviderInterface *iface)
                          QSTORE_CAPABILITY_ATOMIC_BATCH |
                          QSTORE_CAPABILITY_SNAPSHOTS |
                          QSTORE_CAPABILITY_MULTI_PROCESS |
-                         QSTORE_CAPABILITY_WRITER_LOCK);
+                         QSTORE_CAPABILITY_WRITER_LOCK |
+                         QSTORE_CAPABILITY_WRITE_TXN);
   iface->option_names = option_names;
   iface->open_store = qstore_sqlite_provider_open_store;
   iface->begin_snapshot = qstore_sqlite_provider_begin_snapshot;
+  iface->begin_write = qstore_sqlite_provider_begin_write;
   iface->write = qstore_sqlite_provider_write;
   iface->restructure = qstore_sqlite_provider_restructure;
   iface->list_stores = qstore_sqlite_provider_list_stores;
@@ -800,6 +539,7 @@ g_io_module_load (GIOModule *module)
 {
   qstore_sqlite_provider_register_type (G_TYPE_MODULE (module));
   qstore_sqlite_store_register_types (G_TYPE_MODULE (module));
+  qstore_sqlite_write_txn_register_type_in (G_TYPE_MODULE (module));
   g_io_extension_point_implement (QSTORE_PROVIDER_EXTENSION_POINT_NAME,
                                   QSTORE_TYPE_SQLITE_PROVIDER, "sqlite", 0);
 }

@@ -4,14 +4,8 @@
  */
 #include "config.h"
 
+#include "qstore-i18n-private.h"
 #include "qstore-sqlite-store.h"
-
-static QStoreIter *iter_new (QStoreSqliteDb        *db,
-                             QStoreSqliteSnapshot  *snapshot,
-                             QStoreSqliteConn      *conn,
-                             const char            *name,
-                             const QStoreBounds    *bounds,
-                             GError               **error);
 
 /* QStoreSqliteStore: a name and its provider. The row in `stores` appears
  * with the first write, so a handle costs nothing. */
@@ -80,7 +74,7 @@ qstore_sqlite_store_iterate (QStoreKV            *kv,
    * transaction) until it is freed. */
   if (!(conn = qstore_sqlite_db_acquire_reader (self->db, FALSE, error)))
     return NULL;
-  return iter_new (self->db, NULL, conn, self->name, bounds, error);
+  return qstore_sqlite_iter_new (self->db, NULL, conn, 0, self->name, bounds, error);
 }
 
 static void
@@ -279,7 +273,8 @@ qstore_sqlite_snapshot_iterate (QStoreSnapshot      *snapshot,
 {
   QStoreSqliteSnapshot *self = QSTORE_SQLITE_SNAPSHOT (snapshot);
 
-  return iter_new (self->db, self, self->conn, qstore_kv_get_name (store), bounds, error);
+  return qstore_sqlite_iter_new (self->db, G_OBJECT (self), self->conn, 0,
+                                 qstore_kv_get_name (store), bounds, error);
 }
 
 static void
@@ -327,9 +322,11 @@ struct _QStoreSqliteIter
   QStoreIter            parent_instance;
 
   QStoreSqliteDb       *db;
-  /* Set for snapshot iterators; the others lease @conn themselves. */
-  QStoreSqliteSnapshot *snapshot;
+  /* The snapshot or write transaction the iterator reads; without one it
+   * leases @conn itself. */
+  GObject              *owner;
   QStoreSqliteConn     *conn;
+  guint64               write_serial;  /* of its write transaction, or 0 */
   QStoreSqliteScan      scan;
   sqlite3_stmt         *stmt;       /* NULL once the scan is over */
   int                   first_rc;   /* the step taken at creation, 0 once used */
@@ -405,7 +402,8 @@ iter_take_scan (QStoreSqliteIter    *self,
   /* A snapshot that knows the store's id already spares the scan the
    * look-up; finding the id first would cost more than it saves, since a
    * scan resolves its store once. */
-  if (self->snapshot != NULL && snapshot_cached_store_id (self->snapshot, name, &id))
+  if (QSTORE_IS_SQLITE_SNAPSHOT (self->owner) &&
+      snapshot_cached_store_id (QSTORE_SQLITE_SNAPSHOT (self->owner), name, &id))
     {
       if (id < 0)
         return FALSE;
@@ -427,13 +425,14 @@ iter_take_scan (QStoreSqliteIter    *self,
   return TRUE;
 }
 
-static QStoreIter *
-iter_new (QStoreSqliteDb        *db,
-          QStoreSqliteSnapshot  *snapshot,
-          QStoreSqliteConn      *conn,
-          const char            *name,
-          const QStoreBounds    *bounds,
-          GError               **error)
+QStoreIter *
+qstore_sqlite_iter_new (QStoreSqliteDb      *db,
+                        GObject             *owner,
+                        QStoreSqliteConn    *conn,
+                        guint64              write_serial,
+                        const char          *name,
+                        const QStoreBounds  *bounds,
+                        GError             **error)
 {
   g_autoptr(QStoreSqliteIter) self = NULL;
   GError *local_error = NULL;
@@ -441,8 +440,9 @@ iter_new (QStoreSqliteDb        *db,
 
   self = qstore_iter_new (QSTORE_TYPE_SQLITE_ITER, bounds, NULL);
   self->db = qstore_sqlite_db_ref (db);
-  self->snapshot = snapshot != NULL ? g_object_ref (snapshot) : NULL;
+  self->owner = owner != NULL ? g_object_ref (owner) : NULL;
   self->conn = qstore_sqlite_conn_ref (conn);
+  self->write_serial = write_serial;
 
   g_mutex_lock (&conn->lock);
   /* Bind the iterator's own copy of the bounds: it lives as long as the
@@ -488,6 +488,16 @@ qstore_sqlite_iter_advance (QStoreIter  *iter,
   g_mutex_lock (&conn->lock);
   if (!qstore_sqlite_conn_check_open (conn, error))
     goto out;
+  if (self->write_serial != 0 &&
+      (!self->db->write_open || self->db->write_serial != self->write_serial))
+    {
+      /* Its transaction ended, which reset the scan. */
+      iter_finish (self);
+      g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_CLOSED,
+                   _("The write transaction of the %s store at “%s” is over: begin "
+                   "another one"), "sqlite", self->db->path);
+      goto out;
+    }
 
   if (self->first_rc != 0)
     {
@@ -560,11 +570,11 @@ qstore_sqlite_iter_finalize (GObject *object)
       g_mutex_lock (&self->conn->lock);
       iter_finish (self);
       g_mutex_unlock (&self->conn->lock);
-      if (self->snapshot == NULL)
+      if (self->owner == NULL)
         qstore_sqlite_db_release_reader (self->db, self->conn);
       qstore_sqlite_conn_unref (self->conn);
     }
-  g_clear_object (&self->snapshot);
+  g_clear_object (&self->owner);
   g_clear_pointer (&self->big_value, g_bytes_unref);
   g_clear_pointer (&self->db, qstore_sqlite_db_unref);
 

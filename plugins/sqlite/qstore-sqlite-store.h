@@ -24,6 +24,16 @@ QStoreKV       *qstore_sqlite_store_new            (QStoreProvider  *provider,
                                                     const char      *name);
 QStoreSnapshot *qstore_sqlite_snapshot_new         (QStoreSqliteDb  *db,
                                                     GError         **error);
+/* An iterator over @conn. @owner, a snapshot or write transaction, keeps
+ * @conn; without one the iterator gives @conn back to the reader pool when
+ * it goes. With @write_serial it ends with that write transaction. */
+QStoreIter     *qstore_sqlite_iter_new             (QStoreSqliteDb      *db,
+                                                    GObject             *owner,
+                                                    QStoreSqliteConn    *conn,
+                                                    guint64              write_serial,
+                                                    const char          *name,
+                                                    const QStoreBounds  *bounds,
+                                                    GError             **error);
 
 void            qstore_sqlite_store_register_types (GTypeModule     *module);
 

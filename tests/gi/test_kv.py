@@ -23,7 +23,7 @@ EXPECTED_CAPABILITIES = {
     "lmdb": Caps.PERSISTENT | Caps.ATOMIC_BATCH | Caps.SNAPSHOTS | Caps.MULTI_PROCESS
         | Caps.WRITER_LOCK | Caps.WRITE_TXN,
     "sqlite": Caps.PERSISTENT | Caps.ATOMIC_BATCH | Caps.SNAPSHOTS | Caps.MULTI_PROCESS
-        | Caps.WRITER_LOCK,
+        | Caps.WRITER_LOCK | Caps.WRITE_TXN,
 }
 
 NONE = QStore.WriteFlags.NONE

@@ -9,7 +9,7 @@
  * closes, then reopens.
  *
  * Usage: test-mv-write-txn [--tap], with QSTORE_TEST_PROVIDER set to a
- * provider with write transactions (lmdb). The child is this program
+ * provider with write transactions (lmdb, sqlite). The child is this program
  * again: `test-mv-write-txn --child URI MODE`.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
@@ -78,6 +78,8 @@ large_transaction (QStoreDatabase  *db,
   QStoreCoordinator *coordinator = qstore_database_get_coordinator (db);
   guint spills = qstore_coordinator_test_get_n_spills (coordinator);
 
+  /* Write out at every look, so that a small transaction does. */
+  qstore_coordinator_test_set_spill_bytes (coordinator, 0);
   if (!qstore_database_exec (db, "BEGIN", error))
     return FALSE;
   for (guint i = 0; i < N_ROWS; i++)

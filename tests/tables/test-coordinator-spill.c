@@ -1,8 +1,11 @@
 /* test-coordinator-spill.c: large transactions do not grow the writer
  *
  * On a provider with write transactions the coordinator writes its
- * buffer out into one every QSTORE_COORDINATOR_SPILL_WRITES writes, so
- * what it holds stays under a bound whatever the transaction writes;
+ * buffer out into one once it holds a step's worth of bytes, so what it
+ * holds stays under a bound whatever the transaction writes. The tests
+ * take the smallest step, a write-out at every look at the buffer (every
+ * QSTORE_COORDINATOR_SPILL_WRITES writes), so that small transactions
+ * write out many times;
  * reads inside the transaction, savepoints, rollbacks and crashes behave
  * as with everything in the buffer. Providers without write transactions
  * keep everything in the buffer, which the same counter shows growing.
@@ -47,6 +50,7 @@ open_all (Fixture *f)
   f->spills = (qstore_provider_get_capabilities (f->provider) & QSTORE_CAPABILITY_WRITE_TXN) != 0;
   f->coord = qstore_coordinator_new (f->provider, &error);
   g_assert_no_error (error);
+  qstore_coordinator_test_set_spill_bytes (f->coord, 0);
   f->a = qstore_provider_open_store (f->provider, "main.a", &error);
   g_assert_no_error (error);
   f->ai = qstore_provider_open_store (f->provider, "main.a_idx_i", &error);
@@ -313,6 +317,86 @@ test_savepoint_and_iterator (Fixture       *f,
   g_assert_cmpuint (kcount (f->a), ==, 7001);
 }
 
+/* At the default look interval the buffer goes out once it holds the
+ * step's bytes, not before; what went out is read back from the
+ * provider's write transaction (a delete too), what did not from
+ * committed data, nobody else sees it, and a rollback after it leaves
+ * nothing. */
+static void
+test_step (Fixture       *f,
+           gconstpointer  data)
+{
+  const gsize step = 512 * 1024;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *value = NULL;
+  guint spills = qstore_coordinator_test_get_n_spills (f->coord);
+  guint i = 0;
+
+  qstore_coordinator_test_set_spill_bytes (f->coord, step);
+  qstore_coordinator_begin (f->coord);
+  put_row (f, 900000, "committed");
+  put_row (f, 900001, "committed, then deleted");
+  g_assert_true (qstore_coordinator_commit (f->coord, &error));
+  g_assert_no_error (error);
+
+  qstore_coordinator_begin (f->coord);
+  {
+    char key[16];
+
+    g_snprintf (key, sizeof key, "k%08u", 900001);
+    qstore_coordinator_delete (f->coord, f->a, (const guint8 *) key, strlen (key));
+  }
+  while (qstore_coordinator_test_get_buffer_peak (f->coord) < step / 2 && i < 100000)
+    put_row (f, i++, "a row value of about forty bytes, or so");
+  /* The buffer was looked at, and kept. */
+  g_assert_cmpuint (i, <, 100000);
+  g_assert_cmpuint (2 * i, >, 2 * QSTORE_COORDINATOR_SPILL_WRITES);
+  g_assert_cmpuint (qstore_coordinator_test_get_n_spills (f->coord), ==, spills);
+
+  for (guint end = i + 20000; i < end; i++)
+    put_row (f, i, "a row value of about forty bytes, or so");
+  if (!f->spills)
+    {
+      g_assert_cmpuint (qstore_coordinator_test_get_n_spills (f->coord), ==, spills);
+      qstore_coordinator_rollback (f->coord);
+      return;
+    }
+  g_assert_cmpuint (qstore_coordinator_test_get_n_spills (f->coord) - spills, >=, 2);
+  /* About a step, give or take the arena's last block. */
+  g_assert_cmpuint (qstore_coordinator_test_get_buffer_peak (f->coord), <, 4 * step);
+
+  /* Row 0 and the delete went out first: the buffer has them no more. */
+  value = cget (f, f->a, 0);
+  g_assert_cmpstr (value, ==, "a row value of about forty bytes, or so");
+  g_clear_pointer (&value, g_free);
+  value = cget (f, f->a, 900001);
+  g_assert_null (value);
+  value = cget (f, f->a, 900000);
+  g_assert_cmpstr (value, ==, "committed");
+  g_clear_pointer (&value, g_free);
+  value = cget (f, f->a, 900002);
+  g_assert_null (value);
+  g_assert_cmpuint (ccount (f, f->a, FALSE, NULL), ==, i + 1);
+  g_assert_cmpuint (kcount (f->a), ==, 2);
+
+  qstore_coordinator_rollback (f->coord);
+  g_assert_cmpuint (kcount (f->a), ==, 2);
+  g_assert_cmpuint (kcount (f->ai), ==, 2);
+
+  /* The write transaction is over: the provider takes writes again. */
+  qstore_coordinator_begin (f->coord);
+  put_row (f, 1, "after the rollback");
+  g_assert_true (qstore_coordinator_commit (f->coord, &error));
+  g_assert_no_error (error);
+  g_assert_cmpuint (kcount (f->a), ==, 3);
+  if (!(qstore_provider_get_capabilities (f->provider) & QSTORE_CAPABILITY_PERSISTENT))
+    return;
+  close_all (f);
+  open_all (f);
+  g_assert_cmpuint (kcount (f->a), ==, 3);
+  g_assert_cmpuint (kcount (f->ai), ==, 3);
+}
+
 /* A writer killed with a large transaction open leaves none of it. */
 static void
 test_crash (Fixture       *f,
@@ -332,6 +416,7 @@ test_crash (Fixture       *f,
       g_assert_no_error (error);
       coord = qstore_coordinator_new (provider, &error);
       g_assert_no_error (error);
+      qstore_coordinator_test_set_spill_bytes (coord, 0);
       a = qstore_provider_open_store (provider, "main.a", &error);
       g_assert_no_error (error);
       qstore_coordinator_begin (coord);
@@ -388,6 +473,7 @@ main (int   argc,
   ADD ("bounded", test_bounded);
   ADD ("rollback", test_rollback);
   ADD ("savepoint-and-iterator", test_savepoint_and_iterator);
+  ADD ("step", test_step);
   ADD ("crash", test_crash);
 #undef ADD
 

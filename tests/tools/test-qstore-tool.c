@@ -50,7 +50,8 @@ static const ExpectedProvider expected_providers[] = {
 #ifdef TEST_HAVE_POSTGRES
   { "postgres", { "persistent", "atomic_batch", "snapshots", "multi_process", "writer_lock", NULL } },
 #endif
-  { "sqlite", { "persistent", "atomic_batch", "snapshots", "multi_process", "writer_lock", NULL } },
+  { "sqlite", { "persistent", "atomic_batch", "snapshots", "multi_process", "writer_lock",
+                "write_txn", NULL } },
 };
 
 static void
