@@ -272,10 +272,15 @@ G_DECLARE_FINAL_TYPE (QStoreMemoryIter, qstore_memory_iter, QSTORE, MEMORY_ITER,
 
 struct _QStoreMemoryIter
 {
-  QStoreIter  parent_instance;
-  Map        *map;
-  GTreeNode  *node;
-  gboolean    started;
+  QStoreIter    parent_instance;
+  Map          *map;
+  GTreeNode    *node;
+  gboolean      started;
+  gboolean      reverse;
+  /* The entry of node, read once: the walk peeks at each key twice. */
+  const guint8 *key;
+  gsize         key_len;
+  GBytes       *value;
 };
 
 G_DEFINE_DYNAMIC_TYPE_EXTENDED (QStoreMemoryIter, qstore_memory_iter, QSTORE_TYPE_ITER, G_TYPE_FLAG_FINAL, {})
@@ -317,44 +322,49 @@ first_node (QStoreMemoryIter *self)
   return node ? g_tree_node_previous (node) : g_tree_node_last (self->map->tree);
 }
 
+/* The iterator's vfuncs below run once or twice per entry of every walk,
+ * and are only ever called on an iterator of this class: they cast
+ * without a check. */
 static gboolean
 qstore_memory_iter_advance (QStoreIter  *iter,
                             GError     **error)
 {
-  QStoreMemoryIter *self = QSTORE_MEMORY_ITER (iter);
+  QStoreMemoryIter *self = (QStoreMemoryIter *) iter;
 
   if (self->map == NULL)
     return FALSE;
   if (!self->started)
     {
       self->started = TRUE;
+      self->reverse = qstore_bounds_get_reverse (qstore_iter_get_bounds (iter));
       self->node = first_node (self);
     }
   else if (self->node != NULL)
-    {
-      if (qstore_bounds_get_reverse (qstore_iter_get_bounds (iter)))
-        self->node = g_tree_node_previous (self->node);
-      else
-        self->node = g_tree_node_next (self->node);
-    }
-  return self->node != NULL;
+    self->node = self->reverse ? g_tree_node_previous (self->node) : g_tree_node_next (self->node);
+  if (self->node == NULL)
+    return FALSE;
+  self->key = g_bytes_get_data (g_tree_node_key (self->node), &self->key_len);
+  self->value = g_tree_node_value (self->node);
+  return TRUE;
 }
 
 static const guint8 *
 qstore_memory_iter_peek_key (QStoreIter *iter,
                              gsize      *key_len)
 {
-  QStoreMemoryIter *self = QSTORE_MEMORY_ITER (iter);
+  QStoreMemoryIter *self = (QStoreMemoryIter *) iter;
 
-  return g_bytes_get_data (g_tree_node_key (self->node), key_len);
+  if (key_len != NULL)
+    *key_len = self->key_len;
+  return self->key;
 }
 
 static const guint8 *
 qstore_memory_iter_peek_value (QStoreIter *iter,
                                gsize      *value_len)
 {
-  QStoreMemoryIter *self = QSTORE_MEMORY_ITER (iter);
-  const guint8 *data = g_bytes_get_data (g_tree_node_value (self->node), value_len);
+  QStoreMemoryIter *self = (QStoreMemoryIter *) iter;
+  const guint8 *data = g_bytes_get_data (self->value, value_len);
 
   return data ? data : (const guint8 *) "";
 }
