@@ -564,23 +564,39 @@ class_for (GArray     *classes,
   return &g_array_index (classes, ClassResult, classes->len - 1);
 }
 
-/* Runs every statement on one engine (0: native, 1: qstore). */
+/* Runs every statement of the classes in @only (all when NULL) on one
+ * engine (0: native, 1: qstore). The statements left out still draw
+ * their parameters, so the others see the same ones as in a full run. */
 static gboolean
-run_statements (int              engine,
-                Native          *native,
-                QStoreDatabase  *db,
-                GArray          *classes,
-                GError         **error)
+run_statements (int                 engine,
+                Native             *native,
+                QStoreDatabase     *db,
+                const char *const  *only,
+                GArray             *classes,
+                GError            **error)
 {
   guint64 rng = 42;
 
   for (guint s = 0; s < G_N_ELEMENTS (statements); s++)
     {
       const Statement *st = &statements[s];
-      ClassResult *result = class_for (classes, st->klass);
-      double wall = now (CLOCK_MONOTONIC);
-      double cpu = now (CLOCK_PROCESS_CPUTIME_ID);
+      ClassResult *result;
+      double wall, cpu;
 
+      if (only != NULL && !g_strv_contains (only, st->klass))
+        {
+          for (guint r = 0; r < st->reps; r++)
+            {
+              GVariant *params = make_params (st, &rng);
+
+              if (params != NULL)
+                g_variant_unref (g_variant_ref_sink (params));
+            }
+          continue;
+        }
+      result = class_for (classes, st->klass);
+      wall = now (CLOCK_MONOTONIC);
+      cpu = now (CLOCK_PROCESS_CPUTIME_ID);
       for (guint r = 0; r < st->reps; r++)
         {
           GVariant *params = make_params (st, &rng);
@@ -634,12 +650,41 @@ emit (const char        *engine,
           c->checksum[1], run);
 }
 
+/* NULL when every name in @only is a class of the workload, else an
+ * error that names the one that is not. */
+static gboolean
+check_classes (const char *const  *only,
+               GError            **error)
+{
+  for (guint i = 0; only != NULL && only[i] != NULL; i++)
+    {
+      gboolean known = FALSE;
+      g_autoptr(GString) names = g_string_new (NULL);
+
+      for (guint s = 0; s < G_N_ELEMENTS (statements); s++)
+        {
+          known = known || g_str_equal (statements[s].klass, only[i]);
+          if (s == 0 || !g_str_equal (statements[s].klass, statements[s - 1].klass))
+            g_string_append_printf (names, "%s%s", s == 0 ? "" : ", ", statements[s].klass);
+        }
+      if (!known)
+        {
+          g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
+                       "Unknown query class “%s” in --classes: the classes are %s",
+                       only[i], names->str);
+          return FALSE;
+        }
+    }
+  return TRUE;
+}
+
 gboolean
-qstore_bench_mixed (const char     *provider,
-                    const char     *location,
-                    gboolean        persistent,
-                    int             run,
-                    GError        **error)
+qstore_bench_mixed (const char         *provider,
+                    const char         *location,
+                    gboolean            persistent,
+                    const char *const  *only,
+                    int                 run,
+                    GError            **error)
 {
   g_autoptr(QStoreDatabase) db = NULL;
   g_autoptr(GArray) classes = g_array_new (FALSE, TRUE, sizeof (ClassResult));
@@ -652,6 +697,8 @@ qstore_bench_mixed (const char     *provider,
   gboolean ok = FALSE;
   gboolean same = TRUE;
 
+  if (!check_classes (only, error))
+    return FALSE;
   native.cache = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, statement_free);
   if (persistent)
     native_path = g_strconcat (location, "-native.db", NULL);
@@ -673,8 +720,8 @@ qstore_bench_mixed (const char     *provider,
       !setup_engine (qstore_load, db, error))
     goto out;
 
-  if (!run_statements (0, &native, NULL, classes, error) ||
-      !run_statements (1, NULL, db, classes, error))
+  if (!run_statements (0, &native, NULL, only, classes, error) ||
+      !run_statements (1, NULL, db, only, classes, error))
     goto out;
 
   for (guint i = 0; i < classes->len; i++)

@@ -968,6 +968,8 @@ main (int    argc,
   g_autofree char *provider_name = NULL;
   g_autofree char *layer = NULL;
   g_autofree char *phases_text = NULL;
+  g_autofree char *classes_text = NULL;
+  g_auto(GStrv) classes = NULL;
   g_autofree char *workload = NULL;
   g_autofree char *dir = NULL;
   g_autofree guint64 *ids = NULL;
@@ -995,6 +997,8 @@ main (int    argc,
     { "phases", 0, 0, G_OPTION_ARG_STRING, &phases_text,
       "Comma-separated phases to run and report (default: all of "
       "load,get,scan,small_txn,size)", "LIST" },
+    { "classes", 0, 0, G_OPTION_ARG_STRING, &classes_text,
+      "Comma-separated query classes of the mixed workload to run (default: all)", "LIST" },
     { "dir", 'd', 0, G_OPTION_ARG_FILENAME, &dir,
       "Where the store is created (default ./tmp)", "DIR" },
     { "run", 0, 0, G_OPTION_ARG_INT, &run,
@@ -1062,6 +1066,10 @@ main (int    argc,
     return usage_error ("Unknown --workload: use baseline or mixed");
   if (workload != NULL && g_str_equal (workload, "mixed") && bench.layer != LAYER_SQL)
     return usage_error ("--workload mixed runs SQL: add --layer sql");
+  if (classes_text != NULL && (workload == NULL || !g_str_equal (workload, "mixed")))
+    return usage_error ("--classes chooses query classes of --workload mixed");
+  if (classes_text != NULL)
+    classes = g_strsplit (classes_text, ",", -1);
   if (rows < 1 || rows > MAX_ROWS)
     return usage_error ("--rows must be from 1 to 99000000");
   if (small_txns < 1 || small_txns > MAX_ROWS)
@@ -1135,7 +1143,8 @@ main (int    argc,
   if (workload != NULL && g_str_equal (workload, "mixed"))
     {
       gboolean ok = qstore_bench_mixed (bench.provider_name, bench.location,
-                                        (caps & QSTORE_CAPABILITY_PERSISTENT) != 0, run, &error);
+                                        (caps & QSTORE_CAPABILITY_PERSISTENT) != 0,
+                                        (const char *const *) classes, run, &error);
 
       if (!keep)
         location_remove (bench.location);

@@ -997,9 +997,9 @@ row_corrupt (const QStoreRowReader  *reader,
 }
 
 static gboolean
-read_varint (QStoreRowReader  *reader,
-             guint64          *out,
-             GError          **error)
+read_varint_long (QStoreRowReader  *reader,
+                  guint64          *out,
+                  GError          **error)
 {
   guint64 v = 0;
 
@@ -1031,6 +1031,32 @@ read_varint (QStoreRowReader  *reader,
     }
 
   g_assert_not_reached ();
+}
+
+/* Most numbers of a row (lengths, column counts, ids) fit in one or two
+ * bytes: those are read without the loop and its checks (a second byte of
+ * 0 is not the shortest form, which the loop reports). */
+static inline gboolean
+read_varint (QStoreRowReader  *reader,
+             guint64          *out,
+             GError          **error)
+{
+  const guint8 *p = reader->p;
+  gsize left = reader->end - p;
+
+  if (G_LIKELY (left >= 1 && p[0] < 0x80))
+    {
+      *out = p[0];
+      reader->p = p + 1;
+      return TRUE;
+    }
+  if (G_LIKELY (left >= 2 && p[1] < 0x80 && p[1] != 0))
+    {
+      *out = (guint64) (p[0] & 0x7f) | (guint64) p[1] << 7;
+      reader->p = p + 2;
+      return TRUE;
+    }
+  return read_varint_long (reader, out, error);
 }
 
 gboolean

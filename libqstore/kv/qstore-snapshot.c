@@ -18,12 +18,17 @@
  * last reference.
  */
 
+/* A join reads a few stores in turn (five for a five-table join): the
+ * last ones checked are kept. */
+#define N_CHECKED 8
+
 typedef struct
 {
   QStoreProvider *provider;
   const gboolean *closed;      /* the provider's closed state */
   gsize           max_key;     /* the provider's key length limit, 0 for none */
-  QStoreKV       *last_store;  /* the store checked last: lookups repeat it */
+  QStoreKV       *checked[N_CHECKED];  /* stores known to be the provider's */
+  guint           next_checked;
 } QStoreSnapshotPrivate;
 
 G_DEFINE_ABSTRACT_TYPE_WITH_PRIVATE (QStoreSnapshot, qstore_snapshot, G_TYPE_OBJECT)
@@ -33,7 +38,8 @@ qstore_snapshot_finalize (GObject *object)
 {
   QStoreSnapshotPrivate *priv = qstore_snapshot_get_instance_private (QSTORE_SNAPSHOT (object));
 
-  g_clear_object (&priv->last_store);
+  for (guint i = 0; i < N_CHECKED; i++)
+    g_clear_object (&priv->checked[i]);
   g_clear_object (&priv->provider);
 
   G_OBJECT_CLASS (qstore_snapshot_parent_class)->finalize (object);
@@ -79,21 +85,25 @@ qstore_snapshot_get_provider (QStoreSnapshot *self)
 }
 
 /* Runs on every lookup: the closed state and the store are checked without
- * lookups when nothing changed since the last call. */
+ * calls when the store is one checked lately. Each is held, so its address
+ * stands for it alone. */
 static gboolean
 check_usable (QStoreSnapshot  *self,
               QStoreKV        *store,
               GError         **error)
 {
   QStoreSnapshotPrivate *priv = qstore_snapshot_get_instance_private (self);
+  guint slot;
 
   if (G_UNLIKELY (*priv->closed))
     return qstore_provider_check_open (priv->provider, error);
-  if (G_LIKELY (store == priv->last_store))
-    return TRUE;
+  for (guint i = 0; i < N_CHECKED; i++)
+    if (G_LIKELY (store == priv->checked[i]))
+      return TRUE;
   if (!qstore_kv_check_provider (store, priv->provider, error))
     return FALSE;
-  g_set_object (&priv->last_store, store);
+  slot = priv->next_checked++ % N_CHECKED;
+  g_set_object (&priv->checked[slot], store);
   return TRUE;
 }
 

@@ -4,6 +4,8 @@
  */
 #include "config.h"
 
+#include <string.h>
+
 #include <qstore.h>
 
 #include "qstore-fault-private.h"
@@ -13,13 +15,44 @@
  * copy-on-write, between the provider and the snapshots and iterators that
  * read it: a writer that finds its map shared copies it first, so readers
  * keep seeing the state they started with. Keys and values are immutable
- * GBytes, so a copy only duplicates the tree's nodes. */
+ * GBytes, so a copy only duplicates the tree's nodes. The table of maps is
+ * shared the same way, so a snapshot is one reference, not a copy of it.
+ *
+ * A map that serves many point reads gets a hash index beside its tree
+ * (a binary search is a dozen dependent loads and calls; a hash probe is
+ * one or two). It is built by whichever reader gets there first, only
+ * after the map served about a quarter as many point reads as it holds
+ * entries, so a map that changes between reads never pays more than a
+ * constant factor for it; a writer drops it when it changes the map, which
+ * it does only when no reader holds the map. */
+
+typedef struct
+{
+  const guint8 *key;      /* NULL: a free slot */
+  gsize         key_len;
+  GBytes       *value;
+} Slot;
+
+typedef struct
+{
+  gsize mask;
+  Slot  slots[];
+} HashIndex;
 
 typedef struct
 {
   gatomicrefcount  ref;
   GTree           *tree;
+  gint             lookups;  /* point reads since the last change (atomic) */
+  HashIndex       *index;    /* atomic; NULL until built */
 } Map;
+
+/* The maps of every store: store name → Map. */
+typedef struct
+{
+  gatomicrefcount  ref;
+  GHashTable      *maps;
+} MapSet;
 
 static int
 compare_keys (gconstpointer a,
@@ -58,8 +91,17 @@ map_unref (Map *map)
   if (map != NULL && g_atomic_ref_count_dec (&map->ref))
     {
       g_tree_unref (map->tree);
+      g_free (map->index);
       g_free (map);
     }
+}
+
+/* A writer is about to change @map, which no reader holds. */
+static void
+map_changed (Map *map)
+{
+  g_clear_pointer (&map->index, g_free);
+  map->lookups = 0;
 }
 
 static gboolean
@@ -80,6 +122,47 @@ map_copy (Map *map)
   return copy;
 }
 
+static MapSet *
+map_set_new (void)
+{
+  MapSet *set = g_new0 (MapSet, 1);
+
+  g_atomic_ref_count_init (&set->ref);
+  set->maps = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, (GDestroyNotify) map_unref);
+  return set;
+}
+
+static MapSet *
+map_set_ref (MapSet *set)
+{
+  g_atomic_ref_count_inc (&set->ref);
+  return set;
+}
+
+static void
+map_set_unref (MapSet *set)
+{
+  if (set != NULL && g_atomic_ref_count_dec (&set->ref))
+    {
+      g_hash_table_unref (set->maps);
+      g_free (set);
+    }
+}
+
+/* With the lock held: a set of the same maps, each shared. */
+static MapSet *
+map_set_copy (MapSet *set)
+{
+  MapSet *copy = map_set_new ();
+  GHashTableIter iter;
+  gpointer name, map;
+
+  g_hash_table_iter_init (&iter, set->maps);
+  while (g_hash_table_iter_next (&iter, &name, &map))
+    g_hash_table_insert (copy->maps, g_strdup (name), map_ref (map));
+  return copy;
+}
+
 /* A probe for lookups: wraps the caller's bytes without copying them. */
 static GBytes *
 probe_new (const guint8 *key,
@@ -97,7 +180,7 @@ struct _QStoreMemoryProvider
 {
   GObject     parent_instance;
   GMutex      lock;
-  GHashTable *maps;  /* store name → Map; absent = empty */
+  MapSet     *set;  /* a store absent from it is empty */
 };
 
 static void qstore_memory_provider_iface_init (QStoreProviderInterface *iface);
@@ -119,14 +202,30 @@ provider_get_map (QStoreMemoryProvider *self,
   Map *map;
 
   g_mutex_lock (&self->lock);
-  map = g_hash_table_lookup (self->maps, name);
+  map = g_hash_table_lookup (self->set->maps, name);
   if (map != NULL)
     map_ref (map);
   g_mutex_unlock (&self->lock);
   return map;
 }
 
-/* With the lock held: a map of @name that no reader shares. */
+/* With the lock held: the provider's set of maps, which no snapshot
+ * shares; its maps may still be shared (see writable_map()). */
+static GHashTable *
+writable_set (QStoreMemoryProvider *self)
+{
+  if (g_atomic_int_get ((gint *) &self->set->ref) > 1)
+    {
+      MapSet *copy = map_set_copy (self->set);
+
+      map_set_unref (self->set);
+      self->set = copy;
+    }
+  return self->set->maps;
+}
+
+/* With the lock held: a map of @name in @maps (a set no snapshot shares)
+ * that no reader shares, about to change. */
 static Map *
 writable_map (GHashTable *maps,
               const char *name)
@@ -143,6 +242,8 @@ writable_map (GHashTable *maps,
       map = map_copy (map);
       g_hash_table_insert (maps, g_strdup (name), map);
     }
+  else
+    map_changed (map);
   return map;
 }
 
@@ -171,10 +272,15 @@ G_DECLARE_FINAL_TYPE (QStoreMemoryIter, qstore_memory_iter, QSTORE, MEMORY_ITER,
 
 struct _QStoreMemoryIter
 {
-  QStoreIter  parent_instance;
-  Map        *map;
-  GTreeNode  *node;
-  gboolean    started;
+  QStoreIter    parent_instance;
+  Map          *map;
+  GTreeNode    *node;
+  gboolean      started;
+  gboolean      reverse;
+  /* The entry of node, read once: the walk peeks at each key twice. */
+  const guint8 *key;
+  gsize         key_len;
+  GBytes       *value;
 };
 
 G_DEFINE_DYNAMIC_TYPE_EXTENDED (QStoreMemoryIter, qstore_memory_iter, QSTORE_TYPE_ITER, G_TYPE_FLAG_FINAL, {})
@@ -216,44 +322,49 @@ first_node (QStoreMemoryIter *self)
   return node ? g_tree_node_previous (node) : g_tree_node_last (self->map->tree);
 }
 
+/* The iterator's vfuncs below run once or twice per entry of every walk,
+ * and are only ever called on an iterator of this class: they cast
+ * without a check. */
 static gboolean
 qstore_memory_iter_advance (QStoreIter  *iter,
                             GError     **error)
 {
-  QStoreMemoryIter *self = QSTORE_MEMORY_ITER (iter);
+  QStoreMemoryIter *self = (QStoreMemoryIter *) iter;
 
   if (self->map == NULL)
     return FALSE;
   if (!self->started)
     {
       self->started = TRUE;
+      self->reverse = qstore_bounds_get_reverse (qstore_iter_get_bounds (iter));
       self->node = first_node (self);
     }
   else if (self->node != NULL)
-    {
-      if (qstore_bounds_get_reverse (qstore_iter_get_bounds (iter)))
-        self->node = g_tree_node_previous (self->node);
-      else
-        self->node = g_tree_node_next (self->node);
-    }
-  return self->node != NULL;
+    self->node = self->reverse ? g_tree_node_previous (self->node) : g_tree_node_next (self->node);
+  if (self->node == NULL)
+    return FALSE;
+  self->key = g_bytes_get_data (g_tree_node_key (self->node), &self->key_len);
+  self->value = g_tree_node_value (self->node);
+  return TRUE;
 }
 
 static const guint8 *
 qstore_memory_iter_peek_key (QStoreIter *iter,
                              gsize      *key_len)
 {
-  QStoreMemoryIter *self = QSTORE_MEMORY_ITER (iter);
+  QStoreMemoryIter *self = (QStoreMemoryIter *) iter;
 
-  return g_bytes_get_data (g_tree_node_key (self->node), key_len);
+  if (key_len != NULL)
+    *key_len = self->key_len;
+  return self->key;
 }
 
 static const guint8 *
 qstore_memory_iter_peek_value (QStoreIter *iter,
                                gsize      *value_len)
 {
-  QStoreMemoryIter *self = QSTORE_MEMORY_ITER (iter);
-  const guint8 *data = g_bytes_get_data (g_tree_node_value (self->node), value_len);
+  QStoreMemoryIter *self = (QStoreMemoryIter *) iter;
+  const guint8 *data = g_bytes_get_data (self->value, value_len);
 
   return data ? data : (const guint8 *) "";
 }
@@ -308,18 +419,101 @@ search_probe (gconstpointer node_key,
   return qstore_key_compare (probe->key, probe->key_len, data, len);
 }
 
+static guint64
+key_hash (const guint8 *key,
+          gsize         key_len)
+{
+  guint64 h = G_GUINT64_CONSTANT (0x9E3779B97F4A7C15) ^ key_len;
+  guint64 word;
+
+  for (; key_len >= 8; key += 8, key_len -= 8)
+    {
+      memcpy (&word, key, 8);
+      h = (h ^ word) * G_GUINT64_CONSTANT (0xBF58476D1CE4E5B9);
+      h ^= h >> 29;
+    }
+  word = 0;
+  memcpy (&word, key, key_len);
+  h = (h ^ word) * G_GUINT64_CONSTANT (0x94D049BB133111EB);
+  return h ^ (h >> 32);
+}
+
+static gboolean
+index_entry (gpointer key,
+             gpointer value,
+             gpointer user_data)
+{
+  HashIndex *index = user_data;
+  gsize key_len;
+  const guint8 *key_data = g_bytes_get_data (key, &key_len);
+  gsize i;
+
+  /* No write stores an empty key, nor does a read ask for one; a NULL
+   * key marks a free slot. */
+  if (key_len == 0)
+    return FALSE;
+  for (i = key_hash (key_data, key_len) & index->mask;
+       index->slots[i].key != NULL;
+       i = (i + 1) & index->mask)
+    ;
+  index->slots[i] = (Slot) { key_data, key_len, value };
+  return FALSE;
+}
+
+/* The hash index of @map, which the caller holds, built now if the map
+ * served enough point reads to pay for it; NULL for none. */
+static HashIndex *
+map_get_index (Map *map)
+{
+  HashIndex *index = g_atomic_pointer_get (&map->index);
+  guint n = (guint) g_tree_nnodes (map->tree);
+  gsize size = 4;
+
+  if (G_LIKELY (index != NULL))
+    return index;
+  if (n < 8 || (guint) g_atomic_int_add (&map->lookups, 1) < n / 4)
+    return NULL;
+
+  /* At most half full: a probe mostly stops at its first or second slot. */
+  while (size < 2 * (gsize) n)
+    size *= 2;
+  index = g_malloc0 (sizeof (HashIndex) + size * sizeof (Slot));
+  index->mask = size - 1;
+  g_tree_foreach (map->tree, index_entry, index);
+  /* Another reader may have built it at the same time: keep the first. */
+  if (!g_atomic_pointer_compare_and_exchange (&map->index, NULL, index))
+    {
+      g_free (index);
+      return g_atomic_pointer_get (&map->index);
+    }
+  return index;
+}
+
 /* A point read searches with the caller's bytes as they are: no probe
  * object is made for it. */
-static gboolean
-map_lookup (Map           *map,
-            const guint8  *key,
-            gsize          key_len,
-            GBytes       **value)
+static GBytes *
+map_lookup (Map          *map,
+            const guint8 *key,
+            gsize         key_len)
 {
+  HashIndex *index;
   Probe probe = { key, key_len };
 
-  *value = map ? g_tree_search (map->tree, search_probe, &probe) : NULL;
-  return *value != NULL;
+  if (map == NULL)
+    return NULL;
+  index = map_get_index (map);
+  if (index == NULL)
+    return g_tree_search (map->tree, search_probe, &probe);
+  for (gsize i = key_hash (key, key_len) & index->mask;
+       index->slots[i].key != NULL;
+       i = (i + 1) & index->mask)
+    {
+      const Slot *slot = &index->slots[i];
+
+      if (slot->key_len == key_len && memcmp (slot->key, key, key_len) == 0)
+        return slot->value;
+    }
+  return NULL;
 }
 
 /* Store implementation */
@@ -344,9 +538,9 @@ qstore_memory_store_get (QStoreKV      *kv,
 {
   QStoreMemoryStore *self = QSTORE_MEMORY_STORE (kv);
   Map *map = provider_get_map (self->provider, self->name);
-  GBytes *value = NULL;
+  GBytes *value = map_lookup (map, key, key_len);
 
-  if (map_lookup (map, key, key_len, &value))
+  if (value != NULL)
     g_bytes_ref (value);
   map_unref (map);
   return value;
@@ -399,18 +593,50 @@ qstore_memory_store_init (QStoreMemoryStore *self)
 {
 }
 
-/* Snapshot: a reference on every map as it was when the snapshot began. */
+/* Snapshot: a reference on the set of maps as it was when the snapshot
+ * began. */
 
 #define QSTORE_TYPE_MEMORY_SNAPSHOT (qstore_memory_snapshot_get_type ())
 G_DECLARE_FINAL_TYPE (QStoreMemorySnapshot, qstore_memory_snapshot, QSTORE, MEMORY_SNAPSHOT, QStoreSnapshot)
 
+#define N_RECENT 8
+
 struct _QStoreMemorySnapshot
 {
   QStoreSnapshot  parent_instance;
-  GHashTable     *maps;  /* store name → Map */
+  MapSet         *set;
+  /* The maps of the stores read last (a join reads a few in turn), so
+   * most reads find theirs without hashing its name. Each store is held:
+   * its address is not reused for another while it is here. */
+  struct
+  {
+    QStoreKV     *store;
+    Map          *map;     /* borrowed from set, which no one changes */
+  }               recent[N_RECENT];
+  guint           next_recent;
 };
 
 G_DEFINE_DYNAMIC_TYPE_EXTENDED (QStoreMemorySnapshot, qstore_memory_snapshot, QSTORE_TYPE_SNAPSHOT, G_TYPE_FLAG_FINAL, {})
+
+/* The map of @store, a store of this provider (QStoreSnapshot checked
+ * that), in the snapshot; NULL when empty. */
+static Map *
+snapshot_map (QStoreMemorySnapshot *self,
+              QStoreKV             *store)
+{
+  guint slot;
+  Map *map;
+
+  for (guint i = 0; i < N_RECENT; i++)
+    if (self->recent[i].store == store)
+      return self->recent[i].map;
+
+  map = g_hash_table_lookup (self->set->maps, QSTORE_MEMORY_STORE (store)->name);
+  slot = self->next_recent++ % N_RECENT;
+  g_set_object (&self->recent[slot].store, store);
+  self->recent[slot].map = map;
+  return map;
+}
 
 static gboolean
 qstore_memory_snapshot_lookup (QStoreSnapshot  *snapshot,
@@ -421,10 +647,12 @@ qstore_memory_snapshot_lookup (QStoreSnapshot  *snapshot,
                                gsize           *value_len,
                                GError         **error)
 {
-  QStoreMemorySnapshot *self = QSTORE_MEMORY_SNAPSHOT (snapshot);
-  GBytes *found;
+  /* Only ever called on a snapshot of this class: no checked cast on
+   * this path, which every point read takes. */
+  GBytes *found = map_lookup (snapshot_map ((QStoreMemorySnapshot *) snapshot, store),
+                              key, key_len);
 
-  if (!map_lookup (g_hash_table_lookup (self->maps, qstore_kv_get_name (store)), key, key_len, &found))
+  if (found == NULL)
     return FALSE;
   *value = g_bytes_get_data (found, value_len);
   if (*value == NULL)
@@ -438,8 +666,7 @@ qstore_memory_snapshot_iterate (QStoreSnapshot      *snapshot,
                                 const QStoreBounds  *bounds,
                                 GError             **error)
 {
-  QStoreMemorySnapshot *self = QSTORE_MEMORY_SNAPSHOT (snapshot);
-  Map *map = g_hash_table_lookup (self->maps, qstore_kv_get_name (store));
+  Map *map = snapshot_map (QSTORE_MEMORY_SNAPSHOT (snapshot), store);
 
   return memory_iter_new (qstore_snapshot_get_provider (snapshot),
                           map ? map_ref (map) : NULL, bounds);
@@ -450,7 +677,9 @@ qstore_memory_snapshot_finalize (GObject *object)
 {
   QStoreMemorySnapshot *self = QSTORE_MEMORY_SNAPSHOT (object);
 
-  g_clear_pointer (&self->maps, g_hash_table_unref);
+  for (guint i = 0; i < N_RECENT; i++)
+    g_clear_object (&self->recent[i].store);
+  g_clear_pointer (&self->set, map_set_unref);
 
   G_OBJECT_CLASS (qstore_memory_snapshot_parent_class)->finalize (object);
 }
@@ -477,26 +706,6 @@ qstore_memory_snapshot_init (QStoreMemorySnapshot *self)
 
 /* Provider implementation */
 
-static GHashTable *
-maps_new (void)
-{
-  return g_hash_table_new_full (g_str_hash, g_str_equal, g_free, (GDestroyNotify) map_unref);
-}
-
-/* With the lock held: a table of the same maps, each shared. */
-static GHashTable *
-maps_share (GHashTable *maps)
-{
-  GHashTable *copy = maps_new ();
-  GHashTableIter iter;
-  gpointer name, map;
-
-  g_hash_table_iter_init (&iter, maps);
-  while (g_hash_table_iter_next (&iter, &name, &map))
-    g_hash_table_insert (copy, g_strdup (name), map_ref (map));
-  return copy;
-}
-
 static gboolean
 qstore_memory_provider_initable_init (GInitable     *initable,
                                       GCancellable  *cancellable,
@@ -512,7 +721,7 @@ qstore_memory_provider_initable_init (GInitable     *initable,
                    location);
       return FALSE;
     }
-  self->maps = maps_new ();
+  self->set = map_set_new ();
   return TRUE;
 }
 
@@ -536,7 +745,7 @@ qstore_memory_provider_begin_snapshot (QStoreProvider  *provider,
   QStoreMemorySnapshot *snapshot = g_object_new (QSTORE_TYPE_MEMORY_SNAPSHOT, NULL);
 
   g_mutex_lock (&self->lock);
-  snapshot->maps = maps_share (self->maps);
+  snapshot->set = map_set_ref (self->set);
   g_mutex_unlock (&self->lock);
   return QSTORE_SNAPSHOT (snapshot);
 }
@@ -620,7 +829,7 @@ qstore_memory_provider_write (QStoreProvider       *provider,
   gboolean ok;
 
   g_mutex_lock (&self->lock);
-  ok = apply_ops (self->maps, ops, n_ops, error);
+  ok = apply_ops (writable_set (self), ops, n_ops, error);
   g_mutex_unlock (&self->lock);
   return ok;
 }
@@ -641,22 +850,22 @@ qstore_memory_provider_restructure (QStoreProvider       *provider,
                                     GError              **error)
 {
   QStoreMemoryProvider *self = QSTORE_MEMORY_PROVIDER (provider);
-  g_autoptr(GHashTable) next = NULL;
+  MapSet *next;
   gboolean ok = TRUE;
 
   /* Work on a table of shared maps: writes copy what they touch, and the
    * current table stays as it was until everything succeeded. */
   g_mutex_lock (&self->lock);
-  next = maps_share (self->maps);
+  next = map_set_copy (self->set);
 
   for (guint i = 0; drop[i] != NULL; i++)
-    g_hash_table_remove (next, drop[i]);
+    g_hash_table_remove (next->maps, drop[i]);
 
   for (guint i = 0; ok && rename_from[i] != NULL; i++)
     {
-      Map *source = g_hash_table_lookup (next, rename_from[i]);
+      Map *source = g_hash_table_lookup (next->maps, rename_from[i]);
 
-      if (!map_is_empty (g_hash_table_lookup (next, rename_to[i])))
+      if (!map_is_empty (g_hash_table_lookup (next->maps, rename_to[i])))
         {
           g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_EXISTS,
                        _("Cannot move store “%s” to “%s”: the destination holds entries"),
@@ -666,23 +875,24 @@ qstore_memory_provider_restructure (QStoreProvider       *provider,
         }
       if (source != NULL)
         {
-          g_hash_table_insert (next, g_strdup (rename_to[i]), map_ref (source));
-          g_hash_table_remove (next, rename_from[i]);
+          g_hash_table_insert (next->maps, g_strdup (rename_to[i]), map_ref (source));
+          g_hash_table_remove (next->maps, rename_from[i]);
         }
       else
-        g_hash_table_remove (next, rename_to[i]);
+        g_hash_table_remove (next->maps, rename_to[i]);
     }
 
   if (ok)
-    ok = apply_ops (next, ops, n_ops, error);
+    ok = apply_ops (next->maps, ops, n_ops, error);
   if (ok)
     {
-      GHashTable *old = self->maps;
+      MapSet *old = self->set;
 
-      self->maps = g_steal_pointer (&next);
+      self->set = next;
       next = old;
     }
   g_mutex_unlock (&self->lock);
+  map_set_unref (next);
   return ok;
 }
 
@@ -696,7 +906,7 @@ qstore_memory_provider_list_stores (QStoreProvider  *provider,
   gpointer name, map;
 
   g_mutex_lock (&self->lock);
-  g_hash_table_iter_init (&iter, self->maps);
+  g_hash_table_iter_init (&iter, self->set->maps);
   while (g_hash_table_iter_next (&iter, &name, &map))
     if (!map_is_empty (map))
       g_ptr_array_add (names, g_strdup (name));
@@ -710,9 +920,10 @@ qstore_memory_provider_close (QStoreProvider *provider)
 {
   QStoreMemoryProvider *self = QSTORE_MEMORY_PROVIDER (provider);
 
-  /* Snapshots and iterators hold their own map references. */
+  /* Snapshots and iterators hold their own references. */
   g_mutex_lock (&self->lock);
-  g_hash_table_remove_all (self->maps);
+  if (self->set != NULL)
+    g_hash_table_remove_all (writable_set (self));
   g_mutex_unlock (&self->lock);
 }
 
@@ -722,7 +933,7 @@ qstore_memory_provider_finalize (GObject *object)
   QStoreMemoryProvider *self = QSTORE_MEMORY_PROVIDER (object);
 
   qstore_provider_close_all (QSTORE_PROVIDER (self));
-  g_clear_pointer (&self->maps, g_hash_table_unref);
+  g_clear_pointer (&self->set, map_set_unref);
   g_mutex_clear (&self->lock);
 
   G_OBJECT_CLASS (qstore_memory_provider_parent_class)->finalize (object);

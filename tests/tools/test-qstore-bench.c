@@ -256,7 +256,7 @@ static void
 test_usage (void)
 {
   struct {
-    const char *args[8];
+    const char *args[10];
     int         status;
   } cases[] = {
     { { "--provider", "nosuch", "--rows", "10", NULL }, 1 },
@@ -269,6 +269,9 @@ test_usage (void)
     { { "--provider", "memory", "extra", NULL }, 2 },
     { { "--provider", "memory", "--workload", "mixed", NULL }, 2 },
     { { "--provider", "memory", "--layer", "sql", "--workload", "busy", NULL }, 2 },
+    { { "--provider", "memory", "--layer", "sql", "--classes", "view", NULL }, 2 },
+    { { "--provider", "memory", "--layer", "sql", "--workload", "mixed", "--classes", "view,nosuch",
+        NULL }, 1 },
   };
 
   for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
@@ -322,6 +325,56 @@ test_mixed (void)
   g_assert_cmpuint (n, ==, G_N_ELEMENTS (classes));
 }
 
+/* The checksum of each class a mixed run printed, by class. */
+static GHashTable *
+mixed_checksums (const char *const *args)
+{
+  g_autoptr(TestRun) r = run_bench (args);
+  g_auto(GStrv) lines = NULL;
+  GHashTable *sums = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+
+  g_assert_cmpint (r->status, ==, 0);
+  g_assert_cmpstr (r->err, ==, "");
+  lines = g_strsplit (r->out, "\n", -1);
+  for (guint i = 0; lines[i] != NULL; i++)
+    {
+      g_autoptr(JsonParser) parser = json_parser_new ();
+      g_autoptr(GError) error = NULL;
+      JsonObject *line;
+
+      if (lines[i][0] == '\0')
+        continue;
+      json_parser_load_from_data (parser, lines[i], -1, &error);
+      g_assert_no_error (error);
+      line = json_node_get_object (json_parser_get_root (parser));
+      g_hash_table_insert (sums, g_strdup (json_object_get_string_member (line, "class")),
+                           GSIZE_TO_POINTER ((gsize) json_object_get_int_member (line, "checksum")));
+    }
+  return sums;
+}
+
+/* --classes runs only the classes it names, each on the same parameters
+ * (so with the same checksum) as in a run of them all. */
+static void
+test_mixed_classes (void)
+{
+  const char *all_args[] = { "--provider", "memory", "--layer", "sql", "--workload", "mixed", NULL };
+  const char *some_args[] = { "--provider", "memory", "--layer", "sql", "--workload", "mixed",
+                              "--classes", "view,range", NULL };
+  g_autoptr(GHashTable) all = mixed_checksums (all_args);
+  g_autoptr(GHashTable) some = mixed_checksums (some_args);
+
+  g_assert_cmpuint (g_hash_table_size (some), ==, 3);
+  g_assert_true (g_hash_table_contains (some, "total"));
+  for (guint i = 0; i < 2; i++)
+    {
+      const char *name = i == 0 ? "view" : "range";
+
+      g_assert_true (g_hash_table_contains (some, name));
+      g_assert_true (g_hash_table_lookup (some, name) == g_hash_table_lookup (all, name));
+    }
+}
+
 int
 main (int    argc,
       char **argv)
@@ -335,6 +388,7 @@ main (int    argc,
 
   g_test_add_func ("/tools/bench/usage", test_usage);
   g_test_add_func ("/tools/bench/mixed/memory", test_mixed);
+  g_test_add_func ("/tools/bench/mixed/classes", test_mixed_classes);
   for (guint i = 0; i < G_N_ELEMENTS (providers); i++)
     {
       g_autofree char *subset = g_strdup_printf ("/tools/bench/phases-subset/%s", providers[i]);
