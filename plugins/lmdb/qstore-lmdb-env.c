@@ -281,6 +281,7 @@ qstore_lmdb_env_unref (QStoreLmdbEnv *env)
   g_clear_pointer (&env->dbis, g_hash_table_unref);
   g_clear_pointer (&env->retired, g_ptr_array_unref);
   g_clear_pointer (&env->pool, g_ptr_array_unref);
+  g_clear_pointer (&env->live, g_array_unref);
   g_mutex_clear (&env->write_lock);
   g_mutex_clear (&env->lock);
   g_cond_clear (&env->cond);
@@ -298,6 +299,9 @@ env_close_handles (QStoreLmdbEnv *env)
   for (guint i = 0; i < env->pool->len; i++)
     mdb_txn_abort (g_ptr_array_index (env->pool, i));
   g_ptr_array_set_size (env->pool, 0);
+  for (guint i = 0; i < env->live->len; i++)
+    mdb_txn_abort (g_array_index (env->live, QStoreLmdbLive, i).txn);
+  g_array_set_size (env->live, 0);
   mdb_env_close (env->env);
   env->env = NULL;
   g_mutex_unlock (&env->lock);
@@ -310,6 +314,22 @@ env_get_map_size (QStoreLmdbEnv *env)
 
   mdb_env_info (env->env, &info);
   return info.me_mapsize;
+}
+
+void
+qstore_lmdb_env_forget_live_locked (QStoreLmdbEnv *env)
+{
+  for (guint i = 0; i < env->live->len; i++)
+    {
+      MDB_txn *txn = g_array_index (env->live, QStoreLmdbLive, i).txn;
+
+      mdb_txn_reset (txn);
+      if (env->pool->len < QSTORE_LMDB_READ_POOL_SIZE)
+        g_ptr_array_add (env->pool, txn);
+      else
+        mdb_txn_abort (txn);
+    }
+  g_array_set_size (env->live, 0);
 }
 
 /* Waits until no read transaction runs and none can begin. Called with
@@ -336,6 +356,7 @@ env_quiesce_locked (QStoreLmdbEnv  *env,
     env->barrier = TRUE;
   while (env->n_transient > 0)
     g_cond_wait (&env->cond, &env->lock);
+  qstore_lmdb_env_forget_live_locked (env);
   return TRUE;
 }
 
@@ -899,6 +920,7 @@ env_open (const char      *path,
   env->dbis = g_hash_table_new_full (g_str_hash, g_str_equal, NULL, qstore_lmdb_dbi_free);
   env->retired = g_ptr_array_new_with_free_func (qstore_lmdb_dbi_free);
   env->pool = g_ptr_array_new ();
+  env->live = g_array_new (FALSE, FALSE, sizeof (QStoreLmdbLive));
 
   rc = mdb_env_create (&env->env);
   if (rc == MDB_SUCCESS)

@@ -31,6 +31,9 @@ typedef enum
 
 #define QSTORE_LMDB_VERIFY_FULL_MAX ((guint64) 64 << 20)
 
+/* Reset read transactions kept for reuse. */
+#define QSTORE_LMDB_READ_POOL_SIZE 16
+
 /* A failure already described by a GError (LMDB codes are all different). */
 #define QSTORE_LMDB_RC_ERROR (-1)
 
@@ -78,7 +81,20 @@ typedef struct
   guint            n_held;       /* read transactions of snapshots and iterators */
   guint            n_transient;  /* read transactions of single calls */
   GPtrArray       *pool;         /* reset read transactions */
+  GArray          *live;         /* QStoreLmdbLive: ended ones not reset (writers only) */
 } QStoreLmdbEnv;
+
+/* A read transaction kept begun after it ended: the next read takes it as
+ * it is while nothing was committed or published since. */
+typedef struct
+{
+  MDB_txn *txn;
+  guint64  epoch;
+} QStoreLmdbLive;
+
+/* Resets the read transactions kept begun (QStoreLmdbEnv.live), with
+ * env->lock held: a commit of the writer's made them stale. */
+void           qstore_lmdb_env_forget_live_locked (QStoreLmdbEnv *env);
 
 /* Errors */
 void           qstore_lmdb_set_error          (GError        **error,

@@ -7,8 +7,36 @@
 #include "qstore-i18n-private.h"
 #include "qstore-lmdb-read.h"
 
-/* Reset read transactions kept for reuse. */
-#define READ_POOL_SIZE 16
+/* Read transactions kept begun. A renewed transaction looks up the record
+ * of every named database it touches again (a search of LMDB's main
+ * tree), so a point read in a fresh one costs two searches. The writer
+ * keeps ended ones begun: while the last commit is the one a kept
+ * transaction sees and no handle was published since, it reads what a
+ * new one would. Only the writer keeps them, and it resets them when it
+ * commits, so they never hold pages back from reuse: nobody else
+ * commits, and a reader process's kept transaction could. */
+#define READ_LIVE_SIZE 4
+
+/* With env->lock held: a kept transaction ready to read the current
+ * state, or NULL. */
+static MDB_txn *
+take_live_locked (QStoreLmdbEnv *env)
+{
+  QStoreLmdbLive kept;
+  MDB_envinfo info;
+
+  if (env->live->len == 0)
+    return NULL;
+  kept = g_array_index (env->live, QStoreLmdbLive, env->live->len - 1);
+  g_array_set_size (env->live, env->live->len - 1);
+  if (kept.epoch == env->epoch && mdb_env_info (env->env, &info) == MDB_SUCCESS &&
+      info.me_last_txnid == mdb_txn_id (kept.txn))
+    return kept.txn;
+  mdb_txn_reset (kept.txn);
+  g_ptr_array_add (env->pool, kept.txn);
+  return NULL;
+}
+
 
 /* Starts a read transaction. Held ones (snapshots, iterators) are listed
  * so that closing the provider can end them; transient ones end before the
@@ -38,7 +66,9 @@ qstore_lmdb_read_begin (QStoreLmdbHandle   *self,
 
       /* Renewing under the lock makes the transaction and the epoch it
        * records agree: handles are published under the same lock. */
-      if (env->pool->len > 0)
+      if ((txn = take_live_locked (env)) != NULL)
+        rc = MDB_SUCCESS;
+      else if (env->pool->len > 0)
         {
           txn = g_ptr_array_steal_index_fast (env->pool, env->pool->len - 1);
           rc = mdb_txn_renew (txn);
@@ -97,11 +127,20 @@ qstore_lmdb_read_end (QStoreLmdbHandle  *self,
   if (rt->txn != NULL)
     {
       g_assert (rt->cursors == NULL);
-      mdb_txn_reset (rt->txn);
-      if (env->pool->len < READ_POOL_SIZE)
-        g_ptr_array_add (env->pool, rt->txn);
+      if (!env->read_only && !env->barrier && env->live->len < READ_LIVE_SIZE)
+        {
+          QStoreLmdbLive kept = { rt->txn, rt->epoch };
+
+          g_array_append_val (env->live, kept);
+        }
       else
-        mdb_txn_abort (rt->txn);
+        {
+          mdb_txn_reset (rt->txn);
+          if (env->pool->len < QSTORE_LMDB_READ_POOL_SIZE)
+            g_ptr_array_add (env->pool, rt->txn);
+          else
+            mdb_txn_abort (rt->txn);
+        }
       rt->txn = NULL;
       if (held)
         {

@@ -302,6 +302,12 @@ qstore_lmdb_write_commit (QStoreLmdbWrite   *wt,
     mdb_env_set_flags (env->env, MDB_NOMETASYNC, 0);
   /* Committed, or aborted by LMDB. */
   wt->txn = NULL;
+  if (rc == MDB_SUCCESS)
+    {
+      g_mutex_lock (&env->lock);
+      qstore_lmdb_env_forget_live_locked (env);
+      g_mutex_unlock (&env->lock);
+    }
 
   if (publish)
     {
@@ -398,6 +404,7 @@ qstore_lmdb_write (QStoreLmdbHandle     *self,
           env->barrier = TRUE;
           while (env->n_transient > 0)
             g_cond_wait (&env->cond, &env->lock);
+          qstore_lmdb_env_forget_live_locked (env);
           wt.may_close = TRUE;
         }
       g_mutex_unlock (&env->lock);
