@@ -68,6 +68,28 @@ score_sum (guint64 first,
   return sum;
 }
 
+/* The JSON objects of the lines of @out, in order. */
+static GPtrArray *
+parse_objects (const char *out)
+{
+  GPtrArray *objects = g_ptr_array_new_with_free_func ((GDestroyNotify) json_object_unref);
+  g_auto(GStrv) lines = g_strsplit (out, "\n", -1);
+
+  for (guint i = 0; lines[i] != NULL; i++)
+    {
+      g_autoptr(JsonParser) parser = json_parser_new ();
+      g_autoptr(GError) error = NULL;
+
+      if (lines[i][0] == '\0')
+        continue;
+      json_parser_load_from_data (parser, lines[i], -1, &error);
+      g_assert_no_error (error);
+      g_assert_true (JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)));
+      g_ptr_array_add (objects, json_object_ref (json_node_get_object (json_parser_get_root (parser))));
+    }
+  return objects;
+}
+
 /* Parses the JSON lines; returns the phase objects by name. */
 static GHashTable *
 parse_lines (const char *out,
@@ -75,20 +97,12 @@ parse_lines (const char *out,
 {
   GHashTable *phases = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
                                               (GDestroyNotify) json_object_unref);
-  g_auto(GStrv) lines = g_strsplit (out, "\n", -1);
+  g_autoptr(GPtrArray) objects = parse_objects (out);
 
-  for (guint i = 0; lines[i] != NULL; i++)
+  for (guint i = 0; i < objects->len; i++)
     {
-      g_autoptr(JsonParser) parser = json_parser_new ();
-      g_autoptr(GError) error = NULL;
-      JsonObject *object;
+      JsonObject *object = g_ptr_array_index (objects, i);
 
-      if (lines[i][0] == '\0')
-        continue;
-      json_parser_load_from_data (parser, lines[i], -1, &error);
-      g_assert_no_error (error);
-      g_assert_true (JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)));
-      object = json_node_get_object (json_parser_get_root (parser));
       g_ptr_array_add (order, g_strdup (json_object_get_string_member (object, "phase")));
       g_hash_table_insert (phases, g_strdup (json_object_get_string_member (object, "phase")),
                            json_object_ref (object));
@@ -295,34 +309,24 @@ test_mixed (void)
   };
   const char *args[] = { "--provider", "memory", "--layer", "sql", "--workload", "mixed", NULL };
   g_autoptr(TestRun) r = run_bench (args);
-  g_auto(GStrv) lines = NULL;
-  guint n = 0;
+  g_autoptr(GPtrArray) lines = NULL;
 
   g_assert_cmpint (r->status, ==, 0);
   g_assert_cmpstr (r->err, ==, "");
-  lines = g_strsplit (r->out, "\n", -1);
-  for (guint i = 0; lines[i] != NULL; i++)
+  lines = parse_objects (r->out);
+  g_assert_cmpuint (lines->len, ==, G_N_ELEMENTS (classes));
+  for (guint i = 0; i < lines->len; i++)
     {
-      g_autoptr(JsonParser) parser = json_parser_new ();
-      g_autoptr(GError) error = NULL;
-      JsonObject *line;
+      JsonObject *line = g_ptr_array_index (lines, i);
 
-      if (lines[i][0] == '\0')
-        continue;
-      json_parser_load_from_data (parser, lines[i], -1, &error);
-      g_assert_no_error (error);
-      line = json_node_get_object (json_parser_get_root (parser));
-      g_assert_cmpuint (n, <, G_N_ELEMENTS (classes));
-      g_assert_cmpstr (json_object_get_string_member (line, "class"), ==, classes[n]);
+      g_assert_cmpstr (json_object_get_string_member (line, "class"), ==, classes[i]);
       g_assert_cmpstr (json_object_get_string_member (line, "engine"), ==, "qstore-memory-sql");
       g_assert_cmpint (json_object_get_int_member (line, "ops"), >, 0);
       g_assert_cmpfloat (json_object_get_double_member (line, "seconds"), >, 0);
       g_assert_cmpfloat (json_object_get_double_member (line, "native_seconds"), >, 0);
       g_assert_true (json_object_has_member (line, "ratio"));
       g_assert_true (json_object_has_member (line, "checksum"));
-      n++;
     }
-  g_assert_cmpuint (n, ==, G_N_ELEMENTS (classes));
 }
 
 /* The checksum of each class a mixed run printed, by class. */
@@ -330,23 +334,16 @@ static GHashTable *
 mixed_checksums (const char *const *args)
 {
   g_autoptr(TestRun) r = run_bench (args);
-  g_auto(GStrv) lines = NULL;
+  g_autoptr(GPtrArray) lines = NULL;
   GHashTable *sums = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
 
   g_assert_cmpint (r->status, ==, 0);
   g_assert_cmpstr (r->err, ==, "");
-  lines = g_strsplit (r->out, "\n", -1);
-  for (guint i = 0; lines[i] != NULL; i++)
+  lines = parse_objects (r->out);
+  for (guint i = 0; i < lines->len; i++)
     {
-      g_autoptr(JsonParser) parser = json_parser_new ();
-      g_autoptr(GError) error = NULL;
-      JsonObject *line;
+      JsonObject *line = g_ptr_array_index (lines, i);
 
-      if (lines[i][0] == '\0')
-        continue;
-      json_parser_load_from_data (parser, lines[i], -1, &error);
-      g_assert_no_error (error);
-      line = json_node_get_object (json_parser_get_root (parser));
       g_hash_table_insert (sums, g_strdup (json_object_get_string_member (line, "class")),
                            GSIZE_TO_POINTER ((gsize) json_object_get_int_member (line, "checksum")));
     }
