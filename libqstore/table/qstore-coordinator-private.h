@@ -236,7 +236,7 @@ struct _QStoreCoordinator
   GHashTable     *spilled_stores;      /* names of the stores written out to */
   guint           unspilled;           /* writes buffered since the buffer was measured */
   guint           spill_writes;        /* measure it after this many, 0 never write out */
-  gsize           spill_bytes;         /* write out once it holds this many bytes */
+  guint64         spill_bytes;         /* write out once it holds this many bytes */
   gboolean        spill_refused;       /* the buffer holds a key the provider refuses */
   guint64        *spill_filter;        /* the keys written out, as a Bloom filter, or NULL */
   guint           live_iters;          /* merged iterators of this transaction alive */
@@ -262,12 +262,20 @@ gboolean qstore_coordinator_recover_undo           (QStoreCoordinator   *self,
 /* Writing the buffer out into the provider's write transaction
  * (qstore-coordinator-spill.c). Every QSTORE_COORDINATOR_SPILL_WRITES
  * writes call qstore_coordinator_try_spill(), as does the release of the
- * last savepoint level; it writes the buffer out once it holds
- * QSTORE_COORDINATOR_SPILL_BYTES. Reads of committed data go through
- * self->spill while it is set, and fail with
+ * last savepoint level; it writes the buffer out once it holds the
+ * write-out step (qstore_coordinator_set_write_out_step(), by default
+ * QSTORE_COORDINATOR_SPILL_BYTES, from QSTORE_COORDINATOR_SPILL_BYTES_MIN
+ * to QSTORE_COORDINATOR_SPILL_BYTES_MAX). Reads of committed data go
+ * through self->spill while it is set, and fail with
  * qstore_coordinator_spill_check()'s error once writing out failed. */
-#define QSTORE_COORDINATOR_SPILL_WRITES 1024
-#define QSTORE_COORDINATOR_SPILL_BYTES  (64 * 1024 * 1024)
+#define QSTORE_COORDINATOR_SPILL_WRITES    1024
+#define QSTORE_COORDINATOR_SPILL_BYTES     (G_GUINT64_CONSTANT (64) * 1024 * 1024)
+/* Below it, the 1,024 writes between two looks at the buffer fill the
+ * step by themselves (rows of a few small columns do): a smaller one
+ * would write out at every look just the same. */
+#define QSTORE_COORDINATOR_SPILL_BYTES_MIN (G_GUINT64_CONSTANT (64) * 1024)
+/* Above it, no machine holds the buffer: a typing error, not a setting. */
+#define QSTORE_COORDINATOR_SPILL_BYTES_MAX (G_GUINT64_CONSTANT (1) << 40)
 
 void     qstore_coordinator_try_spill              (QStoreCoordinator   *self);
 gboolean qstore_coordinator_spill_check            (QStoreCoordinator   *self,
@@ -300,7 +308,7 @@ void     qstore_coordinator_test_set_spill_writes  (QStoreCoordinator   *self,
                                                     guint                n_writes);
 QSTORE_AVAILABLE_IN_ALL
 void     qstore_coordinator_test_set_spill_bytes   (QStoreCoordinator   *self,
-                                                    gsize                n_bytes);
+                                                    guint64              n_bytes);
 QSTORE_AVAILABLE_IN_ALL
 guint    qstore_coordinator_test_get_n_spills      (QStoreCoordinator   *self);
 

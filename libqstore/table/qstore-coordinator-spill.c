@@ -13,8 +13,8 @@
 /* The transaction's writes wait in the pending buffer, which reads merge
  * over committed data. On a provider with write transactions
  * (QSTORE_CAPABILITY_WRITE_TXN) the buffer is written out into one
- * whenever it holds QSTORE_COORDINATOR_SPILL_BYTES, and emptied: from
- * then on the transaction's reads merge the buffer over the write
+ * whenever it holds the write-out step (64 MiB unless set), and emptied:
+ * from then on the transaction's reads merge the buffer over the write
  * transaction (committed data with the written-out writes over it), and
  * the commit writes what is left into it and commits it. The provider
  * holds written-out writes in its own bounded memory and files, so the
@@ -27,7 +27,8 @@
  * reads and rewrites pages the previous ones wrote (on sqlite through the
  * WAL, once they outgrow its page cache). A transaction that fits in the
  * step costs what it did with no write-outs at all; one past it pays for
- * a pass over the pages per step.
+ * a pass over the pages per step. A smaller step is the caller's choice
+ * of memory over time.
  *
  * The buffer is written out only where nothing can take its entries back
  * or still points into it: no savepoint level is open (a rollback to one
@@ -319,6 +320,83 @@ qstore_coordinator_spill_commit (QStoreCoordinator    *self,
   return qstore_write_txn_commit (spill, QSTORE_WRITE_SYNC, error);
 }
 
+/* "65536 bytes (64.0 KiB)" */
+static char *
+size_text (guint64 n_bytes)
+{
+  g_autofree char *number = g_strdup_printf ("%" G_GUINT64_FORMAT, n_bytes);
+  g_autofree char *size = g_format_size_full (n_bytes, G_FORMAT_SIZE_IEC_UNITS);
+
+  return g_strdup_printf (_("%s bytes (%s)"), number, size);
+}
+
+/**
+ * qstore_coordinator_get_write_out_step:
+ * @self: a #QStoreCoordinator
+ *
+ * Gets the write-out step: see [method@Coordinator.set_write_out_step].
+ *
+ * Returns: the step in bytes
+ */
+guint64
+qstore_coordinator_get_write_out_step (QStoreCoordinator *self)
+{
+  g_return_val_if_fail (QSTORE_IS_COORDINATOR (self), 0);
+
+  return self->spill_bytes;
+}
+
+/**
+ * qstore_coordinator_set_write_out_step:
+ * @self: a #QStoreCoordinator
+ * @n_bytes: the bytes a transaction's buffer holds before it is written
+ *   out, from 64 KiB (65536) to 1 TiB
+ * @error: return location for a #GError
+ *
+ * Sets how much of a transaction the writer keeps in memory. On a
+ * provider with write transactions (%QSTORE_CAPABILITY_WRITE_TXN) the
+ * buffer of an open transaction goes into the provider's own write
+ * transaction, which nobody sees before the commit, whenever it holds
+ * @n_bytes: the buffer stays near @n_bytes however much the transaction
+ * writes. The default, 64 MiB, costs nothing to a transaction that fits
+ * in it; a smaller step bounds the writer's memory tighter, but each
+ * write-out of random keys rewrites pages all over the provider's B-tree,
+ * so a large load of them takes longer.
+ *
+ * The step takes effect at once, in an open transaction too: its buffer
+ * is measured against the new step at the next look, which comes every
+ * 1,024 writes. It belongs to this coordinator and is not stored.
+ * Without write transactions the provider keeps a transaction in memory
+ * whole, whatever the step.
+ *
+ * Returns: %TRUE, or %FALSE with %QSTORE_ERROR_INVALID_ARGUMENT when
+ *   @n_bytes is out of range; the step is then unchanged
+ */
+gboolean
+qstore_coordinator_set_write_out_step (QStoreCoordinator  *self,
+                                       guint64             n_bytes,
+                                       GError            **error)
+{
+  g_return_val_if_fail (QSTORE_IS_COORDINATOR (self), FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  if (n_bytes < QSTORE_COORDINATOR_SPILL_BYTES_MIN || n_bytes > QSTORE_COORDINATOR_SPILL_BYTES_MAX)
+    {
+      g_autofree char *min = size_text (QSTORE_COORDINATOR_SPILL_BYTES_MIN);
+      g_autofree char *max = size_text (QSTORE_COORDINATOR_SPILL_BYTES_MAX);
+      g_autofree char *fallback = size_text (QSTORE_COORDINATOR_SPILL_BYTES);
+
+      g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
+                   _("The write-out step, the bytes a transaction's buffer holds before "
+                   "it goes into the provider's write transaction, must be from %s to %s; "
+                   "the default is %s"),
+                   min, max, fallback);
+      return FALSE;
+    }
+  self->spill_bytes = n_bytes;
+  return TRUE;
+}
+
 /**
  * qstore_coordinator_test_get_buffer_peak: (skip)
  * @self: a #QStoreCoordinator
@@ -343,8 +421,8 @@ qstore_coordinator_test_get_buffer_peak (QStoreCoordinator *self)
  * @n_writes: writes between two looks at the buffer's size, 0 for never
  *   writing out
  *
- * For tests: how often the buffer is measured against the step set with
- * qstore_coordinator_test_set_spill_bytes().
+ * For tests: how often the buffer is measured against the write-out
+ * step.
  */
 void
 qstore_coordinator_test_set_spill_writes (QStoreCoordinator *self,
@@ -361,11 +439,13 @@ qstore_coordinator_test_set_spill_writes (QStoreCoordinator *self,
  * @n_bytes: bytes the buffer holds before it is written out, 0 for at
  *   every look
  *
- * For tests: a write-out step small enough for a test's transaction.
+ * For tests: a write-out step below the range of
+ * qstore_coordinator_set_write_out_step(), for a write-out at every look
+ * however few bytes a test's writes take.
  */
 void
 qstore_coordinator_test_set_spill_bytes (QStoreCoordinator *self,
-                                         gsize              n_bytes)
+                                         guint64            n_bytes)
 {
   g_return_if_fail (QSTORE_IS_COORDINATOR (self));
 

@@ -40,6 +40,10 @@
  * when it has %QSTORE_CAPABILITY_ATOMIC_BATCH. A failed commit leaves
  * nothing behind. Then [signal@Coordinator::committed] tells what changed.
  *
+ * A transaction larger than memory can commit on a provider with write
+ * transactions: its buffer goes into one as it grows, in steps set with
+ * [method@Coordinator.set_write_out_step].
+ *
  * Without an atomic batch (`?atomic=0`), commit first writes the marker
  * `\0meta\0commit`, `{"tx": N, "stores": [...]}`, synchronously to the
  * catalog, then writes one store at a time — data and index stores by

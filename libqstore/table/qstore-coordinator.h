@@ -30,6 +30,14 @@ const char        *qstore_coordinator_get_interrupted_commit (QStoreCoordinator 
 QSTORE_AVAILABLE_IN_ALL
 guint64            qstore_coordinator_get_epoch          (QStoreCoordinator   *self);
 
+/* Large transactions: the bytes buffered before they are written out */
+QSTORE_AVAILABLE_IN_ALL
+guint64            qstore_coordinator_get_write_out_step (QStoreCoordinator   *self);
+QSTORE_AVAILABLE_IN_ALL
+gboolean           qstore_coordinator_set_write_out_step (QStoreCoordinator   *self,
+                                                          guint64              n_bytes,
+                                                          GError             **error);
+
 /* Transactions */
 QSTORE_AVAILABLE_IN_ALL
 void               qstore_coordinator_begin              (QStoreCoordinator   *self);
