@@ -13,6 +13,7 @@
 #include "qstore-open-private.h"
 #include "qstore-staging-marker-private.h"
 #include "qstore-views-private.h"
+#include "qstore-write-out-private.h"
 
 /* Every statement kind qstore runs itself, with its one handler. The
  * router (sql/qstore-router.c) reads each statement once and sends it
@@ -37,6 +38,8 @@ static const QStoreStatementHandler handlers[] = {
     qstore_change_hub_log_setting },
   { QSTORE_STATEMENT_SETTING, QSTORE_STAGING_STALE_SETTING, QSTORE_HANDLER_NONE,
     qstore_staging_stale_minutes_setting },
+  { QSTORE_STATEMENT_SETTING, QSTORE_WRITE_OUT_STEP_SETTING, QSTORE_HANDLER_NONE,
+    qstore_write_out_step_setting },
 };
 
 /* What the layers above SQL add to every database, in the order their
