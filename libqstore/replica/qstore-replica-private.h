@@ -307,6 +307,7 @@ struct _QStoreReplica
 
   /* The write */
   QStoreReplicaTxn   *txn;          /* not owned */
+  guint64             write_out_step; /* for the writer's coordinator, opened again after DDL */
   gboolean            speculative;
   guint               n_chunks;
   guint64             n_streamed;

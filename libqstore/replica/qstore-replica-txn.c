@@ -239,6 +239,77 @@ qstore_replica_begin_write (QStoreReplica  *self,
   return txn;
 }
 
+/**
+ * qstore_replica_get_write_out_step:
+ * @self: a #QStoreReplica
+ *
+ * Gets the write-out step of the replica's writer: see
+ * [method@Replica.set_write_out_step].
+ *
+ * Returns: the step in bytes
+ */
+guint64
+qstore_replica_get_write_out_step (QStoreReplica *self)
+{
+  g_autoptr(GRecMutexLocker) locker = NULL;
+
+  g_return_val_if_fail (QSTORE_IS_REPLICA (self), 0);
+
+  /* The writer's coordinator has it too, but the writer DDL opens again
+   * gets it from here. */
+  locker = g_rec_mutex_locker_new (&self->api_lock);
+  return self->write_out_step;
+}
+
+/**
+ * qstore_replica_set_write_out_step:
+ * @self: a #QStoreReplica
+ * @n_bytes: the bytes of a write transaction the writer keeps in memory,
+ *   from 64 KiB (65536) to 1 TiB
+ * @error: return location for a #GError
+ *
+ * Sets how much of a write transaction the replica's writer keeps in
+ * memory, as [method@Coordinator.set_write_out_step] does for its
+ * coordinator (the [property@Replica:write-out-step] property). On a
+ * provider with write transactions (lmdb, sqlite), a transaction's writes
+ * go into the provider's own write transaction, which no worker sees
+ * before the commit, whenever the writer's buffer holds @n_bytes; with the
+ * streamed chunks of [const@REPLICA_CHUNK_ROWS] rows, this bounds the
+ * writer's memory however large the transaction. The default is 64 MiB; a
+ * smaller step costs a large load time. On memory, which has no write
+ * transactions, the step reads back and changes nothing.
+ *
+ * It takes effect at once, in an open write transaction too (at its next
+ * 1,024 writes), and stays through [method@Replica.exec_ddl], until the
+ * replica is closed; it is not stored.
+ *
+ * Returns: %TRUE, or %FALSE with %QSTORE_ERROR_INVALID_ARGUMENT when
+ *   @n_bytes is out of range (the step is then unchanged) or
+ *   %QSTORE_ERROR_CLOSED when the replica is closed
+ */
+gboolean
+qstore_replica_set_write_out_step (QStoreReplica  *self,
+                                   guint64         n_bytes,
+                                   GError        **error)
+{
+  g_autoptr(GRecMutexLocker) locker = NULL;
+
+  g_return_val_if_fail (QSTORE_IS_REPLICA (self), FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  if (!qstore_replica_check_usable (self, FALSE, error))
+    return FALSE;
+  locker = g_rec_mutex_locker_new (&self->api_lock);
+  if (!qstore_coordinator_set_write_out_step (self->writer->coordinator, n_bytes, error))
+    return FALSE;
+  if (self->write_out_step != n_bytes)
+    {
+      self->write_out_step = n_bytes;
+      g_object_notify (G_OBJECT (self), "write-out-step");
+    }
+  return TRUE;
+}
+
 static gboolean
 check_open (QStoreReplicaTxn  *self,
             GError           **error)

@@ -95,6 +95,7 @@ enum {
   PROP_0,
   PROP_N_WORKERS,
   PROP_QUEUE_LENGTH,
+  PROP_WRITE_OUT_STEP,
   N_PROPS
 };
 
@@ -507,7 +508,9 @@ open_writer (QStoreReplica  *self,
 {
   self->writer = qstore_database_open_on_provider (self->provider, QSTORE_OPEN_NONE,
                                                    qstore_database_get_full_setup (), error);
-  if (self->writer == NULL)
+  if (self->writer == NULL ||
+      !qstore_coordinator_set_write_out_step (self->writer->coordinator, self->write_out_step,
+                                              error))
     return FALSE;
   /* Connected before any transaction begins: every commit records its
    * changes for the workers. */
@@ -669,6 +672,32 @@ qstore_replica_get_property (GObject    *object,
       g_value_set_uint (value, self->hub != NULL ? self->hub->capacity : 0);
       break;
 
+    case PROP_WRITE_OUT_STEP:
+      g_value_set_uint64 (value, qstore_replica_get_write_out_step (self));
+      break;
+
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+qstore_replica_set_property (GObject      *object,
+                             guint         prop_id,
+                             const GValue *value,
+                             GParamSpec   *pspec)
+{
+  QStoreReplica *self = QSTORE_REPLICA (object);
+  g_autoptr(GError) error = NULL;
+
+  switch (prop_id)
+    {
+    case PROP_WRITE_OUT_STEP:
+      /* The range is the pspec's: only a closed replica refuses. */
+      if (!qstore_replica_set_write_out_step (self, g_value_get_uint64 (value), &error))
+        g_critical ("%s", error->message);
+      break;
+
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
@@ -682,6 +711,7 @@ qstore_replica_class_init (QStoreReplicaClass *klass)
   object_class->dispose = qstore_replica_dispose;
   object_class->finalize = qstore_replica_finalize;
   object_class->get_property = qstore_replica_get_property;
+  object_class->set_property = qstore_replica_set_property;
 
   /**
    * QStoreReplica:n-workers:
@@ -700,6 +730,19 @@ qstore_replica_class_init (QStoreReplicaClass *klass)
   properties[PROP_QUEUE_LENGTH] =
     g_param_spec_uint ("queue-length", NULL, NULL, 1, G_MAXUINT, QSTORE_REPLICA_DEFAULT_QUEUE_LENGTH,
                        G_PARAM_READABLE | G_PARAM_STATIC_STRINGS | G_PARAM_EXPLICIT_NOTIFY);
+
+  /**
+   * QStoreReplica:write-out-step:
+   *
+   * The bytes of a write transaction the writer keeps in memory before
+   * it writes them out into the provider's own write transaction: see
+   * [method@Replica.set_write_out_step].
+   */
+  properties[PROP_WRITE_OUT_STEP] =
+    g_param_spec_uint64 ("write-out-step", NULL, NULL,
+                         QSTORE_COORDINATOR_SPILL_BYTES_MIN, QSTORE_COORDINATOR_SPILL_BYTES_MAX,
+                         QSTORE_COORDINATOR_SPILL_BYTES,
+                         G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | G_PARAM_EXPLICIT_NOTIFY);
 
   g_object_class_install_properties (object_class, N_PROPS, properties);
 
@@ -805,6 +848,7 @@ qstore_replica_init (QStoreReplica *self)
   self->restart_budget = QSTORE_REPLICA_DEFAULT_RESTART_BUDGET;
   self->restart_window_us = (gint64) QSTORE_REPLICA_DEFAULT_RESTART_WINDOW_MS * 1000;
   self->deadline_us = (gint64) QSTORE_REPLICA_DEFAULT_DEADLINE_MS * 1000;
+  self->write_out_step = QSTORE_COORDINATOR_SPILL_BYTES;
 }
 
 /**

@@ -106,6 +106,12 @@ QStoreResult      *qstore_replica_query                  (QStoreReplica         
 QSTORE_AVAILABLE_IN_ALL
 QStoreReplicaTxn  *qstore_replica_begin_write            (QStoreReplica             *self,
                                                           GError                   **error);
+QSTORE_AVAILABLE_IN_ALL
+guint64            qstore_replica_get_write_out_step     (QStoreReplica             *self);
+QSTORE_AVAILABLE_IN_ALL
+gboolean           qstore_replica_set_write_out_step     (QStoreReplica             *self,
+                                                          guint64                    n_bytes,
+                                                          GError                   **error);
 
 /* Schema and maintenance */
 QSTORE_AVAILABLE_IN_ALL
