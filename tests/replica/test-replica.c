@@ -95,6 +95,80 @@ test_large_transaction_bounded (TestReplica   *t,
   g_assert_cmpstr (fresh, ==, "[<int64 24576>]\n");
 }
 
+static void
+count_notify (guint *n)
+{
+  (*n)++;
+}
+
+static guint64
+writer_step (QStoreReplica *replica)
+{
+  return qstore_coordinator_get_write_out_step (replica->writer->coordinator);
+}
+
+/* The writer's write-out step, set on the replica: it reaches the writer's
+ * coordinator, in an open transaction at once, survives the writer that
+ * DDL opens again, and refuses what is out of range or a closed replica
+ * with the step unchanged. */
+static void
+test_write_out_step (TestReplica   *t,
+                     gconstpointer  data)
+{
+  QStoreProvider *provider = qstore_database_get_provider (t->replica->writer);
+  gboolean writes_out = (qstore_provider_get_capabilities (provider) &
+                         QSTORE_CAPABILITY_WRITE_TXN) != 0;
+  g_autoptr(QStoreReplicaTxn) txn = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *count = NULL;
+  guint64 step = 0;
+  guint notified = 0;
+
+  g_object_get (t->replica, "write-out-step", &step, NULL);
+  g_assert_cmpuint (step, ==, 64 * 1024 * 1024);
+  g_assert_cmpuint (writer_step (t->replica), ==, step);
+  g_signal_connect_swapped (t->replica, "notify::write-out-step", G_CALLBACK (count_notify),
+                            &notified);
+
+  /* Two chunks stay in the writer's buffer under the default step; once
+   * it is the smallest, the next ones go out. */
+  txn = test_txn_begin (t->replica);
+  insert_rows (txn, 0, 2 * CHUNK - 1);
+  g_assert_cmpuint (qstore_coordinator_test_get_n_spills (t->replica->writer->coordinator), ==, 0);
+  g_object_set (t->replica, "write-out-step", (guint64) 65536, NULL);
+  g_assert_cmpuint (notified, ==, 1);
+  g_assert_cmpuint (writer_step (t->replica), ==, 65536);
+  insert_rows (txn, 2 * CHUNK, 4 * CHUNK - 1);
+  if (writes_out)
+    g_assert_cmpuint (qstore_coordinator_test_get_n_spills (t->replica->writer->coordinator), >, 0);
+  else
+    g_assert_cmpuint (qstore_coordinator_test_get_n_spills (t->replica->writer->coordinator), ==, 0);
+  test_txn_commit (txn);
+  count = test_fresh_rows (t->replica, "SELECT count(*) FROM t");
+  g_assert_cmpstr (count, ==, "[<int64 4096>]\n");
+
+  /* The writer DDL opens is a new database: the step carries over. */
+  test_ddl (t->replica, "CREATE INDEX t_v ON t (v)");
+  g_assert_cmpuint (writer_step (t->replica), ==, 65536);
+  g_assert_cmpuint (qstore_replica_get_write_out_step (t->replica), ==, 65536);
+
+  g_assert_false (qstore_replica_set_write_out_step (t->replica, 65535, &error));
+  g_assert_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT);
+  g_assert_nonnull (strstr (error->message, "write-out step"));
+  g_clear_error (&error);
+  g_assert_cmpuint (writer_step (t->replica), ==, 65536);
+  g_assert_true (qstore_replica_set_write_out_step (t->replica, 4 * 1024 * 1024, &error));
+  g_assert_no_error (error);
+  g_assert_cmpuint (writer_step (t->replica), ==, 4 * 1024 * 1024);
+  g_assert_cmpuint (notified, ==, 2);
+
+  g_assert_true (qstore_replica_close (t->replica, &error));
+  g_assert_no_error (error);
+  g_assert_false (qstore_replica_set_write_out_step (t->replica, 65536, &error));
+  g_assert_error (error, QSTORE_ERROR, QSTORE_ERROR_CLOSED);
+  g_assert_cmpuint (qstore_replica_get_write_out_step (t->replica), ==, 4 * 1024 * 1024);
+}
+
 /* The same statement text runs after a schema change, and the workers
  * follow the new schema. */
 static void
@@ -715,6 +789,7 @@ main (int   argc,
   ADD ("refusals", 2, test_refusals);
   ADD ("foreign-key-audit", 1, test_foreign_key_audit);
   ADD ("maintain-and-checkpoint", 2, test_maintain_and_checkpoint);
+  ADD ("write-out-step", 1, test_write_out_step);
   g_test_add_func ("/replica/needs-snapshots", test_needs_snapshots);
 
   return g_test_run ();

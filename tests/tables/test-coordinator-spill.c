@@ -9,6 +9,8 @@
  * reads inside the transaction, savepoints, rollbacks and crashes behave
  * as with everything in the buffer. Providers without write transactions
  * keep everything in the buffer, which the same counter shows growing.
+ * The step as users set it (qstore_coordinator_set_write_out_step()) has
+ * tests of its own: its range, and a change inside a transaction.
  *
  * Run with QSTORE_TEST_PROVIDER set to a provider name, optionally
  * followed by URI options (`lmdb`, `sqlite?atomic=0`, …).
@@ -40,8 +42,11 @@ typedef struct
   gboolean            spills;   /* the provider has write transactions */
 } Fixture;
 
+/* With @smallest, the step is the tests' own: a write-out at every
+ * look. */
 static void
-open_all (Fixture *f)
+open_with_step (Fixture  *f,
+                gboolean  smallest)
 {
   g_autoptr(GError) error = NULL;
 
@@ -50,11 +55,18 @@ open_all (Fixture *f)
   f->spills = (qstore_provider_get_capabilities (f->provider) & QSTORE_CAPABILITY_WRITE_TXN) != 0;
   f->coord = qstore_coordinator_new (f->provider, &error);
   g_assert_no_error (error);
-  qstore_coordinator_test_set_spill_bytes (f->coord, 0);
+  if (smallest)
+    qstore_coordinator_test_set_spill_bytes (f->coord, 0);
   f->a = qstore_provider_open_store (f->provider, "main.a", &error);
   g_assert_no_error (error);
   f->ai = qstore_provider_open_store (f->provider, "main.a_idx_i", &error);
   g_assert_no_error (error);
+}
+
+static void
+open_all (Fixture *f)
+{
+  open_with_step (f, TRUE);
 }
 
 static void
@@ -332,7 +344,8 @@ test_step (Fixture       *f,
   guint spills = qstore_coordinator_test_get_n_spills (f->coord);
   guint i = 0;
 
-  qstore_coordinator_test_set_spill_bytes (f->coord, step);
+  g_assert_true (qstore_coordinator_set_write_out_step (f->coord, step, &error));
+  g_assert_no_error (error);
   qstore_coordinator_begin (f->coord);
   put_row (f, 900000, "committed");
   put_row (f, 900001, "committed, then deleted");
@@ -395,6 +408,64 @@ test_step (Fixture       *f,
   open_all (f);
   g_assert_cmpuint (kcount (f->a), ==, 3);
   g_assert_cmpuint (kcount (f->ai), ==, 3);
+}
+
+/* The write-out step as a setting: its default, its range, a refusal
+ * that changes nothing, and a change inside an open transaction that
+ * takes effect at the next look at the buffer. */
+static void
+test_setting (Fixture       *f,
+              gconstpointer  data)
+{
+  const guint64 refused[] = {
+    0, 1, QSTORE_COORDINATOR_SPILL_BYTES_MIN - 1, QSTORE_COORDINATOR_SPILL_BYTES_MAX + 1,
+    G_MAXUINT64,
+  };
+  guint spills;
+  guint i = 0;
+
+  /* The fixture's step is the tests' own, below the range: start over. */
+  close_all (f);
+  open_with_step (f, FALSE);
+  g_assert_cmpuint (qstore_coordinator_get_write_out_step (f->coord), ==, 64 * 1024 * 1024);
+
+  for (guint k = 0; k < G_N_ELEMENTS (refused); k++)
+    {
+      g_autoptr(GError) error = NULL;
+
+      g_assert_false (qstore_coordinator_set_write_out_step (f->coord, refused[k], &error));
+      g_assert_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT);
+      g_assert_nonnull (strstr (error->message, "write-out step"));
+      g_assert_nonnull (strstr (error->message, "65536 bytes"));
+      g_assert_nonnull (strstr (error->message, "1099511627776 bytes"));
+      g_assert_cmpuint (qstore_coordinator_get_write_out_step (f->coord), ==, 64 * 1024 * 1024);
+    }
+  g_assert_true (qstore_coordinator_set_write_out_step (f->coord, QSTORE_COORDINATOR_SPILL_BYTES_MAX,
+                                                        NULL));
+  g_assert_cmpuint (qstore_coordinator_get_write_out_step (f->coord), ==, G_GUINT64_CONSTANT (1) << 40);
+  g_assert_true (qstore_coordinator_set_write_out_step (f->coord, 64 * 1024 * 1024, NULL));
+
+  /* Some megabytes stay in the buffer under the default step... */
+  qstore_coordinator_begin (f->coord);
+  for (; i < 20000; i++)
+    put_row (f, i, "a row value of about forty bytes, or so");
+  g_assert_cmpuint (qstore_coordinator_test_get_n_spills (f->coord), ==, 0);
+  g_assert_cmpuint (qstore_coordinator_test_get_buffer_peak (f->coord), >, 4 * BUFFER_BOUND);
+
+  /* ...and go out at the next look once the step is the smallest. */
+  g_assert_true (qstore_coordinator_set_write_out_step (f->coord, QSTORE_COORDINATOR_SPILL_BYTES_MIN,
+                                                        NULL));
+  g_assert_cmpuint (qstore_coordinator_get_write_out_step (f->coord), ==, 65536);
+  for (guint end = i + QSTORE_COORDINATOR_SPILL_WRITES / 2; i < end; i++)
+    put_row (f, i, "a row value of about forty bytes, or so");
+  spills = qstore_coordinator_test_get_n_spills (f->coord);
+  if (f->spills)
+    g_assert_cmpuint (spills, ==, 1);
+  else
+    g_assert_cmpuint (spills, ==, 0);
+  g_assert_cmpuint (ccount (f, f->a, FALSE, NULL), ==, i);
+  g_assert_true (qstore_coordinator_commit (f->coord, NULL));
+  g_assert_cmpuint (kcount (f->a), ==, i);
 }
 
 /* A writer killed with a large transaction open leaves none of it. */
@@ -474,6 +545,7 @@ main (int   argc,
   ADD ("rollback", test_rollback);
   ADD ("savepoint-and-iterator", test_savepoint_and_iterator);
   ADD ("step", test_step);
+  ADD ("setting", test_setting);
   ADD ("crash", test_crash);
 #undef ADD
 
