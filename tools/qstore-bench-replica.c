@@ -25,6 +25,8 @@
  *   each) into a table of their own, which 10 live queries read; the
  *   resident set (VmRSS) is sampled every 10 ms from before it began to
  *   its commit, and the writer's capture buffer after each 1,024 rows.
+ *   The writer keeps at most the replica's write-out step of it in memory
+ *   (--write-out-step), which the line reports.
  */
 #include "config.h"
 
@@ -444,10 +446,12 @@ out:
 
   extra = g_strdup_printf ("\"live_queries\":%u,\"rss_before_kib\":%" G_GINT64_FORMAT
                            ",\"rss_peak_kib\":%" G_GINT64_FORMAT ",\"rss_growth_kib\":%"
-                           G_GINT64_FORMAT ",\"max_capture_rows\":%u,\"chunks\":%u",
+                           G_GINT64_FORMAT ",\"max_capture_rows\":%u,\"chunks\":%u"
+                           ",\"write_out_step\":%" G_GUINT64_FORMAT,
                            N_LARGE_QUERIES, baseline / 1024, sampler.peak / 1024,
                            (sampler.peak - baseline) / 1024, max_capture,
-                           qstore_replica_commit_info_get_n_chunks (info));
+                           qstore_replica_commit_info_get_n_chunks (info),
+                           qstore_replica_get_write_out_step (consumer->replica));
   emit (data, "large_txn", n_rows, &times, qstore_replica_commit_info_get_n_changes (info), extra);
   destroy_queries (consumer->replica, N_LARGE_QUERIES);
   return TRUE;
@@ -456,6 +460,7 @@ out:
 gboolean
 bench_replica_run (const char       *uri,
                    guint64           n_rows,
+                   guint64           write_out_step,
                    BenchWindowEmit   emit,
                    gpointer          data,
                    GError          **error)
@@ -468,7 +473,8 @@ bench_replica_run (const char       *uri,
   double q0_rate = 0;
   gboolean ok;
 
-  if (!(replica = qstore_replica_open (uri, 0, 0, error)))
+  if (!(replica = qstore_replica_open (uri, 0, 0, error)) ||
+      (write_out_step != 0 && !qstore_replica_set_write_out_step (replica, write_out_step, error)))
     return FALSE;
   progressed = g_new0 (guint64, qstore_replica_get_n_workers (replica));
   progressed_at = g_new0 (gint64, qstore_replica_get_n_workers (replica));

@@ -975,6 +975,7 @@ main (int    argc,
   g_autofree guint64 *ids = NULL;
   gint64 rows = -1;
   gint64 small_txns = SMALL_TXN_COUNT;
+  gint64 write_out_step = 0;
   int run = 1;
   gboolean keep = FALSE;
   gboolean no_atomic = FALSE;
@@ -1009,6 +1010,9 @@ main (int    argc,
       "Withhold the atomic batch, as ?atomic=0 does: writes go store by store", NULL },
     { "change-log", 0, 0, G_OPTION_ARG_INT64, &bench.change_log,
       "Keep a change log of N transactions (table and sql layers)", "N" },
+    { "write-out-step", 0, 0, G_OPTION_ARG_INT64, &write_out_step,
+      "Bytes of a write transaction the replica's writer keeps in memory (default 67108864; "
+      "with --layer replica)", "BYTES" },
     { "qstore", 0, 0, G_OPTION_ARG_FILENAME, &bench.qstore,
       "The qstore command follow_lag runs (default: the one beside qstore-bench)", "PATH" },
     G_OPTION_ENTRY_NULL
@@ -1074,6 +1078,10 @@ main (int    argc,
     return usage_error ("--rows must be from 1 to 99000000");
   if (small_txns < 1 || small_txns > MAX_ROWS)
     return usage_error ("--small-txns must be from 1 to 99000000");
+  if (write_out_step != 0 && !replica_layer)
+    return usage_error ("--write-out-step sets the replica's writer: add --layer replica");
+  if (write_out_step < 0)
+    return usage_error ("--write-out-step takes a number of bytes");
   bench.phases = PHASE_LOAD | PHASE_GET | PHASE_SCAN | PHASE_SMALL_TXN | PHASE_SIZE;
   if (phases_text != NULL && !parse_phases (phases_text, &bench.phases, &error))
     return usage_error (error->message);
@@ -1132,8 +1140,9 @@ main (int    argc,
         escaped = g_uri_escape_string (bench.location, "/", FALSE);
       uri = g_strdup_printf ("%s:%s%s", bench.provider_name, escaped != NULL ? escaped : "",
                              no_atomic ? "?atomic=0" : "");
-      if (!(window_layer ? bench_window_run : bench_replica_run) (uri, bench.rows, window_emit,
-                                                                  &bench, &error))
+      if (!(window_layer ? bench_window_run (uri, bench.rows, window_emit, &bench, &error)
+                         : bench_replica_run (uri, bench.rows, (guint64) write_out_step,
+                                              window_emit, &bench, &error)))
         return fail (&bench, error, keep);
       if (!keep)
         location_remove (bench.location);

@@ -286,6 +286,10 @@ test_usage (void)
     { { "--provider", "memory", "--layer", "sql", "--classes", "view", NULL }, 2 },
     { { "--provider", "memory", "--layer", "sql", "--workload", "mixed", "--classes", "view,nosuch",
         NULL }, 1 },
+    { { "--provider", "memory", "--layer", "sql", "--write-out-step", "1048576", NULL }, 2 },
+    { { "--provider", "memory", "--layer", "replica", "--write-out-step", "-1", NULL }, 2 },
+    /* Out of the replica's range: refused as the replica opens. */
+    { { "--provider", "memory", "--layer", "replica", "--write-out-step", "1000", NULL }, 1 },
   };
 
   for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
