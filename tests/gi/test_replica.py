@@ -200,6 +200,20 @@ class Replica:
         finally:
             consumer.disconnect()
 
+    def test_write_out_step(self):
+        self.assertEqual(self.replica.props.write_out_step, 64 * 1024 * 1024)
+        self.replica.props.write_out_step = 1024 * 1024
+        self.assertEqual(self.replica.get_write_out_step(), 1024 * 1024)
+        with self.assertRaises(GLib.Error) as caught:
+            self.replica.set_write_out_step(1000)
+        self.assertTrue(caught.exception.matches(QStore.Error.quark(),
+                                                 QStore.Error.INVALID_ARGUMENT))
+        self.assertIn("65536", caught.exception.message)
+        self.assertEqual(self.replica.props.write_out_step, 1024 * 1024)
+        self.replica.set_write_out_step(65536)
+        self.write([("INSERT INTO item VALUES (?, ?, ?)", GLib.Variant("(xsd)", (1, "pear", 2.5)))])
+        self.assertEqual(self.fresh(), [(1, "pear")])
+
 
 class TestMemory(Replica, unittest.TestCase):
     PROVIDER = "memory"
