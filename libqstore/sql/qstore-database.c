@@ -52,6 +52,10 @@
  *   materialized_view_rebuild_row_threshold [= rows]` reads or sets the
  *   size above which a view that must be computed again in full is
  *   refused.
+ * - `PRAGMA qstore.write_out_step [= bytes]` reads or sets, for this open
+ *   database only, how much of a transaction the writer keeps in memory
+ *   before it goes into the provider's write transaction (see
+ *   [method@Coordinator.set_write_out_step]).
  * - A DDL statement inside an open transaction first commits it
  *   ("DDL-commit"), then runs on its own; the transaction then goes on as a
  *   new one, so savepoints made before it are gone.
