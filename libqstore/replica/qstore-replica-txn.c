@@ -255,8 +255,8 @@ qstore_replica_get_write_out_step (QStoreReplica *self)
 
   g_return_val_if_fail (QSTORE_IS_REPLICA (self), 0);
 
-  /* The writer's coordinator has it too, but the writer DDL opens again
-   * gets it from here. */
+  /* The writer's coordinator holds it too; this copy is what each new
+   * writer (DDL opens one) gets. */
   locker = g_rec_mutex_locker_new (&self->api_lock);
   return self->write_out_step;
 }
@@ -276,7 +276,8 @@ qstore_replica_get_write_out_step (QStoreReplica *self)
  * before the commit, whenever the writer's buffer holds @n_bytes; with the
  * streamed chunks of [const@REPLICA_CHUNK_ROWS] rows, this bounds the
  * writer's memory however large the transaction. The default is 64 MiB; a
- * smaller step costs a large load time. On memory, which has no write
+ * smaller step bounds the writer tighter, and makes a large transaction
+ * of random keys slower to write. On memory, which has no write
  * transactions, the step reads back and changes nothing.
  *
  * It takes effect at once, in an open write transaction too (at its next
