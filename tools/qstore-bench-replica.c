@@ -23,8 +23,9 @@
  *   delivered; each line carries "vs_q0", its throughput over write_q0's;
  * - large_txn: one transaction inserting --rows rows (one statement
  *   each) into a table of their own, which 10 live queries read; the
- *   resident set (VmRSS) is sampled every 10 ms from before it began to
- *   its commit, and the writer's capture buffer after each 1,024 rows.
+ *   resident set (VmRSS, and RssAnon, its part no file backs) is sampled
+ *   every 10 ms from before it began to its commit, and the writer's
+ *   capture buffer after each 1,024 rows.
  *   The writer keeps at most the replica's write-out step of it in memory
  *   (--write-out-step), which the line reports.
  */
@@ -60,6 +61,7 @@ typedef struct
 {
   gint          stop;
   gint64        peak;
+  gint64        anon_peak;
   GThread      *thread;
 } Sampler;
 
@@ -82,9 +84,12 @@ now_ns (void)
   return (gint64) ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-/* The resident set, from /proc/self/status, in bytes (0 if unknown). */
+/* The resident set, from /proc/self/status, in bytes (0 if unknown):
+ * all of it (VmRSS), and in *@anon what no file backs (RssAnon). The
+ * providers map their files, and pages of those read count in VmRSS
+ * although the kernel may drop them at any time. */
 static gint64
-resident_bytes (void)
+resident_bytes (gint64 *anon)
 {
   g_autofree char *text = NULL;
   const char *line;
@@ -92,6 +97,14 @@ resident_bytes (void)
   if (!g_file_get_contents ("/proc/self/status", &text, NULL, NULL) ||
       (line = strstr (text, "VmRSS:")) == NULL)
     return 0;
+  if (anon != NULL)
+    {
+      const char *anon_line = strstr (text, "RssAnon:");
+
+      *anon = anon_line != NULL
+              ? (gint64) g_ascii_strtoull (anon_line + strlen ("RssAnon:"), NULL, 10) * 1024
+              : 0;
+    }
   return (gint64) g_ascii_strtoull (line + strlen ("VmRSS:"), NULL, 10) * 1024;
 }
 
@@ -102,10 +115,13 @@ sample (gpointer data)
 
   while (!g_atomic_int_get (&sampler->stop))
     {
-      gint64 rss = resident_bytes ();
+      gint64 anon = 0;
+      gint64 rss = resident_bytes (&anon);
 
       if (rss > sampler->peak)
         sampler->peak = rss;
+      if (anon > sampler->anon_peak)
+        sampler->anon_peak = anon;
       g_usleep (10 * 1000);
     }
   return NULL;
@@ -396,6 +412,7 @@ phase_large_txn (Consumer         *consumer,
   Sampler sampler = { 0 };
   BenchWindowTimes times;
   gint64 baseline;
+  gint64 anon_baseline = 0;
   guint max_capture = 0;
 
   if (!qstore_replica_exec_ddl (consumer->replica,
@@ -406,8 +423,9 @@ phase_large_txn (Consumer         *consumer,
   while (g_main_context_iteration (NULL, FALSE))
     ;
 
-  baseline = resident_bytes ();
+  baseline = resident_bytes (&anon_baseline);
   sampler.peak = baseline;
+  sampler.anon_peak = anon_baseline;
   sampler.thread = g_thread_new ("rss", sample, &sampler);
   bench_window_stamp (&times, 0);
   if (!(txn = qstore_replica_begin_write (consumer->replica, error)))
@@ -446,10 +464,12 @@ out:
 
   extra = g_strdup_printf ("\"live_queries\":%u,\"rss_before_kib\":%" G_GINT64_FORMAT
                            ",\"rss_peak_kib\":%" G_GINT64_FORMAT ",\"rss_growth_kib\":%"
-                           G_GINT64_FORMAT ",\"max_capture_rows\":%u,\"chunks\":%u"
+                           G_GINT64_FORMAT ",\"anon_growth_kib\":%" G_GINT64_FORMAT
+                           ",\"max_capture_rows\":%u,\"chunks\":%u"
                            ",\"write_out_step\":%" G_GUINT64_FORMAT,
                            N_LARGE_QUERIES, baseline / 1024, sampler.peak / 1024,
-                           (sampler.peak - baseline) / 1024, max_capture,
+                           (sampler.peak - baseline) / 1024,
+                           (sampler.anon_peak - anon_baseline) / 1024, max_capture,
                            qstore_replica_commit_info_get_n_chunks (info),
                            qstore_replica_get_write_out_step (consumer->replica));
   emit (data, "large_txn", n_rows, &times, qstore_replica_commit_info_get_n_changes (info), extra);
