@@ -17,17 +17,31 @@
 
 #define DICTIONARY_TYPE ((const GVariantType *) "a{s*}")
 
-/* Binds one value; @what names the parameter in errors. */
+static const char *
+describe (const char *name,
+          int         position,
+          char        number[16])
+{
+  if (name != NULL)
+    return name;
+  g_snprintf (number, 16, "%d", position);
+  return number;
+}
+
+/* Binds one value; @name names the parameter in errors, its position
+ * when NULL (spelled out only then: this runs for every parameter of
+ * every statement). */
 static gboolean
 bind_value (sqlite3_stmt  *stmt,
             int            position,
             GVariant      *given,
-            const char    *what,
+            const char    *name,
             GError       **error)
 {
   g_autoptr(GVariant) inner = g_variant_ref (given);
   g_autoptr(GVariant) holder = NULL;
   g_autoptr(GError) local_error = NULL;
+  char number[16];
   QStoreValue value;
   int rc;
 
@@ -49,7 +63,8 @@ bind_value (sqlite3_stmt  *stmt,
   if (!(holder = qstore_value_from_variant (inner, &value, &local_error)))
     {
       g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
-                   _("Parameter %s: %s"), what, local_error->message);
+                   _("Parameter %s: %s"), describe (name, position, number),
+                   local_error->message);
       return FALSE;
     }
 
@@ -57,7 +72,8 @@ bind_value (sqlite3_stmt  *stmt,
   if (rc != SQLITE_OK)
     {
       g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
-                   _("Parameter %s cannot be bound: %s"), what, sqlite3_errstr (rc));
+                   _("Parameter %s cannot be bound: %s"), describe (name, position, number),
+                   sqlite3_errstr (rc));
       return FALSE;
     }
   return TRUE;
@@ -83,10 +99,8 @@ bind_tuple (sqlite3_stmt  *stmt,
   for (int i = 0; i < n_given; i++)
     {
       g_autoptr(GVariant) child = g_variant_get_child_value (params, i);
-      char what[16];
 
-      g_snprintf (what, sizeof what, "%d", i + 1);
-      if (!bind_value (stmt, i + 1, child, what, error))
+      if (!bind_value (stmt, i + 1, child, NULL, error))
         return FALSE;
     }
   return TRUE;

@@ -10,9 +10,25 @@
 
 G_BEGIN_DECLS
 
+/* The column names and declared types of a prepared statement, shared
+ * by the results of every run of it. */
+typedef struct _QStoreResultColumns QStoreResultColumns;
+
+void          qstore_result_columns_unref     (QStoreResultColumns *columns);
+
+/* A result without columns yet: see qstore_result_take_columns(). */
+QStoreResult *qstore_result_new               (void);
 /* Takes the column names and declared types of @stmt (prepared, not yet
  * stepped or just stepped). */
 QStoreResult *qstore_result_new_for_statement (sqlite3_stmt *stmt);
+/* Gives a result made by qstore_result_new() the columns of @stmt, once
+ * it has been stepped (SQLite prepares a statement again on its first
+ * step after a schema change). @shared, when given, keeps them for the
+ * next run of @stmt: they are taken from it while SQLite has not
+ * prepared @stmt again since, and replaced otherwise. */
+void          qstore_result_take_columns      (QStoreResult         *self,
+                                               sqlite3_stmt         *stmt,
+                                               QStoreResultColumns **shared);
 /* Appends the row @stmt stands on. */
 void          qstore_result_add_row           (QStoreResult *self,
                                                sqlite3_stmt *stmt);
@@ -20,10 +36,6 @@ void          qstore_result_set_counts        (QStoreResult *self,
                                                gint64        changes,
                                                gint64        last_insert_rowid);
 
-/* The value of column @column of the row @stmt stands on, as a value
- * GVariant: `x`, `d`, `s`, `ay`, or the NULL maybe (qstore_value_new_null()).
- * Returns a new floating reference. */
-GVariant     *qstore_result_column_to_variant (sqlite3_stmt *stmt,
-                                               int           column);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (QStoreResultColumns, qstore_result_columns_unref)
 
 G_END_DECLS

@@ -4,6 +4,8 @@
  */
 #include "config.h"
 
+#include <string.h>
+
 #include "qstore-codec.h"
 #include "qstore-result-private.h"
 
@@ -29,16 +31,45 @@ struct _QStoreRow
  * its rows, and how many rows it changed. A result is immutable. It is a
  * #GListModel of [class@Row].
  */
+
+/* Rows are kept as cells, one per value, with text and blobs in one byte
+ * buffer: a GVariant per value costs more to make and free than the
+ * statement that read it. GVariants are made when asked for; a row's
+ * tuple is made on its first ask and kept, since qstore_result_get_row()
+ * hands out a borrowed one. */
+typedef struct
+{
+  guint8  type;                   /* SQLITE_INTEGER, _FLOAT, _TEXT, _BLOB, _NULL */
+  guint32 len;                    /* of text or a blob, in bytes */
+  union
+  {
+    gint64 i;
+    double d;
+    gsize  offset;                /* of text or a blob in @bytes */
+  };
+} Cell;
+
+struct _QStoreResultColumns
+{
+  gatomicrefcount ref;
+  int             reprepares;     /* the statement's count when read */
+  guint           n;
+  char          **names;
+  char          **types;          /* NULL where a column has no declared type */
+};
+
 struct _QStoreResult
 {
-  GObject     parent_instance;
+  GObject              parent_instance;
 
-  GPtrArray  *names;    /* char * */
-  GPtrArray  *types;    /* char *, NULL where the column has no declared type */
-  GPtrArray  *rows;     /* GVariant (tuple of v) */
-  GPtrArray  *items;    /* QStoreRow, made on demand; NULL until asked for */
-  gint64      changes;
-  gint64      last_insert_rowid;
+  QStoreResultColumns *columns;
+  GArray              *cells;     /* Cell, row after row */
+  GByteArray          *bytes;     /* text (each ending in a NUL) and blobs */
+  guint                n_rows;
+  GPtrArray           *rows;      /* GVariant (tuple of v), made on demand */
+  GPtrArray           *items;     /* QStoreRow, made on demand */
+  gint64               changes;
+  gint64               last_insert_rowid;
 };
 
 enum {
@@ -167,6 +198,52 @@ qstore_row_get_value (QStoreRow *self,
   return g_variant_get_variant (boxed);
 }
 
+/* Column names and declared types */
+
+static QStoreResultColumns *
+columns_new (sqlite3_stmt *stmt)
+{
+  QStoreResultColumns *columns = g_new0 (QStoreResultColumns, 1);
+  guint n = stmt != NULL ? (guint) sqlite3_column_count (stmt) : 0;
+
+  g_atomic_ref_count_init (&columns->ref);
+  columns->reprepares = stmt != NULL
+                        ? sqlite3_stmt_status (stmt, SQLITE_STMTSTATUS_REPREPARE, 0) : 0;
+  columns->n = n;
+  columns->names = g_new0 (char *, n + 1);
+  columns->types = g_new0 (char *, n + 1);
+  for (guint i = 0; i < n; i++)
+    {
+      const char *name = sqlite3_column_name (stmt, i);
+
+      columns->names[i] = g_strdup (name != NULL ? name : "");
+      columns->types[i] = g_strdup (sqlite3_column_decltype (stmt, i));
+    }
+  return columns;
+}
+
+static QStoreResultColumns *
+columns_ref (QStoreResultColumns *columns)
+{
+  g_atomic_ref_count_inc (&columns->ref);
+  return columns;
+}
+
+void
+qstore_result_columns_unref (QStoreResultColumns *columns)
+{
+  if (columns == NULL || !g_atomic_ref_count_dec (&columns->ref))
+    return;
+  for (guint i = 0; i < columns->n; i++)
+    {
+      g_free (columns->names[i]);
+      g_free (columns->types[i]);
+    }
+  g_free (columns->names);
+  g_free (columns->types);
+  g_free (columns);
+}
+
 /* The result */
 
 static void qstore_result_list_model_init (GListModelInterface *iface);
@@ -184,7 +261,7 @@ qstore_result_get_item_type (GListModel *model)
 static guint
 qstore_result_get_n_items (GListModel *model)
 {
-  return QSTORE_RESULT (model)->rows->len;
+  return QSTORE_RESULT (model)->n_rows;
 }
 
 static void
@@ -194,13 +271,20 @@ unref_item (gpointer item)
     g_object_unref (item);
 }
 
+static void
+unref_row (gpointer row)
+{
+  if (row != NULL)
+    g_variant_unref (row);
+}
+
 static gpointer
 qstore_result_get_item (GListModel *model,
                         guint       position)
 {
   QStoreResult *self = QSTORE_RESULT (model);
 
-  if (position >= self->rows->len)
+  if (position >= self->n_rows)
     return NULL;
 
   /* Items are made once and kept, so a view sees the same object each
@@ -208,12 +292,12 @@ qstore_result_get_item (GListModel *model,
   if (self->items == NULL)
     {
       self->items = g_ptr_array_new_with_free_func (unref_item);
-      g_ptr_array_set_size (self->items, self->rows->len);
+      g_ptr_array_set_size (self->items, self->n_rows);
     }
   if (g_ptr_array_index (self->items, position) == NULL)
     g_ptr_array_index (self->items, position) =
       g_object_new (QSTORE_TYPE_ROW,
-                    "values", g_ptr_array_index (self->rows, position),
+                    "values", qstore_result_get_row (self, position),
                     NULL);
 
   return g_object_ref (g_ptr_array_index (self->items, position));
@@ -232,8 +316,9 @@ qstore_result_finalize (GObject *object)
 {
   QStoreResult *self = QSTORE_RESULT (object);
 
-  g_clear_pointer (&self->names, g_ptr_array_unref);
-  g_clear_pointer (&self->types, g_ptr_array_unref);
+  g_clear_pointer (&self->columns, qstore_result_columns_unref);
+  g_clear_pointer (&self->cells, g_array_unref);
+  g_clear_pointer (&self->bytes, g_byte_array_unref);
   g_clear_pointer (&self->rows, g_ptr_array_unref);
   g_clear_pointer (&self->items, g_ptr_array_unref);
 
@@ -249,80 +334,128 @@ qstore_result_class_init (QStoreResultClass *klass)
 static void
 qstore_result_init (QStoreResult *self)
 {
-  self->names = g_ptr_array_new_with_free_func (g_free);
-  self->types = g_ptr_array_new_with_free_func (g_free);
-  self->rows = g_ptr_array_new_with_free_func ((GDestroyNotify) g_variant_unref);
+}
+
+QStoreResult *
+qstore_result_new (void)
+{
+  return g_object_new (QSTORE_TYPE_RESULT, NULL);
 }
 
 QStoreResult *
 qstore_result_new_for_statement (sqlite3_stmt *stmt)
 {
-  QStoreResult *self = g_object_new (QSTORE_TYPE_RESULT, NULL);
-  int n_columns = stmt != NULL ? sqlite3_column_count (stmt) : 0;
+  QStoreResult *self = qstore_result_new ();
 
-  for (int i = 0; i < n_columns; i++)
-    {
-      const char *name = sqlite3_column_name (stmt, i);
-
-      g_ptr_array_add (self->names, g_strdup (name != NULL ? name : ""));
-      g_ptr_array_add (self->types, g_strdup (sqlite3_column_decltype (stmt, i)));
-    }
-
+  self->columns = columns_new (stmt);
   return self;
 }
 
-GVariant *
-qstore_result_column_to_variant (sqlite3_stmt *stmt,
-                                 int           column)
+void
+qstore_result_take_columns (QStoreResult         *self,
+                            sqlite3_stmt         *stmt,
+                            QStoreResultColumns **shared)
 {
-  switch (sqlite3_column_type (stmt, column))
+  g_return_if_fail (self->columns == NULL);
+
+  /* A statement SQLite prepared again after a schema change may name
+   * other columns than the ones read before. */
+  if (shared != NULL && *shared != NULL &&
+      (*shared)->reprepares == sqlite3_stmt_status (stmt, SQLITE_STMTSTATUS_REPREPARE, 0))
     {
-    case SQLITE_INTEGER:
-      return g_variant_new_int64 (sqlite3_column_int64 (stmt, column));
-
-    case SQLITE_FLOAT:
-      return g_variant_new_double (sqlite3_column_double (stmt, column));
-
-    case SQLITE_TEXT:
-      {
-        const char *text = (const char *) sqlite3_column_text (stmt, column);
-        gsize len = sqlite3_column_bytes (stmt, column);
-
-        /* GVariant strings are valid UTF-8 without NULs; SQLite's text
-         * need be neither. */
-        if (g_utf8_validate_len (text, len, NULL))
-          return g_variant_new_string (text);
-        return g_variant_new_take_string (g_utf8_make_valid (text, len));
-      }
-
-    case SQLITE_BLOB:
-      {
-        const void *data = sqlite3_column_blob (stmt, column);
-        gsize len = sqlite3_column_bytes (stmt, column);
-
-        return g_variant_new_fixed_array (G_VARIANT_TYPE_BYTE, data, len, 1);
-      }
-
-    case SQLITE_NULL:
-    default:
-      return qstore_value_new_null ();
+      self->columns = columns_ref (*shared);
+      return;
     }
+  self->columns = columns_new (stmt);
+  if (shared != NULL)
+    {
+      qstore_result_columns_unref (*shared);
+      *shared = columns_ref (self->columns);
+    }
+}
+
+/* Appends @len bytes at @data and a NUL, returning where they start. */
+static gsize
+append_bytes (QStoreResult *self,
+              const void   *data,
+              gsize         len)
+{
+  gsize offset;
+
+  if (self->bytes == NULL)
+    self->bytes = g_byte_array_new ();
+  offset = self->bytes->len;
+  g_byte_array_set_size (self->bytes, offset + len + 1);
+  if (len > 0)
+    memcpy (self->bytes->data + offset, data, len);
+  self->bytes->data[offset + len] = '\0';
+  return offset;
 }
 
 void
 qstore_result_add_row (QStoreResult *self,
                        sqlite3_stmt *stmt)
 {
-  g_autofree GVariant **children = NULL;
-  guint n_columns = self->names->len;
-  GVariant *row;
+  guint n_columns = self->columns->n;
+  Cell *cells;
 
-  children = g_new (GVariant *, n_columns);
+  if (self->cells == NULL)
+    self->cells = g_array_sized_new (FALSE, FALSE, sizeof (Cell), n_columns);
+  g_array_set_size (self->cells, self->cells->len + n_columns);
+  cells = &g_array_index (self->cells, Cell, self->cells->len - n_columns);
+
   for (guint i = 0; i < n_columns; i++)
-    children[i] = g_variant_new_variant (qstore_result_column_to_variant (stmt, i));
+    {
+      Cell *cell = &cells[i];
 
-  row = g_variant_ref_sink (g_variant_new_tuple (children, n_columns));
-  g_ptr_array_add (self->rows, row);
+      cell->type = sqlite3_column_type (stmt, i);
+      switch (cell->type)
+        {
+        case SQLITE_INTEGER:
+          cell->i = sqlite3_column_int64 (stmt, i);
+          break;
+
+        case SQLITE_FLOAT:
+          cell->d = sqlite3_column_double (stmt, i);
+          break;
+
+        case SQLITE_TEXT:
+          {
+            const char *text = (const char *) sqlite3_column_text (stmt, i);
+            gsize len = sqlite3_column_bytes (stmt, i);
+
+            /* GVariant strings are valid UTF-8 without NULs; SQLite's
+             * text need be neither. */
+            if (g_utf8_validate_len (text, len, NULL))
+              {
+                cell->offset = append_bytes (self, text, len);
+                cell->len = len;
+              }
+            else
+              {
+                g_autofree char *valid = g_utf8_make_valid (text, len);
+
+                cell->len = strlen (valid);
+                cell->offset = append_bytes (self, valid, cell->len);
+              }
+          }
+          break;
+
+        case SQLITE_BLOB:
+          {
+            const void *data = sqlite3_column_blob (stmt, i);
+
+            cell->len = sqlite3_column_bytes (stmt, i);
+            cell->offset = append_bytes (self, data, cell->len);
+          }
+          break;
+
+        default:
+          cell->type = SQLITE_NULL;
+          break;
+        }
+    }
+  self->n_rows++;
 }
 
 void
@@ -332,6 +465,41 @@ qstore_result_set_counts (QStoreResult *self,
 {
   self->changes = changes;
   self->last_insert_rowid = last_insert_rowid;
+}
+
+/* A new reference, sunk, to the value of one cell. */
+static GVariant *
+cell_to_variant (QStoreResult *self,
+                 guint         row,
+                 guint         column)
+{
+  const Cell *cell = &g_array_index (self->cells, Cell, (gsize) row * self->columns->n + column);
+  GVariant *value;
+
+  switch (cell->type)
+    {
+    case SQLITE_INTEGER:
+      value = g_variant_new_int64 (cell->i);
+      break;
+
+    case SQLITE_FLOAT:
+      value = g_variant_new_double (cell->d);
+      break;
+
+    case SQLITE_TEXT:
+      value = g_variant_new_string ((const char *) self->bytes->data + cell->offset);
+      break;
+
+    case SQLITE_BLOB:
+      value = g_variant_new_fixed_array (G_VARIANT_TYPE_BYTE,
+                                         self->bytes->data + cell->offset, cell->len, 1);
+      break;
+
+    default:
+      value = qstore_value_new_null ();
+      break;
+    }
+  return g_variant_ref_sink (value);
 }
 
 /**
@@ -348,7 +516,7 @@ qstore_result_get_n_columns (QStoreResult *self)
 {
   g_return_val_if_fail (QSTORE_IS_RESULT (self), 0);
 
-  return self->names->len;
+  return self->columns != NULL ? self->columns->n : 0;
 }
 
 /**
@@ -366,9 +534,9 @@ qstore_result_get_column_name (QStoreResult *self,
                                guint         column)
 {
   g_return_val_if_fail (QSTORE_IS_RESULT (self), NULL);
-  g_return_val_if_fail (column < self->names->len, NULL);
+  g_return_val_if_fail (column < qstore_result_get_n_columns (self), NULL);
 
-  return g_ptr_array_index (self->names, column);
+  return self->columns->names[column];
 }
 
 /**
@@ -387,9 +555,9 @@ qstore_result_get_column_type (QStoreResult *self,
                                guint         column)
 {
   g_return_val_if_fail (QSTORE_IS_RESULT (self), NULL);
-  g_return_val_if_fail (column < self->types->len, NULL);
+  g_return_val_if_fail (column < qstore_result_get_n_columns (self), NULL);
 
-  return g_ptr_array_index (self->types, column);
+  return self->columns->types[column];
 }
 
 /**
@@ -405,7 +573,7 @@ qstore_result_get_n_rows (QStoreResult *self)
 {
   g_return_val_if_fail (QSTORE_IS_RESULT (self), 0);
 
-  return self->rows->len;
+  return self->n_rows;
 }
 
 /**
@@ -422,8 +590,27 @@ qstore_result_get_row (QStoreResult *self,
                        guint         row)
 {
   g_return_val_if_fail (QSTORE_IS_RESULT (self), NULL);
-  g_return_val_if_fail (row < self->rows->len, NULL);
+  g_return_val_if_fail (row < self->n_rows, NULL);
 
+  if (self->rows == NULL)
+    {
+      self->rows = g_ptr_array_new_with_free_func (unref_row);
+      g_ptr_array_set_size (self->rows, self->n_rows);
+    }
+  if (g_ptr_array_index (self->rows, row) == NULL)
+    {
+      guint n_columns = self->columns->n;
+      g_autofree GVariant **children = g_new (GVariant *, MAX (n_columns, 1));
+
+      for (guint i = 0; i < n_columns; i++)
+        {
+          g_autoptr(GVariant) value = cell_to_variant (self, row, i);
+
+          children[i] = g_variant_new_variant (value);
+        }
+      g_ptr_array_index (self->rows, row) =
+        g_variant_ref_sink (g_variant_new_tuple (children, n_columns));
+    }
   return g_ptr_array_index (self->rows, row);
 }
 
@@ -443,14 +630,11 @@ qstore_result_get_value (QStoreResult *self,
                          guint         row,
                          guint         column)
 {
-  g_autoptr(GVariant) boxed = NULL;
-
   g_return_val_if_fail (QSTORE_IS_RESULT (self), NULL);
-  g_return_val_if_fail (row < self->rows->len, NULL);
-  g_return_val_if_fail (column < self->names->len, NULL);
+  g_return_val_if_fail (row < self->n_rows, NULL);
+  g_return_val_if_fail (column < qstore_result_get_n_columns (self), NULL);
 
-  boxed = g_variant_get_child_value (g_ptr_array_index (self->rows, row), column);
-  return g_variant_get_variant (boxed);
+  return cell_to_variant (self, row, column);
 }
 
 /**

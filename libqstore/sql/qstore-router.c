@@ -524,6 +524,7 @@ typedef struct
   char            *dml_table;
   char            *text;
   gsize            end;           /* where it ends in @sql */
+  QStoreResultColumns *columns;   /* of its last result, for the next */
 } Cached;
 
 static Cached *
@@ -542,6 +543,7 @@ cached_unref (Cached *cached)
   g_free (cached->sql);
   g_free (cached->dml_table);
   g_free (cached->text);
+  qstore_result_columns_unref (cached->columns);
   g_free (cached);
 }
 
@@ -708,17 +710,22 @@ ddl_end (QStoreDatabase  *db,
   return ok;
 }
 
-/* Steps @stmt to the end, into @result when given. */
+/* Steps @stmt to the end, into @result (made by qstore_result_new())
+ * when given, its columns shared with @columns as
+ * qstore_result_take_columns() says. */
 static gboolean
-step_statement (QStoreDatabase  *db,
-                sqlite3_stmt    *stmt,
-                gboolean         is_dml,
-                QStoreResult    *result,
-                GError         **error)
+step_statement (QStoreDatabase       *db,
+                sqlite3_stmt         *stmt,
+                gboolean              is_dml,
+                QStoreResult         *result,
+                QStoreResultColumns **columns,
+                GError              **error)
 {
-  int rc;
+  int rc = sqlite3_step (stmt);
 
-  while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
+  if (result != NULL)
+    qstore_result_take_columns (result, stmt, columns);
+  for (; rc == SQLITE_ROW; rc = sqlite3_step (stmt))
     if (result != NULL)
       qstore_result_add_row (result, stmt);
 
@@ -807,13 +814,14 @@ run_sql (QStoreDatabase   *db,
     return FALSE;
 
   if (result != NULL)
-    rows = qstore_result_new_for_statement (statement->stmt);
+    rows = qstore_result_new ();
   db->insert_shape = g_steal_pointer (&statement->insert_shape);
   qstore_database_update_read_snapshot (db, FALSE);
   ok = !statement->writes || before_write (db, error);
   if (ok)
     {
-      ok = step_statement (db, statement->stmt, statement->writes, rows, error);
+      ok = step_statement (db, statement->stmt, statement->writes, rows,
+                           cached != NULL ? &cached->columns : NULL, error);
       if (statement->writes)
         call_extensions (db, G_STRUCT_OFFSET (QStoreDatabaseExtension, after_write));
     }

@@ -811,6 +811,8 @@ compare_deferred (gconstpointer a,
   return compare_entry_same_prefix (da->entry, key, key_len);
 }
 
+#define SMALL_SORT 16
+
 /* Sorts @items stably by key: a radix sort on the prefixes, which reads
  * no entry, then a stable sort by the whole key of each run of equal
  * prefixes (usually short: only these read their entries). */
@@ -821,6 +823,22 @@ sort_deferred (Deferred *items,
   g_autofree Deferred *tmp = NULL;
   Deferred *src = items, *dst;
   guint64 all_and = G_MAXUINT64, all_or = 0;
+
+  /* A small commit's few writes: the radix sort's counting would cost
+   * more than the sort itself. */
+  if (n <= SMALL_SORT)
+    {
+      for (gsize i = 1; i < n; i++)
+        {
+          Deferred item = items[i];
+          gsize j = i;
+
+          for (; j > 0 && compare_deferred (&items[j - 1], &item, NULL) > 0; j--)
+            items[j] = items[j - 1];
+          items[j] = item;
+        }
+      return;
+    }
 
   for (gsize i = 0; i < n; i++)
     {

@@ -168,10 +168,15 @@ struct _QStoreTable
   /* The largest rowid, trusted while the coordinator's epoch stays the
    * same (a rollback may bring back rows above it) and its row still
    * exists: every write through this table keeps it at or above the true
-   * maximum, so a point read confirms it (a delete drops that row). */
+   * maximum, so a point read confirms it (a delete drops that row). It
+   * also outlives the end of its transaction when that was a commit:
+   * max_rowid_tx is the last committed transaction id it was known
+   * under, so epoch + 1 with tx + 1 means exactly that one commit and
+   * nothing else happened since (see next_rowid()). */
   gboolean            max_rowid_known;
   gint64              max_rowid;
   guint64             max_rowid_epoch;
+  guint64             max_rowid_tx;
 
   /* The materialized view whose rows this table holds: the view writes
    * them, nobody else. */

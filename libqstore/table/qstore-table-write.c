@@ -136,7 +136,20 @@ next_rowid (QStoreTable  *self,
             GError      **error)
 {
   guint64 epoch = qstore_coordinator_get_epoch (self->coordinator);
+  guint64 tx = qstore_coordinator_get_last_tx_id (self->coordinator);
 
+  /* Each transaction's end moves the epoch on by one, and a commit that
+   * wrote moves the transaction id on by one: both by exactly one means
+   * the transaction the maximum was known in committed and no other one
+   * ran since, so what it wrote is what is committed now. Anything else
+   * (a rollback, a ROLLBACK TO, a commit with nothing to write, another
+   * transaction) reads the maximum again. */
+  if (self->max_rowid_known && self->max_rowid_epoch + 1 == epoch &&
+      self->max_rowid_tx + 1 == tx)
+    {
+      self->max_rowid_epoch = epoch;
+      self->max_rowid_tx = tx;
+    }
   if (self->max_rowid_known && self->max_rowid_epoch != epoch)
     self->max_rowid_known = FALSE;
 
@@ -165,6 +178,7 @@ next_rowid (QStoreTable  *self,
       self->max_rowid = max;
       self->max_rowid_known = TRUE;
       self->max_rowid_epoch = epoch;
+      self->max_rowid_tx = tx;
     }
 
   if (self->max_rowid < G_MAXINT64)

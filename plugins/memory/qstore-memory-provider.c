@@ -766,13 +766,14 @@ apply_ops (GHashTable           *maps,
            GError              **error)
 {
   g_autoptr(GArray) undo = g_array_new (FALSE, FALSE, sizeof (Undo));
+  QStoreKV *last_store = NULL;
+  Map *map = NULL;
   gboolean ok = TRUE;
 
   for (gsize i = 0; i < n_ops; i++)
     {
       const QStoreWriteOp *op = &ops[i];
-      const char *name = qstore_kv_get_name (op->store);
-      Map *map;
+      const char *name = QSTORE_MEMORY_STORE (op->store)->name;
       GBytes *key, *old;
       Undo entry;
 
@@ -782,7 +783,13 @@ apply_ops (GHashTable           *maps,
           break;
         }
 
-      map = writable_map (maps, name);
+      /* Ops come store by store; once made writable, a map stays ours
+       * while the lock is held. */
+      if (op->store != last_store)
+        {
+          map = writable_map (maps, name);
+          last_store = op->store;
+        }
       key = g_bytes_new (op->key, op->key_len);
       old = g_tree_lookup (map->tree, key);
       entry.store = name;

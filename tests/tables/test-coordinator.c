@@ -301,6 +301,15 @@ stats_row_count (const char *json,
   g_assert_cmpuint (json_object_get_size (object), ==, 2);
   g_assert_true (json_object_has_member (object, "rowCount"));
   g_assert_true (json_object_has_member (object, "updatedAt"));
+  /* Byte for byte as stores written before hold it. */
+  {
+    g_autofree char *exact = g_strdup_printf ("{\"rowCount\":%" G_GINT64_FORMAT
+                                              ",\"updatedAt\":%" G_GINT64_FORMAT "}",
+                                              json_object_get_int_member (object, "rowCount"),
+                                              json_object_get_int_member (object, "updatedAt"));
+
+    g_assert_cmpstr (json, ==, exact);
+  }
   if (updated_at)
     *updated_at = json_object_get_int_member (object, "updatedAt");
   return json_object_get_int_member (object, "rowCount");

@@ -1730,6 +1730,91 @@ test_table_rowid_after_rollback (Fixture       *f,
     }
 }
 
+/* The largest rowid a table knew outlives the commit of its transaction,
+ * and only that: the next transaction starts from it; after a rollback,
+ * after a commit another handle of the table made, or in a new handle,
+ * the next id is read again and still comes after every row. */
+static void
+test_table_rowid_across_commits (Fixture       *f,
+                                 gconstpointer  data)
+{
+  g_autoptr(QStoreTableSchema) schema =
+    schema_for (f->scratch, "CREATE TABLE c(x TEXT NOT NULL);", "c");
+  g_autoptr(QStoreTable) one = NULL;
+  g_autoptr(QStoreTable) other = NULL;
+  g_autoptr(GByteArray) key = g_byte_array_new ();
+  g_autoptr(GError) error = NULL;
+  QStoreValue row[1] = { v_text ("r") };
+
+  one = qstore_table_new (f->coordinator, schema, f->scratch, &error);
+  g_assert_no_error (error);
+  other = qstore_table_new (f->coordinator, schema, f->scratch, &error);
+  g_assert_no_error (error);
+
+  /* Transaction after transaction, each commit carrying the count on. */
+  for (gint64 id = 1; id <= 3; id++)
+    {
+      qstore_coordinator_begin (f->coordinator);
+      g_assert_cmpint (insert_ok (one, row, QSTORE_CONFLICT_ABORT), ==, id);
+      commit (f);
+    }
+
+  /* Another handle of the same table writes in a transaction of its own:
+   * the first must not hand out 4 again (it would replace that row). */
+  qstore_coordinator_begin (f->coordinator);
+  g_assert_cmpint (insert_ok (other, row, QSTORE_CONFLICT_ABORT), ==, 4);
+  commit (f);
+  qstore_coordinator_begin (f->coordinator);
+  g_assert_cmpint (insert_ok (one, row, QSTORE_CONFLICT_ABORT), ==, 5);
+  commit (f);
+
+  /* A rolled back insert gives its id back, as in SQLite. */
+  qstore_coordinator_begin (f->coordinator);
+  g_assert_cmpint (insert_ok (one, row, QSTORE_CONFLICT_ABORT), ==, 6);
+  qstore_coordinator_rollback (f->coordinator);
+  qstore_coordinator_begin (f->coordinator);
+  g_assert_cmpint (insert_ok (one, row, QSTORE_CONFLICT_ABORT), ==, 6);
+  commit (f);
+
+  /* A rollback brings back the largest row after the maximum was read
+   * below it (the failed insert reads it before it fails). */
+  qstore_coordinator_begin (f->coordinator);
+  row[0] = v_int (6);
+  g_assert_true (qstore_table_encode_key_prefix (one, -1, row, 1, key, &error));
+  g_assert_no_error (error);
+  g_assert_true (qstore_table_delete_key (one, key->data, key->len, &error));
+  g_assert_no_error (error);
+  row[0] = v_null ();
+  insert_fails (one, row, QSTORE_CONFLICT_ABORT, "NOT NULL constraint failed: c.x");
+  qstore_coordinator_rollback (f->coordinator);
+  row[0] = v_text ("r");
+  qstore_coordinator_begin (f->coordinator);
+  g_assert_cmpint (insert_ok (one, row, QSTORE_CONFLICT_ABORT), ==, 7);
+  commit (f);
+
+  /* The largest row deleted and committed: its id comes back too. */
+  qstore_coordinator_begin (f->coordinator);
+  row[0] = v_int (7);
+  g_assert_true (qstore_table_encode_key_prefix (one, -1, row, 1, key, &error));
+  g_assert_no_error (error);
+  g_assert_true (qstore_table_delete_key (one, key->data, key->len, &error));
+  g_assert_no_error (error);
+  commit (f);
+  row[0] = v_text ("r");
+  qstore_coordinator_begin (f->coordinator);
+  g_assert_cmpint (insert_ok (one, row, QSTORE_CONFLICT_ABORT), ==, 7);
+  commit (f);
+
+  /* A new handle, as after a reopen, reads where the rows end. */
+  g_clear_object (&other);
+  other = qstore_table_new (f->coordinator, schema, f->scratch, &error);
+  g_assert_no_error (error);
+  qstore_coordinator_begin (f->coordinator);
+  g_assert_cmpint (insert_ok (other, row, QSTORE_CONFLICT_ABORT), ==, 8);
+  commit (f);
+  g_assert_cmpint (qstore_table_get_row_count (one), ==, 8);
+}
+
 static gint64
 insert_with_rowid (QStoreTable    *table,
                    QStoreValue    *values,
@@ -2138,6 +2223,7 @@ main (int   argc,
   ADD ("rowids", test_table_rowids);
   ADD ("null-primary-key", test_table_null_primary_key);
   ADD ("rowid-after-rollback", test_table_rowid_after_rollback);
+  ADD ("rowid-across-commits", test_table_rowid_across_commits);
   ADD ("explicit-rowid", test_table_explicit_rowid);
   ADD ("row-counts", test_table_row_counts);
   ADD ("changes", test_table_changes);
