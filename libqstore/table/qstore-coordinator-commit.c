@@ -6,6 +6,8 @@
 
 #include <string.h>
 
+#include <json-glib/json-glib.h>
+
 #include "qstore-codec.h"
 #include "qstore-coordinator-private.h"
 #include "qstore-error.h"

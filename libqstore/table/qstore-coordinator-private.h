@@ -4,8 +4,6 @@
  */
 #pragma once
 
-#include <json-glib/json-glib.h>
-
 #include "qstore-change-set-private.h"
 #include "qstore-coordinator.h"
 #include "qstore-pending-private.h"
@@ -191,9 +189,6 @@ struct _QStoreCoordinator
   gsize           max_key;
   QStoreKV       *read_kv;
   QStoreKVInterface *read_iface;
-
-  JsonGenerator  *stats_generator;     /* see row_count_json() */
-  JsonObject     *stats_object;
 
   /* The snapshot statements running side by side outside a transaction
    * share, and how many of them hold it. */

@@ -6,8 +6,6 @@
 
 #include <string.h>
 
-#include <json-glib/json-glib.h>
-
 #include "qstore-change-set-private.h"
 #include "qstore-codec.h"
 #include "qstore-coordinator-private.h"
@@ -233,8 +231,6 @@ qstore_coordinator_finalize (GObject *object)
   g_clear_object (&self->read_kv);
   g_clear_object (&self->shared_snapshot);
   g_clear_object (&self->pinned);
-  g_clear_object (&self->stats_generator);
-  g_clear_pointer (&self->stats_object, json_object_unref);
   g_clear_object (&self->provider);
 
   G_OBJECT_CLASS (qstore_coordinator_parent_class)->finalize (object);
