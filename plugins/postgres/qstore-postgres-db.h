@@ -34,6 +34,16 @@ typedef struct
    * and how many reads they answered. */
   GHashTable      *gaps;
   guint64          gap_reads;
+  /* A write transaction (qstore-postgres-txn.c) holds the writer's
+   * session: its BEGIN went out with its first write (@txn_begun). Plain
+   * reads go through readers meanwhile, which see only what is
+   * committed. @txn_serial tells its iterators whether it is still the
+   * one open. */
+  gboolean         txn_open;
+  gboolean         txn_begun;
+  guint64          txn_serial;
+  /* It created or erased stores, whose ids an abort takes back. */
+  gboolean         txn_restructured;
 
   GMutex           pool_lock;
   GPtrArray       *readers;       /* every open reader connection */
@@ -80,6 +90,14 @@ void          qstore_pg_db_forget_snapshot (QStorePgDb      *db,
                                             QStorePgConn    *conn);
 /* Called with the main lock held. */
 void          qstore_pg_db_begin_snapshots (QStorePgDb      *db);
+
+/* Whether a write transaction holds the writer's session now. */
+gboolean      qstore_pg_db_in_write_txn   (QStorePgDb       *db);
+/* %QSTORE_ERROR_CLOSED unless the write transaction @serial is the one
+ * open. Called with the main lock held. */
+gboolean      qstore_pg_db_check_write_txn (QStorePgDb      *db,
+                                            guint64          serial,
+                                            GError         **error);
 
 GBytes       *qstore_pg_db_get            (QStorePgDb       *db,
                                            QStorePgConn     *conn,

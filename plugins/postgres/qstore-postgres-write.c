@@ -479,20 +479,30 @@ run_plan (QStorePgDb  *db,
  * into the plan, which costs the server more than planning saves. */
 #define GENERIC_PLAN_OPS 256
 
-gboolean
-qstore_pg_write (QStorePgDb           *db,
-                 const QStoreWriteOp  *ops,
-                 gsize                 n_ops,
-                 gboolean              sync,
-                 GError              **error)
+/* Sends @ops: inside the write transaction when @in_txn (its BEGIN goes
+ * with its first write), else as one transaction of their own. Called
+ * with the main lock held. */
+static gboolean
+write_locked (QStorePgDb           *db,
+              const QStoreWriteOp  *ops,
+              gsize                 n_ops,
+              gboolean              sync,
+              gboolean              in_txn,
+              GError              **error)
 {
   Plan plan;
   gboolean ok = FALSE;
   const char *off = "off";
+  guint n_setup;
 
   plan_init (&plan);
-  g_mutex_lock (&db->main->lock);
-  qstore_pg_db_begin_snapshots (db);
+  /* Snapshots must not see the write: those not begun begin now. A write
+   * transaction's writes are seen by nobody before its commit, which
+   * begins them. */
+  if (!in_txn)
+    qstore_pg_db_begin_snapshots (db);
+  else if (!db->txn_begun)
+    plan_sql (&plan, "BEGIN");
   /* synchronous_commit is on for the writer's session (the coordinator's
    * commits are all durable); a write that need not be turns it off for
    * its own transaction. */
@@ -507,16 +517,37 @@ qstore_pg_write (QStorePgDb           *db,
     }
   if (n_ops >= GENERIC_PLAN_OPS)
     plan_stmt (&plan, QSTORE_PG_STMT_GENERIC_PLANS);
+  n_setup = plan.steps->len;
   if (qstore_pg_conn_check_open (db->main, error) &&
       plan_ops (db, &plan, ops, n_ops, error))
     {
-      guint n_setup = (sync ? 0 : 1) + (n_ops >= GENERIC_PLAN_OPS ? 1 : 0);
+      gboolean sends = plan.steps->len > n_setup;
 
-      ok = plan.steps->len <= n_setup || run_plan (db, &plan, "writing", error);
+      ok = !sends || run_plan (db, &plan, "writing", error);
       update_gaps (db, ops, n_ops, ok);
+      if (in_txn && sends)
+        {
+          db->txn_begun = TRUE;
+          if (plan.created->len > 0)
+            db->txn_restructured = TRUE;
+        }
     }
-  g_mutex_unlock (&db->main->lock);
   plan_clear (&plan);
+  return ok;
+}
+
+gboolean
+qstore_pg_write (QStorePgDb           *db,
+                 const QStoreWriteOp  *ops,
+                 gsize                 n_ops,
+                 gboolean              sync,
+                 GError              **error)
+{
+  gboolean ok;
+
+  g_mutex_lock (&db->main->lock);
+  ok = write_locked (db, ops, n_ops, sync, FALSE, error);
+  g_mutex_unlock (&db->main->lock);
   return ok;
 }
 
@@ -622,5 +653,104 @@ qstore_pg_restructure (QStorePgDb           *db,
     }
   g_mutex_unlock (&db->main->lock);
   plan_clear (&plan);
+  return ok;
+}
+
+/* The write transaction */
+
+gboolean
+qstore_pg_txn_write (QStorePgDb           *db,
+                     const QStoreWriteOp  *ops,
+                     gsize                 n_ops,
+                     GError              **error)
+{
+  /* Its commit says how durable it is. */
+  return write_locked (db, ops, n_ops, TRUE, TRUE, error);
+}
+
+gboolean
+qstore_pg_txn_drop (QStorePgDb          *db,
+                    const char * const  *names,
+                    GError             **error)
+{
+  if (!qstore_pg_conn_check_open (db->main, error))
+    return FALSE;
+  if (!db->txn_begun)
+    {
+      if (!qstore_pg_conn_exec (db->main, "BEGIN", "beginning a write transaction", error))
+        return FALSE;
+      db->txn_begun = TRUE;
+    }
+  /* A name put again later in the transaction gets a new row. */
+  db->txn_restructured = TRUE;
+  for (guint i = 0; names[i] != NULL; i++)
+    g_hash_table_remove (db->known_stores, names[i]);
+  return restructure_stores (db, names, NULL, NULL, error);
+}
+
+/* COMMIT, with synchronous_commit off for its transaction unless @sync. */
+static gboolean
+txn_commit (QStorePgDb  *db,
+            gboolean     sync,
+            GError     **error)
+{
+  const char *off = "off";
+  const int off_len = 3;
+  QStorePgStep steps[2] = { { 0 } };
+  PGresult *res = NULL;
+  guint n = 0;
+  gboolean ok;
+
+  if (!sync)
+    steps[n++] = (QStorePgStep) {
+      .stmt = QSTORE_PG_STMT_LAZY_COMMIT, .n_params = 1, .values = &off, .lengths = &off_len,
+    };
+  steps[n++] = (QStorePgStep) { .sql = "COMMIT", .result = &res };
+  /* Snapshots taken while it was open see the state before it. */
+  qstore_pg_db_begin_snapshots (db);
+  if (!qstore_pg_conn_check_open (db->main, error) ||
+      !qstore_pg_conn_run (db->main, steps, n, "committing a write transaction", error))
+    return FALSE;
+  /* COMMIT of a transaction the server gave up is a ROLLBACK. */
+  ok = g_str_equal (PQcmdStatus (res), "COMMIT");
+  if (!ok)
+    g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_FAILED,
+                 _("%s: committing a write transaction failed: the server rolled it back, "
+                 "so none of its writes is stored"), db->what);
+  PQclear (res);
+  return ok;
+}
+
+gboolean
+qstore_pg_txn_end (QStorePgDb  *db,
+                   gboolean     commit,
+                   gboolean     sync,
+                   GError     **error)
+{
+  QStorePgConn *conn = db->main;
+  gboolean ok = TRUE;
+  gboolean committed;
+
+  if (db->txn_begun && commit)
+    ok = txn_commit (db, sync, error);
+  committed = commit && ok;
+  /* Whatever is left of it (a failed statement leaves it open, aborted)
+   * goes; a session that broke took it along. */
+  if (db->txn_begun && !committed && !qstore_pg_conn_is_broken (conn) &&
+      PQtransactionStatus (conn->pg) != PQTRANS_IDLE)
+    qstore_pg_conn_exec (conn, "ROLLBACK", "rolling back a write transaction", NULL);
+  if (!ok)
+    {
+      /* The outcome of a commit whose answer was lost is unknown. */
+      g_hash_table_remove_all (db->gaps);
+      db->stores_complete = FALSE;
+    }
+  qstore_pg_gaps_settle (db->gaps, committed);
+  /* The ids of the stores it made or erased are taken back. */
+  if (db->txn_begun && !committed && (db->txn_restructured || !db->stores_complete))
+    qstore_pg_db_load_stores (db, NULL);
+  db->txn_open = FALSE;
+  db->txn_begun = FALSE;
+  db->txn_restructured = FALSE;
   return ok;
 }
