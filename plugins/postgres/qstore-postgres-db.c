@@ -411,6 +411,32 @@ qstore_pg_db_in_write_txn (QStorePgDb *db)
   return open;
 }
 
+QStorePgConn *
+qstore_pg_db_lock_committed (QStorePgDb  *db,
+                             GError     **error)
+{
+  QStorePgConn *conn = db->main;
+
+  /* Not inside a write transaction: its writes are not there yet. */
+  g_mutex_lock (&conn->lock);
+  if (!db->txn_open)
+    return conn;
+  g_mutex_unlock (&conn->lock);
+  if (!(conn = qstore_pg_db_acquire_reader (db, error)))
+    return NULL;
+  g_mutex_lock (&conn->lock);
+  return conn;
+}
+
+void
+qstore_pg_db_unlock_committed (QStorePgDb   *db,
+                               QStorePgConn *conn)
+{
+  g_mutex_unlock (&conn->lock);
+  if (conn != db->main)
+    qstore_pg_db_release_reader (db, conn);
+}
+
 gboolean
 qstore_pg_db_check_write_txn (QStorePgDb  *db,
                               guint64      serial,
@@ -594,22 +620,13 @@ qstore_pg_db_list_stores (QStorePgDb  *db,
   g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func (g_free);
   PGresult *res = NULL;
   QStorePgStep step = { .stmt = QSTORE_PG_STMT_LIST, .result = &res };
-  QStorePgConn *conn = db->main;
+  QStorePgConn *conn = qstore_pg_db_lock_committed (db, error);
   gboolean ok;
 
-  /* Not inside a write transaction: its new stores are not there yet. */
-  g_mutex_lock (&conn->lock);
-  if (db->txn_open)
-    {
-      g_mutex_unlock (&conn->lock);
-      if (!(conn = qstore_pg_db_acquire_reader (db, error)))
-        return NULL;
-      g_mutex_lock (&conn->lock);
-    }
+  if (conn == NULL)
+    return NULL;
   ok = qstore_pg_conn_run (conn, &step, 1, "listing the stores", error);
-  g_mutex_unlock (&conn->lock);
-  if (conn != db->main)
-    qstore_pg_db_release_reader (db, conn);
+  qstore_pg_db_unlock_committed (db, conn);
   if (!ok)
     return NULL;
   for (int i = 0; i < PQntuples (res); i++)

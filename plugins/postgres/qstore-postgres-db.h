@@ -93,6 +93,12 @@ void          qstore_pg_db_begin_snapshots (QStorePgDb      *db);
 
 /* Whether a write transaction holds the writer's session now. */
 gboolean      qstore_pg_db_in_write_txn   (QStorePgDb       *db);
+/* A session that sees committed data only, locked: the writer's, or a
+ * pooled one while a write transaction holds the writer's. */
+QStorePgConn *qstore_pg_db_lock_committed   (QStorePgDb     *db,
+                                             GError        **error);
+void          qstore_pg_db_unlock_committed (QStorePgDb     *db,
+                                             QStorePgConn   *conn);
 /* %QSTORE_ERROR_CLOSED unless the write transaction @serial is the one
  * open. Called with the main lock held. */
 gboolean      qstore_pg_db_check_write_txn (QStorePgDb      *db,
