@@ -613,6 +613,36 @@ qstore_pg_db_get (QStorePgDb    *db,
                                      (GDestroyNotify) PQclear, res);
 }
 
+gboolean
+qstore_pg_db_lookup (QStorePgDb     *db,
+                     QStorePgConn   *conn,
+                     gboolean        by_id,
+                     const char     *name,
+                     const guint8   *key,
+                     gsize           key_len,
+                     PGresult      **keep,
+                     const guint8  **value,
+                     gsize          *value_len,
+                     GError        **error)
+{
+  const char *values[2] = { name, (const char *) key };
+  int lengths[2] = { (int) strlen (name), (int) key_len };
+  QStorePgStep step = {
+    .stmt = QSTORE_PG_STMT_GET, .n_params = 2, .values = values, .lengths = lengths,
+    .result = keep,
+  };
+  guint32 id_be;
+
+  g_clear_pointer (keep, PQclear);
+  if (by_id)
+    step.by_id = qstore_pg_db_writer_store (db, name, &id_be, &values[0], &lengths[0]);
+  if (!qstore_pg_conn_run (conn, &step, 1, "reading a key", error) || PQntuples (*keep) == 0)
+    return FALSE;
+  *value = (const guint8 *) PQgetvalue (*keep, 0, 0);
+  *value_len = PQgetlength (*keep, 0, 0);
+  return TRUE;
+}
+
 char **
 qstore_pg_db_list_stores (QStorePgDb  *db,
                           GError     **error)

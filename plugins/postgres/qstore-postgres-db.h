@@ -111,6 +111,19 @@ GBytes       *qstore_pg_db_get            (QStorePgDb       *db,
                                            const guint8     *key,
                                            gsize             key_len,
                                            GError          **error);
+/* A snapshot's lookup on @conn, locked: the value stays in *@keep, which
+ * the next lookup frees. Names the store by its id when @by_id and the
+ * writer knows it. %FALSE without error when the key is absent. */
+gboolean      qstore_pg_db_lookup         (QStorePgDb       *db,
+                                           QStorePgConn     *conn,
+                                           gboolean          by_id,
+                                           const char       *name,
+                                           const guint8     *key,
+                                           gsize             key_len,
+                                           PGresult        **keep,
+                                           const guint8    **value,
+                                           gsize            *value_len,
+                                           GError          **error);
 char        **qstore_pg_db_list_stores    (QStorePgDb       *db,
                                            GError          **error);
 /* The writer's reads name a store it knows by its id: sets @value and

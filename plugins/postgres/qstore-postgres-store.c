@@ -177,28 +177,12 @@ qstore_pg_snapshot_lookup (QStoreSnapshot  *snapshot,
                            GError         **error)
 {
   QStorePgSnapshot *self = QSTORE_PG_SNAPSHOT (snapshot);
-  const char *name = qstore_kv_get_name (store);
-  const char *values[2] = { name, (const char *) key };
-  int lengths[2] = { (int) strlen (name), (int) key_len };
-  PGresult *res = NULL;
-  QStorePgStep step = {
-    .stmt = QSTORE_PG_STMT_GET, .n_params = 2, .values = values, .lengths = lengths,
-    .result = &res,
-  };
-  gboolean found = FALSE;
+  gboolean found;
 
+  /* By name: the snapshot's state may predate a rename. */
   g_mutex_lock (&self->conn->lock);
-  g_clear_pointer (&self->lookup, PQclear);
-  if (qstore_pg_conn_run (self->conn, &step, 1, "reading a key", error))
-    {
-      if (PQntuples (res) > 0)
-        {
-          *value = (const guint8 *) PQgetvalue (res, 0, 0);
-          *value_len = PQgetlength (res, 0, 0);
-          found = TRUE;
-        }
-      self->lookup = res;
-    }
+  found = qstore_pg_db_lookup (self->db, self->conn, FALSE, qstore_kv_get_name (store), key,
+                               key_len, &self->lookup, value, value_len, error);
   g_mutex_unlock (&self->conn->lock);
   return found;
 }

@@ -46,29 +46,14 @@ qstore_pg_write_txn_lookup (QStoreSnapshot  *snapshot,
 {
   QStorePgWriteTxn *self = QSTORE_PG_WRITE_TXN (snapshot);
   QStorePgDb *db = self->db;
-  const char *name = qstore_kv_get_name (store);
-  const char *values[2] = { name, (const char *) key };
-  int lengths[2] = { (int) strlen (name), (int) key_len };
-  QStorePgStep step = {
-    .stmt = QSTORE_PG_STMT_GET, .n_params = 2, .values = values, .lengths = lengths,
-    .result = &self->lookup,
-  };
-  gboolean found = FALSE;
-  guint32 id_be;
+  gboolean found;
 
-  g_mutex_lock (&db->main->lock);
-  g_clear_pointer (&self->lookup, PQclear);
   /* The writer's gaps are not asked: a gap read from committed data may
    * hold keys the transaction put. */
-  step.by_id = qstore_pg_db_writer_store (db, name, &id_be, &values[0], &lengths[0]);
-  if (qstore_pg_db_check_write_txn (db, self->serial, error) &&
-      qstore_pg_conn_run (db->main, &step, 1, "reading a key", error) &&
-      PQntuples (self->lookup) > 0)
-    {
-      *value = (const guint8 *) PQgetvalue (self->lookup, 0, 0);
-      *value_len = PQgetlength (self->lookup, 0, 0);
-      found = TRUE;
-    }
+  g_mutex_lock (&db->main->lock);
+  found = qstore_pg_db_check_write_txn (db, self->serial, error) &&
+          qstore_pg_db_lookup (db, db->main, TRUE, qstore_kv_get_name (store), key, key_len,
+                               &self->lookup, value, value_len, error);
   g_mutex_unlock (&db->main->lock);
   return found;
 }
