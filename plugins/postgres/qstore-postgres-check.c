@@ -24,16 +24,16 @@ static const struct
 
 /* Runs a count(*) of @sql on the schema @quoted. */
 static gboolean
-count (QStorePgDb  *db,
-       const char  *quoted,
-       const char  *sql,
-       gint64      *n,
-       GError     **error)
+count (QStorePgConn  *conn,
+       const char    *quoted,
+       const char    *sql,
+       gint64        *n,
+       GError       **error)
 {
   g_auto(GStrv) parts = g_strsplit (sql, "@schema@", -1);
   g_autofree char *text = g_strjoinv ((char *) quoted, parts);
 
-  return qstore_pg_conn_query_int (db->main, text, NULL, n, "checking the tables", error);
+  return qstore_pg_conn_query_int (conn, text, NULL, n, "checking the tables", error);
 }
 
 gboolean
@@ -41,17 +41,20 @@ qstore_pg_check (QStorePgDb         *db,
                  QStoreCheckReport  *report,
                  GError            **error)
 {
+  QStorePgConn *conn;
   char *escaped;
   g_autofree char *quoted = NULL;
   gboolean ok = TRUE;
 
-  g_mutex_lock (&db->main->lock);
-  if (!qstore_pg_conn_check_open (db->main, error))
+  /* What is committed, not an open write transaction's. */
+  if (!(conn = qstore_pg_db_lock_committed (db, error)))
+    return FALSE;
+  if (!qstore_pg_conn_check_open (conn, error))
     {
-      g_mutex_unlock (&db->main->lock);
+      qstore_pg_db_unlock_committed (db, conn);
       return FALSE;
     }
-  escaped = PQescapeIdentifier (db->main->pg, db->schema, strlen (db->schema));
+  escaped = PQescapeIdentifier (conn->pg, db->schema, strlen (db->schema));
   quoted = g_strdup (escaped ? escaped : "");
   PQfreemem (escaped);
 
@@ -59,7 +62,7 @@ qstore_pg_check (QStorePgDb         *db,
     {
       gint64 n;
 
-      ok = count (db, quoted, rules[i].sql, &n, error);
+      ok = count (conn, quoted, rules[i].sql, &n, error);
       if (ok && n != 0)
         {
           g_autofree char *problem = g_strdup_printf ("%" G_GINT64_FORMAT " %s", n,
@@ -73,10 +76,10 @@ qstore_pg_check (QStorePgDb         *db,
     {
       gint64 n;
 
-      ok = count (db, quoted, "SELECT count(*) FROM @schema@.kv", &n, error);
+      ok = count (conn, quoted, "SELECT count(*) FROM @schema@.kv", &n, error);
       if (ok)
         qstore_check_report_add_checked (report, QSTORE_CHECK_SCOPE_FILE, db->schema, n);
     }
-  g_mutex_unlock (&db->main->lock);
+  qstore_pg_db_unlock_committed (db, conn);
   return ok;
 }

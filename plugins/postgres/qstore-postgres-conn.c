@@ -443,6 +443,8 @@ qstore_pg_conn_unref (QStorePgConn *conn)
   if (!g_atomic_ref_count_dec (&conn->ref_count))
     return;
   qstore_pg_conn_close (conn);
+  g_clear_pointer (&conn->sent, g_ptr_array_unref);
+  g_clear_error (&conn->send_error);
   g_mutex_clear (&conn->lock);
   g_free (conn);
 }
@@ -525,19 +527,12 @@ finish_end_read (QStorePgConn *conn)
 }
 
 gboolean
-qstore_pg_conn_run (QStorePgConn        *conn,
-                    const QStorePgStep  *steps,
-                    guint                n_steps,
-                    const char          *doing,
-                    GError             **error)
+qstore_pg_conn_pipeline_begin (QStorePgConn  *conn,
+                               const char    *doing,
+                               GError       **error)
 {
-  gboolean ok = TRUE;
   QStorePgStep prefix[2] = { { 0 } };
-  guint n_prefix = 0, n_all;
-
-  for (guint i = 0; i < n_steps; i++)
-    if (steps[i].result != NULL)
-      *steps[i].result = NULL;
+  guint n_prefix = 0;
 
   if (!qstore_pg_conn_check_open (conn, error))
     return FALSE;
@@ -547,6 +542,10 @@ qstore_pg_conn_run (QStorePgConn        *conn,
       qstore_pg_set_error (error, conn, NULL, doing);
       return FALSE;
     }
+  if (conn->sent == NULL)
+    conn->sent = g_ptr_array_new ();
+  g_ptr_array_set_size (conn->sent, 0);
+  g_clear_error (&conn->send_error);
 
   /* A read transaction left open by the last user ends first; one asked
    * for begins before the steps, in the same round trip. */
@@ -556,23 +555,65 @@ qstore_pg_conn_run (QStorePgConn        *conn,
     prefix[n_prefix++].sql = QSTORE_PG_BEGIN_READ_SQL;
   conn->in_read_txn = FALSE;
   conn->begin_read = FALSE;
-  n_all = n_prefix + n_steps;
-  for (guint i = 0; i < n_all && ok; i++)
-    ok = send_step (conn, i < n_prefix ? &prefix[i] : &steps[i - n_prefix]) == 1;
+  qstore_pg_conn_pipeline_send (conn, prefix, n_prefix, doing);
+  return TRUE;
+}
+
+void
+qstore_pg_conn_pipeline_send (QStorePgConn        *conn,
+                              const QStorePgStep  *steps,
+                              guint                n_steps,
+                              const char          *doing)
+{
+  for (guint i = 0; i < n_steps && conn->send_error == NULL; i++)
+    {
+      if (steps[i].result != NULL)
+        *steps[i].result = NULL;
+      g_ptr_array_add (conn->sent, steps[i].result);
+      if (send_step (conn, &steps[i]) != 1)
+        qstore_pg_set_error (&conn->send_error, conn, NULL, doing);
+    }
+}
+
+/* Clears what the steps sent so far kept. */
+static void
+clear_results (QStorePgConn *conn)
+{
+  for (guint i = 0; i < conn->sent->len; i++)
+    {
+      PGresult **result = conn->sent->pdata[i];
+
+      if (result != NULL)
+        g_clear_pointer (result, PQclear);
+    }
+}
+
+gboolean
+qstore_pg_conn_pipeline_end (QStorePgConn  *conn,
+                             const char    *doing,
+                             GError       **error)
+{
+  gboolean ok = conn->send_error == NULL;
+
   if (ok)
     ok = PQpipelineSync (conn->pg) == 1;
   if (!ok)
     {
-      qstore_pg_set_error (error, conn, NULL, doing);
+      if (conn->send_error != NULL)
+        g_propagate_error (error, g_steal_pointer (&conn->send_error));
+      else
+        qstore_pg_set_error (error, conn, NULL, doing);
+      clear_results (conn);
       PQexitPipelineMode (conn->pg);
       return FALSE;
     }
   g_atomic_pointer_add (&round_trips, 1);
 
-  for (guint i = 0; i < n_all; i++)
+  for (guint i = 0; i < conn->sent->len; i++)
     {
       PGresult *res = PQgetResult (conn->pg);
       ExecStatusType status = PQresultStatus (res);
+      PGresult **keep = conn->sent->pdata[i];
 
       if (res == NULL)
         {
@@ -591,8 +632,8 @@ qstore_pg_conn_run (QStorePgConn        *conn,
             }
           PQclear (res);
         }
-      else if (i >= n_prefix && steps[i - n_prefix].result != NULL)
-        *steps[i - n_prefix].result = res;
+      else if (keep != NULL)
+        *keep = res;
       else
         PQclear (res);
       /* Each statement's results end with a NULL. */
@@ -627,10 +668,24 @@ qstore_pg_conn_run (QStorePgConn        *conn,
   PQexitPipelineMode (conn->pg);
 
   if (!ok)
-    for (guint i = 0; i < n_steps; i++)
-      if (steps[i].result != NULL)
-        g_clear_pointer (steps[i].result, PQclear);
+    clear_results (conn);
   return ok;
+}
+
+gboolean
+qstore_pg_conn_run (QStorePgConn        *conn,
+                    const QStorePgStep  *steps,
+                    guint                n_steps,
+                    const char          *doing,
+                    GError             **error)
+{
+  for (guint i = 0; i < n_steps; i++)
+    if (steps[i].result != NULL)
+      *steps[i].result = NULL;
+  if (!qstore_pg_conn_pipeline_begin (conn, doing, error))
+    return FALSE;
+  qstore_pg_conn_pipeline_send (conn, steps, n_steps, doing);
+  return qstore_pg_conn_pipeline_end (conn, doing, error);
 }
 
 gboolean

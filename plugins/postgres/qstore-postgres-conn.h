@@ -83,6 +83,10 @@ typedef struct
   /* The next use begins a read transaction (QSTORE_PG_BEGIN_READ_SQL)
    * before its statements, in the same round trip. */
   gboolean         begin_read;
+  /* The pipeline being sent: where each step sent keeps its result
+   * (PGresult **, or NULL), and why a send failed. */
+  GPtrArray       *sent;
+  GError          *send_error;
 } QStorePgConn;
 
 /* A read transaction that sees one committed state until it ends: the
@@ -137,6 +141,22 @@ gboolean      qstore_pg_conn_run        (QStorePgConn        *conn,
                                          guint                n_steps,
                                          const char          *doing,
                                          GError             **error);
+/* qstore_pg_conn_run() in parts, for a pipeline too large to hold at
+ * once: each step's parameters may go once it is sent, libpq having
+ * copied them (and sent them on, once they fill its buffer). Once
+ * _begin() succeeded, _end() is called whatever happens: it sends the
+ * sync and reads every answer (one round trip), and tells the first
+ * failure. Called with the lock held. */
+gboolean      qstore_pg_conn_pipeline_begin (QStorePgConn        *conn,
+                                             const char          *doing,
+                                             GError             **error);
+void          qstore_pg_conn_pipeline_send  (QStorePgConn        *conn,
+                                             const QStorePgStep  *steps,
+                                             guint                n_steps,
+                                             const char          *doing);
+gboolean      qstore_pg_conn_pipeline_end   (QStorePgConn        *conn,
+                                             const char          *doing,
+                                             GError             **error);
 /* One statement sent as text, outside a pipeline. */
 gboolean      qstore_pg_conn_exec       (QStorePgConn        *conn,
                                          const char          *sql,

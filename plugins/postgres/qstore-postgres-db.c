@@ -398,6 +398,136 @@ qstore_pg_db_writer_store (QStorePgDb  *db,
   return TRUE;
 }
 
+gboolean
+qstore_pg_db_in_write_txn (QStorePgDb *db)
+{
+  gboolean open;
+
+  if (db->read_only)
+    return FALSE;
+  g_mutex_lock (&db->main->lock);
+  open = db->txn_open;
+  g_mutex_unlock (&db->main->lock);
+  return open;
+}
+
+QStorePgConn *
+qstore_pg_db_lock_committed (QStorePgDb  *db,
+                             GError     **error)
+{
+  QStorePgConn *conn = db->main;
+
+  /* Not inside a write transaction: its writes are not there yet. */
+  g_mutex_lock (&conn->lock);
+  if (!db->txn_open)
+    return conn;
+  g_mutex_unlock (&conn->lock);
+  if (!(conn = qstore_pg_db_acquire_reader (db, error)))
+    return NULL;
+  g_mutex_lock (&conn->lock);
+  return conn;
+}
+
+void
+qstore_pg_db_unlock_committed (QStorePgDb   *db,
+                               QStorePgConn *conn)
+{
+  g_mutex_unlock (&conn->lock);
+  if (conn != db->main)
+    qstore_pg_db_release_reader (db, conn);
+}
+
+gboolean
+qstore_pg_db_check_write_txn (QStorePgDb  *db,
+                              guint64      serial,
+                              GError     **error)
+{
+  if (!qstore_pg_conn_check_open (db->main, error))
+    return FALSE;
+  if (G_LIKELY (db->txn_open && db->txn_serial == serial))
+    return TRUE;
+  g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_CLOSED,
+               _("%s: the write transaction is over: begin another one"), db->what);
+  return FALSE;
+}
+
+/* The key, or else the first one after it, on @conn; the result holds
+ * no row when there is neither. */
+static PGresult *
+get_or_next (QStorePgConn  *conn,
+             gboolean       by_id,
+             const char    *store,
+             int            store_len,
+             const guint8  *key,
+             gsize          key_len,
+             GError       **error)
+{
+  const char *values[2] = { store, (const char *) key };
+  int lengths[2] = { store_len, (int) key_len };
+  PGresult *res = NULL;
+  QStorePgStep step = {
+    .stmt = QSTORE_PG_STMT_GET_OR_NEXT, .n_params = 2, .values = values, .lengths = lengths,
+    .result = &res, .by_id = by_id,
+  };
+
+  if (!qstore_pg_conn_run (conn, &step, 1, "reading a key", error))
+    return NULL;
+  return res;
+}
+
+/* Keeps the gap that @res, the answer to get_or_next() of @key, shows. */
+static void
+note_gap (QStorePgDb      *db,
+          const char      *name,
+          const guint8    *key,
+          gsize            key_len,
+          const PGresult  *res,
+          gboolean         provisional)
+{
+  const guint8 *found;
+  gsize found_len;
+
+  if (PQntuples (res) == 0)
+    {
+      qstore_pg_gaps_set (db->gaps, name, key, key_len, NULL, 0, provisional);
+      return;
+    }
+  found = (const guint8 *) PQgetvalue (res, 0, 0);
+  found_len = PQgetlength (res, 0, 0);
+  if (qstore_key_compare (found, found_len, key, key_len) != 0)
+    qstore_pg_gaps_set (db->gaps, name, key, key_len, found, found_len, provisional);
+}
+
+/* While a write transaction holds the writer's session, a plain read
+ * goes to a reader, which sees committed data only. What it finds absent
+ * is a gap of the committed state until the transaction ends (@serial). */
+static PGresult *
+reader_get_or_next (QStorePgDb    *db,
+                    const char    *name,
+                    const guint8  *key,
+                    gsize          key_len,
+                    guint64        serial,
+                    GError       **error)
+{
+  QStorePgConn *conn = qstore_pg_db_acquire_reader (db, error);
+  PGresult *res;
+
+  if (conn == NULL)
+    return NULL;
+  g_mutex_lock (&conn->lock);
+  res = get_or_next (conn, FALSE, name, (int) strlen (name), key, key_len, error);
+  g_mutex_unlock (&conn->lock);
+  qstore_pg_db_release_reader (db, conn);
+  if (res == NULL)
+    return NULL;
+
+  g_mutex_lock (&db->main->lock);
+  if (db->txn_open && db->txn_serial == serial)
+    note_gap (db, name, key, key_len, res, TRUE);
+  g_mutex_unlock (&db->main->lock);
+  return res;
+}
+
 /* The writer's read: from its gaps, or the key or the one after it. */
 static GBytes *
 writer_get (QStorePgDb    *db,
@@ -407,17 +537,11 @@ writer_get (QStorePgDb    *db,
             GError       **error)
 {
   QStorePgConn *conn = db->main;
-  const char *values[2] = { name, (const char *) key };
-  int lengths[2] = { (int) strlen (name), (int) key_len };
   PGresult *res = NULL;
-  QStorePgStep step = {
-    .stmt = QSTORE_PG_STMT_GET_OR_NEXT, .n_params = 2, .values = values, .lengths = lengths,
-    .result = &res,
-  };
-  const guint8 *found;
-  gsize found_len;
+  const char *store = name;
+  int store_len = (int) strlen (name);
   guint32 id_be;
-  gboolean ok;
+  gboolean by_id;
 
   g_mutex_lock (&conn->lock);
   /* A writer whose session broke may no longer be the one writer. */
@@ -427,19 +551,22 @@ writer_get (QStorePgDb    *db,
       g_mutex_unlock (&conn->lock);
       return NULL;
     }
-  step.by_id = qstore_pg_db_writer_store (db, name, &id_be, &values[0], &lengths[0]);
-  ok = qstore_pg_conn_run (conn, &step, 1, "reading a key", error);
-  if (ok && PQntuples (res) == 0)
-    qstore_pg_gaps_set (db->gaps, name, key, key_len, NULL, 0);
-  else if (ok)
+  if (db->txn_open)
     {
-      found = (const guint8 *) PQgetvalue (res, 0, 0);
-      found_len = PQgetlength (res, 0, 0);
-      if (qstore_key_compare (found, found_len, key, key_len) != 0)
-        qstore_pg_gaps_set (db->gaps, name, key, key_len, found, found_len);
+      guint64 serial = db->txn_serial;
+
+      g_mutex_unlock (&conn->lock);
+      res = reader_get_or_next (db, name, key, key_len, serial, error);
     }
-  g_mutex_unlock (&conn->lock);
-  if (!ok)
+  else
+    {
+      by_id = qstore_pg_db_writer_store (db, name, &id_be, &store, &store_len);
+      res = get_or_next (conn, by_id, store, store_len, key, key_len, error);
+      if (res != NULL)
+        note_gap (db, name, key, key_len, res, FALSE);
+      g_mutex_unlock (&conn->lock);
+    }
+  if (res == NULL)
     return NULL;
   if (PQntuples (res) == 0 ||
       qstore_key_compare ((const guint8 *) PQgetvalue (res, 0, 0), PQgetlength (res, 0, 0),
@@ -486,6 +613,36 @@ qstore_pg_db_get (QStorePgDb    *db,
                                      (GDestroyNotify) PQclear, res);
 }
 
+gboolean
+qstore_pg_db_lookup (QStorePgDb     *db,
+                     QStorePgConn   *conn,
+                     gboolean        by_id,
+                     const char     *name,
+                     const guint8   *key,
+                     gsize           key_len,
+                     PGresult      **keep,
+                     const guint8  **value,
+                     gsize          *value_len,
+                     GError        **error)
+{
+  const char *values[2] = { name, (const char *) key };
+  int lengths[2] = { (int) strlen (name), (int) key_len };
+  QStorePgStep step = {
+    .stmt = QSTORE_PG_STMT_GET, .n_params = 2, .values = values, .lengths = lengths,
+    .result = keep,
+  };
+  guint32 id_be;
+
+  g_clear_pointer (keep, PQclear);
+  if (by_id)
+    step.by_id = qstore_pg_db_writer_store (db, name, &id_be, &values[0], &lengths[0]);
+  if (!qstore_pg_conn_run (conn, &step, 1, "reading a key", error) || PQntuples (*keep) == 0)
+    return FALSE;
+  *value = (const guint8 *) PQgetvalue (*keep, 0, 0);
+  *value_len = PQgetlength (*keep, 0, 0);
+  return TRUE;
+}
+
 char **
 qstore_pg_db_list_stores (QStorePgDb  *db,
                           GError     **error)
@@ -493,11 +650,13 @@ qstore_pg_db_list_stores (QStorePgDb  *db,
   g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func (g_free);
   PGresult *res = NULL;
   QStorePgStep step = { .stmt = QSTORE_PG_STMT_LIST, .result = &res };
+  QStorePgConn *conn = qstore_pg_db_lock_committed (db, error);
   gboolean ok;
 
-  g_mutex_lock (&db->main->lock);
-  ok = qstore_pg_conn_run (db->main, &step, 1, "listing the stores", error);
-  g_mutex_unlock (&db->main->lock);
+  if (conn == NULL)
+    return NULL;
+  ok = qstore_pg_conn_run (conn, &step, 1, "listing the stores", error);
+  qstore_pg_db_unlock_committed (db, conn);
   if (!ok)
     return NULL;
   for (int i = 0; i < PQntuples (res); i++)

@@ -34,6 +34,16 @@ typedef struct
    * and how many reads they answered. */
   GHashTable      *gaps;
   guint64          gap_reads;
+  /* A write transaction (qstore-postgres-txn.c) holds the writer's
+   * session: its BEGIN went out with its first write (@txn_begun). Plain
+   * reads go through readers meanwhile, which see only what is
+   * committed. @txn_serial tells its iterators whether it is still the
+   * one open. */
+  gboolean         txn_open;
+  gboolean         txn_begun;
+  guint64          txn_serial;
+  /* It created or erased stores, whose ids an abort takes back. */
+  gboolean         txn_restructured;
 
   GMutex           pool_lock;
   GPtrArray       *readers;       /* every open reader connection */
@@ -81,11 +91,38 @@ void          qstore_pg_db_forget_snapshot (QStorePgDb      *db,
 /* Called with the main lock held. */
 void          qstore_pg_db_begin_snapshots (QStorePgDb      *db);
 
+/* Whether a write transaction holds the writer's session now. */
+gboolean      qstore_pg_db_in_write_txn   (QStorePgDb       *db);
+/* A session that sees committed data only, locked: the writer's, or a
+ * pooled one while a write transaction holds the writer's. */
+QStorePgConn *qstore_pg_db_lock_committed   (QStorePgDb     *db,
+                                             GError        **error);
+void          qstore_pg_db_unlock_committed (QStorePgDb     *db,
+                                             QStorePgConn   *conn);
+/* %QSTORE_ERROR_CLOSED unless the write transaction @serial is the one
+ * open. Called with the main lock held. */
+gboolean      qstore_pg_db_check_write_txn (QStorePgDb      *db,
+                                            guint64          serial,
+                                            GError         **error);
+
 GBytes       *qstore_pg_db_get            (QStorePgDb       *db,
                                            QStorePgConn     *conn,
                                            const char       *name,
                                            const guint8     *key,
                                            gsize             key_len,
+                                           GError          **error);
+/* A snapshot's lookup on @conn, locked: the value stays in *@keep, which
+ * the next lookup frees. Names the store by its id when @by_id and the
+ * writer knows it. %FALSE without error when the key is absent. */
+gboolean      qstore_pg_db_lookup         (QStorePgDb       *db,
+                                           QStorePgConn     *conn,
+                                           gboolean          by_id,
+                                           const char       *name,
+                                           const guint8     *key,
+                                           gsize             key_len,
+                                           PGresult        **keep,
+                                           const guint8    **value,
+                                           gsize            *value_len,
                                            GError          **error);
 char        **qstore_pg_db_list_stores    (QStorePgDb       *db,
                                            GError          **error);

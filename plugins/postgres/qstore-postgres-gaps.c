@@ -13,6 +13,12 @@
  * widens what is absent, so gaps stay as they are. One gap per store,
  * the latest; a restructure or a failed write forgets them all.
  *
+ * While a write transaction is open, its writes shrink the gaps as
+ * commits do, so a gap holds no key of the committed state nor of the
+ * transaction's. Plain reads meanwhile see committed data only: a gap one
+ * of them finds may hold keys the transaction put before, so it serves
+ * plain reads until the transaction ends and goes with its commit.
+ *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
 #include "config.h"
@@ -25,6 +31,7 @@ typedef struct
 {
   GBytes *from;  /* the first key of the gap */
   GBytes *to;    /* the first key after it, or NULL: to the end */
+  gboolean provisional;
 } Gap;
 
 static void
@@ -70,14 +77,36 @@ qstore_pg_gaps_set (GHashTable   *gaps,
                     const guint8 *from,
                     gsize         from_len,
                     const guint8 *to,
-                    gsize         to_len)
+                    gsize         to_len,
+                    gboolean      provisional)
 {
   Gap *gap = g_new0 (Gap, 1);
 
   gap->from = g_bytes_new (from, from_len);
   if (to != NULL)
     gap->to = g_bytes_new (to, to_len);
+  gap->provisional = provisional;
   g_hash_table_replace (gaps, g_strdup (name), gap);
+}
+
+static gboolean
+settle_one (gpointer key,
+            gpointer value,
+            gpointer committed)
+{
+  Gap *gap = value;
+
+  if (!gap->provisional)
+    return FALSE;
+  gap->provisional = FALSE;
+  return GPOINTER_TO_INT (committed);
+}
+
+void
+qstore_pg_gaps_settle (GHashTable *gaps,
+                       gboolean    committed)
+{
+  g_hash_table_foreach_remove (gaps, settle_one, GINT_TO_POINTER (committed));
 }
 
 void

@@ -17,13 +17,19 @@ gboolean    qstore_pg_gaps_hold (GHashTable    *gaps,
                                  const guint8  *key,
                                  gsize          len);
 /* Store @name holds no key from @from up to @to (excluded; NULL: no key
- * after @from). */
+ * after @from). @provisional: read from committed data while a write
+ * transaction is open, which may have put keys there already. */
 void        qstore_pg_gaps_set  (GHashTable    *gaps,
                                  const char    *name,
                                  const guint8  *from,
                                  gsize          from_len,
                                  const guint8  *to,
-                                 gsize          to_len);
+                                 gsize          to_len,
+                                 gboolean       provisional);
+/* The write transaction ended: its commit makes the provisional gaps
+ * unsure, an abort leaves them true. */
+void        qstore_pg_gaps_settle (GHashTable  *gaps,
+                                   gboolean     committed);
 /* A committed write put @key into store @name. */
 void        qstore_pg_gaps_put  (GHashTable    *gaps,
                                  const char    *name,

@@ -11,6 +11,7 @@
 #include "qstore-postgres-check.h"
 #include "qstore-postgres-notify.h"
 #include "qstore-postgres-store.h"
+#include "qstore-postgres-txn.h"
 #include "qstore-postgres-write.h"
 
 #define QSTORE_TYPE_PG_PROVIDER (qstore_pg_provider_get_type ())
@@ -170,6 +171,13 @@ qstore_pg_provider_begin_snapshot (QStoreProvider  *provider,
   return qstore_pg_snapshot_new (QSTORE_PG_PROVIDER (provider)->db, error);
 }
 
+static QStoreWriteTxn *
+qstore_pg_provider_begin_write (QStoreProvider  *provider,
+                                GError         **error)
+{
+  return qstore_pg_write_txn_new (QSTORE_PG_PROVIDER (provider)->db, error);
+}
+
 static gboolean
 qstore_pg_provider_check (QStoreProvider     *provider,
                           QStoreCheckReport  *report,
@@ -211,7 +219,8 @@ qstore_pg_provider_iface_init (QStoreProviderInterface *iface)
                          QSTORE_CAPABILITY_ATOMIC_BATCH |
                          QSTORE_CAPABILITY_SNAPSHOTS |
                          QSTORE_CAPABILITY_MULTI_PROCESS |
-                         QSTORE_CAPABILITY_WRITER_LOCK);
+                         QSTORE_CAPABILITY_WRITER_LOCK |
+                         QSTORE_CAPABILITY_WRITE_TXN);
   iface->option_names = option_names;
   iface->open_store = qstore_pg_provider_open_store;
   iface->begin_snapshot = qstore_pg_provider_begin_snapshot;
@@ -222,6 +231,7 @@ qstore_pg_provider_iface_init (QStoreProviderInterface *iface)
   iface->close = qstore_pg_provider_close;
   iface->check = qstore_pg_provider_check;
   iface->watch_commits = qstore_pg_provider_watch_commits;
+  iface->begin_write = qstore_pg_provider_begin_write;
 }
 
 static void
@@ -260,6 +270,7 @@ g_io_module_load (GIOModule *module)
 {
   qstore_pg_provider_register_type (G_TYPE_MODULE (module));
   qstore_pg_store_register_types (G_TYPE_MODULE (module));
+  qstore_pg_write_txn_register_type_in (G_TYPE_MODULE (module));
   g_io_extension_point_implement (QSTORE_PROVIDER_EXTENSION_POINT_NAME,
                                   QSTORE_TYPE_PG_PROVIDER, "postgres", 0);
 }

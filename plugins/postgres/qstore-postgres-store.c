@@ -9,11 +9,6 @@
 
 #include "qstore-postgres-store.h"
 
-static QStoreIter *iter_new (QStorePgDb          *db,
-                             QStorePgSnapshot    *snapshot,
-                             const char          *name,
-                             const QStoreBounds  *bounds,
-                             GError             **error);
 
 /* QStorePgStore: a name and its provider. The row in `stores` appears
  * with the first write, so a handle costs nothing. */
@@ -77,7 +72,7 @@ qstore_pg_store_iterate (QStoreKV            *kv,
 {
   QStorePgStore *self = QSTORE_PG_STORE (kv);
 
-  return iter_new (self->db, NULL, self->name, bounds, error);
+  return qstore_pg_iter_new (self->db, NULL, 0, self->name, bounds, error);
 }
 
 static void
@@ -182,28 +177,12 @@ qstore_pg_snapshot_lookup (QStoreSnapshot  *snapshot,
                            GError         **error)
 {
   QStorePgSnapshot *self = QSTORE_PG_SNAPSHOT (snapshot);
-  const char *name = qstore_kv_get_name (store);
-  const char *values[2] = { name, (const char *) key };
-  int lengths[2] = { (int) strlen (name), (int) key_len };
-  PGresult *res = NULL;
-  QStorePgStep step = {
-    .stmt = QSTORE_PG_STMT_GET, .n_params = 2, .values = values, .lengths = lengths,
-    .result = &res,
-  };
-  gboolean found = FALSE;
+  gboolean found;
 
+  /* By name: the snapshot's state may predate a rename. */
   g_mutex_lock (&self->conn->lock);
-  g_clear_pointer (&self->lookup, PQclear);
-  if (qstore_pg_conn_run (self->conn, &step, 1, "reading a key", error))
-    {
-      if (PQntuples (res) > 0)
-        {
-          *value = (const guint8 *) PQgetvalue (res, 0, 0);
-          *value_len = PQgetlength (res, 0, 0);
-          found = TRUE;
-        }
-      self->lookup = res;
-    }
+  found = qstore_pg_db_lookup (self->db, self->conn, FALSE, qstore_kv_get_name (store), key,
+                               key_len, &self->lookup, value, value_len, error);
   g_mutex_unlock (&self->conn->lock);
   return found;
 }
@@ -216,7 +195,8 @@ qstore_pg_snapshot_iterate (QStoreSnapshot      *snapshot,
 {
   QStorePgSnapshot *self = QSTORE_PG_SNAPSHOT (snapshot);
 
-  return iter_new (self->db, self, qstore_kv_get_name (store), bounds, error);
+  return qstore_pg_iter_new (self->db, G_OBJECT (self), 0, qstore_kv_get_name (store),
+                             bounds, error);
 }
 
 static void
@@ -263,7 +243,8 @@ qstore_pg_snapshot_init (QStorePgSnapshot *self)
  * no cursor stays open between calls. Outside a snapshot, the iterator
  * leases a reader connection in a read transaction of its own, so every
  * page sees the state of its creation; it gives it back with the last
- * page. */
+ * page. An iterator of a write transaction pages through the writer's
+ * session inside it, and ends with it. */
 
 /* Pages start small, for the short scans most reads are, and grow for
  * long ones. */
@@ -276,6 +257,9 @@ struct _QStorePgIter
 
   QStorePgDb        *db;
   QStorePgSnapshot  *snapshot;     /* set for snapshot iterators */
+  guint64            txn_serial;   /* set for a write transaction's */
+  /* The write transaction began before the first page: read elsewhere */
+  gboolean           moved;
   QStorePgConn      *conn;         /* the snapshot's, or leased; NULL once given back */
   gboolean           in_txn;       /* the leased connection is in a read transaction */
   gboolean           on_main;      /* @conn is the writer's, for a first page */
@@ -355,6 +339,20 @@ iter_fetch (QStorePgIter  *self,
     }
 
   g_mutex_lock (&self->conn->lock);
+  /* A write transaction's pages, while it lasts; a plain first page
+   * never inside one. */
+  if (self->txn_serial != 0 &&
+      !qstore_pg_db_check_write_txn (self->db, self->txn_serial, error))
+    {
+      g_mutex_unlock (&self->conn->lock);
+      return FALSE;
+    }
+  if (self->on_main && self->txn_serial == 0 && self->db->txn_open)
+    {
+      g_mutex_unlock (&self->conn->lock);
+      self->moved = TRUE;
+      return FALSE;
+    }
   values[n] = self->name;
   lengths[n] = (int) strlen (self->name);
   /* On the writer's session (a first page), as its gets: by the id. */
@@ -426,15 +424,17 @@ iter_fetch (QStorePgIter  *self,
   return TRUE;
 }
 
-static QStoreIter *
-iter_new (QStorePgDb          *db,
-          QStorePgSnapshot    *snapshot,
-          const char          *name,
-          const QStoreBounds  *bounds,
-          GError             **error)
+QStoreIter *
+qstore_pg_iter_new (QStorePgDb          *db,
+                    GObject             *snapshot,
+                    guint64              txn_serial,
+                    const char          *name,
+                    const QStoreBounds  *bounds,
+                    GError             **error)
 {
   g_autoptr(QStorePgIter) self = NULL;
   gint64 limit;
+  gboolean fetched;
 
   self = qstore_iter_new (QSTORE_TYPE_PG_ITER, bounds, NULL);
   self->db = qstore_pg_db_ref (db);
@@ -450,12 +450,18 @@ iter_new (QStorePgDb          *db,
   /* One row more than the limit: an exclusive bound may skip the first. */
   self->budget = qstore_bounds_get_limit (bounds, &limit) ? MAX (limit, 0) + 1 : -1;
 
-  if (snapshot != NULL)
+  if (txn_serial != 0)
     {
-      self->snapshot = g_object_ref (snapshot);
-      self->conn = qstore_pg_conn_ref (snapshot->conn);
+      self->txn_serial = txn_serial;
+      self->conn = qstore_pg_conn_ref (db->main);
+      self->on_main = TRUE;
     }
-  else if (!db->read_only)
+  else if (snapshot != NULL)
+    {
+      self->snapshot = g_object_ref (QSTORE_PG_SNAPSHOT (snapshot));
+      self->conn = qstore_pg_conn_ref (self->snapshot->conn);
+    }
+  else if (!db->read_only && !qstore_pg_db_in_write_txn (db))
     {
       self->conn = qstore_pg_conn_ref (db->main);
       self->on_main = TRUE;
@@ -469,15 +475,18 @@ iter_new (QStorePgDb          *db,
    * reads it, as it reads keys, and no pooled one is woken. A longer one
    * is read again from its start on a pooled session, in a read
    * transaction that the next pages share; nothing was handed out yet,
-   * so that is still the state of the iterator's creation. */
+   * so that is still the state of the iterator's creation. A write
+   * transaction's iterator reads all its pages inside it. */
   if (self->budget == 0)
     {
       self->last_page = TRUE;
       iter_give_back (self);
+      return QSTORE_ITER (g_steal_pointer (&self));
     }
-  else if (!iter_fetch (self, FALSE, error))
+  fetched = iter_fetch (self, FALSE, error);
+  if (!fetched && !self->moved)
     return NULL;
-  else if (snapshot == NULL && !self->last_page)
+  if (snapshot == NULL && txn_serial == 0 && (self->moved || !self->last_page))
     {
       iter_give_back (self);
       self->on_main = FALSE;
@@ -498,11 +507,25 @@ qstore_pg_iter_advance (QStoreIter  *iter,
 {
   QStorePgIter *self = QSTORE_PG_ITER (iter);
 
-  /* Even with rows left in the page: the provider's close ends it. */
+  /* Even with rows left in the page: the provider's close ends it, and
+   * a write transaction's end its iterators. */
   if (g_atomic_int_get (&self->db->closed))
     {
       qstore_pg_set_closed_error (error, self->db->what);
       return FALSE;
+    }
+  if (self->txn_serial != 0)
+    {
+      gboolean live;
+
+      g_mutex_lock (&self->db->main->lock);
+      live = qstore_pg_db_check_write_txn (self->db, self->txn_serial, error);
+      g_mutex_unlock (&self->db->main->lock);
+      if (!live)
+        {
+          iter_give_back (self);
+          return FALSE;
+        }
     }
   if (self->page == NULL)
     return FALSE;

@@ -24,6 +24,15 @@ QStoreKV       *qstore_pg_store_new            (QStoreProvider  *provider,
                                                 const char      *name);
 QStoreSnapshot *qstore_pg_snapshot_new         (QStorePgDb      *db,
                                                 GError         **error);
+/* An iterator of store @name: of @snapshot (a #QStorePgSnapshot) when
+ * set, else of the write transaction @txn_serial when not 0, else of
+ * what is committed. */
+QStoreIter     *qstore_pg_iter_new             (QStorePgDb      *db,
+                                                GObject         *snapshot,
+                                                guint64          txn_serial,
+                                                const char      *name,
+                                                const QStoreBounds *bounds,
+                                                GError         **error);
 
 void            qstore_pg_store_register_types (GTypeModule     *module);
 

@@ -24,13 +24,22 @@ typedef struct
   int         lengths[3];
 } Params;
 
+/* A write's statements. A streamed plan sends them on as they fill
+ * (see plan_cut()), so what the writer holds of a write stays bounded:
+ * keys and values are copied into parameters once, one chunk at a time. */
 typedef struct
 {
-  GArray     *steps;    /* QStorePgStep */
-  GPtrArray  *keep;     /* what the steps point to */
+  GArray     *steps;    /* QStorePgStep, not sent yet */
+  GPtrArray  *keep;     /* what they point to */
   GPtrArray  *created;  /* names whose row the write creates */
   GPtrArray  *made;     /* their rows' ids: a PGresult ** each */
   guint64     tx_id;    /* the last change-log entry put, or 0 */
+
+  /* Streamed: on the writer's session, in a pipeline begun with the
+   * first chunk sent (@begun); @n_chunk ops encoded since the last. */
+  QStorePgConn *stream;
+  gboolean    begun;
+  guint       n_chunk;
 
   /* The entries of every store whose id the writer knows, sent as one
    * statement for the puts and one for the deletes: a commit costs the
@@ -47,7 +56,7 @@ plan_init (Plan *plan)
   plan->steps = g_array_new (FALSE, TRUE, sizeof (QStorePgStep));
   plan->keep = g_ptr_array_new_with_free_func (g_free);
   plan->created = g_ptr_array_new ();
-  plan->made = g_ptr_array_new ();
+  plan->made = g_ptr_array_new_with_free_func (g_free);
   /* The counts are written once known. */
   plan->put_ids = qstore_pg_int_array_new (0);
   plan->put_keys = qstore_pg_array_new (0);
@@ -233,52 +242,162 @@ kept_in_order (const QStoreWriteOp **ops,
   return kept;
 }
 
+/* Ops a streamed write encodes before it sends them on: the server
+ * inserts one chunk while the writer encodes the next. */
+#define CHUNK_OPS 8192
+
+/* The shared statements of the stores known by id, for the entries
+ * encoded so far; fresh arrays for the next ones. */
+static void
+plan_flush_shared (Plan *plan)
+{
+  /* Deletes first: a key is in one of them at most, so the order only
+   * matters for the statement count. */
+  if (plan->n_dels > 0)
+    {
+      qstore_pg_array_set_length (plan->del_ids, plan->n_dels);
+      qstore_pg_array_set_length (plan->del_keys, plan->n_dels);
+      add_step (plan, QSTORE_PG_STMT_DELETE_BY_ID, NULL, g_steal_pointer (&plan->del_ids),
+                g_steal_pointer (&plan->del_keys), NULL);
+      plan->del_ids = qstore_pg_int_array_new (0);
+      plan->del_keys = qstore_pg_array_new (0);
+      plan->n_dels = 0;
+    }
+  if (plan->n_puts > 0)
+    {
+      qstore_pg_array_set_length (plan->put_ids, plan->n_puts);
+      qstore_pg_array_set_length (plan->put_keys, plan->n_puts);
+      qstore_pg_array_set_length (plan->put_values, plan->n_puts);
+      add_step (plan, QSTORE_PG_STMT_PUT_BY_ID, NULL, g_steal_pointer (&plan->put_ids),
+                g_steal_pointer (&plan->put_keys), g_steal_pointer (&plan->put_values));
+      plan->put_ids = qstore_pg_int_array_new (0);
+      plan->put_keys = qstore_pg_array_new (0);
+      plan->put_values = qstore_pg_array_new (0);
+      plan->n_puts = 0;
+    }
+}
+
+/* A streamed plan sends the steps it holds and lets go of their
+ * parameters, which libpq copied. A failure is told when the pipeline
+ * ends. */
+static void
+plan_send (Plan       *plan,
+           const char *doing)
+{
+  if (plan->stream == NULL || plan->steps->len == 0)
+    return;
+  if (!plan->begun)
+    {
+      /* Fails only when the session is not there or not idle: nothing
+       * is sent, and the write says so. */
+      if (!qstore_pg_conn_pipeline_begin (plan->stream, doing, NULL))
+        return;
+      plan->begun = TRUE;
+    }
+  qstore_pg_conn_pipeline_send (plan->stream, (QStorePgStep *) plan->steps->data,
+                                plan->steps->len, doing);
+  g_array_set_size (plan->steps, 0);
+  g_ptr_array_set_size (plan->keep, 0);
+}
+
+/* The entries of one store its own statements (by name) carry. */
+typedef struct
+{
+  GByteArray *put_keys, *put_values, *del_keys;
+  guint       n_puts, n_dels;
+} Named;
+
+static void
+named_flush (Plan       *plan,
+             Named      *named,
+             const char *name,
+             gboolean    is_new)
+{
+  if (named->n_dels > 0 && !is_new)
+    {
+      qstore_pg_array_set_length (named->del_keys, named->n_dels);
+      add_step (plan, QSTORE_PG_STMT_DELETE, name, g_steal_pointer (&named->del_keys),
+                NULL, NULL);
+    }
+  if (named->n_puts > 0)
+    {
+      qstore_pg_array_set_length (named->put_keys, named->n_puts);
+      qstore_pg_array_set_length (named->put_values, named->n_puts);
+      add_step (plan, is_new ? QSTORE_PG_STMT_PUT_NEW : QSTORE_PG_STMT_PUT, name,
+                g_steal_pointer (&named->put_keys), g_steal_pointer (&named->put_values),
+                NULL);
+    }
+  g_clear_pointer (&named->put_keys, g_byte_array_unref);
+  g_clear_pointer (&named->put_values, g_byte_array_unref);
+  g_clear_pointer (&named->del_keys, g_byte_array_unref);
+  named->put_keys = qstore_pg_array_new (0);
+  named->put_values = qstore_pg_array_new (0);
+  named->del_keys = qstore_pg_array_new (0);
+  named->n_puts = named->n_dels = 0;
+}
+
+/* Once a chunk is encoded, a streamed plan sends it on. */
+static void
+plan_cut (Plan       *plan,
+          Named      *named,
+          const char *name,
+          gboolean    is_new)
+{
+  if (plan->stream == NULL || ++plan->n_chunk < CHUNK_OPS)
+    return;
+  plan->n_chunk = 0;
+  plan_flush_shared (plan);
+  if (named != NULL)
+    named_flush (plan, named, name, is_new);
+  plan_send (plan, "writing");
+}
+
 /* Adds the steps of the @n ops of @ops, all on store @name, in order.
  * Called with the main lock held. */
-static gboolean
+static void
 plan_run (QStorePgDb           *db,
           Plan                 *plan,
           const char           *name,
           const QStoreWriteOp **ops,
-          gsize                 n,
-          GError              **error)
+          gsize                 n)
 {
   g_autofree guint8 *last = NULL;
   g_autoptr(GPtrArray) kept = NULL;
-  GByteArray *put_keys = NULL, *put_values = NULL, *del_keys = NULL;
-  guint n_puts = 0, n_dels = 0;
+  Named named = { NULL };
+  gboolean has_puts = FALSE;
   gboolean is_new = FALSE;
   gboolean is_log = g_str_equal (name, QSTORE_CHANGE_LOG_STORE_NAME);
   gpointer id = NULL;
   gboolean by_id;
 
-  for (gsize i = 0; i < n; i++)
-    if (!_qstore_fault_check (QSTORE_FAULT_WRITE_OP, error))
-      return FALSE;
-
-  /* The last op on a key wins: a statement touches each key once. */
+  /* The last op on a key wins: a statement touches each key once, and
+   * in a streamed write each key is in one chunk only. */
   if (n > 1)
     last = last_ops (ops, n);
   kept = kept_in_order (ops, n, last);
-
-  for (guint i = 0; i < kept->len; i++)
-    {
-      const QStoreWriteOp *op = kept->pdata[i];
-
-      if (op->kind == QSTORE_WRITE_OP_PUT)
-        n_puts++;
-      else
-        n_dels++;
-    }
 
   /* A store whose id is known goes into the shared statements; any other
    * by its name, in statements of its own. */
   by_id = g_hash_table_lookup_extended (db->known_stores, name, NULL, &id);
   if (!by_id)
     {
-      put_keys = n_puts ? qstore_pg_array_new (n_puts) : NULL;
-      put_values = n_puts ? qstore_pg_array_new (n_puts) : NULL;
-      del_keys = n_dels ? qstore_pg_array_new (n_dels) : NULL;
+      for (guint i = 0; i < kept->len && !has_puts; i++)
+        has_puts = ((const QStoreWriteOp *) kept->pdata[i])->kind == QSTORE_WRITE_OP_PUT;
+      /* The store's row comes with its first put. As the one writer knows
+       * every store, one it does not know is new: it holds no key, so its
+       * puts need no conflict handling and there is nothing to delete. */
+      if (has_puts)
+        {
+          PGresult **made = g_new0 (PGresult *, 1);
+
+          add_step (plan, QSTORE_PG_STMT_CREATE_STORE, name, NULL, NULL, NULL)->result = made;
+          g_ptr_array_add (plan->created, (gpointer) name);
+          g_ptr_array_add (plan->made, made);
+          is_new = db->stores_complete;
+        }
+      named.put_keys = qstore_pg_array_new (0);
+      named.put_values = qstore_pg_array_new (0);
+      named.del_keys = qstore_pg_array_new (0);
     }
   for (guint i = 0; i < kept->len; i++)
     {
@@ -287,9 +406,15 @@ plan_run (QStorePgDb           *db,
       if (op->kind == QSTORE_WRITE_OP_PUT)
         {
           if (by_id)
-            qstore_pg_int_array_append (plan->put_ids, GPOINTER_TO_INT (id));
-          qstore_pg_array_append (by_id ? plan->put_keys : put_keys, op->key, op->key_len);
-          qstore_pg_array_append (by_id ? plan->put_values : put_values,
+            {
+              qstore_pg_int_array_append (plan->put_ids, GPOINTER_TO_INT (id));
+              plan->n_puts++;
+            }
+          else
+            named.n_puts++;
+          qstore_pg_array_append (by_id ? plan->put_keys : named.put_keys,
+                                  op->key, op->key_len);
+          qstore_pg_array_append (by_id ? plan->put_values : named.put_values,
                                   op->value, op->value_len);
           if (is_log)
             plan->tx_id = MAX (plan->tx_id, log_tx_id (op->key, op->key_len));
@@ -297,38 +422,24 @@ plan_run (QStorePgDb           *db,
       else
         {
           if (by_id)
-            qstore_pg_int_array_append (plan->del_ids, GPOINTER_TO_INT (id));
-          qstore_pg_array_append (by_id ? plan->del_keys : del_keys, op->key, op->key_len);
+            {
+              qstore_pg_int_array_append (plan->del_ids, GPOINTER_TO_INT (id));
+              plan->n_dels++;
+            }
+          else
+            named.n_dels++;
+          qstore_pg_array_append (by_id ? plan->del_keys : named.del_keys,
+                                  op->key, op->key_len);
         }
+      plan_cut (plan, by_id ? NULL : &named, name, is_new);
     }
-  if (by_id)
+  if (!by_id)
     {
-      plan->n_puts += n_puts;
-      plan->n_dels += n_dels;
-      return TRUE;
+      named_flush (plan, &named, name, is_new);
+      g_clear_pointer (&named.put_keys, g_byte_array_unref);
+      g_clear_pointer (&named.put_values, g_byte_array_unref);
+      g_clear_pointer (&named.del_keys, g_byte_array_unref);
     }
-
-  /* The store's row comes with its first put. As the one writer knows
-   * every store, one it does not know is new: it holds no key, so its
-   * puts need no conflict handling and there is nothing to delete. */
-  if (n_puts > 0)
-    {
-      PGresult **made = g_new0 (PGresult *, 1);
-
-      add_step (plan, QSTORE_PG_STMT_CREATE_STORE, name, NULL, NULL, NULL)->result = made;
-      g_ptr_array_add (plan->keep, made);
-      g_ptr_array_add (plan->created, (gpointer) name);
-      g_ptr_array_add (plan->made, made);
-      is_new = db->stores_complete;
-    }
-  if (del_keys != NULL && !is_new)
-    add_step (plan, QSTORE_PG_STMT_DELETE, name, del_keys, NULL, NULL);
-  else if (del_keys != NULL)
-    g_byte_array_unref (del_keys);
-  if (put_keys != NULL)
-    add_step (plan, is_new ? QSTORE_PG_STMT_PUT_NEW : QSTORE_PG_STMT_PUT, name,
-              put_keys, put_values, NULL);
-  return TRUE;
 }
 
 /* Followers LISTEN on the location's channel: the server tells them once
@@ -355,12 +466,23 @@ plan_notify (QStorePgDb *db,
   g_array_append_val (plan->steps, step);
 }
 
+/* Every op passes the fault point before anything is sent: a streamed
+ * write must not fail half sent. */
 static gboolean
+check_faults (gsize    n_ops,
+              GError **error)
+{
+  for (gsize i = 0; i < n_ops; i++)
+    if (!_qstore_fault_check (QSTORE_FAULT_WRITE_OP, error))
+      return FALSE;
+  return TRUE;
+}
+
+static void
 plan_ops (QStorePgDb           *db,
           Plan                 *plan,
           const QStoreWriteOp  *ops,
-          gsize                 n_ops,
-          GError              **error)
+          gsize                 n_ops)
 {
   g_autoptr(GHashTable) by_store = g_hash_table_new (g_str_hash, g_str_equal);
   g_autoptr(GPtrArray) runs = g_ptr_array_new_with_free_func ((GDestroyNotify) g_ptr_array_unref);
@@ -386,31 +508,12 @@ plan_ops (QStorePgDb           *db,
       GPtrArray *run = runs->pdata[i];
       const QStoreWriteOp *first = run->pdata[0];
 
-      if (!plan_run (db, plan, qstore_kv_get_name (first->store),
-                     (const QStoreWriteOp **) run->pdata, run->len, error))
-        return FALSE;
+      plan_run (db, plan, qstore_kv_get_name (first->store),
+                (const QStoreWriteOp **) run->pdata, run->len);
     }
-
-  /* Deletes first: a key is in one of them at most, so the order only
-   * matters for the statement count. */
-  if (plan->n_dels > 0)
-    {
-      qstore_pg_array_set_length (plan->del_ids, plan->n_dels);
-      qstore_pg_array_set_length (plan->del_keys, plan->n_dels);
-      add_step (plan, QSTORE_PG_STMT_DELETE_BY_ID, NULL, g_steal_pointer (&plan->del_ids),
-                g_steal_pointer (&plan->del_keys), NULL);
-    }
-  if (plan->n_puts > 0)
-    {
-      qstore_pg_array_set_length (plan->put_ids, plan->n_puts);
-      qstore_pg_array_set_length (plan->put_keys, plan->n_puts);
-      qstore_pg_array_set_length (plan->put_values, plan->n_puts);
-      add_step (plan, QSTORE_PG_STMT_PUT_BY_ID, NULL, g_steal_pointer (&plan->put_ids),
-                g_steal_pointer (&plan->put_keys), g_steal_pointer (&plan->put_values));
-    }
+  plan_flush_shared (plan);
   if (plan->tx_id > 0)
     plan_notify (db, plan);
-  return TRUE;
 }
 
 static void
@@ -452,16 +555,11 @@ update_gaps (QStorePgDb           *db,
                           ops[i].key_len);
 }
 
-static gboolean
-run_plan (QStorePgDb  *db,
-          Plan        *plan,
-          const char  *doing,
-          GError     **error)
+/* The new rows' ids, for the next writes' shared statements. */
+static void
+note_created (QStorePgDb *db,
+              Plan       *plan)
 {
-  if (!qstore_pg_conn_run (db->main, (QStorePgStep *) plan->steps->data, plan->steps->len,
-                           doing, error))
-    return FALSE;
-  /* The new rows' ids, for the next writes' shared statements. */
   for (guint i = 0; i < plan->created->len; i++)
     {
       PGresult **made = plan->made->pdata[i];
@@ -471,6 +569,18 @@ run_plan (QStorePgDb  *db,
                              GINT_TO_POINTER (qstore_pg_result_int (*made, 0, 0)));
       g_clear_pointer (made, PQclear);
     }
+}
+
+static gboolean
+run_plan (QStorePgDb  *db,
+          Plan        *plan,
+          const char  *doing,
+          GError     **error)
+{
+  if (!qstore_pg_conn_run (db->main, (QStorePgStep *) plan->steps->data, plan->steps->len,
+                           doing, error))
+    return FALSE;
+  note_created (db, plan);
   return TRUE;
 }
 
@@ -479,20 +589,30 @@ run_plan (QStorePgDb  *db,
  * into the plan, which costs the server more than planning saves. */
 #define GENERIC_PLAN_OPS 256
 
-gboolean
-qstore_pg_write (QStorePgDb           *db,
-                 const QStoreWriteOp  *ops,
-                 gsize                 n_ops,
-                 gboolean              sync,
-                 GError              **error)
+/* Sends @ops: inside the write transaction when @in_txn (its BEGIN goes
+ * with its first write), else as one transaction of their own. Called
+ * with the main lock held. */
+static gboolean
+write_locked (QStorePgDb           *db,
+              const QStoreWriteOp  *ops,
+              gsize                 n_ops,
+              gboolean              sync,
+              gboolean              in_txn,
+              GError              **error)
 {
   Plan plan;
   gboolean ok = FALSE;
   const char *off = "off";
+  guint n_setup;
 
   plan_init (&plan);
-  g_mutex_lock (&db->main->lock);
-  qstore_pg_db_begin_snapshots (db);
+  /* Snapshots must not see the write: those not begun begin now. A write
+   * transaction's writes are seen by nobody before its commit, which
+   * begins them. */
+  if (!in_txn)
+    qstore_pg_db_begin_snapshots (db);
+  else if (!db->txn_begun)
+    plan_sql (&plan, "BEGIN");
   /* synchronous_commit is on for the writer's session (the coordinator's
    * commits are all durable); a write that need not be turns it off for
    * its own transaction. */
@@ -507,16 +627,47 @@ qstore_pg_write (QStorePgDb           *db,
     }
   if (n_ops >= GENERIC_PLAN_OPS)
     plan_stmt (&plan, QSTORE_PG_STMT_GENERIC_PLANS);
-  if (qstore_pg_conn_check_open (db->main, error) &&
-      plan_ops (db, &plan, ops, n_ops, error))
+  n_setup = plan.steps->len;
+  if (qstore_pg_conn_check_open (db->main, error) && check_faults (n_ops, error))
     {
-      guint n_setup = (sync ? 0 : 1) + (n_ops >= GENERIC_PLAN_OPS ? 1 : 0);
-
-      ok = plan.steps->len <= n_setup || run_plan (db, &plan, "writing", error);
+      plan.stream = db->main;
+      plan_ops (db, &plan, ops, n_ops);
+      if (plan.begun || plan.steps->len > n_setup)
+        {
+          plan_send (&plan, "writing");
+          if (plan.begun)
+            ok = qstore_pg_conn_pipeline_end (db->main, "writing", error);
+          else if (qstore_pg_conn_check_open (db->main, error))
+            qstore_pg_set_error (error, db->main, NULL, "writing");
+          if (ok)
+            note_created (db, &plan);
+          if (in_txn)
+            {
+              db->txn_begun = TRUE;
+              if (plan.created->len > 0)
+                db->txn_restructured = TRUE;
+            }
+        }
+      else
+        ok = TRUE;
       update_gaps (db, ops, n_ops, ok);
     }
-  g_mutex_unlock (&db->main->lock);
   plan_clear (&plan);
+  return ok;
+}
+
+gboolean
+qstore_pg_write (QStorePgDb           *db,
+                 const QStoreWriteOp  *ops,
+                 gsize                 n_ops,
+                 gboolean              sync,
+                 GError              **error)
+{
+  gboolean ok;
+
+  g_mutex_lock (&db->main->lock);
+  ok = write_locked (db, ops, n_ops, sync, FALSE, error);
+  g_mutex_unlock (&db->main->lock);
   return ok;
 }
 
@@ -605,10 +756,11 @@ qstore_pg_restructure (QStorePgDb           *db,
   if (qstore_pg_conn_check_open (db->main, error) &&
       qstore_pg_conn_exec (db->main, "BEGIN", "restructuring the stores", error))
     {
-      ok = restructure_stores (db, drop, rename_from, rename_to, error) &&
-           plan_ops (db, &plan, ops, n_ops, error);
+      ok = check_faults (n_ops, error) &&
+           restructure_stores (db, drop, rename_from, rename_to, error);
       if (ok)
         {
+          plan_ops (db, &plan, ops, n_ops);
           plan_sql (&plan, "COMMIT");
           ok = run_plan (db, &plan, "restructuring the stores", error);
         }
@@ -622,5 +774,104 @@ qstore_pg_restructure (QStorePgDb           *db,
     }
   g_mutex_unlock (&db->main->lock);
   plan_clear (&plan);
+  return ok;
+}
+
+/* The write transaction */
+
+gboolean
+qstore_pg_txn_write (QStorePgDb           *db,
+                     const QStoreWriteOp  *ops,
+                     gsize                 n_ops,
+                     GError              **error)
+{
+  /* Its commit says how durable it is. */
+  return write_locked (db, ops, n_ops, TRUE, TRUE, error);
+}
+
+gboolean
+qstore_pg_txn_drop (QStorePgDb          *db,
+                    const char * const  *names,
+                    GError             **error)
+{
+  if (!qstore_pg_conn_check_open (db->main, error))
+    return FALSE;
+  if (!db->txn_begun)
+    {
+      if (!qstore_pg_conn_exec (db->main, "BEGIN", "beginning a write transaction", error))
+        return FALSE;
+      db->txn_begun = TRUE;
+    }
+  /* A name put again later in the transaction gets a new row. */
+  db->txn_restructured = TRUE;
+  for (guint i = 0; names[i] != NULL; i++)
+    g_hash_table_remove (db->known_stores, names[i]);
+  return restructure_stores (db, names, NULL, NULL, error);
+}
+
+/* COMMIT, with synchronous_commit off for its transaction unless @sync. */
+static gboolean
+txn_commit (QStorePgDb  *db,
+            gboolean     sync,
+            GError     **error)
+{
+  const char *off = "off";
+  const int off_len = 3;
+  QStorePgStep steps[2] = { { 0 } };
+  PGresult *res = NULL;
+  guint n = 0;
+  gboolean ok;
+
+  if (!sync)
+    steps[n++] = (QStorePgStep) {
+      .stmt = QSTORE_PG_STMT_LAZY_COMMIT, .n_params = 1, .values = &off, .lengths = &off_len,
+    };
+  steps[n++] = (QStorePgStep) { .sql = "COMMIT", .result = &res };
+  /* Snapshots taken while it was open see the state before it. */
+  qstore_pg_db_begin_snapshots (db);
+  if (!qstore_pg_conn_check_open (db->main, error) ||
+      !qstore_pg_conn_run (db->main, steps, n, "committing a write transaction", error))
+    return FALSE;
+  /* COMMIT of a transaction the server gave up is a ROLLBACK. */
+  ok = g_str_equal (PQcmdStatus (res), "COMMIT");
+  if (!ok)
+    g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_FAILED,
+                 _("%s: committing a write transaction failed: the server rolled it back, "
+                 "so none of its writes is stored"), db->what);
+  PQclear (res);
+  return ok;
+}
+
+gboolean
+qstore_pg_txn_end (QStorePgDb  *db,
+                   gboolean     commit,
+                   gboolean     sync,
+                   GError     **error)
+{
+  QStorePgConn *conn = db->main;
+  gboolean ok = TRUE;
+  gboolean committed;
+
+  if (db->txn_begun && commit)
+    ok = txn_commit (db, sync, error);
+  committed = commit && ok;
+  /* Whatever is left of it (a failed statement leaves it open, aborted)
+   * goes; a session that broke took it along. */
+  if (db->txn_begun && !committed && !qstore_pg_conn_is_broken (conn) &&
+      PQtransactionStatus (conn->pg) != PQTRANS_IDLE)
+    qstore_pg_conn_exec (conn, "ROLLBACK", "rolling back a write transaction", NULL);
+  if (!ok)
+    {
+      /* The outcome of a commit whose answer was lost is unknown. */
+      g_hash_table_remove_all (db->gaps);
+      db->stores_complete = FALSE;
+    }
+  qstore_pg_gaps_settle (db->gaps, committed);
+  /* The ids of the stores it made or erased are taken back. */
+  if (db->txn_begun && !committed && (db->txn_restructured || !db->stores_complete))
+    qstore_pg_db_load_stores (db, NULL);
+  db->txn_open = FALSE;
+  db->txn_begun = FALSE;
+  db->txn_restructured = FALSE;
   return ok;
 }

@@ -26,4 +26,21 @@ gboolean qstore_pg_restructure (QStorePgDb           *db,
                                 gsize                 n_ops,
                                 GError              **error);
 
+/* The write transaction's side of the writer's session: called with the
+ * main lock held, while @db->txn_open is set. A write or drop that
+ * fails leaves the transaction for qstore_pg_txn_end() to roll back. */
+gboolean qstore_pg_txn_write   (QStorePgDb           *db,
+                                const QStoreWriteOp  *ops,
+                                gsize                 n_ops,
+                                GError              **error);
+gboolean qstore_pg_txn_drop    (QStorePgDb           *db,
+                                const char * const   *names,
+                                GError              **error);
+/* Commits the transaction when @commit (durably when @sync), else rolls
+ * it back; either way it is over. */
+gboolean qstore_pg_txn_end     (QStorePgDb           *db,
+                                gboolean              commit,
+                                gboolean              sync,
+                                GError              **error);
+
 G_END_DECLS

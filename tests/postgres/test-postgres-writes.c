@@ -3,7 +3,8 @@
  * Runs under with-postgres.sh. A batch may touch a key many times; the
  * writer keeps the last op per key (an open-addressed set, see
  * qstore-postgres-write.c) as a statement may touch a key once. Big
- * batches plan their statements generically. The writer's reads name a
+ * batches plan their statements generically, and the biggest go out in
+ * chunks, each key in one of them. The writer's reads name a
  * store by its id, which a rename must not leave stale.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
@@ -103,8 +104,9 @@ test_last_op_wins (void)
   g_autoptr(GError) error = NULL;
   g_autoptr(QStoreProvider) provider = qstore_provider_new_for_uri (uri, QSTORE_OPEN_NONE,
                                                                     &error);
-  /* Below and above the size from which plans are generic. */
-  const guint sizes[] = { 40, 3000 };
+  /* Below and above the size from which plans are generic, and a write
+   * sent on in several chunks (qstore-postgres-write.c). */
+  const guint sizes[] = { 40, 3000, 20000 };
 
   g_assert_no_error (error);
   for (guint s = 0; s < G_N_ELEMENTS (sizes); s++)

@@ -39,8 +39,7 @@ test_registry (void)
   else
     g_assert_cmpint (caps, ==, QSTORE_CAPABILITY_PERSISTENT | QSTORE_CAPABILITY_ATOMIC_BATCH |
                                QSTORE_CAPABILITY_SNAPSHOTS | QSTORE_CAPABILITY_MULTI_PROCESS |
-                               QSTORE_CAPABILITY_WRITER_LOCK |
-                               (g_str_equal (name, "postgres") ? 0 : QSTORE_CAPABILITY_WRITE_TXN));
+                               QSTORE_CAPABILITY_WRITER_LOCK | QSTORE_CAPABILITY_WRITE_TXN);
 
   g_assert_false (qstore_lookup_provider_capabilities ("no-such-provider", &caps, &error));
   g_assert_error (error, QSTORE_ERROR, QSTORE_ERROR_NOT_FOUND);

@@ -48,7 +48,8 @@ static const ExpectedProvider expected_providers[] = {
               "write_txn", NULL } },
   { "memory", { "atomic_batch", "snapshots", NULL } },
 #ifdef TEST_HAVE_POSTGRES
-  { "postgres", { "persistent", "atomic_batch", "snapshots", "multi_process", "writer_lock", NULL } },
+  { "postgres", { "persistent", "atomic_batch", "snapshots", "multi_process", "writer_lock",
+                  "write_txn", NULL } },
 #endif
   { "sqlite", { "persistent", "atomic_batch", "snapshots", "multi_process", "writer_lock",
                 "write_txn", NULL } },
