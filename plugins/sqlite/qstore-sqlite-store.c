@@ -126,6 +126,12 @@ struct _QStoreSqliteSnapshot
   /* name → gint64 *, -1 for a store with no row, as of the snapshot:
    * the snapshot never changes, so neither does this. */
   GHashTable           *store_ids;
+  /* The store of the last lookup and its id: a statement looks rows up
+   * in one store after another, and the name and its hash cost more
+   * than the rest of the look-up's own work. Held, so the address cannot
+   * come back as another store. */
+  QStoreKV             *last_store;
+  gint64                last_id;
   /* The last lookup's statement is left on its row so its value can be
    * handed out without a copy; the next lookup resets it. */
   gboolean              lookup_pending;
@@ -205,7 +211,8 @@ qstore_sqlite_snapshot_lookup (QStoreSnapshot  *snapshot,
                                gsize           *value_len,
                                GError         **error)
 {
-  QStoreSqliteSnapshot *self = QSTORE_SQLITE_SNAPSHOT (snapshot);
+  /* The base class checked it (and a cast per lookup is not free). */
+  QStoreSqliteSnapshot *self = (QStoreSqliteSnapshot *) snapshot;
   QStoreSqliteConn *conn = self->conn;
   gboolean found = FALSE;
   sqlite3_stmt *stmt;
@@ -223,7 +230,16 @@ qstore_sqlite_snapshot_lookup (QStoreSnapshot  *snapshot,
       self->lookup_pending = FALSE;
     }
 
-  if (!snapshot_store_id (self, qstore_kv_get_name (store), &id, error) || id < 0)
+  if (store == self->last_store)
+    id = self->last_id;
+  else if (snapshot_store_id (self, qstore_kv_get_name (store), &id, error))
+    {
+      g_set_object (&self->last_store, store);
+      self->last_id = id;
+    }
+  else
+    goto out;
+  if (id < 0)
     goto out;
 
   sqlite3_bind_int64 (stmt, 1, id);
@@ -287,6 +303,7 @@ qstore_sqlite_snapshot_finalize (GObject *object)
   qstore_sqlite_db_release_reader (self->db, self->conn);
   qstore_sqlite_conn_unref (self->conn);
   g_clear_pointer (&self->store_ids, g_hash_table_unref);
+  g_clear_object (&self->last_store);
   g_clear_pointer (&self->big_value, g_bytes_unref);
   g_clear_pointer (&self->db, qstore_sqlite_db_unref);
 
