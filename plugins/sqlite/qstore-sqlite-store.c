@@ -126,6 +126,12 @@ struct _QStoreSqliteSnapshot
   /* name → gint64 *, -1 for a store with no row, as of the snapshot:
    * the snapshot never changes, so neither does this. */
   GHashTable           *store_ids;
+  /* The store of the last lookup and its id: a statement looks rows up
+   * in one store after another, and the name and its hash cost more
+   * than the rest of the look-up's own work. Held, so the address cannot
+   * come back as another store. */
+  QStoreKV             *last_store;
+  gint64                last_id;
   /* The last lookup's statement is left on its row so its value can be
    * handed out without a copy; the next lookup resets it. */
   gboolean              lookup_pending;
@@ -205,7 +211,8 @@ qstore_sqlite_snapshot_lookup (QStoreSnapshot  *snapshot,
                                gsize           *value_len,
                                GError         **error)
 {
-  QStoreSqliteSnapshot *self = QSTORE_SQLITE_SNAPSHOT (snapshot);
+  /* The base class checked it (and a cast per lookup is not free). */
+  QStoreSqliteSnapshot *self = (QStoreSqliteSnapshot *) snapshot;
   QStoreSqliteConn *conn = self->conn;
   gboolean found = FALSE;
   sqlite3_stmt *stmt;
@@ -223,7 +230,16 @@ qstore_sqlite_snapshot_lookup (QStoreSnapshot  *snapshot,
       self->lookup_pending = FALSE;
     }
 
-  if (!snapshot_store_id (self, qstore_kv_get_name (store), &id, error) || id < 0)
+  if (store == self->last_store)
+    id = self->last_id;
+  else if (snapshot_store_id (self, qstore_kv_get_name (store), &id, error))
+    {
+      g_set_object (&self->last_store, store);
+      self->last_id = id;
+    }
+  else
+    goto out;
+  if (id < 0)
     goto out;
 
   sqlite3_bind_int64 (stmt, 1, id);
@@ -287,6 +303,7 @@ qstore_sqlite_snapshot_finalize (GObject *object)
   qstore_sqlite_db_release_reader (self->db, self->conn);
   qstore_sqlite_conn_unref (self->conn);
   g_clear_pointer (&self->store_ids, g_hash_table_unref);
+  g_clear_object (&self->last_store);
   g_clear_pointer (&self->big_value, g_bytes_unref);
   g_clear_pointer (&self->db, qstore_sqlite_db_unref);
 
@@ -340,32 +357,40 @@ struct _QStoreSqliteIter
 G_DEFINE_DYNAMIC_TYPE_EXTENDED (QStoreSqliteIter, qstore_sqlite_iter,
                                 QSTORE_TYPE_ITER, G_TYPE_FLAG_FINAL, {})
 
-/* Called with the connection locked. */
+/* Called with the connection locked. Each column is fetched once as a
+ * value and read through that: every sqlite3_column_*() call checks the
+ * statement and its error state again, which cost more per row than the
+ * reads themselves. An unprotected value may be read like this because
+ * the connection has no mutex of its own (SQLITE_OPEN_NOMUTEX) and its
+ * lock is held. The key is a BLOB (NOT NULL in the schema); the value a
+ * BLOB, or the INTEGER id of a big value. */
 static gboolean
 iter_take_row (QStoreSqliteIter  *self,
                GError           **error)
 {
-  const guint8 *key = sqlite3_column_blob (self->stmt, 0);
-  const guint8 *value;
+  sqlite3_value *key = sqlite3_column_value (self->stmt, 0);
+  sqlite3_value *value = sqlite3_column_value (self->stmt, 1);
+  const guint8 *data;
 
-  self->key_len = sqlite3_column_bytes (self->stmt, 0);
-  self->key = key != NULL ? key : (const guint8 *) "";
+  data = sqlite3_value_blob (key);
+  self->key_len = sqlite3_value_bytes (key);
+  self->key = data != NULL ? data : (const guint8 *) "";
   g_clear_pointer (&self->big_value, g_bytes_unref);
-  if (sqlite3_column_type (self->stmt, 1) == SQLITE_INTEGER)
+  if (G_UNLIKELY (sqlite3_value_type (value) == SQLITE_INTEGER))
     {
       self->big_value = qstore_sqlite_conn_read_big (self->conn,
-                                                     sqlite3_column_int64 (self->stmt, 1),
+                                                     sqlite3_value_int64 (value),
                                                      error);
       if (self->big_value == NULL)
         return FALSE;
-      value = g_bytes_get_data (self->big_value, &self->value_len);
+      data = g_bytes_get_data (self->big_value, &self->value_len);
     }
   else
     {
-      value = sqlite3_column_blob (self->stmt, 1);
-      self->value_len = sqlite3_column_bytes (self->stmt, 1);
+      data = sqlite3_value_blob (value);
+      self->value_len = sqlite3_value_bytes (value);
     }
-  self->value = value != NULL ? value : (const guint8 *) "";
+  self->value = data != NULL ? data : (const guint8 *) "";
   return TRUE;
 }
 
@@ -480,7 +505,9 @@ static gboolean
 qstore_sqlite_iter_advance (QStoreIter  *iter,
                             GError     **error)
 {
-  QStoreSqliteIter *self = QSTORE_SQLITE_ITER (iter);
+  /* The base class calls its vfuncs only on its own instances: the
+   * checked cast would cost a function call per row. */
+  QStoreSqliteIter *self = (QStoreSqliteIter *) iter;
   QStoreSqliteConn *conn = self->conn;
   gboolean ok = FALSE;
   int rc;
@@ -546,7 +573,7 @@ static const guint8 *
 qstore_sqlite_iter_peek_key (QStoreIter *iter,
                              gsize      *key_len)
 {
-  QStoreSqliteIter *self = QSTORE_SQLITE_ITER (iter);
+  QStoreSqliteIter *self = (QStoreSqliteIter *) iter;
 
   return peek (self, self->key, self->key_len, key_len);
 }
@@ -555,7 +582,7 @@ static const guint8 *
 qstore_sqlite_iter_peek_value (QStoreIter *iter,
                                gsize      *value_len)
 {
-  QStoreSqliteIter *self = QSTORE_SQLITE_ITER (iter);
+  QStoreSqliteIter *self = (QStoreSqliteIter *) iter;
 
   return peek (self, self->value, self->value_len, value_len);
 }
