@@ -2,7 +2,7 @@
  *
  * The provider under test (QSTORE_TEST_PROVIDER) and store URIs for it,
  * temporary directories, a database fixture, statements that must succeed
- * or fail, checksums of a directory's files, and running a program (the
+ * or fail, counts of a store's entries, checksums of a directory's files, and running a program (the
  * qstore tool, qstore-bench) as a child. Everything here fails the test
  * on an unexpected error, so callers check only what they test.
  *
@@ -142,6 +142,32 @@ test_env_count (const char *name,
   if (text == NULL || !g_ascii_string_to_unsigned (text, 10, 1, G_MAXUINT, &value, NULL))
     return fallback;
   return (guint) value;
+}
+
+/* Stores */
+
+/* How many entries @iter has left; it ends consumed. */
+static inline guint
+test_iter_count (QStoreIter *iter)
+{
+  g_autoptr(GError) error = NULL;
+  guint n = 0;
+
+  while (qstore_iter_next (iter, &error))
+    n++;
+  g_assert_no_error (error);
+  return n;
+}
+
+/* How many entries store @kv holds, as a fresh read sees it. */
+static inline guint
+test_kv_count (QStoreKV *kv)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(QStoreIter) iter = qstore_kv_iterate (kv, NULL, &error);
+
+  g_assert_no_error (error);
+  return test_iter_count (iter);
 }
 
 /* Files */

@@ -116,28 +116,6 @@ has (QStoreKV   *kv,
 }
 
 static guint
-count_iter (QStoreIter *iter)
-{
-  g_autoptr(GError) error = NULL;
-  guint n = 0;
-
-  while (qstore_iter_next (iter, &error))
-    n++;
-  g_assert_no_error (error);
-  return n;
-}
-
-static guint
-count (QStoreKV *kv)
-{
-  g_autoptr(GError) error = NULL;
-  g_autoptr(QStoreIter) iter = qstore_kv_iterate (kv, NULL, &error);
-
-  g_assert_no_error (error);
-  return count_iter (iter);
-}
-
-static guint
 count_in (QStoreSnapshot *snapshot,
           QStoreKV       *kv)
 {
@@ -145,7 +123,7 @@ count_in (QStoreSnapshot *snapshot,
   g_autoptr(QStoreIter) iter = qstore_snapshot_iterate (snapshot, kv, NULL, &error);
 
   g_assert_no_error (error);
-  return count_iter (iter);
+  return test_iter_count (iter);
 }
 
 /* Entries of the location's table, as any client of the server sees
@@ -220,8 +198,8 @@ test_unseen (Fixture       *f,
   g_assert_false (has (t, "k000042"));
   g_assert_false (has (fresh, "f000001"));
   g_assert_true (has (t, "base"));
-  g_assert_cmpuint (count (t), ==, 1);
-  g_assert_cmpuint (count (fresh), ==, 0);
+  g_assert_cmpuint (test_kv_count (t), ==, 1);
+  g_assert_cmpuint (test_kv_count (fresh), ==, 0);
   {
     g_autoptr(QStoreSnapshot) during = qstore_provider_begin_snapshot (f->writer, &error);
     g_auto(GStrv) names = qstore_provider_list_stores (f->writer, &error);
@@ -236,14 +214,14 @@ test_unseen (Fixture       *f,
   g_assert_no_error (error);
   /* Another open, and any client of the server. */
   g_assert_false (has (reader_t, "k000042"));
-  g_assert_cmpuint (count (reader_t), ==, 1);
+  g_assert_cmpuint (test_kv_count (reader_t), ==, 1);
   g_assert_cmpint (server_count (f), ==, 1);
 
   g_assert_true (qstore_write_txn_commit (txn, QSTORE_WRITE_SYNC, &error));
   g_assert_no_error (error);
   g_assert_cmpint (server_count (f), ==, 5011);
   g_assert_cmpuint (count_in (unread, t), ==, 1);
-  g_assert_cmpuint (count (reader_t), ==, 5001);
+  g_assert_cmpuint (test_kv_count (reader_t), ==, 5001);
   g_assert_true (has (reader_t, "k004999"));
   g_assert_true (has (fresh, "f000009"));
 }
@@ -338,7 +316,7 @@ test_abort_new_store (Fixture       *f,
 
     g_assert_true (has (reader_fresh, "after"));
     g_assert_false (has (reader_fresh, "in-txn"));
-    g_assert_cmpuint (count (reader_gone), ==, 2);
+    g_assert_cmpuint (test_kv_count (reader_gone), ==, 2);
     g_assert_false (has (reader_gone, "again"));
   }
   names = qstore_provider_list_stores (f->writer, &error);
@@ -376,13 +354,13 @@ test_coordinator_unseen (Fixture       *f,
   g_assert_cmpuint (qstore_coordinator_test_get_n_spills (coord), >=, n / 1024);
   /* The server holds them, uncommitted. */
   g_assert_cmpint (server_count (f), ==, before);
-  g_assert_cmpuint (count (reader_t), ==, 0);
-  g_assert_cmpuint (count (t), ==, 0);
+  g_assert_cmpuint (test_kv_count (reader_t), ==, 0);
+  g_assert_cmpuint (test_kv_count (t), ==, 0);
   g_assert_false (has (reader_t, "r000001"));
 
   g_assert_true (qstore_coordinator_commit (coord, &error));
   g_assert_no_error (error);
-  g_assert_cmpuint (count (reader_t), ==, n);
+  g_assert_cmpuint (test_kv_count (reader_t), ==, n);
 }
 
 /* The application name the writer's sessions carry (qstore_pg_conn_open). */
@@ -472,7 +450,7 @@ test_connection_lost (Fixture       *f,
       g_clear_object (&f->writer);
       f->writer = open_provider (f->uri, QSTORE_OPEN_NONE);
       t = store_of (f->writer, "main.t");
-      g_assert_cmpuint (count (t), ==, 1);
+      g_assert_cmpuint (test_kv_count (t), ==, 1);
       g_assert_cmpint (server_count (f), ==, 1);
     }
 }

@@ -77,17 +77,10 @@ committed_rows (QStoreDatabase *db)
 {
   g_autoptr(GError) error = NULL;
   g_autoptr(QStoreKV) store = NULL;
-  g_autoptr(QStoreIter) iter = NULL;
-  guint n = 0;
 
   store = qstore_provider_get_store (qstore_database_get_provider (db), "main", "t", &error);
   g_assert_no_error (error);
-  iter = qstore_kv_iterate (store, NULL, &error);
-  g_assert_no_error (error);
-  while (qstore_iter_next (iter, &error))
-    n++;
-  g_assert_no_error (error);
-  return n;
+  return test_kv_count (store);
 }
 
 /* The setting reads back what was set, in both of SQLite's forms, inside

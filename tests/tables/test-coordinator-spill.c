@@ -161,21 +161,6 @@ ccount (Fixture   *f,
   return n;
 }
 
-/* Committed entries of @kv, read past the coordinator. */
-static guint
-kcount (QStoreKV *kv)
-{
-  g_autoptr(GError) error = NULL;
-  g_autoptr(QStoreIter) iter = qstore_kv_iterate (kv, NULL, &error);
-  guint n = 0;
-
-  g_assert_no_error (error);
-  while (qstore_iter_next (iter, &error))
-    n++;
-  g_assert_no_error (error);
-  return n;
-}
-
 /* 50,000 rows (100,000 writes) in one transaction: the buffer stays under
  * the bound, the transaction reads all of them, nobody else any, and the
  * commit stores them all. */
@@ -231,13 +216,13 @@ test_bounded (Fixture       *f,
   g_assert_cmpuint (ccount (f, f->ai, FALSE, NULL), ==, n);
 
   /* Nobody else sees any of it. */
-  g_assert_cmpuint (kcount (f->a), ==, 0);
-  g_assert_cmpuint (kcount (f->ai), ==, 0);
+  g_assert_cmpuint (test_kv_count (f->a), ==, 0);
+  g_assert_cmpuint (test_kv_count (f->ai), ==, 0);
 
   g_assert_true (qstore_coordinator_commit (f->coord, &error));
   g_assert_no_error (error);
-  g_assert_cmpuint (kcount (f->a), ==, n - 1);
-  g_assert_cmpuint (kcount (f->ai), ==, n);
+  g_assert_cmpuint (test_kv_count (f->a), ==, n - 1);
+  g_assert_cmpuint (test_kv_count (f->ai), ==, n);
   g_assert_cmpuint (qstore_coordinator_get_last_tx_id (f->coord), ==, 1);
 
   /* The provider takes writes again, and a reopen reads the same. */
@@ -245,7 +230,7 @@ test_bounded (Fixture       *f,
     return;
   close_all (f);
   open_all (f);
-  g_assert_cmpuint (kcount (f->a), ==, n - 1);
+  g_assert_cmpuint (test_kv_count (f->a), ==, n - 1);
   value = cget (f, f->a, 8);
   g_assert_cmpstr (value, ==, "rewritten");
   g_assert_cmpuint (qstore_coordinator_get_last_tx_id (f->coord), ==, 1);
@@ -263,7 +248,7 @@ test_rollback (Fixture       *f,
   for (guint i = 0; i < 5000; i++)
     put_row (f, i, "v");
   qstore_coordinator_rollback (f->coord);
-  g_assert_cmpuint (kcount (f->a), ==, 0);
+  g_assert_cmpuint (test_kv_count (f->a), ==, 0);
 
   qstore_coordinator_begin (f->coord);
   for (guint i = 0; i < 5000; i++)
@@ -276,7 +261,7 @@ test_rollback (Fixture       *f,
     put_row (f, i, "w");
   g_assert_true (qstore_coordinator_commit (f->coord, &error));
   g_assert_no_error (error);
-  g_assert_cmpuint (kcount (f->a), ==, 2000);
+  g_assert_cmpuint (test_kv_count (f->a), ==, 2000);
   g_assert_cmpuint (qstore_coordinator_get_last_tx_id (f->coord), ==, 1);
 }
 
@@ -326,7 +311,7 @@ test_savepoint_and_iterator (Fixture       *f,
 
   g_assert_true (qstore_coordinator_commit (f->coord, &error));
   g_assert_no_error (error);
-  g_assert_cmpuint (kcount (f->a), ==, 7001);
+  g_assert_cmpuint (test_kv_count (f->a), ==, 7001);
 }
 
 /* At the default look interval the buffer goes out once it holds the
@@ -390,24 +375,24 @@ test_step (Fixture       *f,
   value = cget (f, f->a, 900002);
   g_assert_null (value);
   g_assert_cmpuint (ccount (f, f->a, FALSE, NULL), ==, i + 1);
-  g_assert_cmpuint (kcount (f->a), ==, 2);
+  g_assert_cmpuint (test_kv_count (f->a), ==, 2);
 
   qstore_coordinator_rollback (f->coord);
-  g_assert_cmpuint (kcount (f->a), ==, 2);
-  g_assert_cmpuint (kcount (f->ai), ==, 2);
+  g_assert_cmpuint (test_kv_count (f->a), ==, 2);
+  g_assert_cmpuint (test_kv_count (f->ai), ==, 2);
 
   /* The write transaction is over: the provider takes writes again. */
   qstore_coordinator_begin (f->coord);
   put_row (f, 1, "after the rollback");
   g_assert_true (qstore_coordinator_commit (f->coord, &error));
   g_assert_no_error (error);
-  g_assert_cmpuint (kcount (f->a), ==, 3);
+  g_assert_cmpuint (test_kv_count (f->a), ==, 3);
   if (!(qstore_provider_get_capabilities (f->provider) & QSTORE_CAPABILITY_PERSISTENT))
     return;
   close_all (f);
   open_all (f);
-  g_assert_cmpuint (kcount (f->a), ==, 3);
-  g_assert_cmpuint (kcount (f->ai), ==, 3);
+  g_assert_cmpuint (test_kv_count (f->a), ==, 3);
+  g_assert_cmpuint (test_kv_count (f->ai), ==, 3);
 }
 
 /* The write-out step as a setting: its default, its range, a refusal
@@ -465,7 +450,7 @@ test_setting (Fixture       *f,
     g_assert_cmpuint (spills, ==, 0);
   g_assert_cmpuint (ccount (f, f->a, FALSE, NULL), ==, i);
   g_assert_true (qstore_coordinator_commit (f->coord, NULL));
-  g_assert_cmpuint (kcount (f->a), ==, i);
+  g_assert_cmpuint (test_kv_count (f->a), ==, i);
 }
 
 /* A writer killed with a large transaction open leaves none of it. */
@@ -520,12 +505,12 @@ test_crash (Fixture       *f,
   g_test_trap_assert_failed ();
 
   open_all (f);
-  g_assert_cmpuint (kcount (f->a), ==, 1);
+  g_assert_cmpuint (test_kv_count (f->a), ==, 1);
   g_assert_cmpuint (qstore_coordinator_get_last_tx_id (f->coord), ==, 1);
   qstore_coordinator_begin (f->coord);
   put_row (f, 2, "after the crash");
   g_assert_true (qstore_coordinator_commit (f->coord, NULL));
-  g_assert_cmpuint (kcount (f->a), ==, 2);
+  g_assert_cmpuint (test_kv_count (f->a), ==, 2);
 }
 
 int
