@@ -329,12 +329,26 @@ replace (const char *text,
   return g_strjoinv (with, parts);
 }
 
-static void
-statement_name (char         name[16],
-                QStorePgStmt  stmt,
-                gboolean      by_id)
+/* Prepared statements are named q (by store name) or i (by store id),
+ * then their number: made once, as formatting them per statement cost
+ * a get a good part of its client time. */
+static char statement_names[2][QSTORE_PG_N_STMTS][8];
+
+static const char *
+statement_name (QStorePgStmt stmt,
+                gboolean     by_id)
 {
-  g_snprintf (name, 16, "%c%u", by_id ? 'i' : 'q', (guint) stmt);
+  static gsize made;
+
+  if (g_once_init_enter (&made))
+    {
+      for (guint i = 0; i < QSTORE_PG_N_STMTS; i++)
+        for (guint j = 0; j < 2; j++)
+          g_snprintf (statement_names[j][i], sizeof statement_names[j][i], "%c%u",
+                      j ? 'i' : 'q', i);
+      g_once_init_leave (&made, 1);
+    }
+  return statement_names[by_id ? 1 : 0][stmt];
 }
 
 gboolean
@@ -371,15 +385,14 @@ qstore_pg_conn_prepare (QStorePgConn  *conn,
           g_autofree char *unquoted = NULL;
           g_autofree char *text = NULL;
           Oid types[G_N_ELEMENTS (statements[i].types)];
-          char name[16];
 
           unquoted = replace (statements[i].sql, STORE_ID, by_id ? "$1" : STORE_BY_NAME);
           text = replace (unquoted, "@schema@", quoted);
           memcpy (types, statements[i].types, sizeof types);
           if (by_id)
             types[0] = OID_INT4;
-          statement_name (name, (QStorePgStmt) i, by_id);
-          ok = PQsendPrepare (conn->pg, name, text, statements[i].n_params, types) == 1;
+          ok = PQsendPrepare (conn->pg, statement_name ((QStorePgStmt) i, by_id), text,
+                              statements[i].n_params, types) == 1;
           n_sent++;
         }
     }
@@ -478,14 +491,9 @@ send_step (QStorePgConn       *conn,
     return PQsendQueryParams (conn->pg, step->sql, step->n_params, NULL,
                               (const char * const *) step->values, step->lengths,
                               formats, 1);
-  {
-    char name[16];
-
-    statement_name (name, step->stmt, step->by_id);
-    return PQsendQueryPrepared (conn->pg, name, step->n_params,
-                                (const char * const *) step->values, step->lengths,
-                                formats, 1);
-  }
+  return PQsendQueryPrepared (conn->pg, statement_name (step->stmt, step->by_id),
+                              step->n_params, (const char * const *) step->values,
+                              step->lengths, formats, 1);
 }
 
 void
@@ -672,6 +680,55 @@ qstore_pg_conn_pipeline_end (QStorePgConn  *conn,
   return ok;
 }
 
+/* One statement and nothing to end or begin first (a get, a page): sent
+ * with its sync outside pipeline mode, the same messages and round trip
+ * for less of libpq's work than entering and leaving the mode. */
+static gboolean
+run_one (QStorePgConn        *conn,
+         const QStorePgStep  *step,
+         const char          *doing,
+         GError             **error)
+{
+  PGresult *res;
+  gboolean ok = TRUE;
+  gboolean answered = FALSE;
+
+  if (send_step (conn, step) != 1)
+    {
+      qstore_pg_set_error (error, conn, NULL, doing);
+      return FALSE;
+    }
+  g_atomic_pointer_add (&round_trips, 1);
+  /* Results up to the server's ready message, which ends with a NULL;
+   * an error may come at the sync still, as its commit fails. */
+  while ((res = PQgetResult (conn->pg)) != NULL)
+    {
+      ExecStatusType status = PQresultStatus (res);
+
+      answered = TRUE;
+      if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK)
+        {
+          if (ok)
+            qstore_pg_set_error (error, conn, res, doing);
+          ok = FALSE;
+          PQclear (res);
+        }
+      else if (step->result != NULL && *step->result == NULL)
+        *step->result = res;
+      else
+        PQclear (res);
+    }
+  if (ok && !answered)
+    {
+      /* The connection broke before the server answered. */
+      qstore_pg_set_error (error, conn, NULL, doing);
+      ok = FALSE;
+    }
+  if (!ok && step->result != NULL)
+    g_clear_pointer (step->result, PQclear);
+  return ok;
+}
+
 gboolean
 qstore_pg_conn_run (QStorePgConn        *conn,
                     const QStorePgStep  *steps,
@@ -682,6 +739,15 @@ qstore_pg_conn_run (QStorePgConn        *conn,
   for (guint i = 0; i < n_steps; i++)
     if (steps[i].result != NULL)
       *steps[i].result = NULL;
+  if (n_steps == 1 && !conn->in_read_txn && !conn->begin_read)
+    {
+      if (!qstore_pg_conn_check_open (conn, error))
+        return FALSE;
+      finish_end_read (conn);
+      /* The ROLLBACK that failed leaves a transaction to end first. */
+      if (!conn->in_read_txn)
+        return run_one (conn, steps, doing, error);
+    }
   if (!qstore_pg_conn_pipeline_begin (conn, doing, error))
     return FALSE;
   qstore_pg_conn_pipeline_send (conn, steps, n_steps, doing);
