@@ -355,6 +355,7 @@ gboolean
 qstore_pg_conn_prepare (QStorePgConn  *conn,
                         const char    *schema,
                         gboolean       writer,
+                        gboolean       by_ids,
                         GError       **error)
 {
   g_autofree char *quoted = NULL;
@@ -373,11 +374,12 @@ qstore_pg_conn_prepare (QStorePgConn  *conn,
   PQfreemem (escaped);
 
   /* Every statement is prepared in one round trip: by store name, and the
-   * writer's reads by store id too. */
+   * reads by store id too when the location has a writer, who knows the
+   * ids. */
   ok = PQenterPipelineMode (conn->pg) == 1;
   for (guint i = 0; i < n && ok; i++)
     {
-      gboolean twin = writer && i < QSTORE_PG_FIRST_WRITER_STMT &&
+      gboolean twin = by_ids && i < QSTORE_PG_FIRST_WRITER_STMT &&
                       strstr (statements[i].sql, STORE_ID) != NULL;
 
       for (guint by_id = 0; by_id <= (twin ? 1 : 0) && ok; by_id++)

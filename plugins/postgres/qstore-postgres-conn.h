@@ -113,10 +113,12 @@ QStorePgConn *qstore_pg_conn_open       (const char          *conninfo,
                                          const char          *what,
                                          GError             **error);
 /* Prepares the statements on @schema's tables, which must exist; the
- * writer's too when @writer is set. */
+ * writer's too when @writer is set, and the reads by store id when
+ * @by_ids is. */
 gboolean      qstore_pg_conn_prepare    (QStorePgConn        *conn,
                                          const char          *schema,
                                          gboolean             writer,
+                                         gboolean             by_ids,
                                          GError             **error);
 QStorePgConn *qstore_pg_conn_ref        (QStorePgConn        *conn);
 void          qstore_pg_conn_unref      (QStorePgConn        *conn);

@@ -750,6 +750,7 @@ qstore_pg_restructure (QStorePgDb           *db,
   qstore_pg_db_begin_snapshots (db);
   /* Names now map to other rows: until the stores are listed again, none
    * is taken for new. */
+  qstore_pg_db_stores_changed (db);
   g_hash_table_remove_all (db->known_stores);
   db->stores_complete = FALSE;
   g_hash_table_remove_all (db->gaps);
@@ -772,6 +773,7 @@ qstore_pg_restructure (QStorePgDb           *db,
        * leaves the list incomplete, which only costs speed. */
       qstore_pg_db_load_stores (db, NULL);
     }
+  qstore_pg_db_stores_changed (db);
   g_mutex_unlock (&db->main->lock);
   plan_clear (&plan);
   return ok;
@@ -804,6 +806,7 @@ qstore_pg_txn_drop (QStorePgDb          *db,
     }
   /* A name put again later in the transaction gets a new row. */
   db->txn_restructured = TRUE;
+  qstore_pg_db_stores_changed (db);
   for (guint i = 0; names[i] != NULL; i++)
     g_hash_table_remove (db->known_stores, names[i]);
   return restructure_stores (db, names, NULL, NULL, error);
@@ -870,6 +873,9 @@ qstore_pg_txn_end (QStorePgDb  *db,
   /* The ids of the stores it made or erased are taken back. */
   if (db->txn_begun && !committed && (db->txn_restructured || !db->stores_complete))
     qstore_pg_db_load_stores (db, NULL);
+  /* Stores it made or dropped are there now, or gone. */
+  if (db->txn_restructured)
+    qstore_pg_db_stores_changed (db);
   db->txn_open = FALSE;
   db->txn_begun = FALSE;
   db->txn_restructured = FALSE;
