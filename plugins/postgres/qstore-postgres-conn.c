@@ -816,13 +816,25 @@ qstore_pg_result_int (const PGresult *res,
 
 /* Array parameters */
 
-static void
-append_be32 (GByteArray *array,
-             guint32     n)
+/* Room for @n more bytes at the end of @array: where they go. One
+ * resize per element instead of one append per field. */
+static inline guint8 *
+array_extend (GByteArray *array,
+              gsize       n)
+{
+  guint at = array->len;
+
+  g_byte_array_set_size (array, at + (guint) n);
+  return array->data + at;
+}
+
+static inline void
+put_be32 (guint8  *at,
+          guint32  n)
 {
   guint32 be = GUINT32_TO_BE (n);
 
-  g_byte_array_append (array, (const guint8 *) &be, 4);
+  memcpy (at, &be, 4);
 }
 
 static GByteArray *
@@ -830,13 +842,14 @@ array_new (Oid   type,
            guint n_elements)
 {
   GByteArray *array = g_byte_array_new ();
+  guint8 *at = array_extend (array, 20);
 
   /* One dimension, no NULLs, of @type; its length and lower bound. */
-  append_be32 (array, 1);
-  append_be32 (array, 0);
-  append_be32 (array, type);
-  append_be32 (array, n_elements);
-  append_be32 (array, 1);
+  put_be32 (at, 1);
+  put_be32 (at + 4, 0);
+  put_be32 (at + 8, type);
+  put_be32 (at + 12, n_elements);
+  put_be32 (at + 16, 1);
   return array;
 }
 
@@ -856,8 +869,21 @@ void
 qstore_pg_int_array_append (GByteArray *array,
                             gint32      value)
 {
-  append_be32 (array, 4);
-  append_be32 (array, (guint32) value);
+  guint8 *at = array_extend (array, 8);
+
+  put_be32 (at, 4);
+  put_be32 (at + 4, (guint32) value);
+}
+
+void
+qstore_pg_array_reserve (GByteArray *array,
+                         gsize       bytes)
+{
+  guint len = array->len;
+
+  /* Growing allocates; shrinking back only sets the length. */
+  g_byte_array_set_size (array, len + (guint) bytes);
+  g_byte_array_set_size (array, len);
 }
 
 void
@@ -875,7 +901,9 @@ qstore_pg_array_append (GByteArray   *array,
                         const guint8 *data,
                         gsize         len)
 {
-  append_be32 (array, (guint32) len);
+  guint8 *at = array_extend (array, 4 + len);
+
+  put_be32 (at, (guint32) len);
   if (len > 0)
-    g_byte_array_append (array, data, len);
+    memcpy (at + 4, data, len);
 }

@@ -206,6 +206,10 @@ void          qstore_pg_int_array_append (GByteArray         *array,
                                           gint32              value);
 void          qstore_pg_array_set_length (GByteArray         *array,
                                           guint               n_elements);
+/* Makes room for @bytes more of elements, so appending them does not
+ * grow @array step by step. */
+void          qstore_pg_array_reserve   (GByteArray          *array,
+                                         gsize                bytes);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (QStorePgConn, qstore_pg_conn_unref)
 

@@ -47,7 +47,18 @@ typedef struct
   GByteArray *put_ids, *put_keys, *put_values;
   GByteArray *del_ids, *del_keys;
   guint       n_puts, n_dels;
+
+  /* Per store, the last key it puts into the writer's gap (see
+   * plan_gap_move()): what is left of the gap once the write is in. */
+  GArray     *gap_moves;
 } Plan;
+
+typedef struct
+{
+  const char   *name;
+  const guint8 *key;
+  gsize         len;
+} GapMove;
 
 static void
 plan_init (Plan *plan)
@@ -63,6 +74,7 @@ plan_init (Plan *plan)
   plan->put_values = qstore_pg_array_new (0);
   plan->del_ids = qstore_pg_int_array_new (0);
   plan->del_keys = qstore_pg_array_new (0);
+  plan->gap_moves = g_array_new (FALSE, FALSE, sizeof (GapMove));
 }
 
 static void
@@ -77,6 +89,7 @@ plan_clear (Plan *plan)
   g_clear_pointer (&plan->put_values, g_byte_array_unref);
   g_clear_pointer (&plan->del_ids, g_byte_array_unref);
   g_clear_pointer (&plan->del_keys, g_byte_array_unref);
+  g_array_unref (plan->gap_moves);
 }
 
 /* The array's bytes are kept with the plan. */
@@ -246,6 +259,18 @@ kept_in_order (const QStoreWriteOp **ops,
  * inserts one chunk while the writer encodes the next. */
 #define CHUNK_OPS 8192
 
+/* A fresh array for the next chunk, with room for as much as the last
+ * one (@len bytes) held. */
+static GByteArray *
+array_like (guint    len,
+            gboolean ints)
+{
+  GByteArray *array = ints ? qstore_pg_int_array_new (0) : qstore_pg_array_new (0);
+
+  qstore_pg_array_reserve (array, len);
+  return array;
+}
+
 /* The shared statements of the stores known by id, for the entries
  * encoded so far; fresh arrays for the next ones. */
 static void
@@ -255,24 +280,29 @@ plan_flush_shared (Plan *plan)
    * matters for the statement count. */
   if (plan->n_dels > 0)
     {
+      guint ids_len = plan->del_ids->len, keys_len = plan->del_keys->len;
+
       qstore_pg_array_set_length (plan->del_ids, plan->n_dels);
       qstore_pg_array_set_length (plan->del_keys, plan->n_dels);
       add_step (plan, QSTORE_PG_STMT_DELETE_BY_ID, NULL, g_steal_pointer (&plan->del_ids),
                 g_steal_pointer (&plan->del_keys), NULL);
-      plan->del_ids = qstore_pg_int_array_new (0);
-      plan->del_keys = qstore_pg_array_new (0);
+      plan->del_ids = array_like (ids_len, TRUE);
+      plan->del_keys = array_like (keys_len, FALSE);
       plan->n_dels = 0;
     }
   if (plan->n_puts > 0)
     {
+      guint ids_len = plan->put_ids->len, keys_len = plan->put_keys->len;
+      guint values_len = plan->put_values->len;
+
       qstore_pg_array_set_length (plan->put_ids, plan->n_puts);
       qstore_pg_array_set_length (plan->put_keys, plan->n_puts);
       qstore_pg_array_set_length (plan->put_values, plan->n_puts);
       add_step (plan, QSTORE_PG_STMT_PUT_BY_ID, NULL, g_steal_pointer (&plan->put_ids),
                 g_steal_pointer (&plan->put_keys), g_steal_pointer (&plan->put_values));
-      plan->put_ids = qstore_pg_int_array_new (0);
-      plan->put_keys = qstore_pg_array_new (0);
-      plan->put_values = qstore_pg_array_new (0);
+      plan->put_ids = array_like (ids_len, TRUE);
+      plan->put_keys = array_like (keys_len, FALSE);
+      plan->put_values = array_like (values_len, FALSE);
       plan->n_puts = 0;
     }
 }
@@ -352,6 +382,63 @@ plan_cut (Plan       *plan,
   plan_send (plan, "writing");
 }
 
+/* Puts in key order move a gap of the writer's (see
+ * qstore-postgres-gaps.c) up to the last of them inside it: that one
+ * move is kept for when the write is in, instead of one per put. */
+static void
+plan_gap_move (QStorePgDb *db,
+               Plan       *plan,
+               const char *name,
+               GPtrArray  *kept)
+{
+  for (guint i = kept->len; i-- > 0;)
+    {
+      const QStoreWriteOp *op = kept->pdata[i];
+
+      if (op->kind != QSTORE_WRITE_OP_PUT ||
+          qstore_pg_gaps_above (db->gaps, name, op->key, op->key_len))
+        continue;
+      if (qstore_pg_gaps_hold (db->gaps, name, op->key, op->key_len))
+        {
+          GapMove move = { name, op->key, op->key_len };
+
+          g_array_append_val (plan->gap_moves, move);
+        }
+      return;
+    }
+}
+
+/* Makes room at once for the entries of the first @n ops of @kept (a
+ * chunk at most): the arrays then grow once, not step by step. */
+static void
+plan_reserve (GPtrArray  *kept,
+              GByteArray *ids,
+              GByteArray *put_keys,
+              GByteArray *put_values,
+              GByteArray *del_keys)
+{
+  gsize n_puts = 0, key_bytes = 0, value_bytes = 0, del_bytes = 0;
+
+  for (guint i = 0; i < MIN (kept->len, CHUNK_OPS); i++)
+    {
+      const QStoreWriteOp *op = kept->pdata[i];
+
+      if (op->kind == QSTORE_WRITE_OP_PUT)
+        {
+          n_puts++;
+          key_bytes += 4 + op->key_len;
+          value_bytes += 4 + op->value_len;
+        }
+      else
+        del_bytes += 4 + op->key_len;
+    }
+  if (ids != NULL)
+    qstore_pg_array_reserve (ids, 8 * n_puts);
+  qstore_pg_array_reserve (put_keys, key_bytes);
+  qstore_pg_array_reserve (put_values, value_bytes);
+  qstore_pg_array_reserve (del_keys, del_bytes);
+}
+
 /* Adds the steps of the @n ops of @ops, all on store @name, in order.
  * Called with the main lock held. */
 static void
@@ -399,6 +486,11 @@ plan_run (QStorePgDb           *db,
       named.put_values = qstore_pg_array_new (0);
       named.del_keys = qstore_pg_array_new (0);
     }
+  if (by_id)
+    plan_reserve (kept, plan->put_ids, plan->put_keys, plan->put_values, plan->del_keys);
+  else
+    plan_reserve (kept, NULL, named.put_keys, named.put_values, named.del_keys);
+  plan_gap_move (db, plan, name, kept);
   for (guint i = 0; i < kept->len; i++)
     {
       const QStoreWriteOp *op = kept->pdata[i];
@@ -538,10 +630,9 @@ plan_stmt (Plan         *plan,
  * have committed after all (the answer lost), no gap is sure, nor that a
  * store the writer does not know is empty. */
 static void
-update_gaps (QStorePgDb           *db,
-             const QStoreWriteOp  *ops,
-             gsize                 n_ops,
-             gboolean              ok)
+update_gaps (QStorePgDb *db,
+             Plan       *plan,
+             gboolean    ok)
 {
   if (!ok)
     {
@@ -549,10 +640,12 @@ update_gaps (QStorePgDb           *db,
       db->stores_complete = FALSE;
       return;
     }
-  for (gsize i = 0; i < n_ops; i++)
-    if (ops[i].kind == QSTORE_WRITE_OP_PUT)
-      qstore_pg_gaps_put (db->gaps, qstore_kv_get_name (ops[i].store), ops[i].key,
-                          ops[i].key_len);
+  for (guint i = 0; i < plan->gap_moves->len; i++)
+    {
+      GapMove *move = &g_array_index (plan->gap_moves, GapMove, i);
+
+      qstore_pg_gaps_put (db->gaps, move->name, move->key, move->len);
+    }
 }
 
 /* The new rows' ids, for the next writes' shared statements. */
@@ -650,7 +743,7 @@ write_locked (QStorePgDb           *db,
         }
       else
         ok = TRUE;
-      update_gaps (db, ops, n_ops, ok);
+      update_gaps (db, &plan, ok);
     }
   plan_clear (&plan);
   return ok;
