@@ -585,6 +585,14 @@ qstore_pg_conn_pipeline_send (QStorePgConn        *conn,
     }
 }
 
+void
+qstore_pg_conn_pipeline_flush (QStorePgConn *conn,
+                               const char   *doing)
+{
+  if (conn->send_error == NULL && PQflush (conn->pg) != 0)
+    qstore_pg_set_error (&conn->send_error, conn, NULL, doing);
+}
+
 /* Clears what the steps sent so far kept. */
 static void
 clear_results (QStorePgConn *conn)

@@ -156,6 +156,11 @@ void          qstore_pg_conn_pipeline_send  (QStorePgConn        *conn,
                                              const QStorePgStep  *steps,
                                              guint                n_steps,
                                              const char          *doing);
+/* Sends on what libpq still holds of the steps sent: it sends whole
+ * buffers as it goes, so the end of the last statement would wait for
+ * the next one, or the sync, and the server with it. */
+void          qstore_pg_conn_pipeline_flush (QStorePgConn        *conn,
+                                             const char          *doing);
 gboolean      qstore_pg_conn_pipeline_end   (QStorePgConn        *conn,
                                              const char          *doing,
                                              GError             **error);

@@ -17,6 +17,13 @@
 #include "qstore-postgres-notify.h"
 #include "qstore-postgres-write.h"
 
+/* Ops a streamed write encodes before it sends them on: the server
+ * inserts one chunk while the writer encodes the next. */
+#define CHUNK_OPS 8192
+/* The first chunk is smaller: the server, idle until it comes, starts
+ * on it sooner. */
+#define FIRST_CHUNK_OPS 1024
+
 /* The parameters of one step, kept until the pipeline is done. */
 typedef struct
 {
@@ -36,10 +43,12 @@ typedef struct
   guint64     tx_id;    /* the last change-log entry put, or 0 */
 
   /* Streamed: on the writer's session, in a pipeline begun with the
-   * first chunk sent (@begun); @n_chunk ops encoded since the last. */
+   * first chunk sent (@begun); @n_chunk ops encoded since the last,
+   * which is sent at @chunk_ops. */
   QStorePgConn *stream;
   gboolean    begun;
   guint       n_chunk;
+  guint       chunk_ops;
 
   /* The entries of every store whose id the writer knows, sent as one
    * statement for the puts and one for the deletes: a commit costs the
@@ -75,6 +84,7 @@ plan_init (Plan *plan)
   plan->del_ids = qstore_pg_int_array_new (0);
   plan->del_keys = qstore_pg_array_new (0);
   plan->gap_moves = g_array_new (FALSE, FALSE, sizeof (GapMove));
+  plan->chunk_ops = FIRST_CHUNK_OPS;
 }
 
 static void
@@ -255,10 +265,6 @@ kept_in_order (const QStoreWriteOp **ops,
   return kept;
 }
 
-/* Ops a streamed write encodes before it sends them on: the server
- * inserts one chunk while the writer encodes the next. */
-#define CHUNK_OPS 8192
-
 /* A fresh array for the next chunk, with room for as much as the last
  * one (@len bytes) held. */
 static GByteArray *
@@ -373,13 +379,17 @@ plan_cut (Plan       *plan,
           const char *name,
           gboolean    is_new)
 {
-  if (plan->stream == NULL || ++plan->n_chunk < CHUNK_OPS)
+  if (plan->stream == NULL || ++plan->n_chunk < plan->chunk_ops)
     return;
   plan->n_chunk = 0;
+  plan->chunk_ops = CHUNK_OPS;
   plan_flush_shared (plan);
   if (named != NULL)
     named_flush (plan, named, name, is_new);
   plan_send (plan, "writing");
+  /* The server inserts this chunk while the next one is encoded. */
+  if (plan->begun)
+    qstore_pg_conn_pipeline_flush (plan->stream, "writing");
 }
 
 /* Puts in key order move a gap of the writer's (see
