@@ -80,23 +80,26 @@ static const struct
     "SELECT id, name FROM @schema@.stores",
     0, { 0 } },
   /* A batch holds each key once (the writer keeps the last op per key),
-   * as ON CONFLICT may not touch a row twice. */
+   * as ON CONFLICT may not touch a row twice. The arrays are unnested in
+   * the select list, side by side (they have as many elements): unnest()
+   * in FROM would first copy each into a tuple store, which cost the
+   * server more than the inserts. */
   [QSTORE_PG_STMT_PUT] = {
     "INSERT INTO @schema@.kv (store_id, key, value) "
-    "SELECT " STORE_ID ", u.k, u.v FROM unnest ($2::bytea[], $3::bytea[]) AS u (k, v) "
+    "SELECT " STORE_ID ", unnest ($2::bytea[]), unnest ($3::bytea[]) "
     "ON CONFLICT (store_id, key) DO UPDATE SET value = EXCLUDED.value",
     3, { OID_TEXT, OID_BYTEA_ARRAY, OID_BYTEA_ARRAY } },
   /* Into a store this write creates: no key can be there yet. */
   [QSTORE_PG_STMT_PUT_NEW] = {
     "INSERT INTO @schema@.kv (store_id, key, value) "
-    "SELECT " STORE_ID ", u.k, u.v FROM unnest ($2::bytea[], $3::bytea[]) AS u (k, v)",
+    "SELECT " STORE_ID ", unnest ($2::bytea[]), unnest ($3::bytea[])",
     3, { OID_TEXT, OID_BYTEA_ARRAY, OID_BYTEA_ARRAY } },
   [QSTORE_PG_STMT_DELETE] = {
     "DELETE FROM @schema@.kv WHERE store_id = " STORE_ID " AND key = ANY ($2::bytea[])",
     2, { OID_TEXT, OID_BYTEA_ARRAY } },
   [QSTORE_PG_STMT_PUT_BY_ID] = {
     "INSERT INTO @schema@.kv (store_id, key, value) "
-    "SELECT * FROM unnest ($1::integer[], $2::bytea[], $3::bytea[]) "
+    "SELECT unnest ($1::integer[]), unnest ($2::bytea[]), unnest ($3::bytea[]) "
     "ON CONFLICT (store_id, key) DO UPDATE SET value = EXCLUDED.value",
     3, { OID_INT4_ARRAY, OID_BYTEA_ARRAY, OID_BYTEA_ARRAY } },
   [QSTORE_PG_STMT_DELETE_BY_ID] = {
