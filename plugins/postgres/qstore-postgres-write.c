@@ -265,15 +265,17 @@ kept_in_order (const QStoreWriteOp **ops,
   return kept;
 }
 
-/* A fresh array for the next chunk, with room for as much as the last
- * one (@len bytes) held. */
+/* A fresh array for the next chunk, with room for a whole chunk of
+ * entries the size of the @n that the last one held in @len bytes. */
 static GByteArray *
 array_like (guint    len,
+            guint    n,
             gboolean ints)
 {
   GByteArray *array = ints ? qstore_pg_int_array_new (0) : qstore_pg_array_new (0);
 
-  qstore_pg_array_reserve (array, len);
+  if (n > 0 && len > array->len)
+    qstore_pg_array_reserve (array, (gsize) (len - array->len) / n * CHUNK_OPS);
   return array;
 }
 
@@ -292,8 +294,8 @@ plan_flush_shared (Plan *plan)
       qstore_pg_array_set_length (plan->del_keys, plan->n_dels);
       add_step (plan, QSTORE_PG_STMT_DELETE_BY_ID, NULL, g_steal_pointer (&plan->del_ids),
                 g_steal_pointer (&plan->del_keys), NULL);
-      plan->del_ids = array_like (ids_len, TRUE);
-      plan->del_keys = array_like (keys_len, FALSE);
+      plan->del_ids = array_like (ids_len, plan->n_dels, TRUE);
+      plan->del_keys = array_like (keys_len, plan->n_dels, FALSE);
       plan->n_dels = 0;
     }
   if (plan->n_puts > 0)
@@ -306,9 +308,9 @@ plan_flush_shared (Plan *plan)
       qstore_pg_array_set_length (plan->put_values, plan->n_puts);
       add_step (plan, QSTORE_PG_STMT_PUT_BY_ID, NULL, g_steal_pointer (&plan->put_ids),
                 g_steal_pointer (&plan->put_keys), g_steal_pointer (&plan->put_values));
-      plan->put_ids = array_like (ids_len, TRUE);
-      plan->put_keys = array_like (keys_len, FALSE);
-      plan->put_values = array_like (values_len, FALSE);
+      plan->put_ids = array_like (ids_len, plan->n_puts, TRUE);
+      plan->put_keys = array_like (keys_len, plan->n_puts, FALSE);
+      plan->put_values = array_like (values_len, plan->n_puts, FALSE);
       plan->n_puts = 0;
     }
 }
@@ -349,6 +351,9 @@ named_flush (Plan       *plan,
              const char *name,
              gboolean    is_new)
 {
+  guint keys_len = named->put_keys->len, values_len = named->put_values->len;
+  guint dels_len = named->del_keys->len;
+
   if (named->n_dels > 0 && !is_new)
     {
       qstore_pg_array_set_length (named->del_keys, named->n_dels);
@@ -366,9 +371,9 @@ named_flush (Plan       *plan,
   g_clear_pointer (&named->put_keys, g_byte_array_unref);
   g_clear_pointer (&named->put_values, g_byte_array_unref);
   g_clear_pointer (&named->del_keys, g_byte_array_unref);
-  named->put_keys = qstore_pg_array_new (0);
-  named->put_values = qstore_pg_array_new (0);
-  named->del_keys = qstore_pg_array_new (0);
+  named->put_keys = array_like (keys_len, named->n_puts, FALSE);
+  named->put_values = array_like (values_len, named->n_puts, FALSE);
+  named->del_keys = array_like (dels_len, named->n_dels, FALSE);
   named->n_puts = named->n_dels = 0;
 }
 
