@@ -478,22 +478,24 @@ qstore_pg_db_check_write_txn (QStorePgDb  *db,
   return FALSE;
 }
 
-/* The key, or else the first one after it, on @conn; the result holds
- * no row when there is neither. */
+/* A read of @key in @store on @conn: QSTORE_PG_STMT_GET, or
+ * QSTORE_PG_STMT_GET_OR_NEXT (the key, or else the first one after it).
+ * The result holds no row when there is none; %NULL on error. */
 static PGresult *
-get_or_next (QStorePgConn  *conn,
-             gboolean       by_id,
-             const char    *store,
-             int            store_len,
-             const guint8  *key,
-             gsize          key_len,
-             GError       **error)
+read_key (QStorePgConn  *conn,
+          QStorePgStmt   stmt,
+          gboolean       by_id,
+          const char    *store,
+          int            store_len,
+          const guint8  *key,
+          gsize          key_len,
+          GError       **error)
 {
   const char *values[2] = { store, (const char *) key };
   int lengths[2] = { store_len, (int) key_len };
   PGresult *res = NULL;
   QStorePgStep step = {
-    .stmt = QSTORE_PG_STMT_GET_OR_NEXT, .n_params = 2, .values = values, .lengths = lengths,
+    .stmt = stmt, .n_params = 2, .values = values, .lengths = lengths,
     .result = &res, .by_id = by_id,
   };
 
@@ -502,7 +504,7 @@ get_or_next (QStorePgConn  *conn,
   return res;
 }
 
-/* Keeps the gap that @res, the answer to get_or_next() of @key, shows. */
+/* Keeps the gap that @res, the key or the next one after @key, shows. */
 static void
 note_gap (QStorePgDb      *db,
           const char      *name,
@@ -542,7 +544,8 @@ reader_get_or_next (QStorePgDb    *db,
   if (conn == NULL)
     return NULL;
   g_mutex_lock (&conn->lock);
-  res = get_or_next (conn, FALSE, name, (int) strlen (name), key, key_len, error);
+  res = read_key (conn, QSTORE_PG_STMT_GET_OR_NEXT, FALSE, name, (int) strlen (name), key,
+                  key_len, error);
   g_mutex_unlock (&conn->lock);
   qstore_pg_db_release_reader (db, conn);
   if (res == NULL)
@@ -567,16 +570,11 @@ exact_get (QStorePgConn  *conn,
            gboolean      *found,
            GError       **error)
 {
-  const char *values[2] = { store, (const char *) key };
-  int lengths[2] = { store_len, (int) key_len };
-  PGresult *res = NULL;
-  QStorePgStep step = {
-    .stmt = QSTORE_PG_STMT_GET, .n_params = 2, .values = values, .lengths = lengths,
-    .result = &res, .by_id = by_id,
-  };
+  PGresult *res = read_key (conn, QSTORE_PG_STMT_GET, by_id, store, store_len, key, key_len,
+                            error);
 
   *found = FALSE;
-  if (!qstore_pg_conn_run (conn, &step, 1, "reading a key", error))
+  if (res == NULL)
     return NULL;
   if (PQntuples (res) == 0)
     {
@@ -634,7 +632,8 @@ writer_get (QStorePgDb    *db,
           g_mutex_unlock (&conn->lock);
           return value;
         }
-      res = get_or_next (conn, by_id, store, store_len, key, key_len, error);
+      res = read_key (conn, QSTORE_PG_STMT_GET_OR_NEXT, by_id, store, store_len, key, key_len,
+                      error);
       if (res != NULL)
         {
           note_gap (db, name, key, key_len, res, FALSE);
@@ -688,15 +687,9 @@ qstore_pg_db_lookup (QStorePgConn   *conn,
                      gsize          *value_len,
                      GError        **error)
 {
-  const char *values[2] = { store, (const char *) key };
-  int lengths[2] = { store_len, (int) key_len };
-  QStorePgStep step = {
-    .stmt = QSTORE_PG_STMT_GET, .n_params = 2, .values = values, .lengths = lengths,
-    .result = keep, .by_id = by_id,
-  };
-
   g_clear_pointer (keep, PQclear);
-  if (!qstore_pg_conn_run (conn, &step, 1, "reading a key", error) || PQntuples (*keep) == 0)
+  *keep = read_key (conn, QSTORE_PG_STMT_GET, by_id, store, store_len, key, key_len, error);
+  if (*keep == NULL || PQntuples (*keep) == 0)
     return FALSE;
   *value = (const guint8 *) PQgetvalue (*keep, 0, 0);
   *value_len = PQgetlength (*keep, 0, 0);
