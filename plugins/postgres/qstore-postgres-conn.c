@@ -80,23 +80,26 @@ static const struct
     "SELECT id, name FROM @schema@.stores",
     0, { 0 } },
   /* A batch holds each key once (the writer keeps the last op per key),
-   * as ON CONFLICT may not touch a row twice. */
+   * as ON CONFLICT may not touch a row twice. The arrays are unnested in
+   * the select list, side by side (they have as many elements): unnest()
+   * in FROM would first copy each into a tuple store, which cost the
+   * server more than the inserts. */
   [QSTORE_PG_STMT_PUT] = {
     "INSERT INTO @schema@.kv (store_id, key, value) "
-    "SELECT " STORE_ID ", u.k, u.v FROM unnest ($2::bytea[], $3::bytea[]) AS u (k, v) "
+    "SELECT " STORE_ID ", unnest ($2::bytea[]), unnest ($3::bytea[]) "
     "ON CONFLICT (store_id, key) DO UPDATE SET value = EXCLUDED.value",
     3, { OID_TEXT, OID_BYTEA_ARRAY, OID_BYTEA_ARRAY } },
   /* Into a store this write creates: no key can be there yet. */
   [QSTORE_PG_STMT_PUT_NEW] = {
     "INSERT INTO @schema@.kv (store_id, key, value) "
-    "SELECT " STORE_ID ", u.k, u.v FROM unnest ($2::bytea[], $3::bytea[]) AS u (k, v)",
+    "SELECT " STORE_ID ", unnest ($2::bytea[]), unnest ($3::bytea[])",
     3, { OID_TEXT, OID_BYTEA_ARRAY, OID_BYTEA_ARRAY } },
   [QSTORE_PG_STMT_DELETE] = {
     "DELETE FROM @schema@.kv WHERE store_id = " STORE_ID " AND key = ANY ($2::bytea[])",
     2, { OID_TEXT, OID_BYTEA_ARRAY } },
   [QSTORE_PG_STMT_PUT_BY_ID] = {
     "INSERT INTO @schema@.kv (store_id, key, value) "
-    "SELECT * FROM unnest ($1::integer[], $2::bytea[], $3::bytea[]) "
+    "SELECT unnest ($1::integer[]), unnest ($2::bytea[]), unnest ($3::bytea[]) "
     "ON CONFLICT (store_id, key) DO UPDATE SET value = EXCLUDED.value",
     3, { OID_INT4_ARRAY, OID_BYTEA_ARRAY, OID_BYTEA_ARRAY } },
   [QSTORE_PG_STMT_DELETE_BY_ID] = {
@@ -329,18 +332,33 @@ replace (const char *text,
   return g_strjoinv (with, parts);
 }
 
-static void
-statement_name (char         name[16],
-                QStorePgStmt  stmt,
-                gboolean      by_id)
+/* Prepared statements are named q (by store name) or i (by store id),
+ * then their number: made once, as formatting them per statement cost
+ * a get a good part of its client time. */
+static char statement_names[2][QSTORE_PG_N_STMTS][8];
+
+static const char *
+statement_name (QStorePgStmt stmt,
+                gboolean     by_id)
 {
-  g_snprintf (name, 16, "%c%u", by_id ? 'i' : 'q', (guint) stmt);
+  static gsize made;
+
+  if (g_once_init_enter (&made))
+    {
+      for (guint i = 0; i < QSTORE_PG_N_STMTS; i++)
+        for (guint j = 0; j < 2; j++)
+          g_snprintf (statement_names[j][i], sizeof statement_names[j][i], "%c%u",
+                      j ? 'i' : 'q', i);
+      g_once_init_leave (&made, 1);
+    }
+  return statement_names[by_id ? 1 : 0][stmt];
 }
 
 gboolean
 qstore_pg_conn_prepare (QStorePgConn  *conn,
                         const char    *schema,
                         gboolean       writer,
+                        gboolean       by_ids,
                         GError       **error)
 {
   g_autofree char *quoted = NULL;
@@ -359,11 +377,12 @@ qstore_pg_conn_prepare (QStorePgConn  *conn,
   PQfreemem (escaped);
 
   /* Every statement is prepared in one round trip: by store name, and the
-   * writer's reads by store id too. */
+   * reads by store id too when the location has a writer, who knows the
+   * ids. */
   ok = PQenterPipelineMode (conn->pg) == 1;
   for (guint i = 0; i < n && ok; i++)
     {
-      gboolean twin = writer && i < QSTORE_PG_FIRST_WRITER_STMT &&
+      gboolean twin = by_ids && i < QSTORE_PG_FIRST_WRITER_STMT &&
                       strstr (statements[i].sql, STORE_ID) != NULL;
 
       for (guint by_id = 0; by_id <= (twin ? 1 : 0) && ok; by_id++)
@@ -371,15 +390,14 @@ qstore_pg_conn_prepare (QStorePgConn  *conn,
           g_autofree char *unquoted = NULL;
           g_autofree char *text = NULL;
           Oid types[G_N_ELEMENTS (statements[i].types)];
-          char name[16];
 
           unquoted = replace (statements[i].sql, STORE_ID, by_id ? "$1" : STORE_BY_NAME);
           text = replace (unquoted, "@schema@", quoted);
           memcpy (types, statements[i].types, sizeof types);
           if (by_id)
             types[0] = OID_INT4;
-          statement_name (name, (QStorePgStmt) i, by_id);
-          ok = PQsendPrepare (conn->pg, name, text, statements[i].n_params, types) == 1;
+          ok = PQsendPrepare (conn->pg, statement_name ((QStorePgStmt) i, by_id), text,
+                              statements[i].n_params, types) == 1;
           n_sent++;
         }
     }
@@ -478,14 +496,9 @@ send_step (QStorePgConn       *conn,
     return PQsendQueryParams (conn->pg, step->sql, step->n_params, NULL,
                               (const char * const *) step->values, step->lengths,
                               formats, 1);
-  {
-    char name[16];
-
-    statement_name (name, step->stmt, step->by_id);
-    return PQsendQueryPrepared (conn->pg, name, step->n_params,
-                                (const char * const *) step->values, step->lengths,
-                                formats, 1);
-  }
+  return PQsendQueryPrepared (conn->pg, statement_name (step->stmt, step->by_id),
+                              step->n_params, (const char * const *) step->values,
+                              step->lengths, formats, 1);
 }
 
 void
@@ -573,6 +586,14 @@ qstore_pg_conn_pipeline_send (QStorePgConn        *conn,
       if (send_step (conn, &steps[i]) != 1)
         qstore_pg_set_error (&conn->send_error, conn, NULL, doing);
     }
+}
+
+void
+qstore_pg_conn_pipeline_flush (QStorePgConn *conn,
+                               const char   *doing)
+{
+  if (conn->send_error == NULL && PQflush (conn->pg) != 0)
+    qstore_pg_set_error (&conn->send_error, conn, NULL, doing);
 }
 
 /* Clears what the steps sent so far kept. */
@@ -672,6 +693,55 @@ qstore_pg_conn_pipeline_end (QStorePgConn  *conn,
   return ok;
 }
 
+/* One statement and nothing to end or begin first (a get, a page): sent
+ * with its sync outside pipeline mode, the same messages and round trip
+ * for less of libpq's work than entering and leaving the mode. */
+static gboolean
+run_one (QStorePgConn        *conn,
+         const QStorePgStep  *step,
+         const char          *doing,
+         GError             **error)
+{
+  PGresult *res;
+  gboolean ok = TRUE;
+  gboolean answered = FALSE;
+
+  if (send_step (conn, step) != 1)
+    {
+      qstore_pg_set_error (error, conn, NULL, doing);
+      return FALSE;
+    }
+  g_atomic_pointer_add (&round_trips, 1);
+  /* Results up to the server's ready message, which ends with a NULL;
+   * an error may come at the sync still, as its commit fails. */
+  while ((res = PQgetResult (conn->pg)) != NULL)
+    {
+      ExecStatusType status = PQresultStatus (res);
+
+      answered = TRUE;
+      if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK)
+        {
+          if (ok)
+            qstore_pg_set_error (error, conn, res, doing);
+          ok = FALSE;
+          PQclear (res);
+        }
+      else if (step->result != NULL && *step->result == NULL)
+        *step->result = res;
+      else
+        PQclear (res);
+    }
+  if (ok && !answered)
+    {
+      /* The connection broke before the server answered. */
+      qstore_pg_set_error (error, conn, NULL, doing);
+      ok = FALSE;
+    }
+  if (!ok && step->result != NULL)
+    g_clear_pointer (step->result, PQclear);
+  return ok;
+}
+
 gboolean
 qstore_pg_conn_run (QStorePgConn        *conn,
                     const QStorePgStep  *steps,
@@ -682,6 +752,15 @@ qstore_pg_conn_run (QStorePgConn        *conn,
   for (guint i = 0; i < n_steps; i++)
     if (steps[i].result != NULL)
       *steps[i].result = NULL;
+  if (n_steps == 1 && !conn->in_read_txn && !conn->begin_read)
+    {
+      if (!qstore_pg_conn_check_open (conn, error))
+        return FALSE;
+      finish_end_read (conn);
+      /* The ROLLBACK that failed leaves a transaction to end first. */
+      if (!conn->in_read_txn)
+        return run_one (conn, steps, doing, error);
+    }
   if (!qstore_pg_conn_pipeline_begin (conn, doing, error))
     return FALSE;
   qstore_pg_conn_pipeline_send (conn, steps, n_steps, doing);
@@ -748,13 +827,25 @@ qstore_pg_result_int (const PGresult *res,
 
 /* Array parameters */
 
-static void
-append_be32 (GByteArray *array,
-             guint32     n)
+/* Room for @n more bytes at the end of @array: where they go. One
+ * resize per element instead of one append per field. */
+static inline guint8 *
+array_extend (GByteArray *array,
+              gsize       n)
+{
+  guint at = array->len;
+
+  g_byte_array_set_size (array, at + (guint) n);
+  return array->data + at;
+}
+
+static inline void
+put_be32 (guint8  *at,
+          guint32  n)
 {
   guint32 be = GUINT32_TO_BE (n);
 
-  g_byte_array_append (array, (const guint8 *) &be, 4);
+  memcpy (at, &be, 4);
 }
 
 static GByteArray *
@@ -762,13 +853,14 @@ array_new (Oid   type,
            guint n_elements)
 {
   GByteArray *array = g_byte_array_new ();
+  guint8 *at = array_extend (array, 20);
 
   /* One dimension, no NULLs, of @type; its length and lower bound. */
-  append_be32 (array, 1);
-  append_be32 (array, 0);
-  append_be32 (array, type);
-  append_be32 (array, n_elements);
-  append_be32 (array, 1);
+  put_be32 (at, 1);
+  put_be32 (at + 4, 0);
+  put_be32 (at + 8, type);
+  put_be32 (at + 12, n_elements);
+  put_be32 (at + 16, 1);
   return array;
 }
 
@@ -788,8 +880,21 @@ void
 qstore_pg_int_array_append (GByteArray *array,
                             gint32      value)
 {
-  append_be32 (array, 4);
-  append_be32 (array, (guint32) value);
+  guint8 *at = array_extend (array, 8);
+
+  put_be32 (at, 4);
+  put_be32 (at + 4, (guint32) value);
+}
+
+void
+qstore_pg_array_reserve (GByteArray *array,
+                         gsize       bytes)
+{
+  guint len = array->len;
+
+  /* Growing allocates; shrinking back only sets the length. */
+  g_byte_array_set_size (array, len + (guint) bytes);
+  g_byte_array_set_size (array, len);
 }
 
 void
@@ -807,7 +912,9 @@ qstore_pg_array_append (GByteArray   *array,
                         const guint8 *data,
                         gsize         len)
 {
-  append_be32 (array, (guint32) len);
+  guint8 *at = array_extend (array, 4 + len);
+
+  put_be32 (at, (guint32) len);
   if (len > 0)
-    g_byte_array_append (array, data, len);
+    memcpy (at + 4, data, len);
 }

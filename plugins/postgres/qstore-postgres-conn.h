@@ -113,10 +113,12 @@ QStorePgConn *qstore_pg_conn_open       (const char          *conninfo,
                                          const char          *what,
                                          GError             **error);
 /* Prepares the statements on @schema's tables, which must exist; the
- * writer's too when @writer is set. */
+ * writer's too when @writer is set, and the reads by store id when
+ * @by_ids is. */
 gboolean      qstore_pg_conn_prepare    (QStorePgConn        *conn,
                                          const char          *schema,
                                          gboolean             writer,
+                                         gboolean             by_ids,
                                          GError             **error);
 QStorePgConn *qstore_pg_conn_ref        (QStorePgConn        *conn);
 void          qstore_pg_conn_unref      (QStorePgConn        *conn);
@@ -153,6 +155,11 @@ gboolean      qstore_pg_conn_pipeline_begin (QStorePgConn        *conn,
 void          qstore_pg_conn_pipeline_send  (QStorePgConn        *conn,
                                              const QStorePgStep  *steps,
                                              guint                n_steps,
+                                             const char          *doing);
+/* Sends on what libpq still holds of the steps sent: it sends whole
+ * buffers as it goes, so the end of the last statement would wait for
+ * the next one, or the sync, and the server with it. */
+void          qstore_pg_conn_pipeline_flush (QStorePgConn        *conn,
                                              const char          *doing);
 gboolean      qstore_pg_conn_pipeline_end   (QStorePgConn        *conn,
                                              const char          *doing,
@@ -204,6 +211,10 @@ void          qstore_pg_int_array_append (GByteArray         *array,
                                           gint32              value);
 void          qstore_pg_array_set_length (GByteArray         *array,
                                           guint               n_elements);
+/* Makes room for @bytes more of elements, so appending them does not
+ * grow @array step by step. */
+void          qstore_pg_array_reserve   (GByteArray          *array,
+                                         gsize                bytes);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (QStorePgConn, qstore_pg_conn_unref)
 

@@ -238,7 +238,8 @@ qstore_pg_db_open (QStorePgDb  *db,
       !qstore_pg_conn_exec (db->main, "SET synchronous_commit = on",
                             "setting the durability", error))
     return FALSE;
-  return qstore_pg_conn_prepare (db->main, db->schema, !db->read_only, error) &&
+  return qstore_pg_conn_prepare (db->main, db->schema, !db->read_only, !db->read_only,
+                                 error) &&
          (db->read_only || qstore_pg_db_load_stores (db, error));
 }
 
@@ -249,6 +250,7 @@ qstore_pg_db_load_stores (QStorePgDb  *db,
   PGresult *res = NULL;
   QStorePgStep step = { .stmt = QSTORE_PG_STMT_ALL_STORES, .result = &res };
 
+  qstore_pg_db_stores_changed (db);
   g_hash_table_remove_all (db->known_stores);
   db->stores_complete = FALSE;
   if (!qstore_pg_conn_run (db->main, &step, 1, "listing the stores", error))
@@ -259,7 +261,32 @@ qstore_pg_db_load_stores (QStorePgDb  *db,
                          GINT_TO_POINTER (qstore_pg_result_int (res, i, 0)));
   PQclear (res);
   db->stores_complete = TRUE;
+  qstore_pg_db_stores_changed (db);
   return TRUE;
+}
+
+void
+qstore_pg_db_stores_changed (QStorePgDb *db)
+{
+  g_atomic_int_inc (&db->stores_generation);
+}
+
+gboolean
+qstore_pg_db_snapshot_store (QStorePgDb  *db,
+                             gint         generation,
+                             const char  *name,
+                             guint32     *id_be,
+                             const char **value,
+                             int         *length)
+{
+  gboolean by_id = FALSE;
+
+  if (db->read_only || !g_mutex_trylock (&db->main->lock))
+    return FALSE;
+  if (!db->txn_restructured && g_atomic_int_get (&db->stores_generation) == generation)
+    by_id = qstore_pg_db_writer_store (db, name, id_be, value, length);
+  g_mutex_unlock (&db->main->lock);
+  return by_id;
 }
 
 /* The reader pool */
@@ -283,7 +310,7 @@ qstore_pg_db_acquire_reader (QStorePgDb  *db,
   conn = qstore_pg_conn_open (db->conninfo, db->what, error);
   if (conn == NULL)
     return NULL;
-  if (!qstore_pg_conn_prepare (conn, db->schema, FALSE, error))
+  if (!qstore_pg_conn_prepare (conn, db->schema, FALSE, !db->read_only, error))
     {
       qstore_pg_conn_unref (conn);
       return NULL;
@@ -451,22 +478,24 @@ qstore_pg_db_check_write_txn (QStorePgDb  *db,
   return FALSE;
 }
 
-/* The key, or else the first one after it, on @conn; the result holds
- * no row when there is neither. */
+/* A read of @key in @store on @conn: QSTORE_PG_STMT_GET, or
+ * QSTORE_PG_STMT_GET_OR_NEXT (the key, or else the first one after it).
+ * The result holds no row when there is none; %NULL on error. */
 static PGresult *
-get_or_next (QStorePgConn  *conn,
-             gboolean       by_id,
-             const char    *store,
-             int            store_len,
-             const guint8  *key,
-             gsize          key_len,
-             GError       **error)
+read_key (QStorePgConn  *conn,
+          QStorePgStmt   stmt,
+          gboolean       by_id,
+          const char    *store,
+          int            store_len,
+          const guint8  *key,
+          gsize          key_len,
+          GError       **error)
 {
   const char *values[2] = { store, (const char *) key };
   int lengths[2] = { store_len, (int) key_len };
   PGresult *res = NULL;
   QStorePgStep step = {
-    .stmt = QSTORE_PG_STMT_GET_OR_NEXT, .n_params = 2, .values = values, .lengths = lengths,
+    .stmt = stmt, .n_params = 2, .values = values, .lengths = lengths,
     .result = &res, .by_id = by_id,
   };
 
@@ -475,7 +504,7 @@ get_or_next (QStorePgConn  *conn,
   return res;
 }
 
-/* Keeps the gap that @res, the answer to get_or_next() of @key, shows. */
+/* Keeps the gap that @res, the key or the next one after @key, shows. */
 static void
 note_gap (QStorePgDb      *db,
           const char      *name,
@@ -515,7 +544,8 @@ reader_get_or_next (QStorePgDb    *db,
   if (conn == NULL)
     return NULL;
   g_mutex_lock (&conn->lock);
-  res = get_or_next (conn, FALSE, name, (int) strlen (name), key, key_len, error);
+  res = read_key (conn, QSTORE_PG_STMT_GET_OR_NEXT, FALSE, name, (int) strlen (name), key,
+                  key_len, error);
   g_mutex_unlock (&conn->lock);
   qstore_pg_db_release_reader (db, conn);
   if (res == NULL)
@@ -528,7 +558,40 @@ reader_get_or_next (QStorePgDb    *db,
   return res;
 }
 
-/* The writer's read: from its gaps, or the key or the one after it. */
+/* The value of @key alone, on the writer's session: %NULL with no error
+ * when it is absent. */
+static GBytes *
+exact_get (QStorePgConn  *conn,
+           gboolean       by_id,
+           const char    *store,
+           int            store_len,
+           const guint8  *key,
+           gsize          key_len,
+           gboolean      *found,
+           GError       **error)
+{
+  PGresult *res = read_key (conn, QSTORE_PG_STMT_GET, by_id, store, store_len, key, key_len,
+                            error);
+
+  *found = FALSE;
+  if (res == NULL)
+    return NULL;
+  if (PQntuples (res) == 0)
+    {
+      PQclear (res);
+      return NULL;
+    }
+  *found = TRUE;
+  /* The value stays in the result, which goes with the bytes. */
+  return g_bytes_new_with_free_func (PQgetvalue (res, 0, 0), PQgetlength (res, 0, 0),
+                                     (GDestroyNotify) PQclear, res);
+}
+
+/* The writer's read: from its gaps, or the key or the one after it. A
+ * run of gets that find their keys (reads of rows, not checks before
+ * inserts) asks for the key alone, which spares the server an ordered
+ * range read per get; the first one that misses sends the next get back
+ * to asking for the next key too, so its gap is known again. */
 static GBytes *
 writer_get (QStorePgDb    *db,
             const char    *name,
@@ -561,9 +624,23 @@ writer_get (QStorePgDb    *db,
   else
     {
       by_id = qstore_pg_db_writer_store (db, name, &id_be, &store, &store_len);
-      res = get_or_next (conn, by_id, store, store_len, key, key_len, error);
+      if (db->last_get_found)
+        {
+          GBytes *value = exact_get (conn, by_id, store, store_len, key, key_len,
+                                     &db->last_get_found, error);
+
+          g_mutex_unlock (&conn->lock);
+          return value;
+        }
+      res = read_key (conn, QSTORE_PG_STMT_GET_OR_NEXT, by_id, store, store_len, key, key_len,
+                      error);
       if (res != NULL)
-        note_gap (db, name, key, key_len, res, FALSE);
+        {
+          note_gap (db, name, key, key_len, res, FALSE);
+          db->last_get_found = PQntuples (res) > 0 &&
+                               qstore_key_compare ((const guint8 *) PQgetvalue (res, 0, 0),
+                                                   PQgetlength (res, 0, 0), key, key_len) == 0;
+        }
       g_mutex_unlock (&conn->lock);
     }
   if (res == NULL)
@@ -587,37 +664,22 @@ qstore_pg_db_get (QStorePgDb    *db,
                   gsize          key_len,
                   GError       **error)
 {
-  const char *values[2] = { name, (const char *) key };
-  int lengths[2] = { (int) strlen (name), (int) key_len };
-  PGresult *res = NULL;
-  QStorePgStep step = {
-    .stmt = QSTORE_PG_STMT_GET, .n_params = 2, .values = values, .lengths = lengths,
-    .result = &res,
-  };
-  gboolean ok;
+  GBytes *value;
+  gboolean found;
 
   if (conn == db->main && !db->read_only)
     return writer_get (db, name, key, key_len, error);
   g_mutex_lock (&conn->lock);
-  ok = qstore_pg_conn_run (conn, &step, 1, "reading a key", error);
+  value = exact_get (conn, FALSE, name, (int) strlen (name), key, key_len, &found, error);
   g_mutex_unlock (&conn->lock);
-  if (!ok)
-    return NULL;
-  if (PQntuples (res) == 0)
-    {
-      PQclear (res);
-      return NULL;
-    }
-  /* The value stays in the result, which goes with the bytes. */
-  return g_bytes_new_with_free_func (PQgetvalue (res, 0, 0), PQgetlength (res, 0, 0),
-                                     (GDestroyNotify) PQclear, res);
+  return value;
 }
 
 gboolean
-qstore_pg_db_lookup (QStorePgDb     *db,
-                     QStorePgConn   *conn,
+qstore_pg_db_lookup (QStorePgConn   *conn,
+                     const char     *store,
+                     int             store_len,
                      gboolean        by_id,
-                     const char     *name,
                      const guint8   *key,
                      gsize           key_len,
                      PGresult      **keep,
@@ -625,18 +687,9 @@ qstore_pg_db_lookup (QStorePgDb     *db,
                      gsize          *value_len,
                      GError        **error)
 {
-  const char *values[2] = { name, (const char *) key };
-  int lengths[2] = { (int) strlen (name), (int) key_len };
-  QStorePgStep step = {
-    .stmt = QSTORE_PG_STMT_GET, .n_params = 2, .values = values, .lengths = lengths,
-    .result = keep,
-  };
-  guint32 id_be;
-
   g_clear_pointer (keep, PQclear);
-  if (by_id)
-    step.by_id = qstore_pg_db_writer_store (db, name, &id_be, &values[0], &lengths[0]);
-  if (!qstore_pg_conn_run (conn, &step, 1, "reading a key", error) || PQntuples (*keep) == 0)
+  *keep = read_key (conn, QSTORE_PG_STMT_GET, by_id, store, store_len, key, key_len, error);
+  if (*keep == NULL || PQntuples (*keep) == 0)
     return FALSE;
   *value = (const guint8 *) PQgetvalue (*keep, 0, 0);
   *value_len = PQgetlength (*keep, 0, 0);

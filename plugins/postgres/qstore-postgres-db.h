@@ -30,10 +30,19 @@ typedef struct
   /* @known_stores holds every store: the one writer loaded them, and
    * made every store since. */
   gboolean         stores_complete;
+  /* Changes (atomically, with the main lock held) before and after
+   * anything that may give a store's name another id or none: drops and
+   * renames, a write transaction that made or dropped stores, a reload
+   * of @known_stores. A snapshot taken in between names stores by id
+   * only while it is unchanged (see qstore_pg_db_snapshot_store()). */
+  gint             stores_generation;
   /* The writer's: keys it knows no store holds (qstore-postgres-gaps.c),
    * and how many reads they answered. */
   GHashTable      *gaps;
   guint64          gap_reads;
+  /* The writer's last get found its key: the next asks for that key
+   * only, which costs the server less than the key or the next one. */
+  gboolean         last_get_found;
   /* A write transaction (qstore-postgres-txn.c) holds the writer's
    * session: its BEGIN went out with its first write (@txn_begun). Plain
    * reads go through readers meanwhile, which see only what is
@@ -112,12 +121,13 @@ GBytes       *qstore_pg_db_get            (QStorePgDb       *db,
                                            gsize             key_len,
                                            GError          **error);
 /* A snapshot's lookup on @conn, locked: the value stays in *@keep, which
- * the next lookup frees. Names the store by its id when @by_id and the
- * writer knows it. %FALSE without error when the key is absent. */
-gboolean      qstore_pg_db_lookup         (QStorePgDb       *db,
-                                           QStorePgConn     *conn,
+ * the next lookup frees. @store names the store (@store_len bytes): its
+ * id in binary when @by_id, else its name. %FALSE without error when the
+ * key is absent. */
+gboolean      qstore_pg_db_lookup         (QStorePgConn     *conn,
+                                           const char       *store,
+                                           int               store_len,
                                            gboolean          by_id,
-                                           const char       *name,
                                            const guint8     *key,
                                            gsize             key_len,
                                            PGresult        **keep,
@@ -135,6 +145,23 @@ gboolean      qstore_pg_db_writer_store   (QStorePgDb       *db,
                                            guint32          *id_be,
                                            const char      **value,
                                            int              *length);
+
+/* A snapshot's reads name a store by its id, as the writer's do, when
+ * the writer knows it, no drop or rename came since @generation (the
+ * snapshot's, taken at its creation) and no open write transaction
+ * made or dropped stores: the id then names in the snapshot's state the
+ * store it names now, or one that did not exist yet, whose entries the
+ * snapshot does not see either. Never waits for the writer: while it is
+ * busy, the store is named. */
+gboolean      qstore_pg_db_snapshot_store (QStorePgDb       *db,
+                                           gint              generation,
+                                           const char       *name,
+                                           guint32          *id_be,
+                                           const char      **value,
+                                           int              *length);
+/* Called with the main lock held, before and after a change that
+ * @stores_generation tells. */
+void          qstore_pg_db_stores_changed (QStorePgDb       *db);
 
 /* The writer: fills @known_stores with every store. Called with the main
  * lock held. */

@@ -71,6 +71,17 @@ qstore_pg_gaps_hold (GHashTable   *gaps,
          (gap->to == NULL || compare (gap->to, key, len) > 0);
 }
 
+gboolean
+qstore_pg_gaps_above (GHashTable   *gaps,
+                      const char   *name,
+                      const guint8 *key,
+                      gsize         len)
+{
+  Gap *gap = g_hash_table_lookup (gaps, name);
+
+  return gap != NULL && gap->to != NULL && compare (gap->to, key, len) <= 0;
+}
+
 void
 qstore_pg_gaps_set (GHashTable   *gaps,
                     const char   *name,

@@ -16,6 +16,11 @@ gboolean    qstore_pg_gaps_hold (GHashTable    *gaps,
                                  const char    *name,
                                  const guint8  *key,
                                  gsize          len);
+/* Whether @key lies above the gap of store @name (at or after its end). */
+gboolean    qstore_pg_gaps_above (GHashTable   *gaps,
+                                  const char   *name,
+                                  const guint8 *key,
+                                  gsize         len);
 /* Store @name holds no key from @from up to @to (excluded; NULL: no key
  * after @from). @provisional: read from committed data while a write
  * transaction is open, which may have put keys there already. */

@@ -123,6 +123,8 @@ struct _QStorePgSnapshot
 
   QStorePgDb      *db;
   QStorePgConn    *conn;
+  /* The location's stores_generation at its creation */
+  gint             generation;
   /* The last lookup's result, whose value was handed out without a copy;
    * the next lookup frees it. Guarded by the connection's lock. */
   PGresult        *lookup;
@@ -139,6 +141,9 @@ qstore_pg_snapshot_new (QStorePgDb  *db,
   QStorePgConn *conn;
   QStorePgStep step = { .sql = "SELECT 1" };
   gboolean ok = TRUE;
+
+  /* Before its state is fixed: a change after this one tells. */
+  gint generation = g_atomic_int_get (&db->stores_generation);
 
   if (!(conn = qstore_pg_db_acquire_reader (db, error)))
     return NULL;
@@ -164,6 +169,7 @@ qstore_pg_snapshot_new (QStorePgDb  *db,
   self = g_object_new (QSTORE_TYPE_PG_SNAPSHOT, NULL);
   self->db = qstore_pg_db_ref (db);
   self->conn = conn;
+  self->generation = generation;
   return QSTORE_SNAPSHOT (self);
 }
 
@@ -177,12 +183,17 @@ qstore_pg_snapshot_lookup (QStoreSnapshot  *snapshot,
                            GError         **error)
 {
   QStorePgSnapshot *self = QSTORE_PG_SNAPSHOT (snapshot);
+  const char *name = qstore_kv_get_name (store);
+  int name_len = (int) strlen (name);
+  guint32 id_be;
+  gboolean by_id;
   gboolean found;
 
-  /* By name: the snapshot's state may predate a rename. */
+  by_id = qstore_pg_db_snapshot_store (self->db, self->generation, name, &id_be, &name,
+                                       &name_len);
   g_mutex_lock (&self->conn->lock);
-  found = qstore_pg_db_lookup (self->db, self->conn, FALSE, qstore_kv_get_name (store), key,
-                               key_len, &self->lookup, value, value_len, error);
+  found = qstore_pg_db_lookup (self->conn, name, name_len, by_id, key, key_len,
+                               &self->lookup, value, value_len, error);
   g_mutex_unlock (&self->conn->lock);
   return found;
 }
@@ -355,10 +366,14 @@ iter_fetch (QStorePgIter  *self,
     }
   values[n] = self->name;
   lengths[n] = (int) strlen (self->name);
-  /* On the writer's session (a first page), as its gets: by the id. */
+  /* On the writer's session (a first page), as its gets: by the id; a
+   * snapshot's too while the id names the same store in its state. */
   if (self->on_main)
     step.by_id = qstore_pg_db_writer_store (self->db, self->name, &id_be, &values[n],
                                             &lengths[n]);
+  else if (self->snapshot != NULL)
+    step.by_id = qstore_pg_db_snapshot_store (self->db, self->snapshot->generation,
+                                              self->name, &id_be, &values[n], &lengths[n]);
   n++;
   if (self->reverse)
     {

@@ -46,14 +46,18 @@ qstore_pg_write_txn_lookup (QStoreSnapshot  *snapshot,
 {
   QStorePgWriteTxn *self = QSTORE_PG_WRITE_TXN (snapshot);
   QStorePgDb *db = self->db;
+  const char *name = qstore_kv_get_name (store);
+  int name_len = (int) strlen (name);
+  guint32 id_be;
   gboolean found;
 
   /* The writer's gaps are not asked: a gap read from committed data may
    * hold keys the transaction put. */
   g_mutex_lock (&db->main->lock);
   found = qstore_pg_db_check_write_txn (db, self->serial, error) &&
-          qstore_pg_db_lookup (db, db->main, TRUE, qstore_kv_get_name (store), key, key_len,
-                               &self->lookup, value, value_len, error);
+          qstore_pg_db_lookup (db->main, name, name_len,
+                               qstore_pg_db_writer_store (db, name, &id_be, &name, &name_len),
+                               key, key_len, &self->lookup, value, value_len, error);
   g_mutex_unlock (&db->main->lock);
   return found;
 }

@@ -17,6 +17,13 @@
 #include "qstore-postgres-notify.h"
 #include "qstore-postgres-write.h"
 
+/* Ops a streamed write encodes before it sends them on: the server
+ * inserts one chunk while the writer encodes the next. */
+#define CHUNK_OPS 8192
+/* The first chunk is smaller: the server, idle until it comes, starts
+ * on it sooner. */
+#define FIRST_CHUNK_OPS 1024
+
 /* The parameters of one step, kept until the pipeline is done. */
 typedef struct
 {
@@ -36,10 +43,12 @@ typedef struct
   guint64     tx_id;    /* the last change-log entry put, or 0 */
 
   /* Streamed: on the writer's session, in a pipeline begun with the
-   * first chunk sent (@begun); @n_chunk ops encoded since the last. */
+   * first chunk sent (@begun); @n_chunk ops encoded since the last,
+   * which is sent at @chunk_ops. */
   QStorePgConn *stream;
   gboolean    begun;
   guint       n_chunk;
+  guint       chunk_ops;
 
   /* The entries of every store whose id the writer knows, sent as one
    * statement for the puts and one for the deletes: a commit costs the
@@ -47,7 +56,18 @@ typedef struct
   GByteArray *put_ids, *put_keys, *put_values;
   GByteArray *del_ids, *del_keys;
   guint       n_puts, n_dels;
+
+  /* Per store, the last key it puts into the writer's gap (see
+   * plan_gap_move()): what is left of the gap once the write is in. */
+  GArray     *gap_moves;
 } Plan;
+
+typedef struct
+{
+  const char   *name;
+  const guint8 *key;
+  gsize         len;
+} GapMove;
 
 static void
 plan_init (Plan *plan)
@@ -63,6 +83,8 @@ plan_init (Plan *plan)
   plan->put_values = qstore_pg_array_new (0);
   plan->del_ids = qstore_pg_int_array_new (0);
   plan->del_keys = qstore_pg_array_new (0);
+  plan->gap_moves = g_array_new (FALSE, FALSE, sizeof (GapMove));
+  plan->chunk_ops = FIRST_CHUNK_OPS;
 }
 
 static void
@@ -77,6 +99,7 @@ plan_clear (Plan *plan)
   g_clear_pointer (&plan->put_values, g_byte_array_unref);
   g_clear_pointer (&plan->del_ids, g_byte_array_unref);
   g_clear_pointer (&plan->del_keys, g_byte_array_unref);
+  g_array_unref (plan->gap_moves);
 }
 
 /* The array's bytes are kept with the plan. */
@@ -242,9 +265,19 @@ kept_in_order (const QStoreWriteOp **ops,
   return kept;
 }
 
-/* Ops a streamed write encodes before it sends them on: the server
- * inserts one chunk while the writer encodes the next. */
-#define CHUNK_OPS 8192
+/* A fresh array for the next chunk, with room for a whole chunk of
+ * entries the size of the @n that the last one held in @len bytes. */
+static GByteArray *
+array_like (guint    len,
+            guint    n,
+            gboolean ints)
+{
+  GByteArray *array = ints ? qstore_pg_int_array_new (0) : qstore_pg_array_new (0);
+
+  if (n > 0 && len > array->len)
+    qstore_pg_array_reserve (array, (gsize) (len - array->len) / n * CHUNK_OPS);
+  return array;
+}
 
 /* The shared statements of the stores known by id, for the entries
  * encoded so far; fresh arrays for the next ones. */
@@ -255,24 +288,29 @@ plan_flush_shared (Plan *plan)
    * matters for the statement count. */
   if (plan->n_dels > 0)
     {
+      guint ids_len = plan->del_ids->len, keys_len = plan->del_keys->len;
+
       qstore_pg_array_set_length (plan->del_ids, plan->n_dels);
       qstore_pg_array_set_length (plan->del_keys, plan->n_dels);
       add_step (plan, QSTORE_PG_STMT_DELETE_BY_ID, NULL, g_steal_pointer (&plan->del_ids),
                 g_steal_pointer (&plan->del_keys), NULL);
-      plan->del_ids = qstore_pg_int_array_new (0);
-      plan->del_keys = qstore_pg_array_new (0);
+      plan->del_ids = array_like (ids_len, plan->n_dels, TRUE);
+      plan->del_keys = array_like (keys_len, plan->n_dels, FALSE);
       plan->n_dels = 0;
     }
   if (plan->n_puts > 0)
     {
+      guint ids_len = plan->put_ids->len, keys_len = plan->put_keys->len;
+      guint values_len = plan->put_values->len;
+
       qstore_pg_array_set_length (plan->put_ids, plan->n_puts);
       qstore_pg_array_set_length (plan->put_keys, plan->n_puts);
       qstore_pg_array_set_length (plan->put_values, plan->n_puts);
       add_step (plan, QSTORE_PG_STMT_PUT_BY_ID, NULL, g_steal_pointer (&plan->put_ids),
                 g_steal_pointer (&plan->put_keys), g_steal_pointer (&plan->put_values));
-      plan->put_ids = qstore_pg_int_array_new (0);
-      plan->put_keys = qstore_pg_array_new (0);
-      plan->put_values = qstore_pg_array_new (0);
+      plan->put_ids = array_like (ids_len, plan->n_puts, TRUE);
+      plan->put_keys = array_like (keys_len, plan->n_puts, FALSE);
+      plan->put_values = array_like (values_len, plan->n_puts, FALSE);
       plan->n_puts = 0;
     }
 }
@@ -313,6 +351,9 @@ named_flush (Plan       *plan,
              const char *name,
              gboolean    is_new)
 {
+  guint keys_len = named->put_keys->len, values_len = named->put_values->len;
+  guint dels_len = named->del_keys->len;
+
   if (named->n_dels > 0 && !is_new)
     {
       qstore_pg_array_set_length (named->del_keys, named->n_dels);
@@ -330,9 +371,9 @@ named_flush (Plan       *plan,
   g_clear_pointer (&named->put_keys, g_byte_array_unref);
   g_clear_pointer (&named->put_values, g_byte_array_unref);
   g_clear_pointer (&named->del_keys, g_byte_array_unref);
-  named->put_keys = qstore_pg_array_new (0);
-  named->put_values = qstore_pg_array_new (0);
-  named->del_keys = qstore_pg_array_new (0);
+  named->put_keys = array_like (keys_len, named->n_puts, FALSE);
+  named->put_values = array_like (values_len, named->n_puts, FALSE);
+  named->del_keys = array_like (dels_len, named->n_dels, FALSE);
   named->n_puts = named->n_dels = 0;
 }
 
@@ -343,13 +384,74 @@ plan_cut (Plan       *plan,
           const char *name,
           gboolean    is_new)
 {
-  if (plan->stream == NULL || ++plan->n_chunk < CHUNK_OPS)
+  if (plan->stream == NULL || ++plan->n_chunk < plan->chunk_ops)
     return;
   plan->n_chunk = 0;
+  plan->chunk_ops = CHUNK_OPS;
   plan_flush_shared (plan);
   if (named != NULL)
     named_flush (plan, named, name, is_new);
   plan_send (plan, "writing");
+  /* The server inserts this chunk while the next one is encoded. */
+  if (plan->begun)
+    qstore_pg_conn_pipeline_flush (plan->stream, "writing");
+}
+
+/* Puts in key order move a gap of the writer's (see
+ * qstore-postgres-gaps.c) up to the last of them inside it: that one
+ * move is kept for when the write is in, instead of one per put. */
+static void
+plan_gap_move (QStorePgDb *db,
+               Plan       *plan,
+               const char *name,
+               GPtrArray  *kept)
+{
+  for (guint i = kept->len; i-- > 0;)
+    {
+      const QStoreWriteOp *op = kept->pdata[i];
+
+      if (op->kind != QSTORE_WRITE_OP_PUT ||
+          qstore_pg_gaps_above (db->gaps, name, op->key, op->key_len))
+        continue;
+      if (qstore_pg_gaps_hold (db->gaps, name, op->key, op->key_len))
+        {
+          GapMove move = { name, op->key, op->key_len };
+
+          g_array_append_val (plan->gap_moves, move);
+        }
+      return;
+    }
+}
+
+/* Makes room at once for the entries of the first @n ops of @kept (a
+ * chunk at most): the arrays then grow once, not step by step. */
+static void
+plan_reserve (GPtrArray  *kept,
+              GByteArray *ids,
+              GByteArray *put_keys,
+              GByteArray *put_values,
+              GByteArray *del_keys)
+{
+  gsize n_puts = 0, key_bytes = 0, value_bytes = 0, del_bytes = 0;
+
+  for (guint i = 0; i < MIN (kept->len, CHUNK_OPS); i++)
+    {
+      const QStoreWriteOp *op = kept->pdata[i];
+
+      if (op->kind == QSTORE_WRITE_OP_PUT)
+        {
+          n_puts++;
+          key_bytes += 4 + op->key_len;
+          value_bytes += 4 + op->value_len;
+        }
+      else
+        del_bytes += 4 + op->key_len;
+    }
+  if (ids != NULL)
+    qstore_pg_array_reserve (ids, 8 * n_puts);
+  qstore_pg_array_reserve (put_keys, key_bytes);
+  qstore_pg_array_reserve (put_values, value_bytes);
+  qstore_pg_array_reserve (del_keys, del_bytes);
 }
 
 /* Adds the steps of the @n ops of @ops, all on store @name, in order.
@@ -399,6 +501,11 @@ plan_run (QStorePgDb           *db,
       named.put_values = qstore_pg_array_new (0);
       named.del_keys = qstore_pg_array_new (0);
     }
+  if (by_id)
+    plan_reserve (kept, plan->put_ids, plan->put_keys, plan->put_values, plan->del_keys);
+  else
+    plan_reserve (kept, NULL, named.put_keys, named.put_values, named.del_keys);
+  plan_gap_move (db, plan, name, kept);
   for (guint i = 0; i < kept->len; i++)
     {
       const QStoreWriteOp *op = kept->pdata[i];
@@ -538,10 +645,9 @@ plan_stmt (Plan         *plan,
  * have committed after all (the answer lost), no gap is sure, nor that a
  * store the writer does not know is empty. */
 static void
-update_gaps (QStorePgDb           *db,
-             const QStoreWriteOp  *ops,
-             gsize                 n_ops,
-             gboolean              ok)
+update_gaps (QStorePgDb *db,
+             Plan       *plan,
+             gboolean    ok)
 {
   if (!ok)
     {
@@ -549,10 +655,12 @@ update_gaps (QStorePgDb           *db,
       db->stores_complete = FALSE;
       return;
     }
-  for (gsize i = 0; i < n_ops; i++)
-    if (ops[i].kind == QSTORE_WRITE_OP_PUT)
-      qstore_pg_gaps_put (db->gaps, qstore_kv_get_name (ops[i].store), ops[i].key,
-                          ops[i].key_len);
+  for (guint i = 0; i < plan->gap_moves->len; i++)
+    {
+      GapMove *move = &g_array_index (plan->gap_moves, GapMove, i);
+
+      qstore_pg_gaps_put (db->gaps, move->name, move->key, move->len);
+    }
 }
 
 /* The new rows' ids, for the next writes' shared statements. */
@@ -650,7 +758,7 @@ write_locked (QStorePgDb           *db,
         }
       else
         ok = TRUE;
-      update_gaps (db, ops, n_ops, ok);
+      update_gaps (db, &plan, ok);
     }
   plan_clear (&plan);
   return ok;
@@ -750,6 +858,7 @@ qstore_pg_restructure (QStorePgDb           *db,
   qstore_pg_db_begin_snapshots (db);
   /* Names now map to other rows: until the stores are listed again, none
    * is taken for new. */
+  qstore_pg_db_stores_changed (db);
   g_hash_table_remove_all (db->known_stores);
   db->stores_complete = FALSE;
   g_hash_table_remove_all (db->gaps);
@@ -772,6 +881,7 @@ qstore_pg_restructure (QStorePgDb           *db,
        * leaves the list incomplete, which only costs speed. */
       qstore_pg_db_load_stores (db, NULL);
     }
+  qstore_pg_db_stores_changed (db);
   g_mutex_unlock (&db->main->lock);
   plan_clear (&plan);
   return ok;
@@ -804,6 +914,7 @@ qstore_pg_txn_drop (QStorePgDb          *db,
     }
   /* A name put again later in the transaction gets a new row. */
   db->txn_restructured = TRUE;
+  qstore_pg_db_stores_changed (db);
   for (guint i = 0; names[i] != NULL; i++)
     g_hash_table_remove (db->known_stores, names[i]);
   return restructure_stores (db, names, NULL, NULL, error);
@@ -870,6 +981,9 @@ qstore_pg_txn_end (QStorePgDb  *db,
   /* The ids of the stores it made or erased are taken back. */
   if (db->txn_begun && !committed && (db->txn_restructured || !db->stores_complete))
     qstore_pg_db_load_stores (db, NULL);
+  /* Stores it made or dropped are there now, or gone. */
+  if (db->txn_restructured)
+    qstore_pg_db_stores_changed (db);
   db->txn_open = FALSE;
   db->txn_begun = FALSE;
   db->txn_restructured = FALSE;

@@ -7,7 +7,8 @@
  * coordinator wrote a transaction out into it; a session lost in the
  * middle is a clear error and leaves nothing; change-log notifications
  * reach listeners at the commit and never for a transaction that does
- * not commit.
+ * not commit. check() meanwhile sees committed data only; a COMMIT the
+ * server answers with ROLLBACK fails and leaves nothing.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -455,6 +456,132 @@ test_connection_lost (Fixture       *f,
     }
 }
 
+/* check() while a write transaction is open counts what is committed,
+ * and finds it sound; the transaction goes on, and what it commits is
+ * counted next. */
+static void
+test_check_during_write (Fixture       *f,
+                         gconstpointer  data)
+{
+  g_autoptr(QStoreKV) t = store_of (f->writer, "main.t");
+  g_autoptr(QStoreWriteTxn) txn = NULL;
+  g_autoptr(GError) error = NULL;
+
+  put (t, "base", "committed");
+  put (t, "other", "committed");
+  txn = qstore_provider_begin_write (f->writer, &error);
+  g_assert_no_error (error);
+  txn_fill (txn, t, "k", 500);
+  {
+    g_autoptr(QStoreCheckReport) report = qstore_provider_check (f->writer, &error);
+
+    g_assert_no_error (error);
+    g_assert_true (qstore_check_report_is_clean (report));
+    g_assert_cmpuint (qstore_check_report_get_n_checked_items (report, QSTORE_CHECK_SCOPE_FILE),
+                      ==, 2);
+  }
+  g_assert_true (qstore_write_txn_is_open (txn));
+  txn_fill (txn, t, "m", 10);
+  g_assert_true (qstore_write_txn_commit (txn, QSTORE_WRITE_SYNC, &error));
+  g_assert_no_error (error);
+  {
+    g_autoptr(QStoreCheckReport) report = qstore_provider_check (f->writer, &error);
+
+    g_assert_no_error (error);
+    g_assert_true (qstore_check_report_is_clean (report));
+    g_assert_cmpuint (qstore_check_report_get_n_checked_items (report, QSTORE_CHECK_SCOPE_FILE),
+                      ==, 512);
+  }
+}
+
+/* Cancels the writer's statement once it waits for a lock, as an
+ * administrator would (pg_cancel_backend). */
+static gpointer
+cancel_when_waiting (gpointer data)
+{
+  g_autofree char *filter = own_sessions_filter ();
+  g_autofree char *sql = g_strdup_printf ("SELECT pg_cancel_backend (pid) FROM pg_stat_activity "
+                                          "WHERE %s AND wait_event_type = 'Lock'", filter);
+  PGconn *pg = PQconnectdb (g_getenv ("QSTORE_TEST_POSTGRES"));
+  gboolean done = FALSE;
+
+  for (guint i = 0; i < 1000 && !done; i++)
+    {
+      PGresult *res = PQexec (pg, sql);
+
+      done = PQresultStatus (res) == PGRES_TUPLES_OK && PQntuples (res) == 1;
+      PQclear (res);
+      if (!done)
+        g_usleep (10000);
+    }
+  PQfinish (pg);
+  return GINT_TO_POINTER (done);
+}
+
+static void
+exec_ok (PGconn     *pg,
+         const char *sql)
+{
+  PGresult *res = PQexec (pg, sql);
+
+  g_assert_cmpint (PQresultStatus (res), ==, PGRES_COMMAND_OK);
+  PQclear (res);
+}
+
+/* A read inside the transaction fails on the server (cancelled while it
+ * waits for a lock), which leaves the server's transaction aborted; the
+ * application goes on and commits. The server answers that COMMIT with
+ * ROLLBACK: the commit fails with a QSTORE_ERROR that says so, and none
+ * of the transaction's writes is there. */
+static void
+test_commit_rolled_back (Fixture       *f,
+                         gconstpointer  data)
+{
+  g_autoptr(QStoreKV) t = store_of (f->writer, "main.t");
+  /* Never written: the writer knows no id for it and reads it by name,
+   * in the table of stores. */
+  g_autoptr(QStoreKV) unknown = store_of (f->writer, "main.unknown");
+  g_autoptr(QStoreWriteTxn) txn = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *lock = g_strdup_printf ("LOCK TABLE %s.stores IN ACCESS EXCLUSIVE MODE",
+                                           f->schema);
+  GThread *canceller;
+  const guint8 *value = NULL;
+  gsize len = 0;
+
+  put (t, "base", "committed");
+  txn = qstore_provider_begin_write (f->writer, &error);
+  g_assert_no_error (error);
+  txn_fill (txn, t, "k", 100);
+
+  exec_ok (f->pg, "BEGIN");
+  exec_ok (f->pg, lock);
+  canceller = g_thread_new ("cancel", cancel_when_waiting, NULL);
+  g_assert_false (qstore_snapshot_lookup (QSTORE_SNAPSHOT (txn), unknown, (const guint8 *) "x", 1,
+                                          &value, &len, &error));
+  g_assert_true (GPOINTER_TO_INT (g_thread_join (canceller)));
+  g_assert_error (error, QSTORE_ERROR, QSTORE_ERROR_IO);
+  g_assert_nonnull (strstr (error->message, "(SQLSTATE 57014)"));
+  g_clear_error (&error);
+  exec_ok (f->pg, "ROLLBACK");
+
+  /* A failed read leaves the transaction open: the commit is refused. */
+  g_assert_true (qstore_write_txn_is_open (txn));
+  g_assert_false (qstore_write_txn_commit (txn, QSTORE_WRITE_SYNC, &error));
+  g_assert_error (error, QSTORE_ERROR, QSTORE_ERROR_FAILED);
+  g_test_message ("%s", error->message);
+  g_assert_nonnull (strstr (error->message, "rolled it back"));
+  g_clear_error (&error);
+  g_assert_false (qstore_write_txn_is_open (txn));
+
+  g_assert_cmpint (server_count (f), ==, 1);
+  g_assert_false (has (t, "k000001"));
+  g_assert_cmpuint (test_kv_count (t), ==, 1);
+  /* The writer goes on. */
+  put (t, "after", "committed");
+  g_assert_cmpint (server_count (f), ==, 2);
+}
+
 /* The payloads of the notifications on the channel within @wait_ms. */
 static char *
 notifications (Fixture *f,
@@ -555,6 +682,8 @@ main (int    argc,
   ADD ("coordinator-unseen", test_coordinator_unseen);
   ADD ("connection-lost", test_connection_lost);
   ADD ("notify-at-commit", test_notify_at_commit);
+  ADD ("check-during-write", test_check_during_write);
+  ADD ("commit-rolled-back", test_commit_rolled_back);
 #undef ADD
 
   return g_test_run ();
