@@ -25,6 +25,7 @@
 #include <qstore.h>
 
 #include "qstore-coordinator-private.h"
+#include "qstore-fault-private.h"
 #include "qstore-test-util.h"
 
 /* What the buffer may hold: about one write-out's worth of writes
@@ -453,6 +454,81 @@ test_setting (Fixture       *f,
   g_assert_cmpuint (test_kv_count (f->a), ==, i);
 }
 
+/* A commit of more writes than QSTORE_COORDINATOR_STREAM_OPS, with
+ * nothing written out before, goes through a write transaction chunk by
+ * chunk: all of it lands, or, when a chunk fails or a key comes too long
+ * after chunks went, none of it. */
+static void
+test_large_commit (Fixture       *f,
+                   gconstpointer  data)
+{
+  const guint rows = QSTORE_COORDINATOR_STREAM_OPS;   /* two writes each */
+  gsize max_key = qstore_provider_get_max_key_length (f->provider);
+  g_autoptr(GError) error = NULL;
+  guint64 last_tx;
+
+  if (!f->spills)
+    {
+      g_test_skip ("without write transactions a commit goes in one batch");
+      return;
+    }
+  close_all (f);
+  open_with_step (f, FALSE);
+  last_tx = qstore_coordinator_get_last_tx_id (f->coord);
+
+  /* A write fails in the second chunk. */
+  qstore_coordinator_begin (f->coord);
+  for (guint i = 0; i < rows; i++)
+    put_row (f, i, "failed");
+  _qstore_fault_arm (QSTORE_FAULT_WRITE_OP, QSTORE_COORDINATOR_STREAM_OPS + 10);
+  g_assert_false (qstore_coordinator_commit (f->coord, &error));
+  _qstore_fault_disarm_all ();
+  g_assert_nonnull (error);
+  g_clear_error (&error);
+  g_assert_cmpuint (test_kv_count (f->a), ==, 0);
+  g_assert_cmpuint (test_kv_count (f->ai), ==, 0);
+  g_assert_cmpuint (qstore_coordinator_get_last_tx_id (f->coord), ==, last_tx);
+
+  /* A key too long for the provider sorts after the first chunk. */
+  if (max_key != 0)
+    {
+      g_autofree char *long_key = g_strnfill (max_key + 1, 'z');
+
+      qstore_coordinator_begin (f->coord);
+      for (guint i = 0; i < rows; i++)
+        put_row (f, i, "refused");
+      qstore_coordinator_put (f->coord, f->a, (const guint8 *) long_key, max_key + 1,
+                              (const guint8 *) "v", 1);
+      g_assert_false (qstore_coordinator_commit (f->coord, &error));
+      g_assert_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT);
+      g_assert_nonnull (strstr (error->message, "main.a"));
+      g_clear_error (&error);
+      g_assert_cmpuint (test_kv_count (f->a), ==, 0);
+      g_assert_cmpuint (test_kv_count (f->ai), ==, 0);
+    }
+
+  qstore_coordinator_begin (f->coord);
+  for (guint i = 0; i < rows; i++)
+    put_row (f, i, "committed");
+  g_assert_true (qstore_coordinator_commit (f->coord, &error));
+  g_assert_no_error (error);
+  g_assert_cmpuint (qstore_coordinator_test_get_n_spills (f->coord), ==, 0);
+  g_assert_cmpuint (test_kv_count (f->a), ==, rows);
+  g_assert_cmpuint (test_kv_count (f->ai), ==, rows);
+  g_assert_cmpuint (qstore_coordinator_get_last_tx_id (f->coord), ==, last_tx + 1);
+  {
+    g_autofree char *last = cget (f, f->a, rows - 1);
+
+    g_assert_cmpstr (last, ==, "committed");
+  }
+
+  /* It all survives a reopen. */
+  close_all (f);
+  open_all (f);
+  g_assert_cmpuint (test_kv_count (f->a), ==, rows);
+  g_assert_cmpuint (qstore_coordinator_get_last_tx_id (f->coord), ==, last_tx + 1);
+}
+
 /* A writer killed with a large transaction open leaves none of it. */
 static void
 test_crash (Fixture       *f,
@@ -531,6 +607,7 @@ main (int   argc,
   ADD ("savepoint-and-iterator", test_savepoint_and_iterator);
   ADD ("step", test_step);
   ADD ("setting", test_setting);
+  ADD ("large-commit", test_large_commit);
   ADD ("crash", test_crash);
 #undef ADD
 
