@@ -524,6 +524,25 @@ write_store_by_store (QStoreCoordinator  *self,
 }
 
 gboolean
+qstore_coordinator_check_key_length (QStoreCoordinator  *self,
+                                     const char         *name,
+                                     gsize               key_len,
+                                     gsize               max_key,
+                                     GError            **error)
+{
+  /* Checked here, not by the provider, so a commit made store by store
+   * is refused before it writes anything. */
+  if (max_key == 0 || key_len <= max_key)
+    return TRUE;
+  g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
+               "A key of %" G_GSIZE_FORMAT " bytes was written to store "
+               "“%s”, but the %s provider stores keys of at most "
+               "%" G_GSIZE_FORMAT " bytes: shorten the key columns",
+               key_len, name, qstore_provider_get_name (self->provider), max_key);
+  return FALSE;
+}
+
+gboolean
 qstore_coordinator_commit_pending (QStoreCoordinator   *self,
                                    guint64              tx_id,
                                    const char * const  *drop,
@@ -582,6 +601,24 @@ qstore_coordinator_commit_pending (QStoreCoordinator   *self,
     }
   g_array_sort_with_data (store_ids, compare_store_ids, self->pending);
 
+  /* A transaction that wrote out ends in its write transaction, and a
+   * large one goes through one too (see qstore-coordinator-spill.c): the
+   * array of all its writes, a third of the buffer's size, is never
+   * made. */
+  if (self->spill != NULL ||
+      (max_ops > QSTORE_COORDINATOR_STREAM_OPS && (drop == NULL || drop[0] == NULL) &&
+       (qstore_provider_get_capabilities (self->provider) & QSTORE_CAPABILITY_WRITE_TXN)))
+    {
+      gboolean ok = qstore_coordinator_spill_commit (self, drop, error);
+
+      qstore_pending_reset (self->pending);
+      if (!ok)
+        return FALSE;
+      g_clear_pointer (&self->interrupted, g_free);
+      g_ptr_array_set_size (self->interrupted_stores, 0);
+      return TRUE;
+    }
+
   /* Exactly the size needed (a GArray would round it up to a power of
    * two), with room for the removals of the marker and the undo journal
    * by write_store_by_store(). A large transaction holds one op per
@@ -591,6 +628,7 @@ qstore_coordinator_commit_pending (QStoreCoordinator   *self,
     {
       guint store = g_array_index (store_ids, guint, i);
       QStoreKV *kv = qstore_pending_store_get_kv (self->pending, store);
+      const char *name = qstore_pending_store_get_name (self->pending, store);
       QStorePendingCursor cursor;
       StoreSlice slice = { store, n_ops, 0 };
       gboolean more;
@@ -602,22 +640,9 @@ qstore_coordinator_commit_pending (QStoreCoordinator   *self,
           const guint8 *entry = qstore_pending_cursor_get_entry (&cursor);
           QStoreWriteOp op;
 
-          op.store = kv;
-          op.key = qstore_pending_entry_get_key (entry, &op.key_len);
-          op.value = qstore_pending_entry_get_value (entry, &op.value_len);
-          op.kind = op.value != NULL ? QSTORE_WRITE_OP_PUT : QSTORE_WRITE_OP_DELETE;
-          /* Checked here, not by the provider, so a commit made store by
-           * store is refused before it writes anything. */
-          if (max_key != 0 && op.key_len > max_key)
-            {
-              g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
-                           "A key of %" G_GSIZE_FORMAT " bytes was written to store "
-                           "“%s”, but the %s provider stores keys of at most "
-                           "%" G_GSIZE_FORMAT " bytes: shorten the key columns",
-                           op.key_len, qstore_pending_store_get_name (self->pending, store),
-                           qstore_provider_get_name (self->provider), max_key);
-              return FALSE;
-            }
+          qstore_coordinator_entry_op (kv, entry, &op);
+          if (!qstore_coordinator_check_key_length (self, name, op.key_len, max_key, error))
+            return FALSE;
           g_assert (n_ops < max_ops);
           ops[n_ops++] = op;
         }
@@ -630,16 +655,6 @@ qstore_coordinator_commit_pending (QStoreCoordinator   *self,
    * next, the transaction ends. */
   qstore_pending_reset (self->pending);
 
-  /* Part of the transaction was written out already (a large one): the
-   * rest, and the erasing, go into the same write transaction. */
-  if (self->spill != NULL)
-    {
-      if (!qstore_coordinator_spill_commit (self, drop, ops, n_ops, error))
-        return FALSE;
-      g_clear_pointer (&self->interrupted, g_free);
-      g_ptr_array_set_size (self->interrupted_stores, 0);
-      return TRUE;
-    }
   if (drop != NULL)
     {
       /* Restructuring is all or nothing on every provider. */

@@ -250,6 +250,25 @@ gboolean qstore_coordinator_commit_pending         (QStoreCoordinator   *self,
                                                     guint64              tx_id,
                                                     const char * const  *drop,
                                                     GError             **error);
+/* The op that writes buffer entry @entry of @store to the provider. */
+static inline void
+qstore_coordinator_entry_op (QStoreKV      *store,
+                             const guint8  *entry,
+                             QStoreWriteOp *op)
+{
+  op->store = store;
+  op->key = qstore_pending_entry_get_key (entry, &op->key_len);
+  op->value = qstore_pending_entry_get_value (entry, &op->value_len);
+  op->kind = op->value != NULL ? QSTORE_WRITE_OP_PUT : QSTORE_WRITE_OP_DELETE;
+}
+
+/* Refuses a key longer than @max_key (0: any length) written to store
+ * @name, before anything of the commit is written. */
+gboolean qstore_coordinator_check_key_length       (QStoreCoordinator   *self,
+                                                    const char          *name,
+                                                    gsize                key_len,
+                                                    gsize                max_key,
+                                                    GError             **error);
 /* The undo journal: a torn commit undone at open (or reported) */
 gboolean qstore_coordinator_recover_undo           (QStoreCoordinator   *self,
                                                     GError             **error);
@@ -272,14 +291,17 @@ gboolean qstore_coordinator_recover_undo           (QStoreCoordinator   *self,
 /* Above it, no machine holds the buffer: a typing error, not a setting. */
 #define QSTORE_COORDINATOR_SPILL_BYTES_MAX (G_GUINT64_CONSTANT (1) << 40)
 
+/* A commit of more writes than this goes through a write transaction
+ * (where the provider has them), in chunks. */
+#define QSTORE_COORDINATOR_STREAM_OPS      4096
+
 void     qstore_coordinator_try_spill              (QStoreCoordinator   *self);
 gboolean qstore_coordinator_spill_check            (QStoreCoordinator   *self,
                                                     GError             **error);
-/* Drops @drop, writes @ops into the write transaction and commits it. */
+/* Drops @drop, writes the buffer into the write transaction (begun when
+ * nothing was written out) and commits it. */
 gboolean qstore_coordinator_spill_commit           (QStoreCoordinator   *self,
                                                     const char * const  *drop,
-                                                    const QStoreWriteOp *ops,
-                                                    gsize                n_ops,
                                                     GError             **error);
 /* Whether @key of @store may have been written out: when not, the write
  * transaction holds for it what committed data holds. */

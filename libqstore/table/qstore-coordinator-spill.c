@@ -19,7 +19,10 @@
  * the commit writes what is left into it and commits it. The provider
  * holds written-out writes in its own bounded memory and files, so the
  * writer's memory no longer grows with the transaction; nobody sees them
- * before the commit, and a crash leaves none of them.
+ * before the commit, and a crash leaves none of them. A commit of more
+ * than QSTORE_COORDINATOR_STREAM_OPS writes goes the same way when
+ * nothing was written out, for speed: chunk by chunk, each while its
+ * entries are in the cache, instead of one array of every write.
  *
  * The step is large on purpose. Each write-out is one sorted batch, and
  * a B-tree takes a sorted batch best in one piece: batches of random keys
@@ -139,21 +142,53 @@ may_spill (QStoreCoordinator *self)
          (qstore_provider_get_capabilities (self->provider) & QSTORE_CAPABILITY_WRITE_TXN);
 }
 
-/* Hands @ops to the write transaction, begun on the first call. */
+/* Hands the buffer's entries to @txn, store by store in key order and
+ * SPILL_CHUNK at a time: each chunk goes while its entries are still in
+ * the cache. A key longer than @max_key (0: any length) is refused with
+ * the commit's message. @remember notes each key as written out (a
+ * write-out, not a commit). */
 static gboolean
-spill_ops (QStoreCoordinator  *self,
-           GArray             *ops,
-           GError            **error)
+write_buffer (QStoreCoordinator  *self,
+              QStoreWriteTxn     *txn,
+              gsize               max_key,
+              gboolean            remember,
+              GError            **error)
 {
-  gboolean ok;
+  g_autoptr(GArray) ops = g_array_sized_new (FALSE, FALSE, sizeof (QStoreWriteOp), SPILL_CHUNK);
 
-  if (ops->len == 0)
-    return TRUE;
-  if (self->spill == NULL && !(self->spill = qstore_provider_begin_write (self->provider, error)))
-    return FALSE;
-  ok = qstore_write_txn_write (self->spill, (QStoreWriteOp *) ops->data, ops->len, error);
-  g_array_set_size (ops, 0);
-  return ok;
+  for (guint store = 0; store < qstore_pending_get_n_stores (self->pending); store++)
+    {
+      QStoreKV *kv = qstore_pending_store_get_kv (self->pending, store);
+      const char *name = qstore_pending_store_get_name (self->pending, store);
+      QStorePendingCursor cursor;
+      gboolean more;
+
+      for (more = qstore_pending_seek (self->pending, store, NULL, 0, TRUE, FALSE, &cursor);
+           more;
+           more = qstore_pending_cursor_step (&cursor, FALSE))
+        {
+          const guint8 *entry = qstore_pending_cursor_get_entry (&cursor);
+          QStoreWriteOp op;
+
+          qstore_coordinator_entry_op (kv, entry, &op);
+          if (!qstore_coordinator_check_key_length (self, name, op.key_len, max_key, error))
+            return FALSE;
+          g_array_append_val (ops, op);
+          if (remember)
+            {
+              filter_add (self, name, op.key, op.key_len);
+              if (!g_hash_table_contains (self->spilled_stores, name))
+                g_hash_table_add (self->spilled_stores, g_strdup (name));
+            }
+          if (ops->len == SPILL_CHUNK)
+            {
+              if (!qstore_write_txn_write (txn, (QStoreWriteOp *) ops->data, ops->len, error))
+                return FALSE;
+              g_array_set_size (ops, 0);
+            }
+        }
+    }
+  return ops->len == 0 || qstore_write_txn_write (txn, (QStoreWriteOp *) ops->data, ops->len, error);
 }
 
 /* Writes the buffer out into the write transaction and empties it. A key
@@ -164,7 +199,6 @@ spill (QStoreCoordinator  *self,
        GError            **error)
 {
   gsize max_key = qstore_provider_get_max_key_length (self->provider);
-  g_autoptr(GArray) ops = NULL;
 
   /* Nothing may go out when something cannot: the commit refuses the
    * transaction anyway, and with it all its writes. */
@@ -190,34 +224,9 @@ spill (QStoreCoordinator  *self,
         }
     }
 
-  ops = g_array_sized_new (FALSE, FALSE, sizeof (QStoreWriteOp), SPILL_CHUNK);
-  for (guint store = 0; store < qstore_pending_get_n_stores (self->pending); store++)
-    {
-      QStoreKV *kv = qstore_pending_store_get_kv (self->pending, store);
-      const char *name = qstore_pending_store_get_name (self->pending, store);
-      QStorePendingCursor cursor;
-      gboolean more;
-
-      for (more = qstore_pending_seek (self->pending, store, NULL, 0, TRUE, FALSE, &cursor);
-           more;
-           more = qstore_pending_cursor_step (&cursor, FALSE))
-        {
-          const guint8 *entry = qstore_pending_cursor_get_entry (&cursor);
-          QStoreWriteOp op;
-
-          op.store = kv;
-          op.key = qstore_pending_entry_get_key (entry, &op.key_len);
-          op.value = qstore_pending_entry_get_value (entry, &op.value_len);
-          op.kind = op.value != NULL ? QSTORE_WRITE_OP_PUT : QSTORE_WRITE_OP_DELETE;
-          g_array_append_val (ops, op);
-          filter_add (self, name, op.key, op.key_len);
-          if (!g_hash_table_contains (self->spilled_stores, name))
-            g_hash_table_add (self->spilled_stores, g_strdup (name));
-          if (ops->len == SPILL_CHUNK && !spill_ops (self, ops, error))
-            return FALSE;
-        }
-    }
-  if (!spill_ops (self, ops, error))
+  if (self->spill == NULL && !(self->spill = qstore_provider_begin_write (self->provider, error)))
+    return FALSE;
+  if (!write_buffer (self, self->spill, 0, TRUE, error))
     return FALSE;
 
   /* Nothing points into the buffer (no iterator is alive): its arena
@@ -291,13 +300,12 @@ qstore_coordinator_writes_out (QStoreCoordinator *self)
 gboolean
 qstore_coordinator_spill_commit (QStoreCoordinator    *self,
                                  const char * const   *drop,
-                                 const QStoreWriteOp  *ops,
-                                 gsize                 n_ops,
                                  GError              **error)
 {
-  g_autoptr(QStoreWriteTxn) spill = g_steal_pointer (&self->spill);
+  g_autoptr(QStoreWriteTxn) txn = g_steal_pointer (&self->spill);
 
-  g_assert (spill != NULL);
+  if (txn == NULL && !(txn = qstore_provider_begin_write (self->provider, error)))
+    return FALSE;
   /* A restructure erases first, then writes the transaction's writes: the
    * written-out ones came earlier, so a store that received some of them
    * cannot also be erased in this commit. */
@@ -309,15 +317,19 @@ qstore_coordinator_spill_commit (QStoreCoordinator    *self,
                        _("The transaction wrote to store “%s” and erases it in the same "
                        "commit, after more writes than it keeps in memory: commit the "
                        "writes first"), drop[i]);
-          qstore_write_txn_abort (spill);
+          qstore_write_txn_abort (txn);
           return FALSE;
         }
     }
-  if (drop != NULL && drop[0] != NULL && !qstore_write_txn_drop_stores (spill, drop, error))
+  if (drop != NULL && drop[0] != NULL && !qstore_write_txn_drop_stores (txn, drop, error))
     return FALSE;
-  if (!qstore_write_txn_write (spill, ops, n_ops, error))
-    return FALSE;
-  return qstore_write_txn_commit (spill, QSTORE_WRITE_SYNC, error);
+  if (!write_buffer (self, txn, qstore_provider_get_max_key_length (self->provider), FALSE,
+                     error))
+    {
+      qstore_write_txn_abort (txn);
+      return FALSE;
+    }
+  return qstore_write_txn_commit (txn, QSTORE_WRITE_SYNC, error);
 }
 
 /* "65536 bytes (64.0 KiB)" */

@@ -184,15 +184,85 @@ write_rename (QStoreLmdbWrite    *wt,
   return qstore_lmdb_write_drop (wt, from);
 }
 
+/* The store a run of ops writes to, and the cursor that ops in key order
+ * (a commit's are) go through: it searches only its current leaf when
+ * the next key falls there, skipping most of the descent. An op whose
+ * key does not follow the previous one's searches from the root, as the
+ * cursor's look at its leaf first would only cost it more. */
+typedef struct
+{
+  QStoreKV   *store;
+  MDB_dbi     dbi;
+  MDB_cursor *cursor;
+  gboolean    exists;
+  MDB_val     prev;      /* the previous op's key, the caller's bytes */
+} Run;
+
+static void
+run_end (Run *run)
+{
+  g_clear_pointer (&run->cursor, mdb_cursor_close);
+  run->store = NULL;
+}
+
+static int
+run_begin (QStoreLmdbWrite *wt,
+           Run             *run,
+           QStoreLmdbKV    *kv,
+           gboolean         create)
+{
+  MDB_dbi dbi;
+  int rc;
+
+  run_end (run);
+  /* Only found handles are cached: another handle on the same store may
+   * create it later in the transaction. */
+  if (kv->write_serial == wt->serial)
+    {
+      dbi = kv->write_dbi;
+      run->exists = TRUE;
+    }
+  else
+    {
+      rc = qstore_lmdb_write_resolve (wt, kv->name, kv, create, &dbi, &run->exists);
+      if (rc != MDB_SUCCESS)
+        return rc;
+      if (run->exists)
+        {
+          kv->write_serial = wt->serial;
+          kv->write_dbi = dbi;
+        }
+    }
+  run->store = (QStoreKV *) kv;
+  run->dbi = dbi;
+  run->prev.mv_data = NULL;
+  return run->exists ? mdb_cursor_open (wt->txn, dbi, &run->cursor) : MDB_SUCCESS;
+}
+
+/* Whether @key follows the previous op's, or opens the run. */
+static gboolean
+run_in_order (QStoreLmdbWrite *wt,
+              Run             *run,
+              MDB_val         *key)
+{
+  gboolean in_order = run->prev.mv_data == NULL ||
+                      mdb_cmp (wt->txn, run->dbi, key, &run->prev) > 0;
+
+  run->prev = *key;
+  return in_order;
+}
+
 int
 qstore_lmdb_write_apply (QStoreLmdbWrite      *wt,
                          const QStoreWriteOp  *ops,
                          gsize                 n_ops,
                          GError              **error)
 {
+  Run run = { NULL, };
+  int rc = MDB_SUCCESS;
+
   /* A fresh serial: handles cached before drops and renames are stale. */
   wt->serial = ++wt->env->write_serial;
-  wt->store = NULL;
 
   for (gsize i = 0; i < n_ops; i++)
     {
@@ -201,34 +271,18 @@ qstore_lmdb_write_apply (QStoreLmdbWrite      *wt,
       MDB_val key = { op->key_len, (void *) op->key };
       MDB_val value = { op->value_len, (void *) op->value };
       gboolean put = op->kind == QSTORE_WRITE_OP_PUT;
-      int rc = MDB_SUCCESS;
 
       if (!_qstore_fault_check (QSTORE_FAULT_WRITE_OP, error))
-        return QSTORE_LMDB_RC_ERROR;
-
-      /* A put to a store that does not exist yet creates it. Only found
-       * handles are cached: another handle on the same store may create
-       * it later in the transaction. */
-      if (op->store != wt->store || (put && !wt->exists))
         {
-          if (kv->write_serial == wt->serial)
-            {
-              wt->dbi = kv->write_dbi;
-              wt->exists = TRUE;
-            }
-          else
-            {
-              rc = qstore_lmdb_write_resolve (wt, kv->name, kv, put, &wt->dbi, &wt->exists);
-              if (rc == MDB_SUCCESS && wt->exists)
-                {
-                  kv->write_serial = wt->serial;
-                  kv->write_dbi = wt->dbi;
-                }
-            }
-          wt->store = rc == MDB_SUCCESS ? op->store : NULL;
+          rc = QSTORE_LMDB_RC_ERROR;
+          break;
         }
 
-      if (rc != MDB_SUCCESS)
+      /* A put to a store that does not exist yet creates it. */
+      if (op->store != run.store || (put && !run.exists))
+        rc = run_begin (wt, &run, kv, put);
+
+      if (rc != MDB_SUCCESS || !run.exists)
         ;
       else if (put)
         {
@@ -238,13 +292,20 @@ qstore_lmdb_write_apply (QStoreLmdbWrite      *wt,
                            "Value of %" G_GSIZE_FORMAT " bytes written to store “%s”: "
                            "LMDB stores values of at most %" G_GSIZE_FORMAT " bytes",
                            op->value_len, kv->name, QSTORE_LMDB_MAX_VALUE_SIZE);
-              return QSTORE_LMDB_RC_ERROR;
+              rc = QSTORE_LMDB_RC_ERROR;
+              break;
             }
-          rc = mdb_put (wt->txn, wt->dbi, &key, &value, 0);
+          if (run_in_order (wt, &run, &key))
+            rc = mdb_cursor_put (run.cursor, &key, &value, 0);
+          else
+            rc = mdb_put (wt->txn, run.dbi, &key, &value, 0);
         }
-      else if (wt->exists)
+      else
         {
-          rc = mdb_del (wt->txn, wt->dbi, &key, NULL);
+          if (!run_in_order (wt, &run, &key))
+            rc = mdb_del (wt->txn, run.dbi, &key, NULL);
+          else if ((rc = mdb_cursor_get (run.cursor, &key, NULL, MDB_SET)) == MDB_SUCCESS)
+            rc = mdb_cursor_del (run.cursor, 0);
           if (rc == MDB_NOTFOUND)
             rc = MDB_SUCCESS;
         }
@@ -252,10 +313,11 @@ qstore_lmdb_write_apply (QStoreLmdbWrite      *wt,
       if (G_UNLIKELY (rc != MDB_SUCCESS))
         {
           qstore_lmdb_set_error (error, wt->env->path, rc, "Could not write to store “%s”", kv->name);
-          return rc;
+          break;
         }
     }
-  return MDB_SUCCESS;
+  run_end (&run);
+  return rc;
 }
 
 int
@@ -360,7 +422,6 @@ qstore_lmdb_write_abort (QStoreLmdbWrite *wt)
     }
   wt->set_changed = FALSE;
   wt->hard_dropped = FALSE;
-  wt->store = NULL;
 }
 
 gboolean

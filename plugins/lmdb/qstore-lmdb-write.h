@@ -20,12 +20,6 @@ typedef struct
   gboolean       set_changed;   /* stores were created or removed */
   gboolean       hard_dropped;  /* handles were closed */
   gboolean       may_close;     /* no reader is live and none may begin */
-
-  /* The store of the previous op, so runs of ops on one store resolve it
-   * once. */
-  QStoreKV      *store;
-  MDB_dbi        dbi;
-  gboolean       exists;
 } QStoreLmdbWrite;
 
 /* Finds the handle of store @name in the write transaction, creating the

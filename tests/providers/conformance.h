@@ -64,6 +64,7 @@ void            conformance_add_check_tests (const char *prefix);
 void            conformance_add_read_only_tests (const char *prefix);
 void            conformance_add_write_txn_tests (const char *prefix);
 void            conformance_add_point_read_tests (const char *prefix);
+void            conformance_add_write_order_tests (const char *prefix);
 
 /* postgres: what tests/postgres/with-postgres.sh's server is asked
  * outside qstore, through psql. */

@@ -1427,6 +1427,7 @@ main (int   argc,
   conformance_add_read_only_tests (prefix);
   conformance_add_write_txn_tests (prefix);
   conformance_add_point_read_tests (prefix);
+  conformance_add_write_order_tests (prefix);
   if (in_tree)
     {
       /* What knows this tree's providers: their names, files and tools. */

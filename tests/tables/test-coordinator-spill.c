@@ -21,11 +21,15 @@
 
 #include <signal.h>
 #include <string.h>
+#include <sys/wait.h>
 
 #include <qstore.h>
 
 #include "qstore-coordinator-private.h"
+#include "qstore-fault-private.h"
 #include "qstore-test-util.h"
+
+static const char *self_path;
 
 /* What the buffer may hold: about one write-out's worth of writes
  * (1,024 of some 40 bytes here, in an arena that grows by doubling). */
@@ -453,6 +457,240 @@ test_setting (Fixture       *f,
   g_assert_cmpuint (test_kv_count (f->a), ==, i);
 }
 
+/* A commit of more writes than QSTORE_COORDINATOR_STREAM_OPS, with
+ * nothing written out before, goes through a write transaction chunk by
+ * chunk: all of it lands, or, when a chunk fails or a key comes too long
+ * after chunks went, none of it. */
+static void
+test_large_commit (Fixture       *f,
+                   gconstpointer  data)
+{
+  const guint rows = QSTORE_COORDINATOR_STREAM_OPS;   /* two writes each */
+  gsize max_key = qstore_provider_get_max_key_length (f->provider);
+  g_autoptr(GError) error = NULL;
+  guint64 last_tx;
+
+  if (!f->spills)
+    {
+      g_test_skip ("without write transactions a commit goes in one batch");
+      return;
+    }
+  close_all (f);
+  open_with_step (f, FALSE);
+  last_tx = qstore_coordinator_get_last_tx_id (f->coord);
+
+  /* A write fails in the second chunk. */
+  qstore_coordinator_begin (f->coord);
+  for (guint i = 0; i < rows; i++)
+    put_row (f, i, "failed");
+  _qstore_fault_arm (QSTORE_FAULT_WRITE_OP, QSTORE_COORDINATOR_STREAM_OPS + 10);
+  g_assert_false (qstore_coordinator_commit (f->coord, &error));
+  _qstore_fault_disarm_all ();
+  g_assert_nonnull (error);
+  g_clear_error (&error);
+  g_assert_cmpuint (test_kv_count (f->a), ==, 0);
+  g_assert_cmpuint (test_kv_count (f->ai), ==, 0);
+  g_assert_cmpuint (qstore_coordinator_get_last_tx_id (f->coord), ==, last_tx);
+
+  /* A key too long for the provider sorts after the first chunk. */
+  if (max_key != 0)
+    {
+      g_autofree char *long_key = g_strnfill (max_key + 1, 'z');
+
+      qstore_coordinator_begin (f->coord);
+      for (guint i = 0; i < rows; i++)
+        put_row (f, i, "refused");
+      qstore_coordinator_put (f->coord, f->a, (const guint8 *) long_key, max_key + 1,
+                              (const guint8 *) "v", 1);
+      g_assert_false (qstore_coordinator_commit (f->coord, &error));
+      g_assert_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT);
+      g_assert_nonnull (strstr (error->message, "main.a"));
+      g_clear_error (&error);
+      g_assert_cmpuint (test_kv_count (f->a), ==, 0);
+      g_assert_cmpuint (test_kv_count (f->ai), ==, 0);
+    }
+
+  qstore_coordinator_begin (f->coord);
+  for (guint i = 0; i < rows; i++)
+    put_row (f, i, "committed");
+  g_assert_true (qstore_coordinator_commit (f->coord, &error));
+  g_assert_no_error (error);
+  g_assert_cmpuint (qstore_coordinator_test_get_n_spills (f->coord), ==, 0);
+  g_assert_cmpuint (test_kv_count (f->a), ==, rows);
+  g_assert_cmpuint (test_kv_count (f->ai), ==, rows);
+  g_assert_cmpuint (qstore_coordinator_get_last_tx_id (f->coord), ==, last_tx + 1);
+  {
+    g_autofree char *last = cget (f, f->a, rows - 1);
+
+    g_assert_cmpstr (last, ==, "committed");
+  }
+
+  /* It all survives a reopen. */
+  close_all (f);
+  open_all (f);
+  g_assert_cmpuint (test_kv_count (f->a), ==, rows);
+  g_assert_cmpuint (qstore_coordinator_get_last_tx_id (f->coord), ==, last_tx + 1);
+}
+
+/* Reads the generations the child reported until @timeout_ms passed
+ * (-1: until it ends) or, with @first, one came; returns the largest of
+ * them and @largest. */
+static guint64
+read_generations (int      fd,
+                  GString *pending,
+                  guint64  largest,
+                  int      timeout_ms,
+                  gboolean first)
+{
+  gint64 deadline = g_get_monotonic_time () + (gint64) timeout_ms * 1000;
+
+  for (;;)
+    {
+      int left = timeout_ms < 0 ? -1 : (int) MAX (0, (deadline - g_get_monotonic_time ()) / 1000);
+      g_autofree char *line = test_read_line (fd, pending, left);
+
+      if (line == NULL)
+        return largest;
+      largest = MAX (largest, g_ascii_strtoull (line, NULL, 10));
+      if (first)
+        return largest;
+    }
+}
+
+/* Rows of each generation the commit crash child writes: enough writes
+ * (a row and an index entry each) that every commit goes through a write
+ * transaction in chunks. */
+#define CRASH_ROWS (QSTORE_COORDINATOR_STREAM_OPS * 3 / 4)
+
+/* The child of /crash-commit: commits generation after generation of the
+ * same rows, each in one transaction, and prints the generation after
+ * each commit returned. */
+static int
+crash_commit_child (const char *uri)
+{
+  g_autoptr(GError) error = NULL;
+  Fixture f = { NULL, (char *) uri, };
+
+  open_with_step (&f, FALSE);
+  for (guint gen = qstore_coordinator_get_last_tx_id (f.coord) + 1;; gen++)
+    {
+      g_autofree char *value = g_strdup_printf ("g%u", gen);
+
+      qstore_coordinator_begin (f.coord);
+      for (guint i = 0; i < CRASH_ROWS; i++)
+        put_row (&f, i, value);
+      if (!qstore_coordinator_commit (f.coord, &error))
+        {
+          g_printerr ("crash child: %s\n", error->message);
+          return 1;
+        }
+      g_print ("%u\n", gen);
+      fflush (stdout);
+    }
+}
+
+/* Every value of @kv, which must all be one: returns it. */
+static char *
+single_value (QStoreKV *kv)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(QStoreIter) iter = qstore_kv_iterate (kv, NULL, &error);
+  char *value = NULL;
+  guint n = 0;
+
+  g_assert_no_error (error);
+  while (qstore_iter_next (iter, &error))
+    {
+      gsize len;
+      const guint8 *data = qstore_iter_peek_value (iter, &len);
+
+      if (value == NULL)
+        value = g_strndup ((const char *) data, len);
+      else if (strlen (value) != len || memcmp (value, data, len) != 0)
+        g_error ("Rows of two generations after a crash: %s and %.*s", value, (int) len, data);
+      n++;
+    }
+  g_assert_no_error (error);
+  g_assert_cmpuint (n, ==, CRASH_ROWS);
+  return value;
+}
+
+/* A writer killed in the middle of large commits: after a reopen every
+ * commit it reported is there, and no commit is there in part. */
+static void
+test_crash_commit (Fixture       *f,
+                   gconstpointer  data)
+{
+  g_autoptr(GRand) rand = g_rand_new_with_seed (test_seed ());
+  guint iterations = test_env_count ("QSTORE_CRASH_ITERATIONS", 20);
+  guint64 reported = 0;
+  guint landed_unreported = 0;
+  /* A server notices a killed writer's session end, and lets its lock go,
+   * only a moment later. */
+  g_autofree char *waiting = g_strconcat (f->uri, strchr (f->uri, '?') ? "&" : "?",
+                                          "wait_ms=20000", NULL);
+  char *uri = f->uri;
+
+  if (!f->spills || !(qstore_provider_get_capabilities (f->provider) & QSTORE_CAPABILITY_PERSISTENT))
+    {
+      g_test_skip ("commits go in one batch on this provider");
+      return;
+    }
+  /* Generation 1, so that every later one replaces whole rows. */
+  close_all (f);
+  open_with_step (f, FALSE);
+  qstore_coordinator_begin (f->coord);
+  for (guint i = 0; i < CRASH_ROWS; i++)
+    put_row (f, i, "g1");
+  g_assert_true (qstore_coordinator_commit (f->coord, NULL));
+  close_all (f);
+
+  for (guint i = 0; i < iterations; i++)
+    {
+      const char *argv[] = { self_path, "--crash-commit-child", waiting, NULL };
+      g_autoptr(GString) pending = g_string_new (NULL);
+      g_autoptr(GError) error = NULL;
+      g_autofree char *value = NULL;
+      guint64 before = reported, stored;
+      GPid pid;
+      int out_fd, status;
+
+      g_spawn_async_with_pipes (NULL, (char **) argv, NULL, G_SPAWN_DO_NOT_REAP_CHILD, NULL,
+                                NULL, &pid, NULL, &out_fd, NULL, &error);
+      g_assert_no_error (error);
+      /* Killed at a random moment of its commits, not of its start. */
+      reported = read_generations (out_fd, pending, reported, 30000, TRUE);
+      reported = read_generations (out_fd, pending, reported, g_rand_int_range (rand, 1, 60),
+                                   FALSE);
+      kill (pid, SIGKILL);
+      waitpid (pid, &status, 0);
+      g_spawn_close_pid (pid);
+      if (!WIFSIGNALED (status))
+        g_error ("The crash child stopped before it was killed (status %d)", status);
+      reported = read_generations (out_fd, pending, reported, -1, FALSE);
+      close (out_fd);
+      g_assert_cmpuint (reported, >, before);
+
+      f->uri = waiting;
+      open_with_step (f, FALSE);
+      f->uri = uri;
+      stored = qstore_coordinator_get_last_tx_id (f->coord);
+      value = single_value (f->a);
+      g_assert_cmpuint (g_ascii_strtoull (value + 1, NULL, 10), ==, stored);
+      g_assert_cmpuint (test_kv_count (f->ai), ==, CRASH_ROWS);
+      /* The one commit under way may have landed without its report. */
+      g_assert_cmpuint (stored, >=, reported);
+      g_assert_cmpuint (stored, <=, reported + 1);
+      landed_unreported += stored > reported;
+      reported = stored;
+      close_all (f);
+    }
+  open_all (f);
+  g_test_message ("%u crashes during commits of %u writes; %" G_GUINT64_FORMAT " commits, "
+                  "%u of them landed unreported", iterations, CRASH_ROWS * 2, reported,
+                  landed_unreported);
+}
+
 /* A writer killed with a large transaction open leaves none of it. */
 static void
 test_crash (Fixture       *f,
@@ -519,6 +757,9 @@ main (int   argc,
 {
   g_autofree char *prefix = NULL;
 
+  self_path = argv[0];
+  if (argc == 3 && g_str_equal (argv[1], "--crash-commit-child"))
+    return crash_commit_child (argv[2]);
   g_test_init (&argc, &argv, NULL);
   prefix = g_strdup_printf ("/coordinator-spill/%s", test_provider_spec ());
 
@@ -531,7 +772,9 @@ main (int   argc,
   ADD ("savepoint-and-iterator", test_savepoint_and_iterator);
   ADD ("step", test_step);
   ADD ("setting", test_setting);
+  ADD ("large-commit", test_large_commit);
   ADD ("crash", test_crash);
+  ADD ("crash-commit", test_crash_commit);
 #undef ADD
 
   return g_test_run ();
