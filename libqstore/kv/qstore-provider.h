@@ -72,6 +72,10 @@ G_BEGIN_DECLS
  *   write transaction that takes writes as they come and stores them all
  *   at once at its commit, holding what it wrote in the provider's files
  *   rather than in memory. Withheld, like the atomic batch, by `?atomic=0`
+ * @QSTORE_CAPABILITY_REMOTE: the data lives on a server, and a call may
+ *   cost a round trip to it: hand many writes over in one call (one
+ *   [method@Provider.write] rather than a write transaction fed chunk by
+ *   chunk), which the provider sends as one pipeline
  *
  * What a provider can do.
  */
@@ -84,6 +88,7 @@ typedef enum /*< flags,underscore_name=qstore_capabilities >*/
   QSTORE_CAPABILITY_MULTI_PROCESS = 1 << 3,
   QSTORE_CAPABILITY_WRITER_LOCK = 1 << 4,
   QSTORE_CAPABILITY_WRITE_TXN = 1 << 5,
+  QSTORE_CAPABILITY_REMOTE = 1 << 6,
 } QStoreCapabilities;
 
 /**

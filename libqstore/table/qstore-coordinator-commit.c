@@ -604,10 +604,12 @@ qstore_coordinator_commit_pending (QStoreCoordinator   *self,
   /* A transaction that wrote out ends in its write transaction, and a
    * large one goes through one too (see qstore-coordinator-spill.c): the
    * array of all its writes, a third of the buffer's size, is never
-   * made. */
+   * made. Not on a server, where a chunk costs a round trip and one
+   * write goes out as one pipeline. */
   if (self->spill != NULL ||
       (max_ops > QSTORE_COORDINATOR_STREAM_OPS && (drop == NULL || drop[0] == NULL) &&
-       (qstore_provider_get_capabilities (self->provider) & QSTORE_CAPABILITY_WRITE_TXN)))
+       (qstore_provider_get_capabilities (self->provider) &
+        (QSTORE_CAPABILITY_WRITE_TXN | QSTORE_CAPABILITY_REMOTE)) == QSTORE_CAPABILITY_WRITE_TXN))
     {
       gboolean ok = qstore_coordinator_spill_commit (self, drop, error);
 

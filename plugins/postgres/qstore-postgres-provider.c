@@ -220,7 +220,7 @@ qstore_pg_provider_iface_init (QStoreProviderInterface *iface)
                          QSTORE_CAPABILITY_SNAPSHOTS |
                          QSTORE_CAPABILITY_MULTI_PROCESS |
                          QSTORE_CAPABILITY_WRITER_LOCK |
-                         QSTORE_CAPABILITY_WRITE_TXN);
+                         QSTORE_CAPABILITY_WRITE_TXN | QSTORE_CAPABILITY_REMOTE);
   iface->option_names = option_names;
   iface->open_store = qstore_pg_provider_open_store;
   iface->begin_snapshot = qstore_pg_provider_begin_snapshot;

@@ -39,7 +39,8 @@ test_registry (void)
   else
     g_assert_cmpint (caps, ==, QSTORE_CAPABILITY_PERSISTENT | QSTORE_CAPABILITY_ATOMIC_BATCH |
                                QSTORE_CAPABILITY_SNAPSHOTS | QSTORE_CAPABILITY_MULTI_PROCESS |
-                               QSTORE_CAPABILITY_WRITER_LOCK | QSTORE_CAPABILITY_WRITE_TXN);
+                               QSTORE_CAPABILITY_WRITER_LOCK | QSTORE_CAPABILITY_WRITE_TXN |
+                               (g_str_equal (name, "postgres") ? QSTORE_CAPABILITY_REMOTE : 0));
 
   g_assert_false (qstore_lookup_provider_capabilities ("no-such-provider", &caps, &error));
   g_assert_error (error, QSTORE_ERROR, QSTORE_ERROR_NOT_FOUND);

@@ -459,8 +459,8 @@ test_setting (Fixture       *f,
 
 /* A commit of more writes than QSTORE_COORDINATOR_STREAM_OPS, with
  * nothing written out before, goes through a write transaction chunk by
- * chunk: all of it lands, or, when a chunk fails or a key comes too long
- * after chunks went, none of it. */
+ * chunk (on a remote provider, as one write): all of it lands, or, when a
+ * chunk fails or a key comes too long after chunks went, none of it. */
 static void
 test_large_commit (Fixture       *f,
                    gconstpointer  data)
@@ -559,7 +559,7 @@ read_generations (int      fd,
 
 /* Rows of each generation the commit crash child writes: enough writes
  * (a row and an index entry each) that every commit goes through a write
- * transaction in chunks. */
+ * transaction in chunks, where the provider is not remote. */
 #define CRASH_ROWS (QSTORE_COORDINATOR_STREAM_OPS * 3 / 4)
 
 /* The child of /crash-commit: commits generation after generation of the

@@ -39,7 +39,7 @@
 typedef struct
 {
   const char *name;
-  const char *capabilities[7];
+  const char *capabilities[8];
 } ExpectedProvider;
 
 /* What each provider can do, as the design defines it. */
@@ -49,7 +49,7 @@ static const ExpectedProvider expected_providers[] = {
   { "memory", { "atomic_batch", "snapshots", NULL } },
 #ifdef TEST_HAVE_POSTGRES
   { "postgres", { "persistent", "atomic_batch", "snapshots", "multi_process", "writer_lock",
-                  "write_txn", NULL } },
+                  "write_txn", "remote", NULL } },
 #endif
   { "sqlite", { "persistent", "atomic_batch", "snapshots", "multi_process", "writer_lock",
                 "write_txn", NULL } },
