@@ -368,9 +368,9 @@ qstore_coordinator_get_write_out_step (QStoreCoordinator *self)
  * Sets how much of a transaction the writer keeps in memory. On a
  * provider with write transactions (%QSTORE_CAPABILITY_WRITE_TXN) the
  * buffer of an open transaction goes into the provider's own write
- * transaction, which nobody sees before the commit, whenever it holds
- * @n_bytes: the buffer stays near @n_bytes however much the transaction
- * writes. The default, 64 MiB, costs nothing to a transaction that fits
+ * transaction, which nobody sees before the commit, whenever it holds as
+ * many bytes as @n_bytes says, so the buffer stays near that however much
+ * the transaction writes. The default, 64 MiB, costs nothing to a transaction that fits
  * in it; a smaller step bounds the writer's memory tighter, but each
  * write-out of random keys rewrites pages all over the provider's B-tree,
  * so a large load of them takes longer.
