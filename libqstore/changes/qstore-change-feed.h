@@ -56,7 +56,7 @@ G_BEGIN_DECLS
  * How [ctor@ChangeFeed.new_for_bus_sync] and
  * [func@ChangeFeed.new_for_bus] treat a server that is not running.
  */
-typedef enum /*< flags >*/
+typedef enum /*< flags,underscore_name=qstore_bus_follow_flags >*/
 {
   QSTORE_BUS_FOLLOW_NONE = 0,
   QSTORE_BUS_FOLLOW_WAIT = 1 << 0,
