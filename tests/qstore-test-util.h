@@ -625,4 +625,29 @@ test_read_line (int      fd,
     }
 }
 
+/* Reads the numbers a child reports, one per line, until @timeout_ms
+ * passed (-1: until its output ends) or, with @first, one came; returns
+ * the largest of them and @largest. */
+static inline guint64
+test_read_largest (int      fd,
+                   GString *pending,
+                   guint64  largest,
+                   int      timeout_ms,
+                   gboolean first)
+{
+  gint64 deadline = g_get_monotonic_time () + (gint64) timeout_ms * 1000;
+
+  for (;;)
+    {
+      int left = timeout_ms < 0 ? -1 : (int) MAX (0, (deadline - g_get_monotonic_time ()) / 1000);
+      g_autofree char *line = test_read_line (fd, pending, left);
+
+      if (line == NULL)
+        return largest;
+      largest = MAX (largest, g_ascii_strtoull (line, NULL, 10));
+      if (first)
+        return largest;
+    }
+}
+
 G_END_DECLS

@@ -918,30 +918,6 @@ crash_child (const char *uri,
   return 1;
 }
 
-/* Reads the transaction ids the child reported, until @timeout_ms passed
- * (-1: until it ends) or, with @first, one came; returns the largest. */
-static guint64
-read_reports (int      fd,
-              GString *pending,
-              guint64  largest,
-              int      timeout_ms,
-              gboolean first)
-{
-  gint64 deadline = g_get_monotonic_time () + (gint64) timeout_ms * 1000;
-
-  for (;;)
-    {
-      int left = timeout_ms < 0 ? -1 : (int) MAX (0, (deadline - g_get_monotonic_time ()) / 1000);
-      g_autofree char *line = test_read_line (fd, pending, left);
-
-      if (line == NULL)
-        return largest;
-      largest = MAX (largest, g_ascii_strtoull (line, NULL, 10));
-      if (first)
-        return largest;
-    }
-}
-
 static void
 test_crash (TestDatabase  *t,
             gconstpointer  data)
@@ -975,14 +951,15 @@ test_crash (TestDatabase  *t,
                                 NULL, &pid, NULL, &out_fd, NULL, &error);
       g_assert_no_error (error);
       /* Killed at a random moment of its work, not of its start. */
-      reported = read_reports (out_fd, pending, reported, 30000, TRUE);
-      reported = read_reports (out_fd, pending, reported, g_rand_int_range (rand, 1, 40), FALSE);
+      reported = test_read_largest (out_fd, pending, reported, 30000, TRUE);
+      reported = test_read_largest (out_fd, pending, reported, g_rand_int_range (rand, 1, 40),
+                                    FALSE);
       kill (pid, SIGKILL);
       waitpid (pid, &status, 0);
       g_spawn_close_pid (pid);
       if (!WIFSIGNALED (status))
         g_error ("The crash child stopped before it was killed (status %d)", status);
-      reported = read_reports (out_fd, pending, reported, -1, FALSE);
+      reported = test_read_largest (out_fd, pending, reported, -1, FALSE);
       close (out_fd);
 
       /* Reopened for writing: whatever a crash tore is repaired. Every

@@ -532,31 +532,6 @@ test_large_commit (Fixture       *f,
   g_assert_cmpuint (qstore_coordinator_get_last_tx_id (f->coord), ==, last_tx + 1);
 }
 
-/* Reads the generations the child reported until @timeout_ms passed
- * (-1: until it ends) or, with @first, one came; returns the largest of
- * them and @largest. */
-static guint64
-read_generations (int      fd,
-                  GString *pending,
-                  guint64  largest,
-                  int      timeout_ms,
-                  gboolean first)
-{
-  gint64 deadline = g_get_monotonic_time () + (gint64) timeout_ms * 1000;
-
-  for (;;)
-    {
-      int left = timeout_ms < 0 ? -1 : (int) MAX (0, (deadline - g_get_monotonic_time ()) / 1000);
-      g_autofree char *line = test_read_line (fd, pending, left);
-
-      if (line == NULL)
-        return largest;
-      largest = MAX (largest, g_ascii_strtoull (line, NULL, 10));
-      if (first)
-        return largest;
-    }
-}
-
 /* Rows of each generation the commit crash child writes: enough writes
  * (a row and an index entry each) that every commit goes through a write
  * transaction in chunks, where the provider is not remote. */
@@ -659,15 +634,15 @@ test_crash_commit (Fixture       *f,
                                 NULL, &pid, NULL, &out_fd, NULL, &error);
       g_assert_no_error (error);
       /* Killed at a random moment of its commits, not of its start. */
-      reported = read_generations (out_fd, pending, reported, 30000, TRUE);
-      reported = read_generations (out_fd, pending, reported, g_rand_int_range (rand, 1, 60),
+      reported = test_read_largest (out_fd, pending, reported, 30000, TRUE);
+      reported = test_read_largest (out_fd, pending, reported, g_rand_int_range (rand, 1, 60),
                                    FALSE);
       kill (pid, SIGKILL);
       waitpid (pid, &status, 0);
       g_spawn_close_pid (pid);
       if (!WIFSIGNALED (status))
         g_error ("The crash child stopped before it was killed (status %d)", status);
-      reported = read_generations (out_fd, pending, reported, -1, FALSE);
+      reported = test_read_largest (out_fd, pending, reported, -1, FALSE);
       close (out_fd);
       g_assert_cmpuint (reported, >, before);
 
