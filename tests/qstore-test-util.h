@@ -10,10 +10,12 @@
  */
 #pragma once
 
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/wait.h>
 
 #include <gio/gio.h>
 #include <glib/gstdio.h>
@@ -648,6 +650,35 @@ test_read_largest (int      fd,
       if (first)
         return largest;
     }
+}
+
+/* Runs @argv, a child that prints a number on a line after each step it
+ * made (a commit, say), and kills it with SIGKILL @delay_ms after its
+ * first report, at a random moment of its work rather than of its start.
+ * Returns the largest number it printed, or @largest when larger. */
+static inline guint64
+test_kill_reporting_child (const char * const *argv,
+                           int                 delay_ms,
+                           guint64             largest)
+{
+  g_autoptr(GString) pending = g_string_new (NULL);
+  g_autoptr(GError) error = NULL;
+  GPid pid;
+  int out_fd, status;
+
+  g_spawn_async_with_pipes (NULL, (char **) argv, NULL, G_SPAWN_DO_NOT_REAP_CHILD, NULL,
+                            NULL, &pid, NULL, &out_fd, NULL, &error);
+  g_assert_no_error (error);
+  largest = test_read_largest (out_fd, pending, largest, 30000, TRUE);
+  largest = test_read_largest (out_fd, pending, largest, delay_ms, FALSE);
+  kill (pid, SIGKILL);
+  waitpid (pid, &status, 0);
+  g_spawn_close_pid (pid);
+  if (!WIFSIGNALED (status))
+    g_error ("The crash child stopped before it was killed (status %d)", status);
+  largest = test_read_largest (out_fd, pending, largest, -1, FALSE);
+  close (out_fd);
+  return largest;
 }
 
 G_END_DECLS

@@ -15,7 +15,6 @@
 
 #include <signal.h>
 #include <stdio.h>
-#include <sys/wait.h>
 
 #include "changes-test-util.h"
 #include "qstore-change-log-private.h"
@@ -942,25 +941,8 @@ test_crash (TestDatabase  *t,
       g_autofree char *seed = g_strdup_printf ("%u", test_seed () + i);
       g_autofree char *context = g_strdup_printf ("after crash %u", i);
       const char *argv[] = { self_path, "--crash-child", t->uri, seed, NULL };
-      g_autoptr(GString) pending = g_string_new (NULL);
-      g_autoptr(GError) error = NULL;
-      GPid pid;
-      int out_fd, status;
 
-      g_spawn_async_with_pipes (NULL, (char **) argv, NULL, G_SPAWN_DO_NOT_REAP_CHILD, NULL,
-                                NULL, &pid, NULL, &out_fd, NULL, &error);
-      g_assert_no_error (error);
-      /* Killed at a random moment of its work, not of its start. */
-      reported = test_read_largest (out_fd, pending, reported, 30000, TRUE);
-      reported = test_read_largest (out_fd, pending, reported, g_rand_int_range (rand, 1, 40),
-                                    FALSE);
-      kill (pid, SIGKILL);
-      waitpid (pid, &status, 0);
-      g_spawn_close_pid (pid);
-      if (!WIFSIGNALED (status))
-        g_error ("The crash child stopped before it was killed (status %d)", status);
-      reported = test_read_largest (out_fd, pending, reported, -1, FALSE);
-      close (out_fd);
+      reported = test_kill_reporting_child (argv, g_rand_int_range (rand, 1, 40), reported);
 
       /* Reopened for writing: whatever a crash tore is repaired. Every
        * reported commit is there, and the log agrees with the tables. */

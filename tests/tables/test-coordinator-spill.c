@@ -21,7 +21,6 @@
 
 #include <signal.h>
 #include <string.h>
-#include <sys/wait.h>
 
 #include <qstore.h>
 
@@ -623,27 +622,10 @@ test_crash_commit (Fixture       *f,
   for (guint i = 0; i < iterations; i++)
     {
       const char *argv[] = { self_path, "--crash-commit-child", waiting, NULL };
-      g_autoptr(GString) pending = g_string_new (NULL);
-      g_autoptr(GError) error = NULL;
       g_autofree char *value = NULL;
       guint64 before = reported, stored;
-      GPid pid;
-      int out_fd, status;
 
-      g_spawn_async_with_pipes (NULL, (char **) argv, NULL, G_SPAWN_DO_NOT_REAP_CHILD, NULL,
-                                NULL, &pid, NULL, &out_fd, NULL, &error);
-      g_assert_no_error (error);
-      /* Killed at a random moment of its commits, not of its start. */
-      reported = test_read_largest (out_fd, pending, reported, 30000, TRUE);
-      reported = test_read_largest (out_fd, pending, reported, g_rand_int_range (rand, 1, 60),
-                                   FALSE);
-      kill (pid, SIGKILL);
-      waitpid (pid, &status, 0);
-      g_spawn_close_pid (pid);
-      if (!WIFSIGNALED (status))
-        g_error ("The crash child stopped before it was killed (status %d)", status);
-      reported = test_read_largest (out_fd, pending, reported, -1, FALSE);
-      close (out_fd);
+      reported = test_kill_reporting_child (argv, g_rand_int_range (rand, 1, 60), reported);
       g_assert_cmpuint (reported, >, before);
 
       f->uri = waiting;
