@@ -396,9 +396,10 @@ read_row (Bench           *bench,
   g_assert_not_reached ();
 }
 
-/* A read transaction: the provider's snapshot at the key/value layer,
- * BEGIN at the SQL layer. The table layer has none: each read sees the
- * data committed when it runs (nothing else writes meanwhile). */
+/* A read transaction, as raw LMDB's one read transaction per phase and
+ * SQLite's BEGIN: the provider's snapshot at the key/value layer, the
+ * coordinator's read transaction at the table layer, BEGIN at the SQL
+ * layer. */
 static gboolean
 begin_read (Bench            *bench,
             QStoreSnapshot  **snapshot,
@@ -413,7 +414,7 @@ begin_read (Bench            *bench,
         return FALSE;
       return TRUE;
     case LAYER_TABLE:
-      return TRUE;
+      return !bench->snapshots || qstore_coordinator_begin_read (bench->coordinator, error);
     case LAYER_SQL:
       return qstore_database_exec (bench->database, "BEGIN", error);
     }
@@ -428,13 +429,15 @@ end_read (Bench            *bench,
   g_clear_object (snapshot);
   if (bench->layer == LAYER_SQL)
     return qstore_database_exec (bench->database, "COMMIT", error);
+  if (bench->layer == LAYER_TABLE && bench->snapshots)
+    qstore_coordinator_end_read (bench->coordinator);
   return TRUE;
 }
 
 static const char *
 snapshot_extra (Bench *bench)
 {
-  return bench->layer == LAYER_KV && bench->snapshots
+  return bench->layer != LAYER_SQL && bench->snapshots
          ? "\"snapshot\":true" : "\"snapshot\":false";
 }
 

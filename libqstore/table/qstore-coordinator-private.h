@@ -197,6 +197,7 @@ struct _QStoreCoordinator
   guint64         shared_snapshot_serial;  /* bumped for each new one */
   QStoreSnapshot *pinned;              /* qstore_coordinator_pin_snapshot() */
   guint64         pinned_serial;
+  guint           read_depth;          /* open qstore_coordinator_begin_read() calls */
   char           *interrupted;         /* the commit marker left behind, or NULL */
   GPtrArray      *interrupted_stores;  /* its store names */
 

@@ -677,9 +677,14 @@ qstore_coordinator_commit_restructure (QStoreCoordinator   *self,
 
   if (G_UNLIKELY (self->pinned != NULL))
     {
-      g_set_error_literal (error, QSTORE_ERROR, QSTORE_ERROR_READ_ONLY,
-                           "This coordinator reads a pinned snapshot: it cannot commit "
-                           "(commit through the database's writer)");
+      if (self->read_depth > 0)
+        g_set_error_literal (error, QSTORE_ERROR, QSTORE_ERROR_READ_ONLY,
+                             _("A read transaction is open: end it before committing "
+                             "writes"));
+      else
+        g_set_error_literal (error, QSTORE_ERROR, QSTORE_ERROR_READ_ONLY,
+                             "This coordinator reads a pinned snapshot: it cannot commit "
+                             "(commit through the database's writer)");
       if (self->in_tx)
         end_transaction (self);
       return FALSE;
@@ -753,6 +758,87 @@ qstore_coordinator_commit_restructure (QStoreCoordinator   *self,
 }
 
 /* Writes */
+
+/**
+ * qstore_coordinator_begin_read:
+ * @self: a #QStoreCoordinator
+ * @error: return location for a #GError
+ *
+ * Begins a read transaction: until [method@Coordinator.end_read], every
+ * read through the coordinator (point reads and iterators of every table,
+ * and SQL statements) sees the state committed when it began, whatever
+ * other processes commit meanwhile. An index entry and the row it names
+ * are then read from the same state, and a run of point reads costs one
+ * read transaction of the provider instead of one each.
+ *
+ * Read transactions nest: each call needs its own end_read. A write
+ * transaction cannot commit while one is open: it fails with
+ * %QSTORE_ERROR_READ_ONLY.
+ *
+ * Returns: %TRUE when reading; %FALSE inside a write transaction
+ *   (%QSTORE_ERROR_BUSY) or on a provider without snapshots
+ *   (%QSTORE_ERROR_UNSUPPORTED)
+ */
+gboolean
+qstore_coordinator_begin_read (QStoreCoordinator  *self,
+                               GError            **error)
+{
+  g_autoptr(QStoreSnapshot) snapshot = NULL;
+
+  g_return_val_if_fail (QSTORE_IS_COORDINATOR (self), FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  if (self->read_depth > 0)
+    {
+      self->read_depth++;
+      return TRUE;
+    }
+  if (self->in_tx)
+    {
+      g_set_error_literal (error, QSTORE_ERROR, QSTORE_ERROR_BUSY,
+                           _("A write transaction is open: a read transaction begins "
+                           "only outside one"));
+      return FALSE;
+    }
+  if (self->pinned != NULL)
+    {
+      g_set_error_literal (error, QSTORE_ERROR, QSTORE_ERROR_BUSY,
+                           _("This coordinator already reads a pinned snapshot"));
+      return FALSE;
+    }
+  if (!(qstore_provider_get_capabilities (self->provider) & QSTORE_CAPABILITY_SNAPSHOTS))
+    {
+      g_set_error_literal (error, QSTORE_ERROR, QSTORE_ERROR_UNSUPPORTED,
+                           _("The provider has no snapshots: it cannot hold a read "
+                           "transaction"));
+      return FALSE;
+    }
+  /* Inside SQL's BEGIN, read what its statements read. */
+  if (self->shared_snapshot != NULL)
+    snapshot = g_object_ref (self->shared_snapshot);
+  else if (!(snapshot = qstore_provider_begin_snapshot (self->provider, error)))
+    return FALSE;
+  qstore_coordinator_pin_snapshot (self, snapshot);
+  self->read_depth = 1;
+  return TRUE;
+}
+
+/**
+ * qstore_coordinator_end_read:
+ * @self: a #QStoreCoordinator
+ *
+ * Ends a read transaction begun by [method@Coordinator.begin_read]. When
+ * the outermost one ends, reads see the latest committed state again.
+ */
+void
+qstore_coordinator_end_read (QStoreCoordinator *self)
+{
+  g_return_if_fail (QSTORE_IS_COORDINATOR (self));
+  g_return_if_fail (self->read_depth > 0);
+
+  if (--self->read_depth == 0)
+    qstore_coordinator_pin_snapshot (self, NULL);
+}
 
 /**
  * qstore_coordinator_put:

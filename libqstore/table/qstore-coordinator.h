@@ -57,6 +57,11 @@ void               qstore_coordinator_release            (QStoreCoordinator   *s
 QSTORE_AVAILABLE_IN_ALL
 void               qstore_coordinator_rollback_to        (QStoreCoordinator   *self,
                                                           int                  depth);
+QSTORE_AVAILABLE_IN_ALL
+gboolean           qstore_coordinator_begin_read         (QStoreCoordinator   *self,
+                                                          GError             **error);
+QSTORE_AVAILABLE_IN_ALL
+void               qstore_coordinator_end_read           (QStoreCoordinator   *self);
 
 /* Pending writes (inside a transaction) */
 QSTORE_AVAILABLE_IN_ALL

@@ -171,6 +171,21 @@ for (const provider of ['memory', 'lmdb', 'sqlite']) {
             [['kept'], ['outer'], ['inner kept']]);
     }));
 
+    test(`${provider}: a read transaction`, () => withDatabase(provider, db => {
+        const coordinator = db.get_coordinator();
+        db.execute('INSERT INTO item (name) VALUES (?)', ['first']);
+        coordinator.begin_read();
+        try {
+            assertEqual(db.query('SELECT count(*) FROM item').toArray(), [[1]]);
+            assertQStoreError(QStore.Error.READ_ONLY,
+                () => db.execute('INSERT INTO item (name) VALUES (?)', ['refused']), 'read transaction');
+        } finally {
+            coordinator.end_read();
+        }
+        db.execute('INSERT INTO item (name) VALUES (?)', ['second']);
+        assertEqual(db.query('SELECT name FROM item ORDER BY id').toArray(), [['first'], ['second']]);
+    }));
+
     test(`${provider}: a database scoped to a callback`, () => withDatabase(provider, (db, reopen, uri) => {
         if (provider !== 'memory')
             db.close();

@@ -267,6 +267,26 @@ class Scripting:
         self.assertEqual([r[0] for r in self.db.query("SELECT name FROM item ORDER BY id")],
                          ["kept", "outer", "inner kept"])
 
+    def test_read_transaction(self):
+        db = self.db
+        coordinator = db.get_coordinator()
+        db.execute("INSERT INTO item (name) VALUES (?)", ("first",))
+        coordinator.begin_read()
+        try:
+            self.assertEqual(db.query("SELECT count(*) FROM item")[0], (1,))
+            with self.assertRaises(QStore.ReadOnlyError):
+                db.execute("INSERT INTO item (name) VALUES (?)", ("refused",))
+        finally:
+            coordinator.end_read()
+        db.execute("INSERT INTO item (name) VALUES (?)", ("second",))
+        self.assertEqual([r[0] for r in db.query("SELECT name FROM item ORDER BY id")],
+                         ["first", "second"])
+        with self.assertRaises(QStore.BusyError):
+            with db.transaction():
+                db.execute("INSERT INTO item (name) VALUES (?)", ("undone",))
+                coordinator.begin_read()
+        self.assertEqual(db.query("SELECT count(*) FROM item")[0], (2,))
+
     # The catalog
 
     def test_catalog(self):

@@ -415,6 +415,68 @@ test_read_your_writes (Fixture       *f,
   assert_kscan (f->b, "");
 }
 
+/* A read transaction sees one state while another writer commits. */
+static void
+test_read_transaction (Fixture       *f,
+                       gconstpointer  data)
+{
+  g_autoptr(QStoreCoordinator) writer = new_coordinator (f->provider);
+  g_autoptr(GError) error = NULL;
+
+  seed_a (f);
+  if (!(f->caps & QSTORE_CAPABILITY_SNAPSHOTS))
+    {
+      g_assert_false (qstore_coordinator_begin_read (f->coord, &error));
+      g_assert_error (error, QSTORE_ERROR, QSTORE_ERROR_UNSUPPORTED);
+      return;
+    }
+
+  g_assert_true (qstore_coordinator_begin_read (f->coord, &error));
+  g_assert_no_error (error);
+  /* Nested: only the outermost end lets go of the state. */
+  g_assert_true (qstore_coordinator_begin_read (f->coord, &error));
+  g_assert_no_error (error);
+
+  qstore_coordinator_begin (writer);
+  qstore_coordinator_put (writer, f->a, (const guint8 *) "c", 1, (const guint8 *) "33", 2);
+  qstore_coordinator_delete (writer, f->a, (const guint8 *) "e", 1);
+  qstore_coordinator_put (writer, f->b, (const guint8 *) "k", 1, (const guint8 *) "v", 1);
+  g_assert_true (qstore_coordinator_commit (writer, &error));
+  g_assert_no_error (error);
+  assert_kget (f->a, "c", "33");
+
+  assert_cget (f, f->a, "c", "3");
+  assert_cget (f, f->a, "e", "5");
+  assert_cget (f, f->b, "k", NULL);
+  assert_cscan (f, f->a, NULL, "a=1|c=3|e=5|g=7");
+  assert_cscan (f, f->b, NULL, "");
+
+  /* No write transaction commits inside it, nor does a read begin
+   * inside a write transaction. */
+  qstore_coordinator_begin (f->coord);
+  cput (f, f->a, "z", "26");
+  assert_cget (f, f->a, "z", "26");
+  assert_cget (f, f->a, "c", "3");
+  g_assert_false (qstore_coordinator_commit (f->coord, &error));
+  g_assert_error (error, QSTORE_ERROR, QSTORE_ERROR_READ_ONLY);
+  g_assert_nonnull (strstr (error->message, "read transaction"));
+  g_clear_error (&error);
+  g_assert_false (qstore_coordinator_in_transaction (f->coord));
+  assert_kget (f->a, "z", NULL);
+
+  qstore_coordinator_end_read (f->coord);
+  assert_cget (f, f->a, "c", "3");
+  qstore_coordinator_end_read (f->coord);
+  assert_cget (f, f->a, "c", "33");
+  assert_cget (f, f->b, "k", "v");
+  assert_cscan (f, f->a, NULL, "a=1|c=33|g=7");
+
+  qstore_coordinator_begin (f->coord);
+  g_assert_false (qstore_coordinator_begin_read (f->coord, &error));
+  g_assert_error (error, QSTORE_ERROR, QSTORE_ERROR_BUSY);
+  qstore_coordinator_rollback (f->coord);
+}
+
 static void
 test_iterate_while_writing (Fixture       *f,
                             gconstpointer  data)
@@ -1791,6 +1853,7 @@ main (int   argc,
 
   ADD ("read-your-writes", test_read_your_writes);
   ADD ("iterate-while-writing", test_iterate_while_writing);
+  ADD ("read-transaction", test_read_transaction);
   ADD ("savepoints", test_savepoints);
   ADD ("savepoints-bookkeeping", test_savepoints_undo_bookkeeping);
   ADD ("atomic-commit", test_atomic_commit);
