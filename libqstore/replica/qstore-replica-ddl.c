@@ -582,6 +582,7 @@ run_batch (QStoreReplica             *self,
   Batch batch = { self, marker, marker != NULL, step_func, user_data, steps, touched };
   const char *p;
   guint number = 0;
+  guint64 step;
 
   if (!qstore_replica_check_usable (self, TRUE, error))
     return NULL;
@@ -616,8 +617,12 @@ run_batch (QStoreReplica             *self,
 
   qstore_replica_dispatch_pending (self);
   overlay = qstore_replica_overlay_new (self->provider);
+  /* The batch writes as the replica's writer does; a step one of its
+   * statements sets (`PRAGMA qstore.write_out_step`) becomes the writer's
+   * when the batch commits. */
   if (!(db = qstore_database_open_on_provider (overlay, QSTORE_OPEN_NONE,
-                                               qstore_database_get_full_setup (), error)))
+                                               qstore_database_get_full_setup (), error)) ||
+      !qstore_coordinator_set_write_out_step (db->coordinator, self->write_out_step, error))
     return NULL;
 
   for (p = qstore_sql_skip_space (sql); *p != '\0'; p = qstore_sql_skip_space (p))
@@ -631,6 +636,7 @@ run_batch (QStoreReplica             *self,
     }
   if (marker != NULL && !stamp (&batch, db, error))
     return NULL;
+  step = qstore_coordinator_get_write_out_step (db->coordinator);
   /* Its clean close is part of the batch: the writer finds the views'
    * marker it leaves. */
   if (!qstore_database_close (db, error) ||
@@ -643,6 +649,8 @@ run_batch (QStoreReplica             *self,
                              "schema back: "));
       return NULL;
     }
+  if (!qstore_replica_set_write_out_step (self, step, error))
+    return NULL;
   reload_workers (self, touched);
   return report_variant (steps, marker, TRUE, qstore_replica_get_committed_tx_id (self));
 }

@@ -282,7 +282,9 @@ qstore_replica_get_write_out_step (QStoreReplica *self)
  *
  * It takes effect at once, in an open write transaction too (at its next
  * 1,024 writes), and stays through [method@Replica.exec_ddl], until the
- * replica is closed; it is not stored.
+ * replica is closed; it is not stored. A DDL batch writes under it, and
+ * `PRAGMA qstore.write_out_step = BYTES` in a batch sets it when the batch
+ * commits.
  *
  * Returns: %TRUE, or %FALSE with %QSTORE_ERROR_INVALID_ARGUMENT when
  *   @n_bytes is out of range (the step is then unchanged) or
