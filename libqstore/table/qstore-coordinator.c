@@ -757,7 +757,7 @@ qstore_coordinator_commit_restructure (QStoreCoordinator   *self,
   return TRUE;
 }
 
-/* Writes */
+/* Read transactions */
 
 /**
  * qstore_coordinator_begin_read:
@@ -839,6 +839,8 @@ qstore_coordinator_end_read (QStoreCoordinator *self)
   if (--self->read_depth == 0)
     qstore_coordinator_pin_snapshot (self, NULL);
 }
+
+/* Writes */
 
 /**
  * qstore_coordinator_put:
