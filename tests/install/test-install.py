@@ -209,6 +209,19 @@ class InstallTests(unittest.TestCase):
             self.assertIn("template atomic_batch", " ".join(out.split()))
             self.assertEqual(self.run_ok([qstore, "--store", "template:", "kv", "stores"], env),
                              "")
+            if LAYOUT["gir"]:
+                # Without snapshots, no read transaction: a clear error.
+                typelib_dir = os.path.join(self.libdir, "girepository-1.0")
+                check = ("import gi; gi.require_version('QStore', '1.0'); "
+                         "from gi.repository import GLib, QStore; "
+                         "p = QStore.Provider.new_for_uri('template:', QStore.OpenFlags.NONE); "
+                         "c = QStore.Coordinator.new(p)\n"
+                         "try:\n c.begin_read()\nexcept GLib.Error as e:\n"
+                         " print(e.code == QStore.Error.UNSUPPORTED, e.message)")
+                out = self.run_ok(["/usr/bin/python3", "-c", check],
+                                  self.env(GI_TYPELIB_PATH=typelib_dir))
+                self.assertEqual(out, "True The provider has no snapshots: it cannot hold a "
+                                 "read transaction\n")
 
             # It passes the installed conformance runner...
             conformance = under(self.destdir, LAYOUT["bindir"] + "/qstore-conformance")
