@@ -48,11 +48,11 @@ table_insert (Bench    *bench,
  * @first, @first + 1… when @ids is NULL). */
 gboolean
 bench_table_insert_transaction (Bench          *bench,
-                          const guint64  *ids,
-                          guint64         first,
-                          guint64         n,
-                          guint64        *checksum,
-                          GError        **error)
+                                const guint64  *ids,
+                                guint64         first,
+                                guint64         n,
+                                guint64        *checksum,
+                                GError        **error)
 {
   qstore_coordinator_begin (bench->coordinator);
   for (guint64 i = 0; i < n; i++)
@@ -80,14 +80,14 @@ table_read_key (Bench         *bench,
                 guint64       *sum,
                 GError       **error)
 {
-  g_autoptr(GBytes) row = NULL;
   GError *local_error = NULL;
   QStoreValue values[N_COLUMNS];
   const guint8 *data;
   gsize len;
 
-  row = qstore_table_get_row (bench->table, key, key_len, &local_error);
-  if (row == NULL)
+  /* Borrowed, as raw LMDB reads: inside the phase's read transaction the
+   * row is LMDB's own memory. */
+  if (!qstore_table_lookup_row (bench->table, key, key_len, &data, &len, &local_error))
     {
       if (local_error != NULL)
         g_propagate_error (error, local_error);
@@ -100,7 +100,6 @@ table_read_key (Bench         *bench,
       return FALSE;
     }
 
-  data = g_bytes_get_data (row, &len);
   if (!qstore_table_decode_row (bench->table, data, len, values, NULL, error))
     return FALSE;
   if (values[1].type != QSTORE_VALUE_TEXT || values[2].type != QSTORE_VALUE_INTEGER)
@@ -116,9 +115,9 @@ table_read_key (Bench         *bench,
 
 gboolean
 bench_table_read (Bench    *bench,
-            guint64   id,
-            guint64  *sum,
-            GError  **error)
+                  guint64   id,
+                  guint64  *sum,
+                  GError  **error)
 {
   QStoreValue key = { .type = QSTORE_VALUE_INTEGER };
 
@@ -133,11 +132,11 @@ bench_table_read (Bench    *bench,
  * (the entry's value). */
 gboolean
 bench_table_scan (Bench    *bench,
-            guint64   lo,
-            guint64   hi,
-            guint64  *visited,
-            guint64  *row_sum,
-            GError  **error)
+                  guint64   lo,
+                  guint64   hi,
+                  guint64  *visited,
+                  guint64  *row_sum,
+                  GError  **error)
 {
   g_autoptr(QStoreBounds) bounds = qstore_bounds_new ();
   g_autoptr(QStoreIter) iter = NULL;
@@ -189,9 +188,9 @@ sql_error (Bench         *bench,
 
 gboolean
 bench_sql_prepare (Bench          *bench,
-             const char     *sql,
-             sqlite3_stmt  **stmt,
-             GError        **error)
+                   const char     *sql,
+                   sqlite3_stmt  **stmt,
+                   GError        **error)
 {
   if (sqlite3_prepare_v2 (bench->db, sql, -1, stmt, NULL) == SQLITE_OK)
     return TRUE;
@@ -228,9 +227,9 @@ sql_insert (Bench    *bench,
 
 gboolean
 bench_sql_read (Bench    *bench,
-          guint64   id,
-          guint64  *sum,
-          GError  **error)
+                guint64   id,
+                guint64  *sum,
+                GError  **error)
 {
   sqlite3_stmt *stmt = bench->st_get;
   const unsigned char *name;
@@ -256,11 +255,11 @@ bench_sql_read (Bench    *bench,
  * statement per id. */
 gboolean
 bench_sql_scan (Bench    *bench,
-          guint64   lo,
-          guint64   hi,
-          guint64  *visited,
-          guint64  *row_sum,
-          GError  **error)
+                guint64   lo,
+                guint64   hi,
+                guint64  *visited,
+                guint64  *row_sum,
+                GError  **error)
 {
   sqlite3_stmt *stmt = bench->st_index;
   int rc;
@@ -285,11 +284,11 @@ bench_sql_scan (Bench    *bench,
 /* One BEGIN IMMEDIATE … COMMIT inserting @n rows. */
 gboolean
 bench_sql_insert_transaction (Bench          *bench,
-                        const guint64  *ids,
-                        guint64         first,
-                        guint64         n,
-                        guint64        *checksum,
-                        GError        **error)
+                              const guint64  *ids,
+                              guint64         first,
+                              guint64         n,
+                              guint64        *checksum,
+                              GError        **error)
 {
   if (!qstore_database_exec (bench->database, "BEGIN IMMEDIATE", error))
     return FALSE;

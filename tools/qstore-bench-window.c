@@ -55,7 +55,7 @@ write_clear (gpointer data)
 
 void
 bench_window_stamp (BenchWindowTimes *times,
-       guint             at)
+                    guint             at)
 {
   clock_gettime (CLOCK_MONOTONIC, &times->wall[at]);
   clock_gettime (CLOCK_PROCESS_CPUTIME_ID, &times->cpu[at]);

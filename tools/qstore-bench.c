@@ -254,7 +254,7 @@ check_checksum (const char  *phase,
 
 gboolean
 bench_row_missing (guint64   id,
-             GError  **error)
+                   GError  **error)
 {
   g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_NOT_FOUND,
                "Row %" G_GUINT64_FORMAT " is missing from bench.bench", id);

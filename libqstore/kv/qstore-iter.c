@@ -253,7 +253,6 @@ qstore_iter_next (QStoreIter  *self,
     {
       const guint8 *key;
       gsize key_len;
-      gboolean near_ok, far_ok;
 
       if (!klass->advance (self, error))
         {
@@ -262,23 +261,17 @@ qstore_iter_next (QStoreIter  *self,
         }
 
       key = klass->peek_key (self, &key_len);
-      if (reverse)
-        {
-          near_ok = qstore_bounds_below_upper (bounds, key, key_len);
-          far_ok = qstore_bounds_above_lower (bounds, key, key_len);
-        }
-      else
-        {
-          near_ok = qstore_bounds_above_lower (bounds, key, key_len);
-          far_ok = qstore_bounds_below_upper (bounds, key, key_len);
-        }
-
       /* Entries before the near bound are only skipped until the first one
        * inside the range: after that, the provider's order guarantees none. */
-      if (!near_ok && !priv->positioned)
-        continue;
-      priv->positioned = TRUE;
-      if (!near_ok || !far_ok)
+      if (!priv->positioned)
+        {
+          if (!(reverse ? qstore_bounds_below_upper (bounds, key, key_len)
+                        : qstore_bounds_above_lower (bounds, key, key_len)))
+            continue;
+          priv->positioned = TRUE;
+        }
+      if (!(reverse ? qstore_bounds_above_lower (bounds, key, key_len)
+                    : qstore_bounds_below_upper (bounds, key, key_len)))
         {
           priv->done = TRUE;
           return FALSE;

@@ -229,6 +229,7 @@ qstore_coordinator_finalize (GObject *object)
   g_clear_object (&self->catalog);
   g_clear_object (&self->stats);
   g_clear_object (&self->read_kv);
+  g_clear_pointer (&self->lent, g_bytes_unref);
   g_clear_object (&self->shared_snapshot);
   g_clear_object (&self->pinned);
   g_clear_object (&self->provider);
@@ -907,38 +908,74 @@ qstore_coordinator_delete (QStoreCoordinator *self,
 
 /* Reads */
 
-/* qstore_kv_get() without its lookups: the checks it makes, against what
- * the coordinator keeps of its provider. */
-static GBytes *
-read_committed (QStoreCoordinator  *self,
-                QStoreKV           *store,
-                const guint8       *key,
-                gsize               key_len,
-                GError            **error)
+/* Where a committed read of @key goes, with qstore_kv_get()'s checks made
+ * against what the coordinator keeps of its provider: a snapshot (the
+ * pinned one, or the transaction's written-out writes) in *@snapshot, or
+ * the store itself when that is %NULL. FALSE when the key cannot be stored
+ * (with @error unset) or on error. */
+static gboolean
+committed_source (QStoreCoordinator  *self,
+                  QStoreKV           *store,
+                  const guint8       *key,
+                  gsize               key_len,
+                  QStoreSnapshot    **snapshot,
+                  GError            **error)
 {
+  *snapshot = NULL;
   if (G_UNLIKELY (*self->closed))
     {
       qstore_provider_check_open (self->provider, error);
-      return NULL;
+      return FALSE;
     }
   /* A key no write could have stored is simply absent. */
   if (G_UNLIKELY (key_len == 0 || (self->max_key != 0 && key_len > self->max_key)))
-    return NULL;
+    return FALSE;
   if (G_UNLIKELY (self->pinned != NULL))
-    return qstore_snapshot_get (self->pinned, store, key, key_len, error);
+    {
+      *snapshot = self->pinned;
+      return TRUE;
+    }
   if (G_UNLIKELY (self->spill != NULL || self->spill_error != NULL) && self->in_tx)
     {
       if (!qstore_coordinator_spill_check (self, error))
-        return NULL;
+        return FALSE;
       if (qstore_coordinator_spill_may_hold (self, store, key, key_len))
-        return qstore_snapshot_get (QSTORE_SNAPSHOT (self->spill), store, key, key_len, error);
+        {
+          *snapshot = QSTORE_SNAPSHOT (self->spill);
+          return TRUE;
+        }
     }
   if (G_UNLIKELY (store != self->read_kv))
     {
       g_set_object (&self->read_kv, store);
       self->read_iface = QSTORE_KV_GET_IFACE (store);
     }
-  return self->read_iface->get (store, key, key_len, error);
+  return TRUE;
+}
+
+/* The transaction's own last write to @key, if it made one: its value, or
+ * %NULL for a delete. */
+static gboolean
+own_write (QStoreCoordinator  *self,
+           QStoreKV           *store,
+           const guint8       *key,
+           gsize               key_len,
+           const guint8      **value,
+           gsize              *value_len)
+{
+  const guint8 *entry;
+  guint id;
+
+  if (!self->in_tx || key_len == 0)
+    return FALSE;
+  id = qstore_pending_lookup_store (self->pending, store, FALSE);
+  if (id == QSTORE_PENDING_NO_STORE)
+    return FALSE;
+  entry = qstore_pending_lookup (self->pending, id, key, key_len);
+  if (entry == NULL)
+    return FALSE;
+  *value = qstore_pending_entry_get_value (entry, value_len);
+  return TRUE;
 }
 
 /**
@@ -963,29 +1000,89 @@ qstore_coordinator_get (QStoreCoordinator  *self,
                         gsize               key_len,
                         GError            **error)
 {
+  const guint8 *value;
+  gsize value_len;
+  QStoreSnapshot *snapshot;
+
   g_return_val_if_fail (QSTORE_IS_COORDINATOR (self), NULL);
   g_return_val_if_fail (store == self->read_kv || QSTORE_IS_KV (store), NULL);
   g_return_val_if_fail (key != NULL || key_len == 0, NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
 
-  if (self->in_tx && key_len > 0)
+  if (own_write (self, store, key, key_len, &value, &value_len))
+    return value ? g_bytes_new (value, value_len) : NULL;
+  if (!committed_source (self, store, key, key_len, &snapshot, error))
+    return NULL;
+  if (snapshot != NULL)
+    return qstore_snapshot_get (snapshot, store, key, key_len, error);
+  return self->read_iface->get (store, key, key_len, error);
+}
+
+/**
+ * qstore_coordinator_lookup:
+ * @self: a #QStoreCoordinator
+ * @store: a store of the coordinator's provider
+ * @key: (array length=key_len): the key
+ * @key_len: length of @key
+ * @value: (out) (array length=value_len) (transfer none) (optional): the
+ *   value, valid until the next read or write through @self (SQL
+ *   statements on its database included) or the end of its read
+ *   transaction
+ * @value_len: (out) (optional): length of @value
+ * @error: return location for a #GError
+ *
+ * Reads a key as [method@Coordinator.get] does, without copying the value
+ * where the provider lends it: inside a read transaction, a provider with
+ * mapped pages (LMDB) hands out its own memory.
+ *
+ * Returns: %TRUE when found; %FALSE when absent or on error (then @error
+ *   is set)
+ */
+gboolean
+qstore_coordinator_lookup (QStoreCoordinator  *self,
+                           QStoreKV           *store,
+                           const guint8       *key,
+                           gsize               key_len,
+                           const guint8      **value,
+                           gsize              *value_len,
+                           GError            **error)
+{
+  const guint8 *v = NULL;
+  gsize v_len = 0;
+  QStoreSnapshot *snapshot;
+
+  g_return_val_if_fail (QSTORE_IS_COORDINATOR (self), FALSE);
+  g_return_val_if_fail (store == self->read_kv || QSTORE_IS_KV (store), FALSE);
+  g_return_val_if_fail (key != NULL || key_len == 0, FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  if (own_write (self, store, key, key_len, &v, &v_len))
     {
-      guint id = qstore_pending_lookup_store (self->pending, store, FALSE);
-
-      if (id != QSTORE_PENDING_NO_STORE)
-        {
-          const guint8 *entry = qstore_pending_lookup (self->pending, id, key, key_len);
-
-          if (entry != NULL)
-            {
-              gsize value_len;
-              const guint8 *value = qstore_pending_entry_get_value (entry, &value_len);
-
-              return value ? g_bytes_new (value, value_len) : NULL;
-            }
-        }
+      if (v == NULL)
+        return FALSE;
     }
-  return read_committed (self, store, key, key_len, error);
+  else if (!committed_source (self, store, key, key_len, &snapshot, error))
+    return FALSE;
+  else if (snapshot != NULL)
+    {
+      if (!qstore_snapshot_lookup (snapshot, store, key, key_len, &v, &v_len, error))
+        return FALSE;
+    }
+  else
+    {
+      GBytes *bytes = self->read_iface->get (store, key, key_len, error);
+
+      if (bytes == NULL)
+        return FALSE;
+      g_clear_pointer (&self->lent, g_bytes_unref);
+      self->lent = bytes;
+      v = g_bytes_get_data (bytes, &v_len);
+    }
+  if (value != NULL)
+    *value = v;
+  if (value_len != NULL)
+    *value_len = v_len;
+  return TRUE;
 }
 
 /* Bookkeeping */

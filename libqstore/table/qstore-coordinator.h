@@ -85,6 +85,14 @@ GBytes            *qstore_coordinator_get                (QStoreCoordinator   *s
                                                           gsize                key_len,
                                                           GError             **error);
 QSTORE_AVAILABLE_IN_ALL
+gboolean           qstore_coordinator_lookup             (QStoreCoordinator   *self,
+                                                          QStoreKV            *store,
+                                                          const guint8        *key,
+                                                          gsize                key_len,
+                                                          const guint8       **value,
+                                                          gsize               *value_len,
+                                                          GError             **error);
+QSTORE_AVAILABLE_IN_ALL
 QStoreIter        *qstore_coordinator_iterate            (QStoreCoordinator   *self,
                                                           QStoreKV            *store,
                                                           const QStoreBounds  *bounds,

@@ -108,6 +108,13 @@ GBytes                  *qstore_table_get_row            (QStoreTable           
                                                           const guint8             *key,
                                                           gsize                     key_len,
                                                           GError                  **error);
+/* The same without a copy: see qstore_coordinator_lookup(). */
+gboolean                 qstore_table_lookup_row         (QStoreTable              *self,
+                                                          const guint8             *key,
+                                                          gsize                     key_len,
+                                                          const guint8            **row,
+                                                          gsize                    *row_len,
+                                                          GError                  **error);
 /* Rows of the data store within @bounds (keys are data keys). */
 QStoreIter              *qstore_table_scan               (QStoreTable              *self,
                                                           const QStoreBounds       *bounds,

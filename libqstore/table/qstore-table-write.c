@@ -59,18 +59,16 @@ rowid_taken (QStoreTable  *self,
              GError      **error)
 {
   g_autoptr(GByteArray) owned = g_byte_array_sized_new (32);
-  g_autoptr(GBytes) row = NULL;
   g_autoptr(GError) local_error = NULL;
 
   qstore_codec_append_integer (owned, rowid, FALSE);
-  row = qstore_coordinator_get (self->coordinator, self->data_store,
-                                owned->data, owned->len, &local_error);
+  *taken = qstore_coordinator_lookup (self->coordinator, self->data_store,
+                                      owned->data, owned->len, NULL, NULL, &local_error);
   if (local_error != NULL)
     {
       g_propagate_error (error, g_steal_pointer (&local_error));
       return FALSE;
     }
-  *taken = row != NULL;
   return TRUE;
 }
 
@@ -374,17 +372,17 @@ find_conflicts (QStoreTable        *self,
 
   if (check_pk)
     {
-      g_autoptr(GBytes) existing = NULL;
       g_autoptr(GError) local_error = NULL;
+      gboolean exists;
 
-      existing = qstore_coordinator_get (self->coordinator, self->data_store,
-                                         key->data, key->len, &local_error);
+      exists = qstore_coordinator_lookup (self->coordinator, self->data_store,
+                                          key->data, key->len, NULL, NULL, &local_error);
       if (local_error != NULL)
         {
           g_propagate_error (error, g_steal_pointer (&local_error));
           return FALSE;
         }
-      if (existing != NULL)
+      if (exists)
         {
           add_conflict (conflicts, key->data, key->len);
           *message = primary_key_message (self);
@@ -486,7 +484,6 @@ old_entry_exists (QStoreTable       *self,
                   gboolean          *exists,
                   GError           **error)
 {
-  g_autoptr(GBytes) value = NULL;
   g_autoptr(GError) local_error = NULL;
 
   if (qstore_table_index_at (self, index)->where_sql == NULL)
@@ -495,15 +492,14 @@ old_entry_exists (QStoreTable       *self,
       return TRUE;
     }
 
-  value = qstore_coordinator_get (self->coordinator,
-                                  g_ptr_array_index (self->index_stores, index),
-                                  entry->data, entry->len, &local_error);
+  *exists = qstore_coordinator_lookup (self->coordinator,
+                                       g_ptr_array_index (self->index_stores, index),
+                                       entry->data, entry->len, NULL, NULL, &local_error);
   if (local_error != NULL)
     {
       g_propagate_error (error, g_steal_pointer (&local_error));
       return FALSE;
     }
-  *exists = value != NULL;
   return TRUE;
 }
 

@@ -400,6 +400,21 @@ qstore_table_get_row (QStoreTable   *self,
   return qstore_coordinator_get (self->coordinator, self->data_store, key, key_len, error);
 }
 
+gboolean
+qstore_table_lookup_row (QStoreTable    *self,
+                         const guint8   *key,
+                         gsize           key_len,
+                         const guint8  **row,
+                         gsize          *row_len,
+                         GError        **error)
+{
+  g_return_val_if_fail (QSTORE_IS_TABLE (self), FALSE);
+  g_return_val_if_fail (key != NULL || key_len == 0, FALSE);
+
+  return qstore_coordinator_lookup (self->coordinator, self->data_store, key, key_len,
+                                    row, row_len, error);
+}
+
 QStoreIter *
 qstore_table_scan (QStoreTable         *self,
                    const QStoreBounds  *bounds,

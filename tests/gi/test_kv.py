@@ -383,6 +383,22 @@ class ProviderTests(QStoreErrorMixin):
         self.assertEqual(collect(kv.iterate(None)), [(b"a", b"changed"), (b"c", b"new")])
         del snapshot
 
+    def test_coordinator_reads(self):
+        kv = self.provider.open_store("main.t")
+        self.fill(kv, [b"a", b"b"])
+        coordinator = QStore.Coordinator.new(self.provider)
+        coordinator.begin()
+        coordinator.put(kv, b"a", b"mine")
+        self.assertEqual(data(coordinator.get(kv, b"a")), b"mine")
+        found, value = coordinator.lookup(kv, b"a")
+        self.assertTrue(found)
+        self.assertEqual(bytes(value), b"mine")
+        found, value = coordinator.lookup(kv, b"b")
+        self.assertTrue(found)
+        self.assertEqual(bytes(value), b"v:b")
+        self.assertFalse(coordinator.lookup(kv, b"zz")[0])
+        coordinator.rollback()
+
     def test_read_only(self):
         kv = self.provider.open_store("main.t")
         self.fill(kv, [b"a"])
