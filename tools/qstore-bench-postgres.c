@@ -172,25 +172,34 @@ main (int    argc,
   Stamp t0, t1;
   Row row;
 
-  for (int i = 1; i < argc; i++)
+  g_autoptr(GOptionContext) context = NULL;
+  g_autoptr(GError) error = NULL;
+  gint64 n_rows = (gint64) rows;
+  int small_txns = SMALL_TXN_COUNT;
+  const GOptionEntry entries[] = {
+    { "rows", 'n', 0, G_OPTION_ARG_INT64, &n_rows, "Rows to load (default 100000)", "N" },
+    { "small-txns", 0, 0, G_OPTION_ARG_INT, &small_txns,
+      "Transactions of the small_txn phase (default 10000; 0 leaves the phase out)", "N" },
+    { "run", 0, 0, G_OPTION_ARG_INT, &run, "Run number copied into the output (default 1)", "K" },
+    { NULL }
+  };
+
+  context = g_option_context_new (NULL);
+  g_option_context_set_summary (context, "The bench workload as plain SQL through libpq, on the "
+                                "server QSTORE_BENCH_POSTGRES names (a connection string).");
+  g_option_context_add_main_entries (context, entries, NULL);
+  if (!g_option_context_parse (context, &argc, &argv, &error))
     {
-      if (g_str_equal (argv[i], "--rows") && i + 1 < argc)
-        rows = g_ascii_strtoull (argv[++i], NULL, 10);
-      else if (g_str_equal (argv[i], "--run") && i + 1 < argc)
-        run = atoi (argv[++i]);
-      else
-        {
-          g_printerr ("usage: QSTORE_BENCH_POSTGRES=CONNINFO %s [--rows N] [--run K]\n",
-                      argv[0]);
-          return 2;
-        }
-    }
-  if (conninfo == NULL || rows < 1 || rows > MAX_ROWS)
-    {
-      g_printerr ("qstore-bench-postgres: set QSTORE_BENCH_POSTGRES to a connection string, "
-                  "and --rows from 1 to %d\n", MAX_ROWS);
+      g_printerr ("qstore-bench-postgres: %s\n", error->message);
       return 2;
     }
+  if (conninfo == NULL || n_rows < 1 || n_rows > MAX_ROWS || small_txns < 0)
+    {
+      g_printerr ("qstore-bench-postgres: set QSTORE_BENCH_POSTGRES to a connection string, "
+                  "--rows from 1 to %d and --small-txns to 0 or more\n", MAX_ROWS);
+      return 2;
+    }
+  rows = (guint64) n_rows;
   conn = PQconnectdb (conninfo);
   if (PQstatus (conn) != CONNECTION_OK)
     die ("connecting", NULL);
@@ -270,23 +279,26 @@ main (int    argc,
   }
 
   /* 4. small_txn: separate durable transactions of one row each */
-  cks = 0;
-  t0 = stamp_now ();
-  for (guint64 i = 0; i < SMALL_TXN_COUNT; i++)
+  if (small_txns > 0)
     {
-      PGresult *res;
+      cks = 0;
+      t0 = stamp_now ();
+      for (guint64 i = 0; i < (guint64) small_txns; i++)
+        {
+          PGresult *res;
 
-      exec ("BEGIN");
-      row_params (&row, rows + i);
-      res = PQexecPrepared (conn, "ins", 3, row.values, row.lengths, row.formats, 1);
-      if (PQresultStatus (res) != PGRES_COMMAND_OK)
-        die ("insert", res);
-      PQclear (res);
-      exec ("COMMIT");
-      cks += (guint64) row_score (rows + i);
+          exec ("BEGIN");
+          row_params (&row, rows + i);
+          res = PQexecPrepared (conn, "ins", 3, row.values, row.lengths, row.formats, 1);
+          if (PQresultStatus (res) != PGRES_COMMAND_OK)
+            die ("insert", res);
+          PQclear (res);
+          exec ("COMMIT");
+          cks += (guint64) row_score (rows + i);
+        }
+      t1 = stamp_now ();
+      emit ("small_txn", (guint64) small_txns, t0, t1, cks, NULL);
     }
-  t1 = stamp_now ();
-  emit ("small_txn", SMALL_TXN_COUNT, t0, t1, cks, NULL);
 
   exec ("DROP SCHEMA " SCHEMA " CASCADE");
   PQfinish (conn);
