@@ -8,6 +8,7 @@
 
 #include "qstore-bounds.h"
 #include "qstore-pending-private.h"
+#include "qstore-prefault-private.h"
 
 /* Entries are packed byte strings in the arena, with no alignment:
  *
@@ -26,6 +27,7 @@ enum
 #define FIRST_BLOCK_SIZE  (4 * 1024)
 #define MAX_BLOCK_SIZE    (1024 * 1024)
 #define KEEP_BLOCK_SIZE   (64 * 1024)
+#define PREFAULT_MIN      (256 * 1024)
 
 /* Sizes chosen so a leaf's slots take a little over 1 KiB: wide enough
  * that the tree stays 4 levels deep for millions of keys, small enough
@@ -360,6 +362,8 @@ arena_alloc (QStorePending *self,
 
   block.size = MAX (self->next_block_size, size);
   block.data = g_malloc (block.size);
+  if (block.size >= PREFAULT_MIN)
+    qstore_prefault (block.data, block.size);
   block.used = size;
   self->next_block_size = MIN (self->next_block_size * 2, MAX_BLOCK_SIZE);
   g_array_append_val (self->blocks, block);
@@ -847,6 +851,8 @@ sort_deferred (Deferred *items,
     }
 
   dst = tmp = g_new (Deferred, n);
+  if (n * sizeof (Deferred) >= PREFAULT_MIN)
+    qstore_prefault (tmp, n * sizeof (Deferred));
   for (guint shift = 0; shift < 64; shift += 8)
     {
       gsize count[257] = { 0 };
