@@ -370,10 +370,10 @@ qstore_coordinator_get_write_out_step (QStoreCoordinator *self)
  * buffer of an open transaction goes into the provider's own write
  * transaction, which nobody sees before the commit, whenever it holds as
  * many bytes as @n_bytes says, so the buffer stays near that however much
- * the transaction writes. The default, 64 MiB, costs nothing to a transaction that fits
- * in it; a smaller step bounds the writer's memory tighter, but each
- * write-out of random keys rewrites pages all over the provider's B-tree,
- * so a large load of them takes longer.
+ * the transaction writes. The default, 64 MiB, costs nothing to a
+ * transaction that fits in it; a smaller step bounds the writer's memory
+ * tighter, but each write-out of random keys rewrites pages all over the
+ * provider's B-tree, so a large load of them takes longer.
  *
  * The step takes effect at once, in an open transaction too: its buffer
  * is measured against the new step at the next look, which comes every
