@@ -202,7 +202,9 @@ append_escaped (GByteArray      *out,
     }
   *w++ = 0x00;
 
-  g_byte_array_set_size (out, w - out->data);
+  /* Only shrinks: a byte array has nothing to clear in what it drops,
+   * and g_byte_array_set_size() would walk GArray's removal path. */
+  out->len = w - out->data;
   if (descending)
     complement (out->data + start, out->len - start);
 }

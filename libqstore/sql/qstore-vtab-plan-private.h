@@ -34,6 +34,13 @@ G_BEGIN_DECLS
 #define PLAN_REVERSE(n) (((n) >> 20) & 0x1)
 #define PLAN_PACK_COLLATION(collation) ((collation) << 21)
 #define PLAN_COLLATION(n) ((QStoreCollation) (((n) >> 21) & 0x3))
+/* A walk (not PLAN_AUTO) may also check one equality on a column it does
+ * not seek on, before SQLite sees a row: the column plus one in the filter
+ * bits (0: none), the comparison's collation in PLAN_COLLATION, the value
+ * in the last argument. */
+#define PLAN_MAX_FILTER_COLUMN 254
+#define PLAN_PACK_FILTER(column) (((column) + 1) << 23)
+#define PLAN_FILTER(n)  ((int) (((n) >> 23) & 0xff) - 1)
 
 /* One component of the key a plan walks. */
 typedef struct

@@ -517,6 +517,42 @@ plan_auto (QStoreTableSchema  *schema,
   return FALSE;
 }
 
+/* The constraint a walk's filter checks: an equality on a column the plan
+ * does not seek on. SQLite checks every row the walk returns anyway; the
+ * filter spares it the rows that cannot match (their columns read out,
+ * the comparison, the step back). Not for `c IN (…)`: SQLite would run
+ * the walk once per value. Returns -1 when there is none. */
+static int
+plan_filter (sqlite3_index_info *info,
+             QStoreCollation    *collation)
+{
+  for (int i = 0; i < info->nConstraint; i++)
+    {
+      const struct sqlite3_index_constraint *constraint = &info->aConstraint[i];
+
+      if (constraint->usable && constraint->op == SQLITE_INDEX_CONSTRAINT_EQ &&
+          constraint->iColumn >= 0 && constraint->iColumn <= PLAN_MAX_FILTER_COLUMN &&
+          info->aConstraintUsage[i].argvIndex == 0 &&
+          qstore_collation_from_name (sqlite3_vtab_collation (info, i), collation) &&
+          !sqlite3_vtab_in (info, i, -1))
+        return i;
+    }
+  return -1;
+}
+
+/* How a column compares under @collation, for a plan's name. */
+static char *
+column_label (QStoreTableSchema *schema,
+              int                column,
+              QStoreCollation    collation)
+{
+  QStoreColumn *c = qstore_vtab_schema_column (schema, column);
+
+  if (collation == c->collation)
+    return g_strdup (c->name);
+  return g_strdup_printf ("%s COLLATE %s", c->name, qstore_collation_name (collation));
+}
+
 /* SQLite sorts what an unordered plan gives when the statement wants an
  * order: the choice weighs that in. */
 #define SORT_COST_PER_ROW_AND_LEVEL 0.04
@@ -577,7 +613,9 @@ qstore_vtab_best_index (QStoreSqlTable     *entry,
   double n_rows;
   guint n_searchable;
   int argv_index = 1;
-  const char *name;
+  int filter = -1;
+  QStoreCollation filter_collation = QSTORE_COLLATION_BINARY;
+  g_autofree char *plan = NULL;
 
   n_rows = qstore_coordinator_get_row_count (qstore_table_get_coordinator (entry->table),
                                              schema->schema, schema->name);
@@ -631,17 +669,24 @@ qstore_vtab_best_index (QStoreSqlTable     *entry,
   info->estimatedRows = (sqlite3_int64) MAX (1.0, best.rows * unused_filter (info));
   if (best.unique)
     info->idxFlags |= SQLITE_INDEX_SCAN_UNIQUE;
+  else if (best.kind != PLAN_AUTO && (filter = plan_filter (info, &filter_collation)) >= 0)
+    {
+      info->aConstraintUsage[filter].argvIndex = argv_index++;
+      info->idxNum |= PLAN_PACK_FILTER (info->aConstraint[filter].iColumn) |
+                      PLAN_PACK_COLLATION (filter_collation);
+    }
 
   switch (best.kind)
     {
     case PLAN_PK:
-      info->idxStr = sqlite3_mprintf (best.n_eq == n_searchable && best.lower < 0 && best.upper < 0
-                                      ? "pk-eq" : "pk-range");
+      plan = g_strdup (best.n_eq == n_searchable && best.lower < 0 && best.upper < 0
+                       ? "pk-eq" : "pk-range");
       break;
 
     case PLAN_INDEX:
       {
         QStoreIndexSchema *index = g_ptr_array_index (schema->indexes, best.index);
+        const char *name;
 
         if (best.n_eq == index->parts->len)
           name = "index-eq";
@@ -649,27 +694,32 @@ qstore_vtab_best_index (QStoreSqlTable     *entry,
           name = "index-walk";
         else
           name = "index-range";
-        info->idxStr = sqlite3_mprintf ("%s:%s", name, index->name);
+        plan = g_strdup_printf ("%s:%s", name, index->name);
       }
       break;
 
     case PLAN_AUTO:
       {
-        QStoreColumn *column = qstore_vtab_schema_column (schema, best.index);
+        g_autofree char *label = column_label (schema, best.index, best.collation);
 
-        if (best.collation == column->collation)
-          info->idxStr = sqlite3_mprintf ("auto-index:%s", column->name);
-        else
-          info->idxStr = sqlite3_mprintf ("auto-index:%s COLLATE %s", column->name,
-                                          qstore_collation_name (best.collation));
+        plan = g_strconcat ("auto-index:", label, NULL);
       }
       break;
 
     case PLAN_SCAN:
     default:
-      info->idxStr = sqlite3_mprintf ("scan");
+      plan = g_strdup ("scan");
       break;
     }
+  if (filter >= 0)
+    {
+      g_autofree char *label = column_label (schema, info->aConstraint[filter].iColumn,
+                                             filter_collation);
+
+      info->idxStr = sqlite3_mprintf ("%s filter:%s", plan, label);
+    }
+  else
+    info->idxStr = sqlite3_mprintf ("%s", plan);
   info->needToFreeIdxStr = 1;
 
   return SQLITE_OK;

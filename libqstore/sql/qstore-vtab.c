@@ -80,6 +80,17 @@ struct _QStoreCursor
   QStoreRowReader      reader;
   guint                n_decoded;
 
+  /* The plan's filter (PLAN_FILTER): rows whose column's key under the
+   * comparison's collation is not filter_key are passed over. A row value
+   * of filter_value's type is compared with it directly. */
+  gboolean             filter_on;
+  guint                filter_column;
+  QStoreCollation      filter_collation;
+  GByteArray          *filter_key;
+  GByteArray          *filter_buf;
+  QStoreValue          filter_value;  /* its text in filter_text */
+  GByteArray          *filter_text;
+
   /* An automatic-index plan (PLAN_AUTO): the first probe walks the
    * table, the second builds the structure, the others use it. It lasts
    * as long as the cursor (one run of one statement) and only while the
@@ -251,6 +262,9 @@ vtab_open (sqlite3_vtab         *vtab,
       cursor->parts_index = -2;
       cursor->key_buf = g_byte_array_sized_new (64);
       cursor->row_buf = g_byte_array_sized_new (128);
+      cursor->filter_key = g_byte_array_sized_new (64);
+      cursor->filter_buf = g_byte_array_sized_new (64);
+      cursor->filter_text = g_byte_array_sized_new (64);
     }
   memset (&cursor->base, 0, sizeof cursor->base);
   cursor->eof = TRUE;
@@ -276,6 +290,7 @@ cursor_reset (QStoreCursor *cursor)
   cursor->row_data = NULL;
   cursor->point = FALSE;
   cursor->auto_walk = FALSE;
+  cursor->filter_on = FALSE;
   cursor->eof = TRUE;
 }
 
@@ -300,6 +315,9 @@ cursor_free (QStoreCursor *cursor)
   g_clear_pointer (&cursor->parts, g_array_unref);
   g_byte_array_unref (cursor->key_buf);
   g_byte_array_unref (cursor->row_buf);
+  g_byte_array_unref (cursor->filter_key);
+  g_byte_array_unref (cursor->filter_buf);
+  g_byte_array_unref (cursor->filter_text);
   g_array_unref (cursor->windows);
   qstore_sql_table_unref (cursor->entry);
   g_free (cursor);
@@ -491,8 +509,8 @@ row_decode_to (QStoreCursor  *cursor,
 
 /* Moves to the next row of the plan, across its windows. */
 static gboolean
-cursor_advance (QStoreCursor  *cursor,
-                GError       **error)
+cursor_step (QStoreCursor  *cursor,
+             GError       **error)
 {
   for (;;)
     {
@@ -596,6 +614,105 @@ cursor_advance (QStoreCursor  *cursor,
 
       return row_start (cursor, error);
     }
+}
+
+/* Whether the current row may pass the plan's filter: its value's key is
+ * the filter's (NULL equals nothing). Keys are the same bytes exactly
+ * when SQLite finds the values equal, so no row it would keep is lost. */
+static gboolean
+filter_keeps (QStoreCursor  *cursor,
+              gboolean      *keep,
+              GError       **error)
+{
+  const QStoreValue *value;
+
+  if (!row_decode_to (cursor, cursor->filter_column, error))
+    return FALSE;
+  value = &cursor->values[cursor->filter_column];
+  cursor->filter_buf->len = 0;
+  if (value->type == QSTORE_VALUE_NULL)
+    *keep = FALSE;
+  else if (value->type == cursor->filter_value.type && value->type == QSTORE_VALUE_INTEGER)
+    *keep = value->integer == cursor->filter_value.integer;
+  else if (value->type == cursor->filter_value.type && value->type == QSTORE_VALUE_TEXT)
+    *keep = value->bytes.len == cursor->filter_text->len &&
+            memcmp (value->bytes.data, cursor->filter_text->data, value->bytes.len) == 0;
+  else if (!qstore_codec_append_key_value (cursor->filter_buf, value, cursor->filter_collation,
+                                           FALSE, error))
+    return FALSE;
+  else
+    *keep = cursor->filter_buf->len == cursor->filter_key->len &&
+            memcmp (cursor->filter_buf->data, cursor->filter_key->data,
+                    cursor->filter_key->len) == 0;
+  return TRUE;
+}
+
+/* Moves to the next row of the plan that its filter keeps. */
+static gboolean
+cursor_advance (QStoreCursor  *cursor,
+                GError       **error)
+{
+  gboolean keep = FALSE;
+
+  while (!keep)
+    {
+      if (!cursor_step (cursor, error))
+        return FALSE;
+      if (cursor->eof || !cursor->filter_on)
+        return TRUE;
+      if (!filter_keeps (cursor, &keep, error))
+        return FALSE;
+    }
+  return TRUE;
+}
+
+/* Filters the walk on `column = arg` under @collation. Returns FALSE
+ * when no row can pass (`c = NULL`), or on error. */
+static gboolean
+filter_start (QStoreCursor     *cursor,
+              guint             column,
+              QStoreCollation   collation,
+              sqlite3_value    *arg,
+              GError          **error)
+{
+  QStoreTableSchema *schema = cursor->entry->schema;
+  Part part = { (int) column, collation, FALSE,
+                qstore_vtab_schema_column (schema, column)->affinity, FALSE };
+  gboolean certain;
+
+  if (sqlite3_value_type (arg) == SQLITE_NULL)
+    return FALSE;
+  g_byte_array_set_size (cursor->filter_key, 0);
+  if (!qstore_vtab_encode_constraint (&part, arg, cursor->filter_key, &certain, error))
+    return FALSE;
+  /* A number against a TEXT or BLOB column may compare as a number or as
+   * text (see qstore-vtab-auto.c): no filter then. */
+  cursor->filter_on = certain;
+  cursor->filter_column = column;
+  cursor->filter_collation = part.collation;
+
+  /* Pairs SQLite finds equal exactly when they are the same, compared
+   * without their keys: an integer with a row's integer in a numeric
+   * column, a text in binary order with a row's text in a TEXT or BLOB
+   * column. */
+  cursor->filter_value.type = QSTORE_VALUE_NULL;
+  if (sqlite3_value_type (arg) == SQLITE_INTEGER &&
+      (part.affinity == QSTORE_AFFINITY_NUMERIC || part.affinity == QSTORE_AFFINITY_INTEGER ||
+       part.affinity == QSTORE_AFFINITY_REAL))
+    {
+      cursor->filter_value.type = QSTORE_VALUE_INTEGER;
+      cursor->filter_value.integer = sqlite3_value_int64 (arg);
+    }
+  else if (sqlite3_value_type (arg) == SQLITE_TEXT && part.collation == QSTORE_COLLATION_BINARY &&
+           (part.affinity == QSTORE_AFFINITY_TEXT || part.affinity == QSTORE_AFFINITY_BLOB))
+    {
+      const guint8 *text = sqlite3_value_text (arg);
+
+      cursor->filter_value.type = QSTORE_VALUE_TEXT;
+      g_byte_array_set_size (cursor->filter_text, 0);
+      g_byte_array_append (cursor->filter_text, text, sqlite3_value_bytes (arg));
+    }
+  return TRUE;
 }
 
 /* Equality on every part of the data key, each value certain (no NULL, no
@@ -790,9 +907,14 @@ auto_filter (QStoreCursor   *cursor,
 
   if (cursor->auto_index == NULL)
     {
-      /* One probe so far: a walk of the table, which SQLite filters. */
+      /* One probe so far: a walk of the table, filtered on the probe. */
       Window all = { NULL, TRUE, NULL, FALSE };
 
+      if (!filter_start (cursor, column, collation, argv[0], error))
+        {
+          cursor->eof = TRUE;
+          return error == NULL || *error == NULL;
+        }
       if (!hold_snapshot (cursor, TRUE, error))
         return FALSE;
       g_array_append_val (cursor->windows, all);
@@ -855,6 +977,26 @@ vtab_filter (sqlite3_vtab_cursor  *base,
                    _("The plan for table “%s” names an index it no longer has: run the "
                    "statement again"), entry->schema->name);
       return qstore_vtab_fail (base->pVtab, entry->database, g_steal_pointer (&error));
+    }
+
+  if (PLAN_FILTER (idx_num) >= 0)
+    {
+      if ((guint) PLAN_FILTER (idx_num) >= n_columns || argc < 1)
+        {
+          g_set_error (&error, QSTORE_ERROR, QSTORE_ERROR_FAILED,
+                       _("The plan for table “%s” names a column it no longer has: run the "
+                       "statement again"), entry->schema->name);
+          return qstore_vtab_fail (base->pVtab, entry->database, g_steal_pointer (&error));
+        }
+      argc--;
+      if (!filter_start (cursor, PLAN_FILTER (idx_num), PLAN_COLLATION (idx_num), argv[argc],
+                         &error))
+        {
+          if (error != NULL)
+            return qstore_vtab_fail (base->pVtab, entry->database, g_steal_pointer (&error));
+          cursor->eof = TRUE;
+          return SQLITE_OK;
+        }
     }
 
   if (kind == PLAN_AUTO)

@@ -940,7 +940,7 @@ test_collision_index_table (Fixture       *f,
               "CREATE TABLE u (id INTEGER PRIMARY KEY, v); INSERT INTO u VALUES (1, 'one')");
   assert_collision (f, "CREATE INDEX old ON u (v)", "main.u_idx_old",
                     "“old” of table “u”", "table “u_idx_old”");
-  assert_plan (f, "SELECT id FROM u WHERE v = 'one'", "scan");
+  assert_plan (f, "SELECT id FROM u WHERE v = 'one'", "scan filter:v");
   assert_rows (f, "SELECT x FROM u_idx_old", "sibling\n");
   assert_rows (f, "SELECT id, v FROM u", "1|one\n");
   /* The name is free for another table's index. */
@@ -950,7 +950,7 @@ test_collision_index_table (Fixture       *f,
     {
       assert_rows (f, "SELECT x FROM u_idx_old", "sibling\n");
       assert_rows (f, "SELECT id FROM t WHERE v = 'one'", "1\n");
-      assert_plan (f, "SELECT id FROM u WHERE v = 'one'", "scan");
+      assert_plan (f, "SELECT id FROM u WHERE v = 'one'", "scan filter:v");
     }
 }
 
@@ -964,7 +964,7 @@ test_collision_index_index (Fixture       *f,
               "CREATE INDEX b_idx_c ON a (x)");
   assert_collision (f, "CREATE INDEX c ON a_idx_b (y)", "main.a_idx_b_idx_c",
                     "“c” of table “a_idx_b”", "index “b_idx_c” of table “a”");
-  assert_plan (f, "SELECT * FROM a_idx_b WHERE y = 2", "scan");
+  assert_plan (f, "SELECT * FROM a_idx_b WHERE y = 2", "scan filter:y");
   assert_rows (f, "SELECT x FROM a WHERE x = 1", "1\n");
   assert_plan (f, "SELECT x FROM a WHERE x = 1", "index-eq:b_idx_c");
 
@@ -979,7 +979,7 @@ test_collision_index_index (Fixture       *f,
   if (reopen (f))
     {
       assert_rows (f, "SELECT y FROM a_idx_b WHERE y = 2", "2\n");
-      assert_plan (f, "SELECT x FROM a WHERE x = 1", "scan");
+      assert_plan (f, "SELECT x FROM a WHERE x = 1", "scan filter:x");
     }
 }
 

@@ -458,7 +458,7 @@ test_drop (Fixture       *f,
   exec_fails (f, "DROP INDEX missing", QSTORE_ERROR_NOT_FOUND, "no such index: missing");
   exec_ok (f, "DROP INDEX IF EXISTS missing");
   exec_ok (f, "DROP INDEX t_c");
-  assert_plan (f, "SELECT * FROM t WHERE c = 3", "scan");
+  assert_plan (f, "SELECT * FROM t WHERE c = 3", "scan filter:c");
   exec_ok (f, "CREATE INDEX t_c ON t (c)");
   assert_plan (f, "SELECT * FROM t WHERE c = 3", "index-eq:t_c");
   assert_rows (f, "SELECT a FROM t WHERE c = 6", "i:4\n");
@@ -619,7 +619,7 @@ test_collision (Fixture       *f,
   exec_ok (f, "CREATE TABLE u_idx_old (x)");
   exec_ok (f, "CREATE TABLE u (a)");
   exec_fails (f, "CREATE INDEX old ON u (a)", QSTORE_ERROR_COLLISION, "table “u_idx_old”");
-  assert_plan (f, "SELECT * FROM u WHERE a = 1", "scan");
+  assert_plan (f, "SELECT * FROM u WHERE a = 1", "scan filter:a");
 }
 
 static void
@@ -1006,7 +1006,7 @@ test_composite_keys (Fixture       *f,
   assert_plan (f, "SELECT v FROM c WHERE a = 'x' COLLATE NOCASE AND b = 1", "pk-eq");
   assert_plan (f, "SELECT v FROM c WHERE a = 'x' COLLATE NOCASE", "pk-range");
   assert_plan (f, "SELECT v FROM c WHERE a = 'x' COLLATE NOCASE AND b > 1", "pk-range");
-  assert_plan (f, "SELECT v FROM c WHERE a = 'x'", "scan");
+  assert_plan (f, "SELECT v FROM c WHERE a = 'x'", "scan filter:a");
   assert_same (f, "SELECT v FROM c WHERE a = 'CHERRY' COLLATE NOCASE ORDER BY b");
   assert_same (f, "SELECT v FROM c WHERE a = 'Cherry' COLLATE NOCASE AND b >= 2 ORDER BY b DESC");
   assert_same (f, "SELECT v FROM c WHERE a = 'APPLE' COLLATE NOCASE AND b = 2");
@@ -1120,8 +1120,8 @@ test_partial_unique (Fixture       *f,
 
   /* A partial index never serves a lookup (it lacks rows); the NOCASE
    * index serves NOCASE comparisons only. */
-  assert_plan (f, "SELECT id FROM p WHERE email = 'a@x'", "scan");
-  assert_plan (f, "SELECT id FROM p WHERE code = 'ab'", "scan");
+  assert_plan (f, "SELECT id FROM p WHERE email = 'a@x'", "scan filter:email");
+  assert_plan (f, "SELECT id FROM p WHERE code = 'ab'", "scan filter:code");
   assert_plan (f, "SELECT id FROM p WHERE code = 'ab' COLLATE NOCASE", "index-eq:p_code");
   assert_same (f, "SELECT id FROM p WHERE code = 'AB' COLLATE NOCASE");
   assert_same (f, "SELECT id FROM p WHERE email = 'a@x' ORDER BY id");
@@ -1447,12 +1447,12 @@ test_query_plans (Fixture       *f,
   assert_plan (f, "INSERT INTO e (b) SELECT b FROM e WHERE a = 1", "pk-eq");
   assert_plan (f, "SELECT * FROM e WHERE b > 'x'", "index-range:e_b");
   assert_plan (f, "SELECT * FROM e WHERE d = 'x'", "index-eq:sqlite_autoindex_e_1");
-  assert_plan (f, "SELECT * FROM e WHERE c = 1", "scan");
+  assert_plan (f, "SELECT * FROM e WHERE c = 1", "scan filter:c");
   assert_plan (f, "SELECT * FROM e", "scan");
   assert_plan (f, "SELECT * FROM e2 WHERE x = 'a' AND y = 1", "pk-eq");
   assert_plan (f, "SELECT * FROM e2 WHERE x = 'a'", "pk-range");
   assert_plan (f, "SELECT * FROM e2 WHERE x = 'a' AND y < 3", "pk-range");
-  assert_plan (f, "SELECT * FROM e2 WHERE y = 1", "scan");
+  assert_plan (f, "SELECT * FROM e2 WHERE y = 1", "scan filter:y");
   assert_plan (f, "SELECT * FROM e3 WHERE k = 'a'", "pk-eq");
   assert_plan (f, "SELECT * FROM e3 WHERE k = ?", "pk-eq");
 
