@@ -29,10 +29,11 @@ enum
 #define KEEP_BLOCK_SIZE   (64 * 1024)
 #define PREFAULT_MIN      (256 * 1024)
 
-/* Sizes chosen so a leaf's slots take a little over 1 KiB: wide enough
- * that the tree stays 4 levels deep for millions of keys, small enough
- * that an insert's memmove is cheap. */
-#define LEAF_MAX  64
+/* Sizes chosen so a leaf takes just under 1 KiB, within what malloc
+ * keeps per thread for reuse (a short transaction takes and frees a leaf
+ * per store): wide enough that the tree stays 4 levels deep for millions
+ * of keys, small enough that an insert's memmove is cheap. */
+#define LEAF_MAX  62
 #define INNER_MAX 64
 
 typedef struct
@@ -62,6 +63,8 @@ struct _Leaf
   guint64       prefixes[LEAF_MAX];
   const guint8 *slots[LEAF_MAX];
 };
+
+G_STATIC_ASSERT (sizeof (Leaf) <= 1024);
 
 /* Separator i is the smallest key of children[i + 1] when it was split
  * off: every key of children[i] sorts before it, every key of
