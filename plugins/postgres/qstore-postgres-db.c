@@ -107,9 +107,13 @@ qstore_pg_db_close (QStorePgDb *db)
     {
       g_mutex_lock (&db->main->lock);
       if (db->main->pg != NULL)
-        g_debug ("%s: closed; %" G_GUINT64_FORMAT " round trips to the server in this "
-                 "process so far, %" G_GUINT64_FORMAT " reads of this writer answered by "
-                 "a known gap", db->what, qstore_pg_round_trips (), db->gap_reads);
+        {
+          if (!db->read_only)
+            qstore_pg_lock_release (db->main, db->schema);
+          g_debug ("%s: closed; %" G_GUINT64_FORMAT " round trips to the server in this "
+                   "process so far, %" G_GUINT64_FORMAT " reads of this writer answered by "
+                   "a known gap", db->what, qstore_pg_round_trips (), db->gap_reads);
+        }
       qstore_pg_conn_close (db->main);
       g_mutex_unlock (&db->main->lock);
     }

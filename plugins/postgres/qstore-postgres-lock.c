@@ -144,3 +144,16 @@ qstore_pg_lock_take (QStorePgConn  *conn,
     g_propagate_error (error, g_steal_pointer (&local_error));
   return FALSE;
 }
+
+void
+qstore_pg_lock_release (QStorePgConn *conn,
+                        const char   *schema)
+{
+  g_autofree char *text = g_strdup_printf ("%" G_GINT64_FORMAT, lock_key (schema));
+  gint64 released;
+
+  /* On a broken session this fails, and the server lets go as it ends. */
+  if (!qstore_pg_conn_query_int (conn, "SELECT pg_advisory_unlock ($1::text::bigint)",
+                                 text, &released, "letting go of the writer lock", NULL))
+    g_debug ("%s: the writer lock goes with the session", conn->what);
+}

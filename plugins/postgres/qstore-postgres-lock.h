@@ -18,4 +18,10 @@ gboolean qstore_pg_lock_take (QStorePgConn  *conn,
                               guint          wait_ms,
                               GError       **error);
 
+/* Lets go of the writer lock before the session ends: the server ends a
+ * session after its client has gone, so a process that closes the
+ * location and opens it again at once could find the lock still held. */
+void     qstore_pg_lock_release (QStorePgConn  *conn,
+                                 const char    *schema);
+
 G_END_DECLS

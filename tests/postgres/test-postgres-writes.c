@@ -5,11 +5,14 @@
  * qstore-postgres-write.c) as a statement may touch a key once. Big
  * batches plan their statements generically, and the biggest go out in
  * chunks, each key in one of them. The writer's reads name a
- * store by its id, which a rename must not leave stale.
+ * store by its id, which a rename must not leave stale. A writer's close
+ * lets go of its lock before it returns.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
 #include "config.h"
+
+#include <libpq-fe.h>
 
 #include "qstore-test-util.h"
 
@@ -144,11 +147,70 @@ test_last_op_wins (void)
   test_remove_tree (dir);
 }
 
+/* The writer locks held in the server's database, as another session
+ * sees them. */
+static gint64
+writer_locks (PGconn *pg)
+{
+  PGresult *res = PQexec (pg, "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' "
+                              "AND database = (SELECT oid FROM pg_database "
+                              "WHERE datname = current_database())");
+  gint64 n;
+
+  g_assert_cmpint (PQresultStatus (res), ==, PGRES_TUPLES_OK);
+  n = g_ascii_strtoll (PQgetvalue (res, 0, 0), NULL, 10);
+  PQclear (res);
+  return n;
+}
+
+/* A writer that closes lets go of the location at once, not when the
+ * server gets round to ending its session: another session sees no
+ * writer lock right after, and the next open for writing finds the
+ * location free. */
+static void
+test_reopen_at_once (void)
+{
+  g_autofree char *dir = test_make_tmp_dir ("qstore-pg-writes-XXXXXX");
+  g_autofree char *uri = test_provider_uri (dir, "reopen");
+  PGconn *pg = PQconnectdb (g_getenv ("QSTORE_TEST_POSTGRES"));
+
+  g_assert_cmpint (PQstatus (pg), ==, CONNECTION_OK);
+  for (guint i = 0; i < 40; i++)
+    {
+      g_autoptr(GError) error = NULL;
+      g_autoptr(QStoreProvider) provider = qstore_provider_new_for_uri (uri, QSTORE_OPEN_NONE,
+                                                                        &error);
+      g_autoptr(QStoreKV) store = NULL;
+      g_autofree char *value = g_strdup_printf ("%u", i);
+      g_autofree char *last = g_strdup_printf ("%u", i - 1);
+      g_autoptr(GBytes) before = NULL;
+
+      g_assert_no_error (error);
+      store = qstore_provider_get_store (provider, "w", "t", &error);
+      g_assert_no_error (error);
+      /* What the last writer wrote. */
+      before = qstore_kv_get (store, (const guint8 *) "k", 1, &error);
+      g_assert_no_error (error);
+      if (i > 0)
+        g_assert_cmpmem (g_bytes_get_data (before, NULL), g_bytes_get_size (before),
+                         last, strlen (last));
+      g_assert_true (qstore_kv_put (store, (const guint8 *) "k", 1, (const guint8 *) value,
+                                    strlen (value), QSTORE_WRITE_SYNC, &error));
+      g_assert_no_error (error);
+      g_assert_cmpint (writer_locks (pg), ==, 1);
+      qstore_provider_close_all (provider);
+      g_assert_cmpint (writer_locks (pg), ==, 0);
+    }
+  PQfinish (pg);
+  test_remove_tree (dir);
+}
+
 int
 main (int    argc,
       char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/postgres/writes/last-op-wins", test_last_op_wins);
+  g_test_add_func ("/postgres/writes/reopen-at-once", test_reopen_at_once);
   return g_test_run ();
 }
