@@ -161,6 +161,29 @@ test_iter_count (QStoreIter *iter)
   return n;
 }
 
+/* The value of @key as @coord sees it, read by a copying read and by a
+ * lending one, which must agree. */
+static inline GBytes *
+test_coordinator_get (QStoreCoordinator *coord,
+                      QStoreKV          *kv,
+                      const char        *key)
+{
+  g_autoptr(GError) error = NULL;
+  GBytes *value = qstore_coordinator_get (coord, kv, (const guint8 *) key, strlen (key), &error);
+  const guint8 *lent = NULL;
+  gsize lent_len = 0;
+  gboolean found;
+
+  g_assert_no_error (error);
+  found = qstore_coordinator_lookup (coord, kv, (const guint8 *) key, strlen (key),
+                                     &lent, &lent_len, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (found, ==, value != NULL);
+  if (found)
+    g_assert_cmpmem (lent, lent_len, g_bytes_get_data (value, NULL), g_bytes_get_size (value));
+  return value;
+}
+
 /* How many entries store @kv holds, as a fresh read sees it. */
 static inline guint
 test_kv_count (QStoreKV *kv)

@@ -21,6 +21,7 @@
 
 #include "qstore-coordinator-private.h"
 #include "qstore-test-util.h"
+#include "test-pg-util.h"
 
 typedef struct
 {
@@ -133,13 +134,8 @@ static gint64
 server_count (Fixture *f)
 {
   g_autofree char *sql = g_strdup_printf ("SELECT count(*) FROM %s.kv", f->schema);
-  PGresult *res = PQexec (f->pg, sql);
-  gint64 n;
 
-  g_assert_cmpint (PQresultStatus (res), ==, PGRES_TUPLES_OK);
-  n = g_ascii_strtoll (PQgetvalue (res, 0, 0), NULL, 10);
-  PQclear (res);
-  return n;
+  return test_pg_int (f->pg, sql);
 }
 
 /* @n puts of keys PREFIX%06u into @kv, 1,000 per write. */

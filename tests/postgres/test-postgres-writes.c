@@ -12,9 +12,8 @@
  */
 #include "config.h"
 
-#include <libpq-fe.h>
-
 #include "qstore-test-util.h"
+#include "test-pg-util.h"
 
 /* What key @i holds after write_pattern(), or NULL. */
 static const char *
@@ -152,15 +151,9 @@ test_last_op_wins (void)
 static gint64
 writer_locks (PGconn *pg)
 {
-  PGresult *res = PQexec (pg, "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' "
-                              "AND database = (SELECT oid FROM pg_database "
-                              "WHERE datname = current_database())");
-  gint64 n;
-
-  g_assert_cmpint (PQresultStatus (res), ==, PGRES_TUPLES_OK);
-  n = g_ascii_strtoll (PQgetvalue (res, 0, 0), NULL, 10);
-  PQclear (res);
-  return n;
+  return test_pg_int (pg, "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' "
+                          "AND database = (SELECT oid FROM pg_database "
+                          "WHERE datname = current_database())");
 }
 
 /* A writer that closes lets go of the location at once, not when the
