@@ -41,6 +41,16 @@ gboolean  qstore_codec_append_key_value  (GByteArray         *out,
                                           QStoreCollation     collation,
                                           gboolean            descending,
                                           GError            **error);
+/* What keys and rows both refuse: NaN, and values not in a tuple or
+ * array of `v`. */
+gboolean  qstore_codec_check_real        (double              value,
+                                          GError            **error);
+gboolean  qstore_codec_check_values      (GVariant           *values,
+                                          GError            **error);
+gboolean  qstore_codec_upgrade_key       (const guint8       *key,
+                                          gsize               key_len,
+                                          GByteArray         *out,
+                                          GError            **error);
 
 /* Converts a GVariant value (see qstore-codec.h; "v" boxes and non-empty
  * maybes are looked through; a floating @value is sunk) into @out. Returns

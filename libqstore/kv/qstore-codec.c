@@ -14,29 +14,23 @@
 
 /* Key component tags, in SQLite's order of storage classes. */
 #define KEY_TAG_NULL    0x00
-#define KEY_TAG_NUMERIC 0x01
+#define KEY_TAG_NUMBER  0x02
 #define KEY_TAG_TEXT    0x03
 #define KEY_TAG_BLOB    0x04
 
-#define KEY_NUMERIC_LEN 17   /* tag + order-preserving double + residual */
+/* Numbers as the first key format wrote them: the tag, then 16 bytes (an
+ * order-preserving double and a residual). Only upgrading reads them. */
+#define KEY_TAG_NUMBER_1     0x01
+#define KEY_NUMBER_1_BODY    16
+
+/* A number's body is at most 19 bytes of 7 bits each (see append_numeric). */
+#define KEY_NUMBER_MAX_BODY  19
 
 /* Escapes inside text and blob components; 0x00 ends them. */
 #define KEY_ESCAPE      0x01
 
 #define SIGN_BIT        G_GUINT64_CONSTANT (0x8000000000000000)
 #define TWO_POW_63      9223372036854775808.0
-
-/* Rows: a format byte, a varint column count, then per column a tag and
- * its payload. */
-#define ROW_FORMAT_1    0x01
-
-#define ROW_TAG_NULL    0x00
-#define ROW_TAG_INTEGER 0x01  /* zigzag varint */
-#define ROW_TAG_REAL    0x02  /* 8 bytes, IEEE 754, little-endian */
-#define ROW_TAG_TEXT    0x03  /* varint length, bytes */
-#define ROW_TAG_BLOB    0x04  /* varint length, bytes */
-
-#define VARINT_MAX_LEN  10
 
 /* Catalog key prefixes; the NULs keep them apart from `schema.table`. */
 static const char catalog_view_prefix[] = "\0view\0";
@@ -119,32 +113,76 @@ integer_split (gint64  value,
   return value - (gint64) d;
 }
 
+/* The double's bits, made to sort as unsigned integers sort. */
+static guint64
+sortable_bits (double d)
+{
+  guint64 bits;
+
+  /* SQL has one zero. */
+  if (d == 0.0)
+    d = 0.0;
+  memcpy (&bits, &d, sizeof bits);
+  return (bits & SIGN_BIT) ? ~bits : bits ^ SIGN_BIT;
+}
+
+static double
+double_from_sortable (guint64 bits)
+{
+  double d;
+
+  bits = (bits & SIGN_BIT) ? bits ^ SIGN_BIT : ~bits;
+  memcpy (&d, &bits, sizeof d);
+  return d;
+}
+
+/* Only a double of 2^53 or more in magnitude can stand for more than one
+ * int64; numbers there carry the residual, all others none. Whether a
+ * number has one depends on its double alone, so the order holds. */
+static inline gboolean
+has_residual (double d)
+{
+  return fabs (d) >= 9007199254740992.0;
+}
+
+/* A number is the 128 bits "sortable double, then residual + 2^63" (the
+ * residual only where has_residual()), trailing zero bits dropped, in
+ * groups of 7 bits per byte, high bits first; a byte's lowest bit says
+ * whether another follows. Small integers take 3 to 5 bytes and any real
+ * 10, where both took 16; byte order is still numeric order, since where
+ * two bodies first differ either their bits differ or one has ended, with
+ * only zero bits left, while the other has a one bit to come. */
 static void
 append_numeric (GByteArray *out,
                 double      d,
                 gint64      residual,
                 gboolean    descending)
 {
-  guint8 buf[KEY_NUMERIC_LEN];
-  guint64 bits;
+  guint64 bits[2] = { sortable_bits (d), 0 };
+  guint8 buf[1 + KEY_NUMBER_MAX_BODY];
+  guint n_bits;
+  guint n = 1;
 
-  /* SQL has one zero. */
-  if (d == 0.0)
-    d = 0.0;
+  if (has_residual (d))
+    bits[1] = (guint64) residual ^ SIGN_BIT;
 
-  memcpy (&bits, &d, sizeof bits);
-  if (bits & SIGN_BIT)
-    bits = ~bits;
-  else
-    bits ^= SIGN_BIT;
+  /* A sortable double is never 0: that would be a NaN. */
+  n_bits = bits[1] != 0 ? 128 - __builtin_ctzll (bits[1]) : 64 - __builtin_ctzll (bits[0]);
 
-  buf[0] = KEY_TAG_NUMERIC;
-  write_be64 (buf + 1, bits);
-  write_be64 (buf + 9, (guint64) residual ^ SIGN_BIT);
+  buf[0] = KEY_TAG_NUMBER;
+  for (guint at = 0; at < n_bits; at += 7)
+    {
+      guint8 group = 0;
+
+      for (guint b = at; b < at + 7; b++)
+        group = (guint8) (group << 1) |
+                (b < 128 ? (guint8) ((bits[b / 64] >> (63 - b % 64)) & 1) : 0);
+      buf[n++] = (guint8) (group << 1) | (at + 7 < n_bits ? 1 : 0);
+    }
 
   if (descending)
-    complement (buf, sizeof buf);
-  g_byte_array_append (out, buf, sizeof buf);
+    complement (buf, n);
+  g_byte_array_append (out, buf, n);
 }
 
 /* Appends a text or blob component: the normal form under @collation,
@@ -251,9 +289,9 @@ qstore_codec_append_integer (GByteArray *out,
   append_numeric (out, d, residual, descending);
 }
 
-static gboolean
-check_real (double   value,
-            GError **error)
+gboolean
+qstore_codec_check_real (double   value,
+                         GError **error)
 {
   if (isnan (value))
     {
@@ -286,7 +324,7 @@ qstore_codec_append_real (GByteArray  *out,
   g_return_val_if_fail (out != NULL, FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
-  if (!check_real (value, error))
+  if (!qstore_codec_check_real (value, error))
     return FALSE;
 
   append_numeric (out, value, 0, descending);
@@ -584,9 +622,9 @@ qstore_codec_append_value (GByteArray       *out,
   return qstore_codec_append_key_value (out, &v, collation, descending, error);
 }
 
-static gboolean
-values_container_check (GVariant  *values,
-                        GError   **error)
+gboolean
+qstore_codec_check_values (GVariant  *values,
+                           GError   **error)
 {
   if (g_variant_is_of_type (values, G_VARIANT_TYPE_TUPLE) ||
       g_variant_is_of_type (values, G_VARIANT_TYPE ("av")))
@@ -631,7 +669,7 @@ qstore_codec_encode_key (GVariant               *values,
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
 
   owned = g_variant_ref_sink (values);
-  if (!values_container_check (owned, error))
+  if (!qstore_codec_check_values (owned, error))
     return NULL;
 
   n_values = g_variant_n_children (owned);
@@ -682,20 +720,13 @@ key_corrupt (GError       **error,
   return FALSE;
 }
 
-/* Decodes one numeric component body (16 bytes, already uncomplemented)
- * and refuses every form append_numeric() would not have written. */
+/* The number a sortable double and a residual stand for, or %NULL for
+ * every pair integer_split() would not have made. */
 static GVariant *
-decode_numeric (const guint8 *body)
+number_new (guint64 sortable,
+            gint64  residual)
 {
-  guint64 bits = read_be64 (body);
-  gint64 residual = (gint64) (read_be64 (body + 8) ^ SIGN_BIT);
-  double d;
-
-  if (bits & SIGN_BIT)
-    bits ^= SIGN_BIT;
-  else
-    bits = ~bits;
-  memcpy (&d, &bits, sizeof d);
+  double d = double_from_sortable (sortable);
 
   if (isnan (d) || (d == 0.0 && signbit (d)))
     return NULL;
@@ -743,6 +774,70 @@ decode_numeric (const guint8 *body)
     }
 }
 
+/* Reads the body of a number at @key (already uncomplemented through
+ * @flip) into @len bytes; %NULL when it is not one append_numeric()
+ * writes. */
+static GVariant *
+read_number (const guint8 *key,
+             gsize         key_len,
+             guint8        flip,
+             gsize        *len)
+{
+  guint64 bits[2] = { 0, 0 };
+  guint8 group = 0;
+  gsize n = 0;
+  double d;
+
+  do
+    {
+      if (n == key_len || n == KEY_NUMBER_MAX_BODY)
+        return NULL;
+      group = key[n] ^ flip;
+      for (guint i = 0; i < 7; i++)
+        {
+          guint b = n * 7 + i;
+          guint64 bit = (group >> (7 - i)) & 1;
+
+          if (b >= 128)
+            {
+              if (bit)
+                return NULL;
+            }
+          else
+            bits[b / 64] |= bit << (63 - b % 64);
+        }
+      n++;
+    }
+  while (group & 1);
+
+  /* No trailing zero bits: the last group holds the last one bit. */
+  if ((group >> 1) == 0)
+    return NULL;
+  *len = n;
+
+  d = double_from_sortable (bits[0]);
+  if (!has_residual (d))
+    return bits[1] == 0 ? number_new (bits[0], 0) : NULL;
+  return number_new (bits[0], (gint64) (bits[1] ^ SIGN_BIT));
+}
+
+/* Reads a number the first key format wrote: 16 bytes. */
+static GVariant *
+read_number_1 (const guint8 *key,
+               gsize         key_len,
+               guint8        flip,
+               gsize        *len)
+{
+  guint8 body[KEY_NUMBER_1_BODY];
+
+  if (key_len < sizeof body)
+    return NULL;
+  for (gsize i = 0; i < sizeof body; i++)
+    body[i] = key[i] ^ flip;
+  *len = sizeof body;
+  return number_new (read_be64 (body), (gint64) (read_be64 (body + 8) ^ SIGN_BIT));
+}
+
 static GVariant *
 decode_key_component (const guint8  *key,
                       gsize          key_len,
@@ -768,28 +863,26 @@ decode_key_component (const guint8  *key,
       *pos = p;
       return qstore_value_new_null ();
 
-    case KEY_TAG_NUMERIC:
+    case KEY_TAG_NUMBER:
       {
-        guint8 body[KEY_NUMERIC_LEN - 1];
-        GVariant *number;
+        gsize len = 0;
+        GVariant *number = read_number (key + p, key_len - p, flip, &len);
 
-        if (key_len - p < sizeof body)
-          {
-            key_corrupt (error, column, p, "a number is cut short");
-            return NULL;
-          }
-        for (gsize i = 0; i < sizeof body; i++)
-          body[i] = key[p + i] ^ flip;
-
-        number = decode_numeric (body);
         if (number == NULL)
           {
-            key_corrupt (error, column, p, "a number is not in canonical form");
+            key_corrupt (error, column, p, "a number is cut short or not in canonical form");
             return NULL;
           }
-        *pos = p + sizeof body;
+        *pos = p + len;
         return number;
       }
+
+    case KEY_TAG_NUMBER_1:
+      g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_CORRUPT,
+                   "Key does not decode: it holds a number in the first key format "
+                   "(column %" G_GSIZE_FORMAT ", byte %" G_GSIZE_FORMAT "), which only "
+                   "upgrading a database reads", column, p - 1);
+      return NULL;
 
     case KEY_TAG_TEXT:
     case KEY_TAG_BLOB:
@@ -893,403 +986,56 @@ qstore_codec_decode_key (GBytes          *key,
   return g_variant_ref_sink (g_variant_builder_end (&builder));
 }
 
-/* Rows */
-
-static void
-append_varint (GByteArray *out,
-               guint64     v)
-{
-  guint8 buf[VARINT_MAX_LEN];
-  guint n = 0;
-
-  while (v >= 0x80)
-    {
-      buf[n++] = (v & 0x7f) | 0x80;
-      v >>= 7;
-    }
-  buf[n++] = v;
-  g_byte_array_append (out, buf, n);
-}
-
-static inline guint64
-zigzag_encode (gint64 v)
-{
-  return ((guint64) v << 1) ^ (guint64) (v >> 63);
-}
-
-static inline gint64
-zigzag_decode (guint64 u)
-{
-  return (gint64) ((u >> 1) ^ (~(u & 1) + 1));
-}
-
-void
-qstore_row_encode (GByteArray        *out,
-                   const QStoreValue *values,
-                   gsize              n_values)
-{
-  guint8 format = ROW_FORMAT_1;
-
-  g_return_if_fail (out != NULL);
-  g_return_if_fail (values != NULL || n_values == 0);
-  g_return_if_fail (n_values <= G_MAXUINT);
-
-  g_byte_array_append (out, &format, 1);
-  append_varint (out, n_values);
-
-  for (gsize i = 0; i < n_values; i++)
-    {
-      const QStoreValue *v = &values[i];
-      guint8 tag;
-
-      switch (v->type)
-        {
-        case QSTORE_VALUE_NULL:
-          tag = ROW_TAG_NULL;
-          g_byte_array_append (out, &tag, 1);
-          break;
-
-        case QSTORE_VALUE_INTEGER:
-          tag = ROW_TAG_INTEGER;
-          g_byte_array_append (out, &tag, 1);
-          append_varint (out, zigzag_encode (v->integer));
-          break;
-
-        case QSTORE_VALUE_REAL:
-          {
-            guint64 bits;
-
-            /* The bits as they are: -0.0 keeps its sign. */
-            memcpy (&bits, &v->real, sizeof bits);
-            bits = GUINT64_TO_LE (bits);
-            tag = ROW_TAG_REAL;
-            g_byte_array_append (out, &tag, 1);
-            g_byte_array_append (out, (const guint8 *) &bits, sizeof bits);
-          }
-          break;
-
-        case QSTORE_VALUE_TEXT:
-        case QSTORE_VALUE_BLOB:
-          g_return_if_fail (v->bytes.len <= G_MAXUINT - out->len - VARINT_MAX_LEN - 1);
-          tag = v->type == QSTORE_VALUE_TEXT ? ROW_TAG_TEXT : ROW_TAG_BLOB;
-          g_byte_array_append (out, &tag, 1);
-          append_varint (out, v->bytes.len);
-          if (v->bytes.len > 0)
-            g_byte_array_append (out, v->bytes.data, v->bytes.len);
-          break;
-
-        default:
-          g_assert_not_reached ();
-        }
-    }
-}
-
-static gboolean
-row_corrupt (const QStoreRowReader  *reader,
-             GError                **error,
-             const char             *what)
-{
-  g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_CORRUPT,
-               "Stored row does not decode: %s at byte %" G_GSIZE_FORMAT
-               " of %" G_GSIZE_FORMAT "; the row is damaged or was written by "
-               "a newer qstore",
-               what, (gsize) (reader->p - reader->start),
-               (gsize) (reader->end - reader->start));
-  return FALSE;
-}
-
-static gboolean
-read_varint_long (QStoreRowReader  *reader,
-                  guint64          *out,
-                  GError          **error)
-{
-  guint64 v = 0;
-
-  for (guint i = 0; i < VARINT_MAX_LEN; i++)
-    {
-      guint8 b;
-
-      if (reader->p >= reader->end)
-        return row_corrupt (reader, error, "a number is cut short");
-      b = *reader->p;
-
-      /* The tenth byte carries bit 63 alone. */
-      if (i == VARINT_MAX_LEN - 1 && b > 0x01)
-        return row_corrupt (reader, error, "a number overflows 64 bits");
-
-      reader->p++;
-      v |= (guint64) (b & 0x7f) << (7 * i);
-      if ((b & 0x80) == 0)
-        {
-          /* One encoding per number, so equal rows are equal bytes. */
-          if (b == 0 && i > 0)
-            {
-              reader->p--;
-              return row_corrupt (reader, error, "a number is not in its shortest form");
-            }
-          *out = v;
-          return TRUE;
-        }
-    }
-
-  g_assert_not_reached ();
-}
-
-/* Most numbers of a row (lengths, column counts, ids) fit in one or two
- * bytes: those are read without the loop and its checks (a second byte of
- * 0 is not the shortest form, which the loop reports). */
-static inline gboolean
-read_varint (QStoreRowReader  *reader,
-             guint64          *out,
-             GError          **error)
-{
-  const guint8 *p = reader->p;
-  gsize left = reader->end - p;
-
-  if (G_LIKELY (left >= 1 && p[0] < 0x80))
-    {
-      *out = p[0];
-      reader->p = p + 1;
-      return TRUE;
-    }
-  if (G_LIKELY (left >= 2 && p[1] < 0x80 && p[1] != 0))
-    {
-      *out = (guint64) (p[0] & 0x7f) | (guint64) p[1] << 7;
-      reader->p = p + 2;
-      return TRUE;
-    }
-  return read_varint_long (reader, out, error);
-}
-
-gboolean
-qstore_row_reader_init (QStoreRowReader  *reader,
-                        const guint8     *data,
-                        gsize             len,
-                        guint            *n_values,
-                        GError          **error)
-{
-  guint64 count;
-
-  g_return_val_if_fail (reader != NULL, FALSE);
-  g_return_val_if_fail (data != NULL || len == 0, FALSE);
-
-  reader->start = data;
-  reader->p = data;
-  reader->end = data + len;
-  reader->remaining = 0;
-  if (n_values != NULL)
-    *n_values = 0;
-
-  if (len == 0)
-    return row_corrupt (reader, error, "the row is empty");
-
-  if (*reader->p != ROW_FORMAT_1)
-    return row_corrupt (reader, error, "unknown row format");
-  reader->p++;
-
-  if (!read_varint (reader, &count, error))
-    return FALSE;
-
-  /* Every column takes at least its tag byte. */
-  if (count > (guint64) (reader->end - reader->p))
-    return row_corrupt (reader, error, "more columns announced than the row can hold");
-
-  if (count == 0 && reader->p != reader->end)
-    return row_corrupt (reader, error, "bytes follow the last column");
-
-  reader->remaining = count;
-  if (n_values != NULL)
-    *n_values = count;
-  return TRUE;
-}
-
-gboolean
-qstore_row_reader_next (QStoreRowReader  *reader,
-                        QStoreValue      *out,
-                        GError          **error)
-{
-  guint8 tag;
-
-  g_return_val_if_fail (reader != NULL, FALSE);
-  g_return_val_if_fail (out != NULL, FALSE);
-  g_return_val_if_fail (reader->remaining > 0, FALSE);
-
-  memset (out, 0, sizeof *out);
-
-  if (reader->p >= reader->end)
-    return row_corrupt (reader, error, "the row ends before its last column");
-
-  tag = *reader->p;
-  switch (tag)
-    {
-    case ROW_TAG_NULL:
-      reader->p++;
-      out->type = QSTORE_VALUE_NULL;
-      break;
-
-    case ROW_TAG_INTEGER:
-      {
-        guint64 u;
-
-        reader->p++;
-        if (!read_varint (reader, &u, error))
-          return FALSE;
-        out->type = QSTORE_VALUE_INTEGER;
-        out->integer = zigzag_decode (u);
-      }
-      break;
-
-    case ROW_TAG_REAL:
-      {
-        guint64 bits;
-
-        reader->p++;
-        if ((gsize) (reader->end - reader->p) < sizeof bits)
-          return row_corrupt (reader, error, "a real is cut short");
-        memcpy (&bits, reader->p, sizeof bits);
-        bits = GUINT64_FROM_LE (bits);
-        reader->p += sizeof bits;
-        out->type = QSTORE_VALUE_REAL;
-        memcpy (&out->real, &bits, sizeof bits);
-      }
-      break;
-
-    case ROW_TAG_TEXT:
-    case ROW_TAG_BLOB:
-      {
-        guint64 len;
-
-        reader->p++;
-        if (!read_varint (reader, &len, error))
-          return FALSE;
-        if (len > (guint64) (reader->end - reader->p))
-          return row_corrupt (reader, error, "text or blob runs past the end of the row");
-        out->type = tag == ROW_TAG_TEXT ? QSTORE_VALUE_TEXT : QSTORE_VALUE_BLOB;
-        out->bytes.data = reader->p;
-        out->bytes.len = len;
-        reader->p += len;
-      }
-      break;
-
-    default:
-      return row_corrupt (reader, error, "unknown value tag");
-    }
-
-  reader->remaining--;
-  if (reader->remaining == 0 && reader->p != reader->end)
-    return row_corrupt (reader, error, "bytes follow the last column");
-
-  return TRUE;
-}
+/* Upgrading */
 
 /**
- * qstore_codec_encode_row:
- * @row: a tuple (or `av`) of values, each as in qstore_codec_append_value()
+ * qstore_codec_upgrade_key: (skip)
+ * @key: (array length=key_len): a key of any key format
+ * @key_len: its length
+ * @out: where the same key in this key format is appended
  * @error: return location for a #GError
  *
- * Encodes a full row compactly, keeping every value as it is: text keeps
- * its case and trailing spaces, integers stay integers and reals reals.
+ * Rewrites the numbers of @key that the first key format wrote; every
+ * other component is copied as it is, so a key already in this format
+ * comes out unchanged. Directions are read off each component's tag.
  *
- * Returns: (transfer full): the encoded row, or %NULL with
- *   %QSTORE_ERROR_INVALID_ARGUMENT for a value that cannot be stored
- *   (another type, or NaN)
+ * Returns: %TRUE on success, %FALSE with %QSTORE_ERROR_CORRUPT when @key
+ *   is not a key
  */
-GBytes *
-qstore_codec_encode_row (GVariant  *row,
-                         GError   **error)
+gboolean
+qstore_codec_upgrade_key (const guint8  *key,
+                          gsize          key_len,
+                          GByteArray    *out,
+                          GError       **error)
 {
-  g_autoptr(GVariant) owned = NULL;
-  g_autoptr(GByteArray) out = NULL;
-  g_autoptr(GPtrArray) holders = NULL;
-  g_autofree QStoreValue *values = NULL;
-  gsize n_values;
+  gsize p = 0;
 
-  g_return_val_if_fail (row != NULL, NULL);
-  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
-
-  owned = g_variant_ref_sink (row);
-  if (!values_container_check (owned, error))
-    return NULL;
-
-  n_values = g_variant_n_children (owned);
-  values = g_new0 (QStoreValue, n_values);
-  holders = g_ptr_array_new_full (n_values, (GDestroyNotify) g_variant_unref);
-
-  for (gsize i = 0; i < n_values; i++)
+  for (gsize column = 0; p < key_len; column++)
     {
-      g_autoptr(GVariant) child = g_variant_get_child_value (owned, i);
-      GVariant *holder = qstore_value_from_variant (child, &values[i], error);
+      gboolean descending = key[p] >= 0x80;
+      guint8 flip = descending ? 0xff : 0x00;
+      g_autoptr(GVariant) value = NULL;
+      gsize start = p;
 
-      if (holder == NULL)
+      if ((key[p] ^ flip) == KEY_TAG_NUMBER_1)
         {
-          g_prefix_error (error, "Row column %" G_GSIZE_FORMAT ": ", i);
-          return NULL;
+          gsize len = 0;
+
+          if (!(value = read_number_1 (key + p + 1, key_len - p - 1, flip, &len)))
+            return key_corrupt (error, column, p, "a number is cut short or not in canonical form");
+          p += 1 + len;
+          if (g_variant_is_of_type (value, G_VARIANT_TYPE_INT64))
+            qstore_codec_append_integer (out, g_variant_get_int64 (value), descending);
+          else
+            append_numeric (out, g_variant_get_double (value), 0, descending);
+          continue;
         }
-      g_ptr_array_add (holders, holder);
-      if (values[i].type == QSTORE_VALUE_REAL && !check_real (values[i].real, error))
-        {
-          g_prefix_error (error, "Row column %" G_GSIZE_FORMAT ": ", i);
-          return NULL;
-        }
+
+      if (!(value = decode_key_component (key, key_len, &p, column, descending, error)))
+        return FALSE;
+      g_byte_array_append (out, key + start, p - start);
     }
-
-  out = g_byte_array_new ();
-  qstore_row_encode (out, values, n_values);
-  return g_byte_array_free_to_bytes (g_steal_pointer (&out));
-}
-
-/**
- * qstore_codec_decode_row:
- * @row: a row made by qstore_codec_encode_row()
- * @error: return location for a #GError
- *
- * Decodes a row. Text that is not valid UTF-8 (or holds NUL) is made valid
- * with g_utf8_make_valid().
- *
- * Returns: (transfer full): a tuple of the row's values, each boxed in
- *   `v`, or %NULL with %QSTORE_ERROR_CORRUPT when @row is malformed
- */
-GVariant *
-qstore_codec_decode_row (GBytes  *row,
-                         GError **error)
-{
-  g_auto(GVariantBuilder) builder = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE_TUPLE);
-  QStoreRowReader reader;
-  const guint8 *data;
-  gsize len;
-  guint n_values;
-
-  g_return_val_if_fail (row != NULL, NULL);
-  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
-
-  data = g_bytes_get_data (row, &len);
-  if (!qstore_row_reader_init (&reader, data, len, &n_values, error))
-    return NULL;
-
-  for (guint i = 0; i < n_values; i++)
-    {
-      QStoreValue v;
-      GVariant *value;
-
-      if (!qstore_row_reader_next (&reader, &v, error))
-        return NULL;
-
-      if (v.type == QSTORE_VALUE_BLOB && v.bytes.len >= 4096)
-        {
-          /* Large blobs share the row's memory rather than being copied. */
-          g_autoptr(GBytes) slice = g_bytes_new_from_bytes (row, v.bytes.data - data,
-                                                            v.bytes.len);
-
-          value = g_variant_new_from_bytes (G_VARIANT_TYPE_BYTESTRING, slice, TRUE);
-        }
-      else
-        {
-          value = qstore_value_to_variant (&v);
-        }
-      g_variant_builder_add_value (&builder, g_variant_new_variant (value));
-    }
-
-  return g_variant_ref_sink (g_variant_builder_end (&builder));
+  return TRUE;
 }
 
 /* Catalog keys */

@@ -733,57 +733,57 @@ test_golden_keys (void)
   RESET ();
 
   qstore_codec_append_integer (b, 0, FALSE);
-  assert_array_hex (b, "01 8000000000000000 8000000000000000");
+  assert_array_hex (b, "02 80");
   RESET ();
   REAL (0.0, FALSE);
-  assert_array_hex (b, "01 8000000000000000 8000000000000000");
+  assert_array_hex (b, "02 80");
   RESET ();
   REAL (-0.0, FALSE);
-  assert_array_hex (b, "01 8000000000000000 8000000000000000");
+  assert_array_hex (b, "02 80");
   RESET ();
   qstore_codec_append_integer (b, 1, FALSE);
-  assert_array_hex (b, "01 bff0000000000000 8000000000000000");
+  assert_array_hex (b, "02 bff8");
   RESET ();
   REAL (1.0, FALSE);
-  assert_array_hex (b, "01 bff0000000000000 8000000000000000");
+  assert_array_hex (b, "02 bff8");
   RESET ();
   qstore_codec_append_integer (b, -1, FALSE);
-  assert_array_hex (b, "01 400fffffffffffff 8000000000000000");
+  assert_array_hex (b, "02 4107ffffffffffffff80");
   RESET ();
   REAL (1.5, FALSE);
-  assert_array_hex (b, "01 bff8000000000000 8000000000000000");
+  assert_array_hex (b, "02 bffc");
   RESET ();
   REAL (INFINITY, FALSE);
-  assert_array_hex (b, "01 fff0000000000000 8000000000000000");
+  assert_array_hex (b, "02 fff90101010101010140");
   RESET ();
   REAL (-INFINITY, FALSE);
-  assert_array_hex (b, "01 000fffffffffffff 8000000000000000");
+  assert_array_hex (b, "02 0107ffffffffffffffc0");
   RESET ();
   REAL (4.9406564584124654e-324, FALSE);
-  assert_array_hex (b, "01 8000000000000001 8000000000000000");
+  assert_array_hex (b, "02 81010101010101010180");
   RESET ();
   REAL (-4.9406564584124654e-324, FALSE);
-  assert_array_hex (b, "01 7ffffffffffffffe 8000000000000000");
+  assert_array_hex (b, "02 7ffffffffffffffffe");
   RESET ();
   /* INT64_MAX rounds to 2^63 and is 1 below it. */
   qstore_codec_append_integer (b, G_MAXINT64, FALSE);
-  assert_array_hex (b, "01 c3e0000000000000 7fffffffffffffff");
+  assert_array_hex (b, "02 c3f1010101010101013fffffffffffffffffc0");
   RESET ();
   REAL (9223372036854775808.0, FALSE);
-  assert_array_hex (b, "01 c3e0000000000000 8000000000000000");
+  assert_array_hex (b, "02 c3f10101010101010140");
   RESET ();
   qstore_codec_append_integer (b, G_MININT64, FALSE);
-  assert_array_hex (b, "01 3c1fffffffffffff 8000000000000000");
+  assert_array_hex (b, "02 3d0fffffffffffffffc0");
   RESET ();
   /* 2^53 + 1 rounds (to even) down to 2^53. */
   qstore_codec_append_integer (b, TWO_POW_53 + 1, FALSE);
-  assert_array_hex (b, "01 c340000000000000 8000000000000001");
+  assert_array_hex (b, "02 c3a10101010101010141010101010101010140");
   RESET ();
   qstore_codec_append_integer (b, -TWO_POW_53 - 1, FALSE);
-  assert_array_hex (b, "01 3cbfffffffffffff 7fffffffffffffff");
+  assert_array_hex (b, "02 3d5fffffffffffffffbfffffffffffffffffc0");
   RESET ();
   qstore_codec_append_integer (b, 1, TRUE);
-  assert_array_hex (b, "fe 400fffffffffffff 7fffffffffffffff");
+  assert_array_hex (b, "fd 4007");
   RESET ();
 
   qstore_codec_append_text (b, "aB", 2, QSTORE_COLLATION_BINARY, FALSE);
@@ -842,8 +842,8 @@ test_golden_keys (void)
   g_assert_true (qstore_codec_append_value (b, qstore_value_new_null (),
                                             QSTORE_COLLATION_BINARY, TRUE, &error));
   g_assert_no_error (error);
-  assert_array_hex (b, "01 c014000000000000 8000000000000000"
-                       "01 c014000000000000 8000000000000000"
+  assert_array_hex (b, "02 c10a"
+                       "02 c10a"
                        "03 4869 00"
                        "ff");
   RESET ();
@@ -893,7 +893,7 @@ test_golden_composite (void)
                                              NULL),
                                  collations, descending, 3, &error);
   g_assert_no_error (error);
-  assert_gbytes_hex (key, "00 fe400fffffffffffff7fffffffffffffff 03 6162 00");
+  assert_gbytes_hex (key, "00 fd4007 03 6162 00");
 
   /* The same as an "av". */
   children[0] = g_variant_new_variant (qstore_value_new_null ());
@@ -1095,6 +1095,111 @@ assert_key_corrupt (const char     *hex,
   g_assert_null (decoded);
 }
 
+/* A number as the first key format wrote it: 0x01, the double's bits made
+ * sortable, then the int64's distance from that double plus 2^63, both
+ * big-endian; every byte complemented when descending. */
+static void
+append_number_1 (GByteArray *out,
+                 double      d,
+                 gint64      residual,
+                 gboolean    descending)
+{
+  guint8 buf[17] = { 0x01 };
+  guint64 bits;
+
+  if (d == 0.0)
+    d = 0.0;
+  memcpy (&bits, &d, sizeof bits);
+  bits = (bits >> 63) ? ~bits : bits | G_GUINT64_CONSTANT (0x8000000000000000);
+  for (guint i = 0; i < 8; i++)
+    {
+      buf[1 + i] = (guint8) (bits >> (56 - 8 * i));
+      buf[9 + i] = (guint8) (((guint64) residual ^ G_GUINT64_CONSTANT (0x8000000000000000)) >> (56 - 8 * i));
+    }
+  if (descending)
+    for (guint i = 0; i < sizeof buf; i++)
+      buf[i] = ~buf[i];
+  g_byte_array_append (out, buf, sizeof buf);
+}
+
+static void
+append_integer_1 (GByteArray *out,
+                  gint64      value,
+                  gboolean    descending)
+{
+  double d = (double) value;
+
+  /* INT64_MAX and its neighbours round up to 2^63. */
+  if (d >= 9223372036854775808.0)
+    append_number_1 (out, d, (value - G_MAXINT64) - 1, descending);
+  else
+    append_number_1 (out, d, value - (gint64) d, descending);
+}
+
+static void
+assert_upgrades_to (GByteArray *from,
+                    GByteArray *want)
+{
+  g_autoptr(GByteArray) got = g_byte_array_new ();
+  g_autoptr(GError) error = NULL;
+  g_autofree char *got_hex = NULL;
+  g_autofree char *want_hex = to_hex (want->data, want->len);
+
+  g_assert_true (qstore_codec_upgrade_key (from->data, from->len, got, &error));
+  g_assert_no_error (error);
+  got_hex = to_hex (got->data, got->len);
+  g_assert_cmpstr (got_hex, ==, want_hex);
+}
+
+/* Keys of the first format come out as this format writes them, and keys
+ * of this format come out unchanged, whatever the mix of components. */
+static void
+test_upgrade_key (void)
+{
+  const gint64 edges[] = { 0, 1, -1, 9007199254740993, -9007199254740993, G_MAXINT64, G_MININT64 };
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GByteArray) out = g_byte_array_new ();
+
+  rng_seed_for ("/codec/key/upgrade");
+
+  for (guint round = 0; round < 3000; round++)
+    {
+      g_autoptr(GByteArray) first = g_byte_array_new ();
+      g_autoptr(GByteArray) now = g_byte_array_new ();
+      guint n_cols = 1 + rng_below (4);
+
+      for (guint c = 0; c < n_cols; c++)
+        {
+          gboolean descending = rng_below (2);
+          TestValue value;
+
+          gen_value (&value);
+          if (round % 7 == 0)
+            {
+              value.v.type = QSTORE_VALUE_INTEGER;
+              value.v.integer = edges[rng_below (G_N_ELEMENTS (edges))];
+            }
+          encode_component (now, &value.v, QSTORE_COLLATION_BINARY, descending);
+          if (value.v.type == QSTORE_VALUE_INTEGER)
+            append_integer_1 (first, value.v.integer, descending);
+          else if (value.v.type == QSTORE_VALUE_REAL)
+            append_number_1 (first, value.v.real, 0, descending);
+          else
+            encode_component (first, &value.v, QSTORE_COLLATION_BINARY, descending);
+        }
+
+      assert_upgrades_to (first, now);
+      assert_upgrades_to (now, now);
+    }
+
+  /* What is not a key of either format is refused. */
+  g_assert_false (qstore_codec_upgrade_key ((const guint8 *) "\x01\xbf", 2, out, &error));
+  g_assert_error (error, QSTORE_ERROR, QSTORE_ERROR_CORRUPT);
+  g_clear_error (&error);
+  g_assert_false (qstore_codec_upgrade_key ((const guint8 *) "\x05", 1, out, &error));
+  g_assert_error (error, QSTORE_ERROR, QSTORE_ERROR_CORRUPT);
+}
+
 static void
 test_decode_key_corrupt (void)
 {
@@ -1105,9 +1210,9 @@ test_decode_key_corrupt (void)
   gsize len;
 
   assert_key_corrupt ("", NULL, 1);
-  assert_key_corrupt ("02", NULL, 1);                       /* unused tag */
-  assert_key_corrupt ("05", NULL, 1);
-  assert_key_corrupt ("01 bff0000000000000 80000000000000", NULL, 1);  /* short */
+  assert_key_corrupt ("05", NULL, 1);                       /* unused tag */
+  assert_key_corrupt ("02", NULL, 1);                       /* a number cut short */
+  assert_key_corrupt ("02 bff9", NULL, 1);
   assert_key_corrupt ("03 61", NULL, 1);                    /* no terminator */
   assert_key_corrupt ("03 61 01", NULL, 1);                 /* escape cut short */
   assert_key_corrupt ("03 01 03 00", NULL, 1);              /* unknown escape */
@@ -1115,17 +1220,26 @@ test_decode_key_corrupt (void)
   assert_key_corrupt ("00 00", NULL, 1);                    /* trailing bytes */
   assert_key_corrupt ("00", NULL, 2);                       /* a column short */
   assert_key_corrupt ("00", desc, 1);                       /* wrong direction */
-  /* 1.5 with a residual: only integers have one. */
-  assert_key_corrupt ("01 bff8000000000000 8000000000000001", NULL, 1);
+  /* The first key format's 1, which only upgrading reads. */
+  assert_key_corrupt ("01 bff0000000000000 8000000000000000", NULL, 1);
+  /* 1 with a zero group after its last one bit, and with a group too many. */
+  assert_key_corrupt ("02 bff9 00", NULL, 1);
+  assert_key_corrupt ("02 bff9010101010101010101010101010101010100", NULL, 1);
+  /* Bits past the 128th. */
+  assert_key_corrupt ("02 c3a1010101010101014101010101010101010142", NULL, 1);
+  /* 1.5 with a residual: only numbers of 2^53 and more have one. */
+  assert_key_corrupt ("02 bffd0101010101010101010101010101010140", NULL, 1);
+  /* 2^53 without its residual. */
+  assert_key_corrupt ("02 c3a0", NULL, 1);
   /* -0.0 and NaN are never written. */
-  assert_key_corrupt ("01 7fffffffffffffff 8000000000000000", NULL, 1);
-  assert_key_corrupt ("01 fff8000000000000 8000000000000000", NULL, 1);
+  assert_key_corrupt ("02 7fffffffffffffffff80", NULL, 1);
+  assert_key_corrupt ("02 fffc", NULL, 1);
   /* 2^53 + 5 rounds to 2^53 + 4, so 2^53 with residual 5 is not canonical. */
-  assert_key_corrupt ("01 c340000000000000 8000000000000005", NULL, 1);
+  assert_key_corrupt ("02 c3a10101010101010141010101010101010340", NULL, 1);
   /* 2^63 with residual 0 is the real 2^63; with +1 it is past INT64_MAX. */
-  assert_key_corrupt ("01 c3e0000000000000 8000000000000001", NULL, 1);
+  assert_key_corrupt ("02 c3f10101010101010141010101010101010140", NULL, 1);
   /* 2^64 is beyond every integer. */
-  assert_key_corrupt ("01 c3f0000000000000 7fffffffffffffff", NULL, 1);
+  assert_key_corrupt ("02 c3f9010101010101013fffffffffffffffffc0", NULL, 1);
 
   /* Every proper prefix of a valid key is refused. */
   qstore_codec_append_integer (key, 7, TRUE);
@@ -1224,7 +1338,7 @@ test_encode_errors (void)
   g_assert_true (qstore_codec_append_value (b, g_variant_new_maybe (NULL, g_variant_new_int64 (0)),
                                             QSTORE_COLLATION_BINARY, FALSE, &error));
   g_assert_no_error (error);
-  assert_array_hex (b, "01 8000000000000000 8000000000000000");
+  assert_array_hex (b, "02 80");
 
   key = qstore_codec_encode_key (make_tuple (g_variant_new_int64 (1), NULL), NULL, desc, 2, &error);
   g_assert_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT);
@@ -1727,6 +1841,7 @@ main (int   argc,
   g_test_add_func ("/codec/key/decode", test_decode_key);
   g_test_add_func ("/codec/key/decode-corrupt", test_decode_key_corrupt);
   g_test_add_func ("/codec/key/fuzz", test_decode_key_fuzz);
+  g_test_add_func ("/codec/key/upgrade", test_upgrade_key);
   g_test_add_func ("/codec/order/single", test_order_single);
   g_test_add_func ("/codec/order/composite", test_order_composite);
   g_test_add_func ("/codec/row/golden", test_golden_rows);
