@@ -10,6 +10,7 @@
 #include "qstore-database-private.h"
 #include "qstore-error.h"
 #include "qstore-i18n-private.h"
+#include "qstore-key-format-private.h"
 #include "qstore-sql-token-private.h"
 #include "qstore-staging-leftovers-private.h"
 
@@ -589,10 +590,10 @@ same_bytes (GBytes     *current,
   return len == strlen (value) && (len == 0 || memcmp (data, value, len) == 0);
 }
 
-void
-qstore_database_put_catalog (QStoreDatabase *self,
-                             GBytes         *key,
-                             const char     *value)
+static void
+put_if_changed (QStoreDatabase *self,
+                GBytes         *key,
+                const char     *value)
 {
   g_autoptr(GBytes) current = NULL;
   gsize key_len;
@@ -603,6 +604,18 @@ qstore_database_put_catalog (QStoreDatabase *self,
     return;
   qstore_coordinator_put (self->coordinator, self->catalog, key_data, key_len,
                           (const guint8 *) value, strlen (value));
+}
+
+void
+qstore_database_put_catalog (QStoreDatabase *self,
+                             GBytes         *key,
+                             const char     *value)
+{
+  g_autoptr(GBytes) format_key = qstore_catalog_key_for_meta (QSTORE_KEY_FORMAT_META);
+
+  put_if_changed (self, key, value);
+  /* A catalog with entries tells which format their stores' keys are in. */
+  put_if_changed (self, format_key, QSTORE_KEY_FORMAT);
 }
 
 gboolean

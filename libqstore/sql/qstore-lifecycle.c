@@ -10,6 +10,7 @@
 #include "qstore-ddl-private.h"
 #include "qstore-error.h"
 #include "qstore-i18n-private.h"
+#include "qstore-key-format-private.h"
 #include "qstore-lifecycle-private.h"
 #include "qstore-rehydrate-private.h"
 #include "qstore-vtab-private.h"
@@ -88,6 +89,7 @@ open_on (QStoreProvider             *provider,
 {
   g_autoptr(QStoreDatabase) self = NULL;
   g_autoptr(GArray) deferred = NULL;
+  gboolean first_key_format;
 
   self = g_object_new (QSTORE_TYPE_DATABASE, NULL);
   self->flags = qstore_provider_get_flags (provider) | flags;
@@ -100,7 +102,8 @@ open_on (QStoreProvider             *provider,
       !(self->catalog = qstore_provider_get_catalog_store (self->provider, error)) ||
       !(self->db = open_connection (error)) ||
       !(self->scratch = open_connection (error)) ||
-      !qstore_vtab_register_module (self, error))
+      !qstore_vtab_register_module (self, error) ||
+      !qstore_key_format_check (self, &first_key_format, error))
     return NULL;
 
   sqlite3_set_authorizer (self->db, dispatch_authorizer, self);
@@ -109,7 +112,11 @@ open_on (QStoreProvider             *provider,
       return NULL;
 
   deferred = qstore_rehydrate_catalog (self);
-  if (!qstore_ddl_repair_interrupted_commit (self, error))
+  /* Both write in one transaction: a repair reads keys as they are
+   * upgraded. */
+  if ((first_key_format && !qstore_key_format_upgrade (self, deferred, error)) ||
+      !qstore_ddl_repair_interrupted_commit (self, error) ||
+      !qstore_coordinator_commit (self->coordinator, error))
     return NULL;
   /* What the layers above keep last: materialized views read whole
    * tables. */

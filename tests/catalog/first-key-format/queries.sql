@@ -1,0 +1,13 @@
+SELECT id, r, big, name, hex(b) FROM n ORDER BY id;
+SELECT id FROM n WHERE id = 9007199254740993;
+SELECT id FROM n WHERE id BETWEEN -10 AND 10 ORDER BY id DESC;
+SELECT id, r FROM n WHERE r > 1.0 ORDER BY r;
+SELECT id, r FROM n WHERE r = 0;
+SELECT big, name FROM n WHERE big < 0 ORDER BY big DESC, name;
+SELECT id FROM n WHERE name = 'ONE';
+SELECT id, r FROM n WHERE big > 0 AND r < 10 ORDER BY r;
+SELECT a, x, v FROM pair ORDER BY a, x DESC;
+SELECT a, x FROM pair WHERE a = 'a' AND x = 1e20;
+SELECT v, a FROM pair WHERE v >= -1 ORDER BY v DESC;
+SELECT * FROM positive ORDER BY id;
+SELECT positive, n, total FROM by_sign ORDER BY positive;
