@@ -47,6 +47,12 @@ gboolean  qstore_codec_check_real        (double              value,
                                           GError            **error);
 gboolean  qstore_codec_check_values      (GVariant           *values,
                                           GError            **error);
+/* The format of the keys this codec writes, as the catalog's meta entry
+ * QSTORE_KEY_FORMAT_META names it; qstore_database_put_catalog() writes
+ * it with every catalog entry, so with the first table. */
+#define QSTORE_KEY_FORMAT_META "key_format"
+#define QSTORE_KEY_FORMAT      "2"
+
 gboolean  qstore_codec_upgrade_key       (const guint8       *key,
                                           gsize               key_len,
                                           GByteArray         *out,

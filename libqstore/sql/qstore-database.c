@@ -6,11 +6,11 @@
 
 #include <string.h>
 
+#include "qstore-codec-private.h"
 #include "qstore-coordinator-private.h"
 #include "qstore-database-private.h"
 #include "qstore-error.h"
 #include "qstore-i18n-private.h"
-#include "qstore-key-format-private.h"
 #include "qstore-sql-token-private.h"
 #include "qstore-staging-leftovers-private.h"
 

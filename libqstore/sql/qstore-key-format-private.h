@@ -8,12 +8,6 @@
 
 G_BEGIN_DECLS
 
-/* The catalog's meta entry that names the format of every store's keys,
- * and this format's name. qstore_database_put_catalog() writes it with
- * every catalog entry, so with the first table. */
-#define QSTORE_KEY_FORMAT_META "key_format"
-#define QSTORE_KEY_FORMAT      "2"
-
 /* At open, before anything writes: refuses a key format this version
  * does not know, and the first format when @self is read-only; says
  * whether the stores hold the first. */

@@ -103,13 +103,14 @@ test_catalog_page (Fixture       *f,
   model = qstore_inspector_catalog_page_get_model (page);
 
   /* broken, pairs, people, high_scores, mv_a, mv_b, mv_bad, mv_groups,
-   * mv_planted, clean_shutdown, tx: tables first, meta entries last. The
-   * tables holding the materialized views' rows are shown with the views. */
-  g_assert_cmpuint (g_list_model_get_n_items (model), ==, 11);
+   * mv_planted, clean_shutdown, key_format, tx: tables first, meta
+   * entries last. The tables holding the materialized views' rows are
+   * shown with the views. */
+  g_assert_cmpuint (g_list_model_get_n_items (model), ==, 12);
   first = g_list_model_get_item (model, 0);
   g_assert_cmpint (qstore_catalog_entry_get_kind (first), ==, QSTORE_CATALOG_KEY_TABLE);
   g_assert_cmpstr (qstore_catalog_entry_get_name (first), ==, "broken");
-  last = g_list_model_get_item (model, 10);
+  last = g_list_model_get_item (model, 11);
   g_assert_cmpint (qstore_catalog_entry_get_kind (last), ==, QSTORE_CATALOG_KEY_META);
   for (guint i = 0; i < g_list_model_get_n_items (model); i++)
     {
