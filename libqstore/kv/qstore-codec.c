@@ -136,6 +136,47 @@ double_from_sortable (guint64 bits)
   return d;
 }
 
+/* The 7 bits of the 128-bit @bits from bit @at on (bit 0 the highest),
+ * zeros past the end. */
+static inline guint
+get_group (const guint64 bits[2],
+           guint         at)
+{
+  if (at + 7 <= 64)
+    return (bits[0] >> (57 - at)) & 0x7f;
+  if (at >= 64)
+    return (at <= 121 ? bits[1] >> (121 - at) : bits[1] << (at - 121)) & 0x7f;
+  return ((bits[0] << (at - 57)) | (bits[1] >> (121 - at))) & 0x7f;
+}
+
+/* Sets the 7 bits of @bits from bit @at on to @group; the bits past the
+ * 128th must be zero. */
+static inline gboolean
+put_group (guint64 bits[2],
+           guint   at,
+           guint   group)
+{
+  if (at + 7 <= 64)
+    bits[0] |= (guint64) group << (57 - at);
+  else if (at >= 64)
+    {
+      if (at > 121)
+        {
+          if (group & ((1u << (at - 121)) - 1))
+            return FALSE;
+          bits[1] |= (guint64) group >> (at - 121);
+        }
+      else
+        bits[1] |= (guint64) group << (121 - at);
+    }
+  else
+    {
+      bits[0] |= (guint64) group >> (at - 57);
+      bits[1] |= (guint64) group << (121 - at);
+    }
+  return TRUE;
+}
+
 /* Only a double of 2^53 or more in magnitude can stand for more than one
  * int64; numbers there carry the residual, all others none. Whether a
  * number has one depends on its double alone, so the order holds. */
@@ -171,14 +212,7 @@ append_numeric (GByteArray *out,
 
   buf[0] = KEY_TAG_NUMBER;
   for (guint at = 0; at < n_bits; at += 7)
-    {
-      guint8 group = 0;
-
-      for (guint b = at; b < at + 7; b++)
-        group = (guint8) (group << 1) |
-                (b < 128 ? (guint8) ((bits[b / 64] >> (63 - b % 64)) & 1) : 0);
-      buf[n++] = (guint8) (group << 1) | (at + 7 < n_bits ? 1 : 0);
-    }
+    buf[n++] = (guint8) (get_group (bits, at) << 1) | (at + 7 < n_bits ? 1 : 0);
 
   if (descending)
     complement (buf, n);
@@ -793,19 +827,8 @@ read_number (const guint8 *key,
       if (n == key_len || n == KEY_NUMBER_MAX_BODY)
         return NULL;
       group = key[n] ^ flip;
-      for (guint i = 0; i < 7; i++)
-        {
-          guint b = n * 7 + i;
-          guint64 bit = (group >> (7 - i)) & 1;
-
-          if (b >= 128)
-            {
-              if (bit)
-                return NULL;
-            }
-          else
-            bits[b / 64] |= bit << (63 - b % 64);
-        }
+      if (!put_group (bits, n * 7, group >> 1))
+        return NULL;
       n++;
     }
   while (group & 1);
