@@ -809,6 +809,18 @@ kill_writer (Fixture    *f,
       g_clear_pointer (&line, g_free);
     }
   close (out_fd);
+
+  /* A server frees a killed client's lock when it notices the session
+   * ended, which a loaded machine delays: wait for it, as a user's next
+   * writer would with ?wait_ms. */
+  if (f->caps & QSTORE_CAPABILITY_WRITER_LOCK)
+    {
+      g_autofree char *waiting = g_strconcat (f->uri, strchr (f->uri, '?') != NULL ? "&" : "?",
+                                              "wait_ms=10000", NULL);
+      g_autoptr(QStoreProvider) provider = open_provider (waiting, QSTORE_OPEN_NONE);
+
+      qstore_provider_close_all (provider);
+    }
   return committed;
 }
 
