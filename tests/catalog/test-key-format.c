@@ -13,6 +13,10 @@
  *              nothing, and the next open writes nothing
  *   faults     an upgrade failing at any write of its commit leaves a
  *              store the next open upgrades whole
+ *   kill       a writer killed by SIGKILL at a random moment of its
+ *              upgrade: once it said the open returned, the store is of
+ *              this format; either way the next open finds it whole
+ *              (QSTORE_CRASH_ITERATIONS cycles, 20 by default)
  *   corrupt    a key that is not one fails the upgrade, naming its
  *              store, and nothing is written
  *   marked     a new store says its format with its first table; a
@@ -26,6 +30,7 @@
 #include "qstore-test-util.h"
 
 static const char *qstore_path;
+static const char *self_path;
 
 /* A copy of the provider's first-format store in a new directory; its
  * URI, with the options of the provider under test. */
@@ -143,8 +148,6 @@ dump (const char *uri,
   return g_string_free (out, FALSE);
 }
 
-#define dump_stores(uri) dump ((uri), TRUE)
-
 static void
 assert_refused_read_only (const char *uri)
 {
@@ -178,20 +181,20 @@ test_upgrade (void)
 {
   g_autofree char *dir = NULL;
   g_autofree char *uri = copy_fixture (&dir);
-  g_autofree char *before = dump_stores (uri);
+  g_autofree char *before = dump (uri, TRUE);
   g_autofree char *after = NULL;
   g_autofree char *unchanged = NULL;
   QStoreDatabase *db;
   guint64 tx_id;
 
   assert_refused_read_only (uri);
-  unchanged = dump_stores (uri);
+  unchanged = dump (uri, TRUE);
   g_assert_cmpstr (unchanged, ==, before);
 
   tx_id = assert_upgrades_whole (uri);
 
   /* Smaller: every number in a key was 17 bytes. */
-  after = dump_stores (uri);
+  after = dump (uri, TRUE);
   g_assert_cmpstr (after, !=, before);
   g_assert_cmpuint (strlen (after), <, strlen (before));
   assert_answers_as_before (uri);
@@ -248,6 +251,55 @@ test_faults (void)
   g_test_message ("%u write positions", position);
   g_assert_cmpuint (position, >=, 20);
   g_assert_cmpuint (position, <, 2000);
+}
+
+/* --upgrade-child URI: says 0, opens URI for writing, which upgrades it,
+ * says 1 once the open returned, and waits to be killed. */
+static int
+upgrade_child (const char *uri)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(QStoreDatabase) db = NULL;
+
+  g_print ("0\n");
+  if (!(db = qstore_database_open (uri, QSTORE_OPEN_NONE, &error)))
+    {
+      g_printerr ("upgrade child: %s\n", error->message);
+      return 1;
+    }
+  g_print ("1\n");
+  for (;;)
+    g_usleep (G_USEC_PER_SEC);
+}
+
+static void
+test_kill (void)
+{
+  guint cycles = test_env_count ("QSTORE_CRASH_ITERATIONS", 20);
+  guint acknowledged = 0;
+  GRand *rand = g_rand_new_with_seed (test_seed ());
+
+  for (guint cycle = 0; cycle < cycles; cycle++)
+    {
+      g_autofree char *dir = NULL;
+      g_autofree char *uri = copy_fixture (&dir);
+      const char *argv[] = { self_path, "--upgrade-child", uri, NULL };
+
+      /* Opening and upgrading this store takes tens of milliseconds. */
+      if (test_kill_reporting_child (argv, g_rand_int_range (rand, 0, 40), 0) == 1)
+        {
+          QStoreDatabase *db = test_open_database (uri, QSTORE_OPEN_READ_ONLY);
+
+          test_close_database (&db);
+          acknowledged++;
+        }
+      assert_upgrades_whole (uri);
+      if (cycle % 5 == 0)
+        assert_answers_as_before (uri);
+      test_remove_tree (dir);
+    }
+  g_test_message ("%u cycles, %u killed after the open returned", cycles, acknowledged);
+  g_rand_free (rand);
 }
 
 static void
@@ -317,7 +369,7 @@ test_marked (void)
 
   /* A format to come is refused, read-only or not, and left alone. */
   test_plant (uri, key, "3");
-  before = dump_stores (uri);
+  before = dump (uri, TRUE);
   for (guint read_only = 0; read_only < 2; read_only++)
     {
       g_autoptr(QStoreDatabase) refused = qstore_database_open (uri, read_only ? QSTORE_OPEN_READ_ONLY
@@ -329,7 +381,7 @@ test_marked (void)
       g_assert_nonnull (strstr (error->message, "format “3”"));
       g_clear_error (&error);
     }
-  after = dump_stores (uri);
+  after = dump (uri, TRUE);
   g_assert_cmpstr (after, ==, before);
   test_remove_tree (dir);
 }
@@ -338,7 +390,11 @@ int
 main (int   argc,
       char *argv[])
 {
+  if (argc == 3 && g_str_equal (argv[1], "--upgrade-child"))
+    return upgrade_child (argv[2]);
+
   g_test_init (&argc, &argv, NULL);
+  self_path = argv[0];
   qstore_path = test_program_argument (argc, argv, "QSTORE");
 
   g_test_add_func ("/key-format/marked", test_marked);
@@ -346,6 +402,7 @@ main (int   argc,
     {
       g_test_add_func ("/key-format/upgrade", test_upgrade);
       g_test_add_func ("/key-format/faults", test_faults);
+      g_test_add_func ("/key-format/kill", test_kill);
       g_test_add_func ("/key-format/corrupt", test_corrupt);
     }
   return g_test_run ();
