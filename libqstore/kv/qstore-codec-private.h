@@ -41,6 +41,16 @@ gboolean  qstore_codec_append_key_value  (GByteArray         *out,
                                           QStoreCollation     collation,
                                           gboolean            descending,
                                           GError            **error);
+/* One key component into @out, its text or blob bytes unescaped to
+ * *@scratch (which moves past them): see the function's comment. */
+gboolean  qstore_codec_read_key_value    (const guint8       *key,
+                                          gsize               key_len,
+                                          gsize              *pos,
+                                          gsize               column,
+                                          gboolean            descending,
+                                          guint8            **scratch,
+                                          QStoreValue        *out,
+                                          GError            **error);
 /* What keys and rows both refuse: NaN, and values not in a tuple or
  * array of `v`. */
 gboolean  qstore_codec_check_real        (double              value,

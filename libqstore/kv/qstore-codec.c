@@ -754,23 +754,32 @@ key_corrupt (GError       **error,
   return FALSE;
 }
 
-/* The number a sortable double and a residual stand for, or %NULL for
- * every pair integer_split() would not have made. */
-static GVariant *
-number_new (guint64 sortable,
-            gint64  residual)
+/* Reads into @out the number a sortable double and a residual stand for;
+ * FALSE for every pair integer_split() would not have made. */
+static gboolean
+number_read (guint64      sortable,
+             gint64       residual,
+             QStoreValue *out)
 {
   double d = double_from_sortable (sortable);
 
   if (isnan (d) || (d == 0.0 && signbit (d)))
-    return NULL;
+    return FALSE;
 
   if (residual == 0)
     {
       /* The normal form of an integral value that fits is an integer. */
       if (d >= -TWO_POW_63 && d < TWO_POW_63 && (double) (gint64) d == d)
-        return g_variant_new_int64 ((gint64) d);
-      return g_variant_new_double (d);
+        {
+          out->type = QSTORE_VALUE_INTEGER;
+          out->integer = (gint64) d;
+        }
+      else
+        {
+          out->type = QSTORE_VALUE_REAL;
+          out->real = d;
+        }
+      return TRUE;
     }
   else
     {
@@ -780,42 +789,45 @@ number_new (guint64 sortable,
       double rd;
 
       if (!(d >= -TWO_POW_63 && d <= TWO_POW_63))
-        return NULL;
+        return FALSE;
 
       if (d == TWO_POW_63)
         {
           if (residual > 0)
-            return NULL;
+            return FALSE;
           value = G_MAXINT64 + (residual + 1);
         }
       else
         {
           base = (gint64) d;
           if ((double) base != d)
-            return NULL;
+            return FALSE;
           if ((residual > 0 && base > G_MAXINT64 - residual) ||
               (residual < 0 && base < G_MININT64 - residual))
-            return NULL;
+            return FALSE;
           value = base + residual;
         }
 
       /* Only the split integer_split() makes is valid. */
       r = integer_split (value, &rd);
       if (r != residual || rd != d)
-        return NULL;
+        return FALSE;
 
-      return g_variant_new_int64 (value);
+      out->type = QSTORE_VALUE_INTEGER;
+      out->integer = value;
+      return TRUE;
     }
 }
 
 /* Reads the body of a number at @key (already uncomplemented through
- * @flip) into @len bytes; %NULL when it is not one append_numeric()
+ * @flip) into @len bytes; FALSE when it is not one append_numeric()
  * writes. */
-static GVariant *
+static gboolean
 read_number (const guint8 *key,
              gsize         key_len,
              guint8        flip,
-             gsize        *len)
+             gsize        *len,
+             QStoreValue  *out)
 {
   guint64 bits[2] = { 0, 0 };
   guint8 group = 0;
@@ -825,79 +837,95 @@ read_number (const guint8 *key,
   do
     {
       if (n == key_len || n == KEY_NUMBER_MAX_BODY)
-        return NULL;
+        return FALSE;
       group = key[n] ^ flip;
       if (!put_group (bits, n * 7, group >> 1))
-        return NULL;
+        return FALSE;
       n++;
     }
   while (group & 1);
 
   /* No trailing zero bits: the last group holds the last one bit. */
   if ((group >> 1) == 0)
-    return NULL;
+    return FALSE;
   *len = n;
 
   d = double_from_sortable (bits[0]);
   if (!has_residual (d))
-    return bits[1] == 0 ? number_new (bits[0], 0) : NULL;
-  return number_new (bits[0], (gint64) (bits[1] ^ SIGN_BIT));
+    return bits[1] == 0 && number_read (bits[0], 0, out);
+  return number_read (bits[0], (gint64) (bits[1] ^ SIGN_BIT), out);
 }
 
 /* Reads a number the first key format wrote: 16 bytes. */
-static GVariant *
+static gboolean
 read_number_1 (const guint8 *key,
                gsize         key_len,
                guint8        flip,
-               gsize        *len)
+               gsize        *len,
+               QStoreValue  *out)
 {
   guint8 body[KEY_NUMBER_1_BODY];
 
   if (key_len < sizeof body)
-    return NULL;
+    return FALSE;
   for (gsize i = 0; i < sizeof body; i++)
     body[i] = key[i] ^ flip;
   *len = sizeof body;
-  return number_new (read_be64 (body), (gint64) (read_be64 (body + 8) ^ SIGN_BIT));
+  return number_read (read_be64 (body), (gint64) (read_be64 (body + 8) ^ SIGN_BIT), out);
 }
 
-static GVariant *
-decode_key_component (const guint8  *key,
-                      gsize          key_len,
-                      gsize         *pos,
-                      gsize          column,
-                      gboolean       descending,
-                      GError       **error)
+/**
+ * qstore_codec_read_key_value: (skip)
+ * @key: (array length=key_len): a key
+ * @key_len: its length
+ * @pos: (inout): where the component starts; moved past it
+ * @column: the component's number, for the error message
+ * @descending: whether the component was encoded descending
+ * @scratch: (inout): where text and blob bytes are unescaped to; moved past
+ *   them. Unescaped bytes are never more than the key's, so @key_len bytes
+ *   hold all the components of @key
+ * @out: the value, in its normal form (see qstore_codec_decode_key()); its
+ *   bytes point into @scratch
+ * @error: return location for a #GError
+ *
+ * Reads one key component without making a #GVariant.
+ *
+ * Returns: %TRUE on success, %FALSE with %QSTORE_ERROR_CORRUPT when the
+ *   component is malformed
+ */
+gboolean
+qstore_codec_read_key_value (const guint8  *key,
+                             gsize          key_len,
+                             gsize         *pos,
+                             gsize          column,
+                             gboolean       descending,
+                             guint8       **scratch,
+                             QStoreValue   *out,
+                             GError       **error)
 {
   guint8 flip = descending ? 0xff : 0x00;
   gsize p = *pos;
   guint8 tag;
 
   if (p >= key_len)
-    {
-      key_corrupt (error, column, p, "the key ends before this column");
-      return NULL;
-    }
+    return key_corrupt (error, column, p, "the key ends before this column");
 
   tag = key[p++] ^ flip;
   switch (tag)
     {
     case KEY_TAG_NULL:
+      out->type = QSTORE_VALUE_NULL;
       *pos = p;
-      return qstore_value_new_null ();
+      return TRUE;
 
     case KEY_TAG_NUMBER:
       {
         gsize len = 0;
-        GVariant *number = read_number (key + p, key_len - p, flip, &len);
 
-        if (number == NULL)
-          {
-            key_corrupt (error, column, p, "a number is cut short or not in canonical form");
-            return NULL;
-          }
+        if (!read_number (key + p, key_len - p, flip, &len, out))
+          return key_corrupt (error, column, p, "a number is cut short or not in canonical form");
         *pos = p + len;
-        return number;
+        return TRUE;
       }
 
     case KEY_TAG_NUMBER_1:
@@ -905,53 +933,44 @@ decode_key_component (const guint8  *key,
                    "Key does not decode: it holds a number in the first key format "
                    "(column %" G_GSIZE_FORMAT ", byte %" G_GSIZE_FORMAT "), which only "
                    "upgrading a database reads", column, p - 1);
-      return NULL;
+      return FALSE;
 
     case KEY_TAG_TEXT:
     case KEY_TAG_BLOB:
       {
-        g_autoptr(GByteArray) bytes = g_byte_array_new ();
+        guint8 *w = *scratch;
 
         for (;;)
           {
             guint8 c;
 
             if (p >= key_len)
-              {
-                key_corrupt (error, column, p, "text or blob has no terminator");
-                return NULL;
-              }
+              return key_corrupt (error, column, p, "text or blob has no terminator");
             c = key[p++] ^ flip;
             if (c == 0x00)
               break;
             if (c == KEY_ESCAPE)
               {
                 if (p >= key_len)
-                  {
-                    key_corrupt (error, column, p, "an escape is cut short");
-                    return NULL;
-                  }
+                  return key_corrupt (error, column, p, "an escape is cut short");
                 c = key[p++] ^ flip;
                 if (c != 0x01 && c != 0x02)
-                  {
-                    key_corrupt (error, column, p - 1, "unknown escape");
-                    return NULL;
-                  }
+                  return key_corrupt (error, column, p - 1, "unknown escape");
                 c -= 1;
               }
-            g_byte_array_append (bytes, &c, 1);
+            *w++ = c;
           }
 
+        out->type = tag == KEY_TAG_TEXT ? QSTORE_VALUE_TEXT : QSTORE_VALUE_BLOB;
+        out->bytes.data = *scratch;
+        out->bytes.len = w - *scratch;
+        *scratch = w;
         *pos = p;
-        if (tag == KEY_TAG_TEXT)
-          return text_variant_new (bytes->data, bytes->len);
-        return g_variant_new_fixed_array (G_VARIANT_TYPE_BYTE,
-                                          bytes->data, bytes->len, 1);
+        return TRUE;
       }
 
     default:
-      key_corrupt (error, column, p - 1, "unknown value tag");
-      return NULL;
+      return key_corrupt (error, column, p - 1, "unknown value tag");
     }
 }
 
@@ -980,6 +999,7 @@ qstore_codec_decode_key (GBytes          *key,
                          GError         **error)
 {
   g_auto(GVariantBuilder) builder = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE_TUPLE);
+  g_autofree guint8 *scratch = NULL;
   const guint8 *data;
   gsize len;
   gsize pos = 0;
@@ -988,16 +1008,18 @@ qstore_codec_decode_key (GBytes          *key,
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
 
   data = g_bytes_get_data (key, &len);
+  scratch = g_malloc (MAX (len, 1));
 
   for (gsize i = 0; i < n_columns; i++)
     {
-      GVariant *value;
+      guint8 *at = scratch;
+      QStoreValue value;
 
-      value = decode_key_component (data, len, &pos, i,
-                                    descending ? descending[i] : FALSE, error);
-      if (value == NULL)
+      if (!qstore_codec_read_key_value (data, len, &pos, i, descending ? descending[i] : FALSE,
+                                        &at, &value, error))
         return NULL;
-      g_variant_builder_add_value (&builder, g_variant_new_variant (value));
+      g_variant_builder_add_value (&builder,
+                                   g_variant_new_variant (qstore_value_to_variant (&value)));
     }
 
   if (pos != len)
@@ -1031,30 +1053,32 @@ qstore_codec_upgrade_key (const guint8  *key,
                           GByteArray    *out,
                           GError       **error)
 {
+  g_autofree guint8 *scratch = g_malloc (MAX (key_len, 1));
   gsize p = 0;
 
   for (gsize column = 0; p < key_len; column++)
     {
       gboolean descending = key[p] >= 0x80;
       guint8 flip = descending ? 0xff : 0x00;
-      g_autoptr(GVariant) value = NULL;
+      guint8 *at = scratch;
+      QStoreValue value;
       gsize start = p;
 
       if ((key[p] ^ flip) == KEY_TAG_NUMBER_1)
         {
           gsize len = 0;
 
-          if (!(value = read_number_1 (key + p + 1, key_len - p - 1, flip, &len)))
+          if (!read_number_1 (key + p + 1, key_len - p - 1, flip, &len, &value))
             return key_corrupt (error, column, p, "a number is cut short or not in canonical form");
           p += 1 + len;
-          if (g_variant_is_of_type (value, G_VARIANT_TYPE_INT64))
-            qstore_codec_append_integer (out, g_variant_get_int64 (value), descending);
+          if (value.type == QSTORE_VALUE_INTEGER)
+            qstore_codec_append_integer (out, value.integer, descending);
           else
-            append_numeric (out, g_variant_get_double (value), 0, descending);
+            append_numeric (out, value.real, 0, descending);
           continue;
         }
 
-      if (!(value = decode_key_component (key, key_len, &p, column, descending, error)))
+      if (!qstore_codec_read_key_value (key, key_len, &p, column, descending, &at, &value, error))
         return FALSE;
       g_byte_array_append (out, key + start, p - start);
     }

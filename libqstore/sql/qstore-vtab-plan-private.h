@@ -38,9 +38,13 @@ G_BEGIN_DECLS
  * not seek on, before SQLite sees a row: the column plus one in the filter
  * bits (0: none), the comparison's collation in PLAN_COLLATION, the value
  * in the last argument. */
-#define PLAN_MAX_FILTER_COLUMN 254
+#define PLAN_MAX_FILTER_COLUMN 126
 #define PLAN_PACK_FILTER(column) (((column) + 1) << 23)
-#define PLAN_FILTER(n)  ((int) (((n) >> 23) & 0xff) - 1)
+#define PLAN_FILTER(n)  ((int) (((n) >> 23) & 0x7f) - 1)
+/* An index walk whose keys hold every column the statement reads
+ * (qstore_vtab_part_is_exact()): the rows themselves are not read. */
+#define PLAN_PACK_COVERING (1 << 30)
+#define PLAN_COVERING(n) (((n) >> 30) & 0x1)
 
 /* One component of the key a plan walks. */
 typedef struct
@@ -62,6 +66,7 @@ typedef struct
 } Window;
 
 const char *qstore_collation_name (QStoreCollation collation);
+gboolean qstore_vtab_part_is_exact (const Part *part);
 gboolean qstore_vtab_keyed_by_rowid (QStoreTableSchema *schema);
 QStoreColumn *qstore_vtab_schema_column (QStoreTableSchema *schema,
                                          guint              column);

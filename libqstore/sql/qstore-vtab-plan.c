@@ -47,7 +47,46 @@ qstore_vtab_schema_column (QStoreTableSchema *schema,
   return g_ptr_array_index (schema->columns, column);
 }
 
+/* Whether a key holds @part's value as the row does. Text under NOCASE
+ * or RTRIM is kept in its normal form, and a column without affinity may
+ * hold 1 and 1.0, which keys do not tell apart; with a numeric affinity
+ * an integral real is stored as an integer anyway (see
+ * qstore_affinity_apply()), and with REAL every number is a real. */
+gboolean
+qstore_vtab_part_is_exact (const Part *part)
+{
+  return part->is_rowid ||
+         (part->collation == QSTORE_COLLATION_BINARY && part->affinity != QSTORE_AFFINITY_BLOB);
+}
+
 /* Plans */
+
+/* Whether the keys of @parts hold every column in @used (SQLite's
+ * colUsed: bit 63 stands for all columns from the 64th on). */
+static gboolean
+parts_cover (GArray         *parts,
+             sqlite3_uint64  used)
+{
+  sqlite3_uint64 held = 0;
+
+  for (guint k = 0; k < parts->len; k++)
+    {
+      const Part *part = &g_array_index (parts, Part, k);
+
+      if (part->column >= 0 && part->column < 63 && qstore_vtab_part_is_exact (part))
+        held |= (sqlite3_uint64) 1 << part->column;
+    }
+  return (used & ~held) == 0;
+}
+
+/* What reading one row of a walk costs: an index entry, then the row
+ * unless the index covers the statement. */
+static double
+row_cost (int      index,
+          gboolean covering)
+{
+  return index >= 0 && !covering ? 2.0 : 1.0;
+}
 
 static Part
 rowid_part (QStoreTableSchema *schema)
@@ -198,6 +237,7 @@ typedef struct
   gboolean  unique;
   gboolean  ordered;
   gboolean  reverse;
+  gboolean  covering;
   double    cost;
   double    rows;
   QStoreCollation collation;    /* PLAN_AUTO's comparison */
@@ -340,6 +380,7 @@ plan_candidate (QStoreTableSchema  *schema,
 
   if (out->n_eq == 0 && out->lower < 0 && out->upper < 0)
     return FALSE;
+  out->covering = index >= 0 && parts_cover (parts, info->colUsed);
 
   if (out->n_eq == n_searchable && all_certain)
     {
@@ -354,7 +395,7 @@ plan_candidate (QStoreTableSchema  *schema,
   if (out->unique)
     {
       out->rows = 1;
-      out->cost = index >= 0 ? 2.0 : 1.0;
+      out->cost = row_cost (index, out->covering);
     }
   else
     {
@@ -365,7 +406,7 @@ plan_candidate (QStoreTableSchema  *schema,
        * one feeding it. */
       if (out->n_eq > 0)
         out->rows = MIN (out->rows, EQ_ROWS);
-      out->cost = log_rows + out->rows * (index >= 0 ? 2.0 : 1.0);
+      out->cost = log_rows + out->rows * row_cost (index, out->covering);
     }
 
   out->ordered = order_matches (schema, info, parts, fixed, out->n_eq, &out->reverse);
@@ -396,8 +437,9 @@ plan_ordered_walk (QStoreTableSchema  *schema,
   if (!order_matches (schema, info, parts, no_fixed, 0, &out->reverse))
     return FALSE;
   out->ordered = TRUE;
+  out->covering = parts_cover (parts, info->colUsed);
   out->rows = n_rows;
-  out->cost = seek_cost (n_rows) + MIN (n_rows, wanted) * 2.0;
+  out->cost = seek_cost (n_rows) + MIN (n_rows, wanted) * row_cost (index, out->covering);
   return TRUE;
 }
 
@@ -664,6 +706,8 @@ qstore_vtab_best_index (QStoreSqlTable     *entry,
                             best.ordered && best.reverse ? 1 : 0);
   if (best.kind == PLAN_AUTO)
     info->idxNum |= PLAN_PACK_COLLATION (best.collation);
+  if (best.covering)
+    info->idxNum |= PLAN_PACK_COVERING;
   info->orderByConsumed = best.ordered;
   info->estimatedCost = best.cost;
   info->estimatedRows = (sqlite3_int64) MAX (1.0, best.rows * unused_filter (info));
@@ -694,7 +738,7 @@ qstore_vtab_best_index (QStoreSqlTable     *entry,
           name = "index-walk";
         else
           name = "index-range";
-        plan = g_strdup_printf ("%s:%s", name, index->name);
+        plan = g_strdup_printf ("%s:%s%s", name, index->name, best.covering ? " covering" : "");
       }
       break;
 

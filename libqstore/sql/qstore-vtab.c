@@ -58,6 +58,7 @@ struct _QStoreCursor
   QStoreIterClass     *iter_class;
   gboolean             eof;
   gboolean             point;       /* a point read: one row at most */
+  gboolean             covering;    /* PLAN_COVERING: values from the index's keys */
 
   /* Kept across xFilter calls: SQLite runs a statement's filter again
    * for every row of an outer loop. */
@@ -65,6 +66,7 @@ struct _QStoreCursor
   int                  parts_index; /* -1: the primary key; -2: none yet */
   GByteArray          *key_buf;     /* the key of a point read */
   GByteArray          *row_buf;     /* a row read through the snapshot */
+  GByteArray          *held_buf;    /* text and blobs of a covering walk's values */
 
   /* The current row */
   const guint8        *key;         /* its data key, borrowed from the iterator */
@@ -262,6 +264,7 @@ vtab_open (sqlite3_vtab         *vtab,
       cursor->parts_index = -2;
       cursor->key_buf = g_byte_array_sized_new (64);
       cursor->row_buf = g_byte_array_sized_new (128);
+      cursor->held_buf = g_byte_array_sized_new (64);
       cursor->filter_key = g_byte_array_sized_new (64);
       cursor->filter_buf = g_byte_array_sized_new (64);
       cursor->filter_text = g_byte_array_sized_new (64);
@@ -315,6 +318,7 @@ cursor_free (QStoreCursor *cursor)
   g_clear_pointer (&cursor->parts, g_array_unref);
   g_byte_array_unref (cursor->key_buf);
   g_byte_array_unref (cursor->row_buf);
+  g_byte_array_unref (cursor->held_buf);
   g_byte_array_unref (cursor->filter_key);
   g_byte_array_unref (cursor->filter_buf);
   g_byte_array_unref (cursor->filter_text);
@@ -507,6 +511,55 @@ row_decode_to (QStoreCursor  *cursor,
   return TRUE;
 }
 
+/* Takes the values of a covering walk's row from its index entry's key,
+ * each exact part's into its slot; the statement reads no other column.
+ * *held is FALSE when the row must be read after all: an integer
+ * INT64_MIN in a numeric column may stand for the real -2^63, which
+ * SQLite keeps as a real there. */
+static gboolean
+covering_start (QStoreCursor  *cursor,
+                gboolean      *held,
+                GError       **error)
+{
+  gsize key_len, pos = 0;
+  const guint8 *key = cursor->iter_class->peek_key (cursor->iter, &key_len);
+  guint8 *scratch;
+
+  *held = FALSE;
+  g_byte_array_set_size (cursor->held_buf, key_len);
+  scratch = cursor->held_buf->data;
+  for (guint k = 0; k < cursor->parts->len; k++)
+    {
+      const Part *part = &g_array_index (cursor->parts, Part, k);
+      QStoreValue value;
+
+      if (!qstore_codec_read_key_value (key, key_len, &pos, k, part->descending, &scratch,
+                                        &value, error))
+        {
+          g_prefix_error (error, _("Index “%s” of table “%s”: "),
+                          ((QStoreIndexSchema *) g_ptr_array_index (cursor->entry->schema->indexes,
+                                                                    cursor->index))->name,
+                          cursor->entry->schema->name);
+          return FALSE;
+        }
+      if (!qstore_vtab_part_is_exact (part))
+        continue;
+      if (value.type == QSTORE_VALUE_INTEGER && part->affinity == QSTORE_AFFINITY_REAL)
+        {
+          value.type = QSTORE_VALUE_REAL;
+          value.real = (double) value.integer;
+        }
+      else if (value.type == QSTORE_VALUE_INTEGER && value.integer == G_MININT64 &&
+               !part->is_rowid)
+        return TRUE;
+      cursor->values[part->column >= 0 ? (guint) part->column
+                                       : (guint) cursor->table->rowid_position] = value;
+    }
+  cursor->n_decoded = cursor->n_slots;
+  *held = TRUE;
+  return TRUE;
+}
+
 /* Moves to the next row of the plan, across its windows. */
 static gboolean
 cursor_step (QStoreCursor  *cursor,
@@ -577,6 +630,13 @@ cursor_step (QStoreCursor  *cursor,
 
           /* An index entry's value is the row's data key. */
           cursor->key = cursor->iter_class->peek_value (cursor->iter, &cursor->key_len);
+          if (cursor->covering)
+            {
+              if (!covering_start (cursor, &found, error))
+                return FALSE;
+              if (found)
+                return TRUE;
+            }
           if (cursor->snapshot != NULL)
             {
               found = snapshot_read_row (cursor, cursor->key, cursor->key_len, TRUE,
@@ -967,6 +1027,10 @@ vtab_filter (sqlite3_vtab_cursor  *base,
       cursor->values = g_new0 (QStoreValue, MAX (cursor->n_slots, 1));
     }
   cursor->by_index = kind == PLAN_INDEX;
+  cursor->covering = cursor->by_index && PLAN_COVERING (idx_num);
+  /* The slots of columns an index does not hold stay NULL. */
+  if (cursor->covering)
+    memset (cursor->values, 0, cursor->n_slots * sizeof *cursor->values);
   cursor->index = PLAN_INDEX_NO (idx_num);
   cursor->reverse = PLAN_REVERSE (idx_num);
   cursor->eof = FALSE;

@@ -368,7 +368,7 @@ test_not_null (Fixture       *f,
   exec_ok (f, "ALTER TABLE t ALTER a SET NOT NULL");
   assert_rows (f, "SELECT id, a, b FROM t ORDER BY id", "1|x|10\n2|y|20\n3|z|NULL\n");
   assert_index (f, "t", "t_a", 1, a, binary, -1);
-  assert_plan (f, "SELECT id FROM t WHERE a = 'y'", "index-eq:t_a");
+  assert_plan (f, "SELECT id FROM t WHERE a = 'y'", "index-eq:t_a covering");
 
   /* A column that said NULL says NOT NULL instead. */
   exec_fails (f, "ALTER TABLE t ALTER COLUMN b SET NOT NULL", QSTORE_ERROR_CONSTRAINT,
@@ -599,7 +599,7 @@ test_add_constraint (Fixture       *f,
   exec_ok (f, "ALTER TABLE t ADD CONSTRAINT positive CHECK (c > 0)");
   exec_fails (f, "ALTER TABLE t ADD CONSTRAINT ub UNIQUE (c)", QSTORE_ERROR_EXISTS, "“ub”");
   assert_index (f, "t", "sqlite_autoindex_t_1", 1, b, binary, -1);
-  assert_plan (f, "SELECT id FROM t WHERE b = 'w'", "index-eq:sqlite_autoindex_t_1");
+  assert_plan (f, "SELECT id FROM t WHERE b = 'w'", "index-eq:sqlite_autoindex_t_1 covering");
   assert_rows (f, "SELECT id FROM t WHERE b = 'w'", "2\n");
   exec_fails (f, "INSERT INTO t VALUES (6, 'x', 1, NULL)", QSTORE_ERROR_CONSTRAINT,
               "UNIQUE constraint failed: t.b");
@@ -861,7 +861,7 @@ test_drop_column (Fixture       *f,
   g_assert_false (store_has_entries (f, "main.t_idx_t_bc"));
   g_assert_false (store_has_entries (f, "main.t_idx_sqlite_autoindex_t_1"));
   assert_index (f, "t", "t_c", 1, c_after_b, binary, -1);
-  assert_plan (f, "SELECT id FROM t WHERE c = 3", "index-eq:t_c");
+  assert_plan (f, "SELECT id FROM t WHERE c = 3", "index-eq:t_c covering");
   assert_rows (f, "SELECT id FROM t WHERE c = 3 ORDER BY id", "3\n4\n");
 
   if (reopen (f))

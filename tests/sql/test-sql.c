@@ -437,7 +437,7 @@ test_create_index (Fixture       *f,
   if (test_provider_persistent ())
     {
       reopen (f, QSTORE_OPEN_NONE);
-      assert_plan (f, "SELECT id FROM t WHERE score = 4", "index-eq:t_score_u");
+      assert_plan (f, "SELECT id FROM t WHERE score = 4", "index-eq:t_score_u covering");
       exec_fails (f, "INSERT INTO t (name, score) VALUES ('d', 4)",
                   QSTORE_ERROR_CONSTRAINT, "UNIQUE constraint failed: t.score");
     }
@@ -505,7 +505,8 @@ test_rename (Fixture       *f,
   assert_rows (f, "SELECT id, code, v FROM renamed ORDER BY id", "i:1|t:a|i:10\ni:2|t:b|i:20\n");
   assert_plan (f, "SELECT id FROM renamed WHERE v = 20", "index-eq:t_v");
   assert_rows (f, "SELECT id FROM renamed WHERE v = 20", "i:2\n");
-  assert_plan (f, "SELECT id FROM renamed WHERE code = 'b'", "index-eq:sqlite_autoindex_renamed_1");
+  assert_plan (f, "SELECT id FROM renamed WHERE code = 'b'",
+               "index-eq:sqlite_autoindex_renamed_1 covering");
   assert_rows (f, "SELECT id FROM renamed WHERE code = 'b'", "i:2\n");
   exec_fails (f, "INSERT INTO renamed (code) VALUES ('a')",
               QSTORE_ERROR_CONSTRAINT, "UNIQUE constraint failed: renamed.code");
@@ -570,7 +571,7 @@ test_alter_columns (Fixture       *f,
   both (f, "ALTER TABLE t RENAME COLUMN a TO name");
   both (f, "ALTER TABLE t RENAME b TO bee");
   assert_same (f, "SELECT * FROM t ORDER BY id");
-  assert_plan (f, "SELECT id FROM t WHERE name = 'y'", "index-eq:t_a");
+  assert_plan (f, "SELECT id FROM t WHERE name = 'y'", "index-eq:t_a covering");
   assert_same (f, "SELECT id FROM t WHERE name = 'y'");
   both_maybe (f, "INSERT INTO t (name, bee) VALUES ('neg', -1)");
   both_maybe (f, "UPDATE t SET bee = 5 WHERE name = 'x'");
@@ -603,7 +604,7 @@ test_alter_columns (Fixture       *f,
       reopen (f, QSTORE_OPEN_NONE);
       assert_rows (f, "SELECT * FROM t ORDER BY id", t);
       assert_rows (f, "SELECT rowid, * FROM r ORDER BY rowid", r);
-      assert_plan (f, "SELECT id FROM t WHERE name = 'y'", "index-eq:t_a");
+      assert_plan (f, "SELECT id FROM t WHERE name = 'y'", "index-eq:t_a covering");
     }
 }
 
@@ -917,7 +918,7 @@ test_affinity (Fixture       *f,
             both (f, sql);
           }
     }
-  assert_plan (f, "SELECT id FROM a WHERE x = 'abc'", "index-eq:a_x");
+  assert_plan (f, "SELECT id FROM a WHERE x = 'abc'", "index-eq:a_x covering");
 
   /* ORDER BY over every type, through the index and reversed. */
   for (guint c = 0; c < G_N_ELEMENTS (columns); c++)
@@ -1487,6 +1488,103 @@ test_query_plans (Fixture       *f,
   assert_same (f, "SELECT DISTINCT g FROM o ORDER BY g LIMIT 6");
 }
 
+/* A walk of an index that holds every column the statement reads takes
+ * the values from its keys and reads no row. Only keys that give a value
+ * back as the row holds it count: not NOCASE or RTRIM text (kept folded),
+ * not a column without affinity (1 and 1.0 share a key). */
+static void
+test_covering_index (Fixture       *f,
+                     gconstpointer  data)
+{
+  both (f, "CREATE TABLE c (id INTEGER PRIMARY KEY, i INTEGER, r REAL, n NUMERIC, "
+           "t TEXT, u TEXT COLLATE NOCASE, v TEXT COLLATE RTRIM, b, w TEXT)");
+  both (f, "CREATE INDEX c_i ON c (i)");
+  both (f, "CREATE INDEX c_r ON c (r DESC)");
+  both (f, "CREATE INDEX c_n_t ON c (n, t DESC)");
+  both (f, "CREATE INDEX c_u ON c (u)");
+  both (f, "CREATE INDEX c_v ON c (v)");
+  both (f, "CREATE INDEX c_b ON c (b)");
+  /* Keyed by its PRIMARY KEY, a DESC part in it; and keyed by the rowid
+   * alone. */
+  both (f, "CREATE TABLE p (a TEXT, d INTEGER, x REAL, y, PRIMARY KEY (a, d DESC))");
+  both (f, "CREATE INDEX p_x ON p (x)");
+  both (f, "CREATE TABLE q (k INTEGER, s TEXT)");
+  both (f, "CREATE INDEX q_k ON q (k)");
+
+  both (f, "INSERT INTO c VALUES "
+           "(1, 5, 5, 5, 'a', 'Ab', 'x  ', 1, 'w1'), "
+           "(2, -3, 2.5, 2.0, 'b' || char(0) || 'c', 'aB', 'x', 1.0, 'w2'), "
+           "(3, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 'w3'), "
+           "(4, 9223372036854775807, -0.0, -9223372036854775808.0, '', 'é', ' y', x'0001ff', 'w4'), "
+           "(5, -9223372036854775808, 1e300, -9223372036854775808, x'00', 'z', 'y ', '7', 'w5'), "
+           "(6, 7, 9007199254740993, 9007199254740993, 'é', 'Z', 'y', 2.5, 'w6'), "
+           "(7, '12', '12', '12.0', 12, 'q', 'q', '12', 'w7'), "
+           "(8, 'abc', 'abc', 'x1', 1.5, 'Q', 'q ', x'', 'w8')");
+  both (f, "INSERT INTO p VALUES ('k', 1, 0.5, 'y1'), ('k', 2, 1.5, 'y2'), ('K', 2, 1.0, 'y3'), "
+           "(NULL, 3, 2.0, 'y4'), ('m', -4, 1, 'y5')");
+  both (f, "INSERT INTO q VALUES (3, 's1'), (1, 's2'), (3, 's3'), (NULL, 's4')");
+
+  /* Covered: every column read is held exactly, the rowid included. */
+  assert_plan (f, "SELECT i FROM c WHERE i > 0", "index-range:c_i covering");
+  assert_plan (f, "SELECT id, i FROM c WHERE i = 5", "index-eq:c_i covering");
+  assert_plan (f, "SELECT count(*) FROM c WHERE r < 3", "index-range:c_r covering");
+  assert_plan (f, "SELECT n, t, id FROM c WHERE n = 5", "index-range:c_n_t covering");
+  assert_plan (f, "SELECT a, d, x FROM p WHERE x > 0", "index-range:p_x covering");
+  assert_plan (f, "SELECT rowid, k FROM q WHERE k >= 1", "index-range:q_k covering");
+  assert_plan (f, "SELECT i FROM c ORDER BY i LIMIT 3", "index-walk:c_i covering");
+  /* Not covered: a column the index lacks, text kept folded, a column
+   * without affinity. */
+  assert_plan (f, "SELECT i, w FROM c WHERE i > 0", "index-range:c_i");
+  assert_plan (f, "SELECT u FROM c WHERE u = 'ab'", "index-eq:c_u");
+  assert_plan (f, "SELECT v FROM c WHERE v = 'x'", "index-eq:c_v");
+  assert_plan (f, "SELECT b FROM c WHERE b = 1", "index-eq:c_b");
+  assert_plan (f, "SELECT x, y FROM p WHERE x > 0", "index-range:p_x");
+
+  /* The values and their types are the rows': integers in a REAL column
+   * come back as reals, -2^63 as the real or the integer it was stored as,
+   * text with NUL and blobs byte for byte, NULLs, DESC parts. */
+  assert_same (f, "SELECT i, typeof(i) FROM c WHERE i >= -9223372036854775808 ORDER BY i");
+  assert_same (f, "SELECT i, typeof(i) FROM c WHERE i > 0 ORDER BY i DESC");
+  assert_same (f, "SELECT r, typeof(r) FROM c WHERE r <= 1e308 ORDER BY r DESC");
+  assert_same (f, "SELECT id, n, typeof(n), hex(t), typeof(t) FROM c WHERE n IS NOT NULL "
+                  "OR n IS NULL ORDER BY n, t DESC, id");
+  assert_same (f, "SELECT n, typeof(n) FROM c WHERE n < 0 ORDER BY id");
+  assert_same (f, "SELECT hex(t), typeof(t) FROM c WHERE n = 1.5");
+  assert_same (f, "SELECT count(*), sum(r), total(i) FROM c WHERE r > -1");
+  assert_same (f, "SELECT a, d, x, typeof(x) FROM p WHERE x > 0 ORDER BY x, a, d");
+  assert_same (f, "SELECT a, d FROM p WHERE x >= 1 ORDER BY a, d");
+  assert_same (f, "SELECT rowid, k FROM q WHERE k >= 1 ORDER BY k, rowid");
+  assert_same (f, "SELECT i FROM c ORDER BY i LIMIT 3");
+  assert_same (f, "SELECT u FROM c WHERE u = 'ab' ORDER BY u");
+  assert_same (f, "SELECT v, length(v) FROM c WHERE v = 'x' ORDER BY v, length(v)");
+  assert_same (f, "SELECT b, typeof(b) FROM c WHERE b = 1 ORDER BY typeof(b)");
+
+  /* Writes found through a covering walk. */
+  both (f, "DELETE FROM c WHERE i = 7");
+  both (f, "UPDATE c SET w = 'changed' WHERE i = 5");
+  both (f, "DELETE FROM p WHERE x = 1.5");
+  both (f, "UPDATE q SET s = 'z' WHERE k = 3");
+  assert_same (f, "SELECT id, i, r, n, hex(t), u, v, b, w FROM c ORDER BY id");
+  assert_same (f, "SELECT * FROM p ORDER BY a, d");
+  assert_same (f, "SELECT rowid, * FROM q ORDER BY rowid");
+
+  /* A key that does not decode is the index's damage, named. */
+  {
+    static const guint8 cut_short[] = { 0x02, 0xff };
+    g_autoptr(QStoreKV) store = NULL;
+    g_autoptr(GError) error = NULL;
+
+    store = qstore_provider_open_store (qstore_database_get_provider (f->db), "main.c_idx_c_i",
+                                        &error);
+    g_assert_no_error (error);
+    qstore_kv_put (store, cut_short, sizeof cut_short, cut_short, sizeof cut_short,
+                   QSTORE_WRITE_NONE, &error);
+    g_assert_no_error (error);
+    test_exec_fails (f->db, "SELECT count(*) FROM c WHERE i > 0", QSTORE_ERROR_CORRUPT,
+                     "Index “c_i” of table “c”: Key does not decode: a number is cut short");
+  }
+}
+
 static void
 test_params (Fixture       *f,
              gconstpointer  data)
@@ -1878,7 +1976,7 @@ test_interrupted_commit (Fixture       *f,
   exec_ok (f, "CREATE INDEX t_c ON t (c)");
   exec_ok (f, "CREATE TABLE u (k TEXT PRIMARY KEY, v)");
   exec_ok (f, "INSERT INTO t (b, c) VALUES ('a', 1), ('b', 2), ('c', 3)");
-  assert_plan (f, "SELECT id FROM t WHERE c = 1", "index-eq:t_c");
+  assert_plan (f, "SELECT id FROM t WHERE c = 1", "index-eq:t_c covering");
 
   for (guint hits = 1; hits < 12; hits += 2)
     {
@@ -1991,8 +2089,8 @@ test_reindex (Fixture       *f,
   exec_ok (f, "CREATE INDEX t_b ON t (b)");
   exec_ok (f, "CREATE UNIQUE INDEX t_c ON t (c)");
   exec_ok (f, "INSERT INTO t VALUES (1, 'x', 10), (2, 'y', 20), (3, 'x', 30)");
-  assert_plan (f, "SELECT id FROM t WHERE b = 'x'", "index-eq:t_b");
-  assert_plan (f, "SELECT id FROM t WHERE c = 20", "index-eq:t_c");
+  assert_plan (f, "SELECT id FROM t WHERE b = 'x'", "index-eq:t_b covering");
+  assert_plan (f, "SELECT id FROM t WHERE c = 20", "index-eq:t_c covering");
 
   /* An index that lost its entries answers wrongly until REINDEX. */
   erase_index_store (f, "main.t_idx_t_b");
@@ -2082,6 +2180,7 @@ main (int    argc,
   ADD ("/sql/queries", test_queries);
   ADD ("/sql/collated-equality", test_collated_equality);
   ADD ("/sql/query-plans", test_query_plans);
+  ADD ("/sql/covering-index", test_covering_index);
   ADD ("/sql/transactions", test_transactions);
   ADD ("/sql/read-transaction", test_read_transaction);
   ADD ("/sql/change-sets", test_change_sets);
