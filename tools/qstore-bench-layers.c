@@ -139,7 +139,6 @@ bench_table_scan (Bench    *bench,
                   GError  **error)
 {
   g_autoptr(QStoreBounds) bounds = qstore_bounds_new ();
-  g_autoptr(QStoreIter) iter = NULL;
   GError *local_error = NULL;
   QStoreValue score = { .type = QSTORE_VALUE_INTEGER };
 
@@ -154,12 +153,18 @@ bench_table_scan (Bench    *bench,
     return FALSE;
   qstore_bounds_set_lt (bounds, bench->bound_buf->data, bench->bound_buf->len);
 
-  if (!(iter = qstore_table_scan_index (bench->table, bench->score_index, bounds, error)))
+  if (bench->scan_iter != NULL)
+    {
+      if (!qstore_iter_seek (bench->scan_iter, bounds, error))
+        return FALSE;
+    }
+  else if (!(bench->scan_iter = qstore_table_scan_index (bench->table, bench->score_index,
+                                                         bounds, error)))
     return FALSE;
-  while (qstore_iter_next (iter, &local_error))
+  while (qstore_iter_next (bench->scan_iter, &local_error))
     {
       gsize key_len;
-      const guint8 *key = qstore_iter_peek_value (iter, &key_len);
+      const guint8 *key = qstore_iter_peek_value (bench->scan_iter, &key_len);
 
       if (!table_read_key (bench, key, key_len, -1, row_sum, error))
         return FALSE;

@@ -71,6 +71,10 @@ typedef struct
   sqlite3_stmt      *st_get;
   sqlite3_stmt      *st_index;
 
+  /* kv and table: the scan phase's one iterator, sought to each range,
+   * as raw LMDB keeps one cursor */
+  QStoreIter        *scan_iter;
+
   guint64            rng;
 } Bench;
 

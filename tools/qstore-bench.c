@@ -484,7 +484,6 @@ scan_kv (Bench           *bench,
          GError         **error)
 {
   g_autoptr(QStoreBounds) bounds = qstore_bounds_new ();
-  g_autoptr(QStoreIter) iter = NULL;
   GError *local_error = NULL;
   guint8 from[16], to[16];
 
@@ -495,16 +494,21 @@ scan_kv (Bench           *bench,
   qstore_bounds_set_gte (bounds, from, 16);
   qstore_bounds_set_lt (bounds, to, 16);
 
-  if (snapshot != NULL)
-    iter = qstore_snapshot_iterate (snapshot, bench->index, bounds, error);
+  if (bench->scan_iter != NULL)
+    {
+      if (!qstore_iter_seek (bench->scan_iter, bounds, error))
+        return FALSE;
+    }
+  else if (snapshot != NULL)
+    bench->scan_iter = qstore_snapshot_iterate (snapshot, bench->index, bounds, error);
   else
-    iter = qstore_kv_iterate (bench->index, bounds, error);
-  if (iter == NULL)
+    bench->scan_iter = qstore_kv_iterate (bench->index, bounds, error);
+  if (bench->scan_iter == NULL)
     return FALSE;
-  while (qstore_iter_next (iter, &local_error))
+  while (qstore_iter_next (bench->scan_iter, &local_error))
     {
       gsize key_len;
-      const guint8 *key = qstore_iter_peek_key (iter, &key_len);
+      const guint8 *key = qstore_iter_peek_key (bench->scan_iter, &key_len);
 
       if (key_len != 16)
         {
@@ -561,6 +565,7 @@ phase_scan (Bench   *bench,
       if (!ok)
         return FALSE;
     }
+  g_clear_object (&bench->scan_iter);
   if (!end_read (bench, &snapshot, error))
     return FALSE;
   t1 = stamp_now ();
@@ -900,6 +905,7 @@ bench_close (Bench     *bench,
 {
   gboolean ok = TRUE;
 
+  g_clear_object (&bench->scan_iter);
   g_clear_pointer (&bench->st_insert, sqlite3_finalize);
   g_clear_pointer (&bench->st_get, sqlite3_finalize);
   g_clear_pointer (&bench->st_index, sqlite3_finalize);

@@ -4,6 +4,8 @@
  */
 #include "config.h"
 
+#include "qstore-error.h"
+#include "qstore-i18n-private.h"
 #include "qstore-iter.h"
 #include "qstore-provider-state-private.h"
 
@@ -145,7 +147,8 @@ qstore_iter_class_init (QStoreIterClass *klass)
    * QStoreIter:bounds:
    *
    * The range this iterator walks (unbounded, forward, when not given).
-   * Set it when the iterator is made: it cannot be changed afterwards.
+   * Set it when the iterator is made; afterwards only
+   * [method@Iter.seek] changes it.
    */
   properties[PROP_BOUNDS] =
     g_param_spec_boxed ("bounds", NULL, NULL,
@@ -280,6 +283,68 @@ qstore_iter_next (QStoreIter  *self,
       priv->returned++;
       return TRUE;
     }
+}
+
+/**
+ * qstore_iter_seek:
+ * @self: a #QStoreIter
+ * @bounds: (nullable): the range to walk now, or %NULL for the whole store
+ *   forward
+ * @error: return location for a #GError
+ *
+ * Starts the iteration over again on @bounds, as a new iterator of the
+ * same store would, without making one: a program that walks many short
+ * ranges keeps one iterator, as it would keep one cursor. The next
+ * [method@Iter.next] gives the first entry of @bounds; the limit counts
+ * from there. An iterator made in a snapshot or a transaction still
+ * reads that state; one made outside both may read a newer state, as a
+ * new iterator would.
+ *
+ * Returns: %TRUE on success; %FALSE with %QSTORE_ERROR_INVALID_ARGUMENT for
+ *   a negative limit, %QSTORE_ERROR_UNSUPPORTED when the provider's
+ *   iterators cannot start over, or the error the provider met (after
+ *   which the iterator gives nothing more)
+ */
+gboolean
+qstore_iter_seek (QStoreIter          *self,
+                  const QStoreBounds  *bounds,
+                  GError             **error)
+{
+  QStoreIterPrivate *priv = qstore_iter_get_instance_private (self);
+  QStoreIterClass *klass;
+  QStoreBounds *old;
+  gboolean ok;
+
+  g_return_val_if_fail (QSTORE_IS_ITER (self), FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  klass = QSTORE_ITER_GET_CLASS (self);
+  if (klass->restart == NULL)
+    {
+      g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_UNSUPPORTED,
+                   _("An iterator of type “%s” cannot seek: make a new one"),
+                   G_OBJECT_TYPE_NAME (self));
+      return FALSE;
+    }
+  if (bounds != NULL && !qstore_bounds_validate (bounds, error))
+    return FALSE;
+  if (priv->closed != NULL && *priv->closed &&
+      !qstore_provider_check_open (priv->provider, error))
+    {
+      priv->done = TRUE;
+      return FALSE;
+    }
+
+  /* The old bounds go only once the provider has let go of them. */
+  old = priv->bounds;
+  priv->bounds = bounds != NULL ? qstore_bounds_copy (bounds) : qstore_bounds_new ();
+  priv->returned = 0;
+  priv->positioned = FALSE;
+  ok = klass->restart (self, error);
+  priv->done = !ok;
+  g_clear_pointer (&old, qstore_bounds_free);
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_BOUNDS]);
+  return ok;
 }
 
 /**

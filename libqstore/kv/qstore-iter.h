@@ -32,6 +32,12 @@ G_DECLARE_DERIVABLE_TYPE (QStoreIter, qstore_iter, QSTORE, ITER, GObject)
  *   need not look at the far bound at all.
  * @peek_key: the current key, valid until the next @advance
  * @peek_value: the current value, valid until the next @advance
+ * @restart: forget the position, so that the next @advance positions at
+ *   the near bound of the bounds now set ([method@Iter.get_bounds]: they
+ *   may differ from the last ones, in direction too), reading the same
+ *   state as before when the iterator reads a snapshot or a transaction.
+ *   Optional: without it, [method@Iter.seek] fails with
+ *   %QSTORE_ERROR_UNSUPPORTED
  *
  * Providers subclass #QStoreIter and create instances with
  * qstore_iter_new(), which is cheaper than setting the construct
@@ -47,9 +53,11 @@ struct _QStoreIterClass
                                 gsize       *key_len);
   const guint8  *(*peek_value) (QStoreIter  *self,
                                 gsize       *value_len);
+  gboolean       (*restart)    (QStoreIter  *self,
+                                GError     **error);
 
   /*< private >*/
-  gpointer padding[8];
+  gpointer padding[7];
 };
 
 QSTORE_AVAILABLE_IN_ALL
@@ -59,6 +67,10 @@ gpointer            qstore_iter_new        (GType               iter_type,
 QSTORE_AVAILABLE_IN_ALL
 gboolean            qstore_iter_next       (QStoreIter  *self,
                                             GError     **error);
+QSTORE_AVAILABLE_IN_ALL
+gboolean            qstore_iter_seek       (QStoreIter         *self,
+                                            const QStoreBounds *bounds,
+                                            GError            **error);
 QSTORE_AVAILABLE_IN_ALL
 const guint8       *qstore_iter_peek_key   (QStoreIter  *self,
                                             gsize       *key_len);

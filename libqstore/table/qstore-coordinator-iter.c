@@ -200,6 +200,27 @@ qstore_merged_iter_advance (QStoreIter  *iter,
     }
 }
 
+/* The committed side starts over on the same bounds without their limit
+ * (which applies to the merge); the pending side seeks at the first
+ * advance, as for a new iterator. */
+static gboolean
+qstore_merged_iter_restart (QStoreIter  *iter,
+                            GError     **error)
+{
+  QStoreMergedIter *self = QSTORE_MERGED_ITER (iter);
+  g_autoptr(QStoreBounds) unlimited = qstore_bounds_copy (qstore_iter_get_bounds (iter));
+
+  qstore_bounds_unset_limit (unlimited);
+  if (!qstore_iter_seek (self->committed, unlimited, error))
+    return FALSE;
+  self->committed_valid = FALSE;
+  self->pending_head = NULL;
+  self->reverse = qstore_bounds_get_reverse (unlimited);
+  self->started = FALSE;
+  self->source = SOURCE_NONE;
+  return TRUE;
+}
+
 static const guint8 *
 qstore_merged_iter_peek_key (QStoreIter *iter,
                              gsize      *key_len)
@@ -247,6 +268,7 @@ qstore_merged_iter_class_init (QStoreMergedIterClass *klass)
   iter_class->advance = qstore_merged_iter_advance;
   iter_class->peek_key = qstore_merged_iter_peek_key;
   iter_class->peek_value = qstore_merged_iter_peek_value;
+  iter_class->restart = qstore_merged_iter_restart;
 }
 
 static void

@@ -347,6 +347,19 @@ qstore_lmdb_iter_advance (QStoreIter  *iter,
   return FALSE;
 }
 
+/* The cursor stays in the read transaction it was opened in: a seek
+ * reads the same state. */
+static gboolean
+qstore_lmdb_iter_restart (QStoreIter  *iter,
+                          GError     **error)
+{
+  QStoreLmdbIter *self = (QStoreLmdbIter *) iter;
+
+  self->started = FALSE;
+  self->reverse = qstore_bounds_get_reverse (qstore_iter_get_bounds (iter));
+  return TRUE;
+}
+
 static const guint8 *
 qstore_lmdb_iter_peek_key (QStoreIter *iter,
                            gsize      *key_len)
@@ -409,6 +422,7 @@ qstore_lmdb_iter_class_init (QStoreLmdbIterClass *klass)
   iter_class->advance = qstore_lmdb_iter_advance;
   iter_class->peek_key = qstore_lmdb_iter_peek_key;
   iter_class->peek_value = qstore_lmdb_iter_peek_value;
+  iter_class->restart = qstore_lmdb_iter_restart;
 }
 
 static void

@@ -348,6 +348,19 @@ qstore_memory_iter_advance (QStoreIter  *iter,
   return TRUE;
 }
 
+/* The map stays the one the iterator was made on: a seek reads the same
+ * state. */
+static gboolean
+qstore_memory_iter_restart (QStoreIter  *iter,
+                            GError     **error)
+{
+  QStoreMemoryIter *self = (QStoreMemoryIter *) iter;
+
+  self->started = FALSE;
+  self->node = NULL;
+  return TRUE;
+}
+
 static const guint8 *
 qstore_memory_iter_peek_key (QStoreIter *iter,
                              gsize      *key_len)
@@ -378,6 +391,7 @@ qstore_memory_iter_class_init (QStoreMemoryIterClass *klass)
   iter_class->advance = qstore_memory_iter_advance;
   iter_class->peek_key = qstore_memory_iter_peek_key;
   iter_class->peek_value = qstore_memory_iter_peek_value;
+  iter_class->restart = qstore_memory_iter_restart;
 }
 
 static void

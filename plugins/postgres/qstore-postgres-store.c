@@ -439,6 +439,77 @@ iter_fetch (QStorePgIter  *self,
   return TRUE;
 }
 
+/* Takes the bounds now set and reads their first page, from a connection
+ * chosen as for a new iterator. */
+static gboolean
+iter_start (QStorePgIter  *self,
+            GError       **error)
+{
+  const QStoreBounds *bounds = qstore_iter_get_bounds (QSTORE_ITER (self));
+  QStorePgDb *db = self->db;
+  gint64 limit;
+  gboolean fetched;
+
+  /* The iterator's own copy of the bounds lives until they change. */
+  self->lower = qstore_bounds_get_lower (bounds, &self->lower_len, NULL);
+  self->upper = qstore_bounds_get_upper (bounds, &self->upper_len, NULL);
+  self->reverse = qstore_bounds_get_reverse (bounds);
+  /* One row more than the limit: an exclusive bound may skip the first. */
+  self->budget = qstore_bounds_get_limit (bounds, &limit) ? MAX (limit, 0) + 1 : -1;
+  self->page_rows = FIRST_PAGE_ROWS;
+  self->row = -1;
+  self->last_page = FALSE;
+  self->moved = FALSE;
+  self->in_txn = FALSE;
+  self->on_main = FALSE;
+
+  if (self->txn_serial != 0)
+    {
+      self->conn = qstore_pg_conn_ref (db->main);
+      self->on_main = TRUE;
+    }
+  else if (self->snapshot != NULL)
+    self->conn = qstore_pg_conn_ref (self->snapshot->conn);
+  else if (!db->read_only && !qstore_pg_db_in_write_txn (db))
+    {
+      self->conn = qstore_pg_conn_ref (db->main);
+      self->on_main = TRUE;
+    }
+  else if (!(self->conn = qstore_pg_db_acquire_reader (db, error)))
+    return FALSE;
+
+  /* The first page now: outside a snapshot, this fixes the state the
+   * iterator sees to that of this moment. A range that fits in it needs
+   * no transaction: a statement sees one state, so the writer's session
+   * reads it, as it reads keys, and no pooled one is woken. A longer one
+   * is read again from its start on a pooled session, in a read
+   * transaction that the next pages share; nothing was handed out yet,
+   * so that is still the same state. A write transaction's iterator
+   * reads all its pages inside it. */
+  if (self->budget == 0)
+    {
+      self->last_page = TRUE;
+      iter_give_back (self);
+      return TRUE;
+    }
+  fetched = iter_fetch (self, FALSE, error);
+  if (!fetched && !self->moved)
+    return FALSE;
+  if (self->snapshot == NULL && self->txn_serial == 0 && (self->moved || !self->last_page))
+    {
+      iter_give_back (self);
+      self->on_main = FALSE;
+      if (!(self->conn = qstore_pg_db_acquire_reader (db, error)))
+        return FALSE;
+      g_clear_pointer (&self->page, PQclear);
+      self->budget = qstore_bounds_get_limit (bounds, &limit) ? MAX (limit, 0) + 1 : -1;
+      self->page_rows = FIRST_PAGE_ROWS;
+      if (!iter_fetch (self, TRUE, error))
+        return FALSE;
+    }
+  return TRUE;
+}
+
 QStoreIter *
 qstore_pg_iter_new (QStorePgDb          *db,
                     GObject             *snapshot,
@@ -448,72 +519,34 @@ qstore_pg_iter_new (QStorePgDb          *db,
                     GError             **error)
 {
   g_autoptr(QStorePgIter) self = NULL;
-  gint64 limit;
-  gboolean fetched;
 
   self = qstore_iter_new (QSTORE_TYPE_PG_ITER, bounds, NULL);
   self->db = qstore_pg_db_ref (db);
   self->name = g_strdup (name);
-  self->page_rows = FIRST_PAGE_ROWS;
-  self->row = -1;
-
-  /* The iterator's own copy of the bounds lives as long as it does. */
-  bounds = qstore_iter_get_bounds (QSTORE_ITER (self));
-  self->lower = qstore_bounds_get_lower (bounds, &self->lower_len, NULL);
-  self->upper = qstore_bounds_get_upper (bounds, &self->upper_len, NULL);
-  self->reverse = qstore_bounds_get_reverse (bounds);
-  /* One row more than the limit: an exclusive bound may skip the first. */
-  self->budget = qstore_bounds_get_limit (bounds, &limit) ? MAX (limit, 0) + 1 : -1;
-
-  if (txn_serial != 0)
-    {
-      self->txn_serial = txn_serial;
-      self->conn = qstore_pg_conn_ref (db->main);
-      self->on_main = TRUE;
-    }
-  else if (snapshot != NULL)
-    {
-      self->snapshot = g_object_ref (QSTORE_PG_SNAPSHOT (snapshot));
-      self->conn = qstore_pg_conn_ref (self->snapshot->conn);
-    }
-  else if (!db->read_only && !qstore_pg_db_in_write_txn (db))
-    {
-      self->conn = qstore_pg_conn_ref (db->main);
-      self->on_main = TRUE;
-    }
-  else if (!(self->conn = qstore_pg_db_acquire_reader (db, error)))
+  self->txn_serial = txn_serial;
+  if (txn_serial == 0 && snapshot != NULL)
+    self->snapshot = g_object_ref (QSTORE_PG_SNAPSHOT (snapshot));
+  if (!iter_start (self, error))
     return NULL;
-
-  /* The first page now: outside a snapshot, this fixes the state the
-   * iterator sees to that of its creation. A range that fits in it needs
-   * no transaction: a statement sees one state, so the writer's session
-   * reads it, as it reads keys, and no pooled one is woken. A longer one
-   * is read again from its start on a pooled session, in a read
-   * transaction that the next pages share; nothing was handed out yet,
-   * so that is still the state of the iterator's creation. A write
-   * transaction's iterator reads all its pages inside it. */
-  if (self->budget == 0)
-    {
-      self->last_page = TRUE;
-      iter_give_back (self);
-      return QSTORE_ITER (g_steal_pointer (&self));
-    }
-  fetched = iter_fetch (self, FALSE, error);
-  if (!fetched && !self->moved)
-    return NULL;
-  if (snapshot == NULL && txn_serial == 0 && (self->moved || !self->last_page))
-    {
-      iter_give_back (self);
-      self->on_main = FALSE;
-      if (!(self->conn = qstore_pg_db_acquire_reader (db, error)))
-        return NULL;
-      g_clear_pointer (&self->page, PQclear);
-      self->budget = qstore_bounds_get_limit (bounds, &limit) ? MAX (limit, 0) + 1 : -1;
-      self->page_rows = FIRST_PAGE_ROWS;
-      if (!iter_fetch (self, TRUE, error))
-        return NULL;
-    }
   return QSTORE_ITER (g_steal_pointer (&self));
+}
+
+/* Starts over as a new iterator of the same snapshot or write
+ * transaction would; outside both, on the state of this moment. */
+static gboolean
+qstore_pg_iter_restart (QStoreIter  *iter,
+                        GError     **error)
+{
+  QStorePgIter *self = QSTORE_PG_ITER (iter);
+
+  if (g_atomic_int_get (&self->db->closed))
+    {
+      qstore_pg_set_closed_error (error, self->db->what);
+      return FALSE;
+    }
+  iter_give_back (self);
+  g_clear_pointer (&self->page, PQclear);
+  return iter_start (self, error);
 }
 
 static gboolean
@@ -618,6 +651,7 @@ qstore_pg_iter_class_init (QStorePgIterClass *klass)
   iter_class->advance = qstore_pg_iter_advance;
   iter_class->peek_key = qstore_pg_iter_peek_key;
   iter_class->peek_value = qstore_pg_iter_peek_value;
+  iter_class->restart = qstore_pg_iter_restart;
 }
 
 static void

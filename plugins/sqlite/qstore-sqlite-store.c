@@ -344,6 +344,7 @@ struct _QStoreSqliteIter
   GObject              *owner;
   QStoreSqliteConn     *conn;
   guint64               write_serial;  /* of its write transaction, or 0 */
+  char                 *name;       /* the store's */
   QStoreSqliteScan      scan;
   sqlite3_stmt         *stmt;       /* NULL once the scan is over */
   int                   first_rc;   /* the step taken at creation, 0 once used */
@@ -450,6 +451,52 @@ iter_take_scan (QStoreSqliteIter    *self,
   return TRUE;
 }
 
+/* Called with the connection locked: takes the scan of the iterator's
+ * bounds and steps it once. Outside a snapshot, that step is what starts
+ * the read transaction, so the iterator sees the state of this moment. */
+static gboolean
+iter_start (QStoreSqliteIter  *self,
+            GError           **error)
+{
+  GError *local_error = NULL;
+
+  /* Bind the iterator's own copy of the bounds: it lives as long as the
+   * statement is ours. */
+  if (!iter_take_scan (self, self->name, qstore_iter_get_bounds (QSTORE_ITER (self)),
+                       &local_error))
+    {
+      /* A store a snapshot does not hold: nothing to read. */
+      self->first_rc = SQLITE_DONE;
+      if (local_error == NULL)
+        return TRUE;
+      g_propagate_error (error, local_error);
+      return FALSE;
+    }
+  self->first_rc = sqlite3_step (self->stmt);
+  if (self->first_rc == SQLITE_ROW || self->first_rc == SQLITE_DONE)
+    return TRUE;
+  qstore_sqlite_conn_set_error (self->conn, self->first_rc, "reading a range", error);
+  self->first_rc = 0;
+  iter_finish (self);
+  return FALSE;
+}
+
+/* Called with the connection locked. */
+static gboolean
+iter_check_write_txn (QStoreSqliteIter  *self,
+                      GError           **error)
+{
+  if (self->write_serial == 0 ||
+      (self->db->write_open && self->db->write_serial == self->write_serial))
+    return TRUE;
+  /* Its transaction ended, which reset the scan. */
+  iter_finish (self);
+  g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_CLOSED,
+               _("The write transaction of the %s store at “%s” is over: begin "
+               "another one"), "sqlite", self->db->path);
+  return FALSE;
+}
+
 QStoreIter *
 qstore_sqlite_iter_new (QStoreSqliteDb      *db,
                         GObject             *owner,
@@ -460,45 +507,41 @@ qstore_sqlite_iter_new (QStoreSqliteDb      *db,
                         GError             **error)
 {
   g_autoptr(QStoreSqliteIter) self = NULL;
-  GError *local_error = NULL;
-  gboolean ok = FALSE;
+  gboolean ok;
 
   self = qstore_iter_new (QSTORE_TYPE_SQLITE_ITER, bounds, NULL);
   self->db = qstore_sqlite_db_ref (db);
   self->owner = owner != NULL ? g_object_ref (owner) : NULL;
   self->conn = qstore_sqlite_conn_ref (conn);
   self->write_serial = write_serial;
+  self->name = g_strdup (name);
 
   g_mutex_lock (&conn->lock);
-  /* Bind the iterator's own copy of the bounds: it lives as long as the
-   * statement is ours. */
-  if (!qstore_sqlite_conn_check_open (conn, &local_error))
-    ;
-  else if (!iter_take_scan (self, name, qstore_iter_get_bounds (QSTORE_ITER (self)),
-                            &local_error))
-    {
-      /* A store a snapshot does not hold: nothing to read. */
-      self->first_rc = SQLITE_DONE;
-      ok = local_error == NULL;
-    }
-  else
-    {
-      /* Step once now: outside a snapshot, this is what starts the read
-       * transaction, so the iterator sees the state of its creation. */
-      self->first_rc = sqlite3_step (self->stmt);
-      if (self->first_rc == SQLITE_ROW || self->first_rc == SQLITE_DONE)
-        ok = TRUE;
-      else
-        qstore_sqlite_conn_set_error (conn, self->first_rc, "reading a range", &local_error);
-    }
+  ok = qstore_sqlite_conn_check_open (conn, error) && iter_start (self, error);
   g_mutex_unlock (&conn->lock);
 
   if (!ok)
-    {
-      g_propagate_error (error, local_error);
-      return NULL;
-    }
+    return NULL;
   return QSTORE_ITER (g_steal_pointer (&self));
+}
+
+/* A scan of the new bounds on the same connection: in a snapshot or a
+ * write transaction, the same state; outside one, as of now. */
+static gboolean
+qstore_sqlite_iter_restart (QStoreIter  *iter,
+                            GError     **error)
+{
+  QStoreSqliteIter *self = (QStoreSqliteIter *) iter;
+  QStoreSqliteConn *conn = self->conn;
+  gboolean ok;
+
+  g_mutex_lock (&conn->lock);
+  iter_finish (self);
+  self->first_rc = 0;
+  ok = qstore_sqlite_conn_check_open (conn, error) && iter_check_write_txn (self, error) &&
+       iter_start (self, error);
+  g_mutex_unlock (&conn->lock);
+  return ok;
 }
 
 static gboolean
@@ -513,18 +556,8 @@ qstore_sqlite_iter_advance (QStoreIter  *iter,
   int rc;
 
   g_mutex_lock (&conn->lock);
-  if (!qstore_sqlite_conn_check_open (conn, error))
+  if (!qstore_sqlite_conn_check_open (conn, error) || !iter_check_write_txn (self, error))
     goto out;
-  if (self->write_serial != 0 &&
-      (!self->db->write_open || self->db->write_serial != self->write_serial))
-    {
-      /* Its transaction ended, which reset the scan. */
-      iter_finish (self);
-      g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_CLOSED,
-                   _("The write transaction of the %s store at “%s” is over: begin "
-                   "another one"), "sqlite", self->db->path);
-      goto out;
-    }
 
   if (self->first_rc != 0)
     {
@@ -604,6 +637,7 @@ qstore_sqlite_iter_finalize (GObject *object)
   g_clear_object (&self->owner);
   g_clear_pointer (&self->big_value, g_bytes_unref);
   g_clear_pointer (&self->db, qstore_sqlite_db_unref);
+  g_free (self->name);
 
   G_OBJECT_CLASS (qstore_sqlite_iter_parent_class)->finalize (object);
 }
@@ -617,6 +651,7 @@ qstore_sqlite_iter_class_init (QStoreSqliteIterClass *klass)
   iter_class->advance = qstore_sqlite_iter_advance;
   iter_class->peek_key = qstore_sqlite_iter_peek_key;
   iter_class->peek_value = qstore_sqlite_iter_peek_value;
+  iter_class->restart = qstore_sqlite_iter_restart;
 }
 
 static void

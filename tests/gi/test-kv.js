@@ -161,8 +161,18 @@ for (const name of PROVIDERS) {
         assertEqual(keys(bounds), [B0, BA, C, D]);
         assertEqual(collect(kv.iterate(bounds))[0], [B0, hex(b('v:b\0'))]);
 
+        // One iterator walks range after range, sought to each.
+        const it = kv.iterate(null);
+        assertEqual(it.next(), true);
+        bounds.set_reverse(true);
+        assertEqual(it.seek(bounds), true);
+        assertEqual(collect(it).map(([k]) => k), [D, C, BA, B0]);
+        it.seek(null);
+        assertEqual(collect(it).map(([k]) => k), [A, B, B0, BA, C, D, E]);
+
         bounds.set_limit(-1);
         assertQStoreError(QStore.Error.INVALID_ARGUMENT, () => kv.iterate(bounds));
+        assertQStoreError(QStore.Error.INVALID_ARGUMENT, () => it.seek(bounds));
     }));
 
     test(`${name}: batch`, () => withProvider(name, provider => {

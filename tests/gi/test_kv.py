@@ -291,6 +291,24 @@ class ProviderTests(QStoreErrorMixin):
         b.set_gte(b"\xff\xff")
         self.assertEqual(keys(b), [])
 
+        # One iterator walks range after range, sought to each, halfway
+        # through a walk too.
+        it = kv.iterate(None)
+        self.assertTrue(it.next())
+        b = QStore.Bounds.new()
+        b.set_gte(b"b")
+        b.set_lt(b"d")
+        self.assertTrue(it.seek(b))
+        self.assertEqual([k for k, _ in collect(it)], [b"b", b"b\x00", b"ba", b"c"])
+        b.set_reverse(True)
+        b.set_limit(1)
+        it.seek(b)
+        self.assertEqual(collect(it), [(b"c", b"v:c")])
+        it.seek(None)
+        self.assertEqual([k for k, _ in collect(it)], everything)
+        b.set_limit(-1)
+        self.assertQStoreError(QStore.Error.INVALID_ARGUMENT, it.seek, b)
+
         # The iterator also hands out copies that outlive it.
         it = kv.iterate(None)
         self.assertTrue(it.next())

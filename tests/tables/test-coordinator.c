@@ -524,6 +524,7 @@ test_iterate_while_writing (Fixture       *f,
   g_autoptr(QStoreBounds) rb = bounds_new (NULL, NULL, NULL, NULL, TRUE, NO_LIMIT);
   GString *seen = g_string_new (NULL);
   g_autofree char *seen_text = NULL;
+  g_autofree char *again = NULL;
 
   seed_a (f);
   qstore_coordinator_begin (f->coord);
@@ -584,8 +585,21 @@ test_iterate_while_writing (Fixture       *f,
     g_assert_cmpstr (k, ==, "bb");
   }
 
+  /* A seek starts over on what the transaction holds now. */
+  cput (f, f->a, "0", "first");
+  cdel (f, f->a, "g");
+  g_assert_true (qstore_iter_seek (iter, NULL, &error));
+  g_assert_no_error (error);
+  again = collect (iter);
+  g_assert_cmpstr (again, ==, "0=first|a=rewritten|aa=behind|b=rewritten|"
+                   "bb=rewritten|f=rewritten|ff=new");
+
   /* An iterator does not outlive its transaction. */
   commit_ok (f);
+  g_assert_false (qstore_iter_next (reverse, &error));
+  g_assert_error (error, QSTORE_ERROR, QSTORE_ERROR_CLOSED);
+  g_clear_error (&error);
+  g_assert_true (qstore_iter_seek (reverse, NULL, &error));
   g_assert_false (qstore_iter_next (reverse, &error));
   g_assert_error (error, QSTORE_ERROR, QSTORE_ERROR_CLOSED);
 }
@@ -1653,6 +1667,18 @@ check_against_model (Fixture *f,
       g_assert_no_error (error);
       got = iter_scan (iter);
       g_assert_cmpstr (got, ==, expected);
+
+      /* Sought to another range, it gives what a new iterator would. */
+      {
+        g_autoptr(QStoreBounds) other = random_bounds ();
+        g_autofree char *other_expected = model_scan (model, other);
+        g_autofree char *other_got = NULL;
+
+        g_assert_true (qstore_iter_seek (iter, other, &error));
+        g_assert_no_error (error);
+        other_got = iter_scan (iter);
+        g_assert_cmpstr (other_got, ==, other_expected);
+      }
     }
   for (guint i = 0; i < 5; i++)
     {
