@@ -12,9 +12,10 @@
 #include "qstore-table-private.h"
 
 /* Each row must decode, sit under the key its values give, meet its CHECK
- * constraints and have its entry in every index that holds it; an index
- * that holds more entries than that has entries pointing nowhere; and the
- * row count kept in the statistics must be the rows counted. All of it
+ * constraints and have its entry, naming it, in every index that holds
+ * it; an index that holds more entries than that has entries pointing
+ * nowhere; and the row count kept in the statistics must be the rows
+ * counted. All of it
  * is read under one snapshot when the provider has them, and nothing is
  * written. */
 
@@ -165,6 +166,12 @@ check_row (Check         *check,
       if (found == NULL)
         problem (check, QSTORE_CHECK_SCOPE_INDEX, index->name, key, key_len,
                  _("A row of table “%s” has no entry in the index"), name);
+      /* The entry's value is the data key a walk of the index reads the
+       * row by. */
+      else if (g_bytes_get_size (found) != key_len ||
+               memcmp (g_bytes_get_data (found, NULL), key, key_len) != 0)
+        problem (check, QSTORE_CHECK_SCOPE_INDEX, index->name, key, key_len,
+                 _("The index entry of a row of table “%s” names another row"), name);
     }
   return TRUE;
 }

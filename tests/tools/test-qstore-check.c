@@ -148,6 +148,12 @@ test_damaged (Fixture       *f,
   g_free (ok (f->uri, "kv", "put", "--hex", "main.t_idx_t_v", "ff00", "", NULL));
   extra = check_json (f->uri);
   g_assert_true (has_problem (extra, "index", "t_v", "41 entries for 40 rows"));
+  /* The entry put back holds no data key: a walk of the index would read
+   * no row through it. */
+  g_assert_true (has_problem (extra, "index", "t_v",
+                              "The index entry of a row of table “t” names another row"));
+  g_assert_cmpint (json_array_get_length (json_object_get_array_member (extra, "problems")),
+                   ==, 2);
 
   g_free (ok (f->uri, "sql", "REINDEX t_v", NULL));
   repaired = check_json (f->uri);
