@@ -365,7 +365,10 @@ test_marked (void)
   test_close_database (&db);
 
   if (!test_provider_persistent ())
-    return;
+    {
+      test_remove_tree (dir);
+      return;
+    }
 
   /* A format to come is refused, read-only or not, and left alone. */
   test_plant (uri, key, "3");

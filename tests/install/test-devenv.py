@@ -133,7 +133,10 @@ class DevenvTests(unittest.TestCase):
         store = os.path.join(self.tmpdir.name, "demo")
         self.run_in(["qstore", "demo", store])
         env = clean_environment()
-        env.update(GSK_RENDERER="cairo", GDK_BACKEND="x11", NO_AT_BRIDGE="1")
+        # The timeout kills xvfb-run before it removes its directory: that
+        # one goes with ours.
+        env.update(GSK_RENDERER="cairo", GDK_BACKEND="x11", NO_AT_BRIDGE="1",
+                   TMPDIR=self.tmpdir.name)
         # Still running after a few seconds: it opened the store and its window.
         result = self.run_in(["timeout", "4", "dbus-run-session", "--", "xvfb-run", "-a",
                               "qstore-inspector", "lmdb:" + store], env=env, check=False)

@@ -245,8 +245,11 @@ class InstallTests(unittest.TestCase):
             self.run_ok([MESON, "setup", "--prefix", self.prefix, "-Dpluginsdir=" + broken_plugins,
                          broken_build, broken], env)
             self.run_ok([MESON, "install", "-C", broken_build, "--quiet"], env)
+            # The failing case aborts before its teardown: its directory
+            # goes with ours.
             result = subprocess.run([conformance, "--uri", "template:", "--plugin-dir",
-                                     broken_plugins, "--tap"], env=env, capture_output=True,
+                                     broken_plugins, "--tap"],
+                                    env=dict(env, TMPDIR=self.tmp.name), capture_output=True,
                                     text=True, timeout=120, cwd=self.tmp.name)
             self.assertNotEqual(result.returncode, 0, result.stdout)
             self.assertIn("# FAILED /providers/template/core/bounds: the provider breaks what "

@@ -4,6 +4,7 @@
 #
 # SPDX-License-Identifier: LGPL-2.1-or-later
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -41,7 +42,11 @@ failures = 0
 
 def expect(name, files, code, needles):
     global failures
-    rc, out = run(tree(files))
+    root = tree(files)
+    try:
+        rc, out = run(root)
+    finally:
+        shutil.rmtree(root)
     ok = rc == code and all(n in out for n in needles)
     print("%s - %s" % ("ok" if ok else "not ok", name))
     if not ok:

@@ -4,6 +4,7 @@
 #
 # SPDX-License-Identifier: LGPL-2.1-or-later
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -12,7 +13,7 @@ check = sys.argv[1]
 
 
 def tree(files):
-    root = tempfile.mkdtemp()
+    root = tempfile.mkdtemp(prefix="qstore-potfiles-")
     for path, text in files.items():
         os.makedirs(os.path.join(root, os.path.dirname(path)), exist_ok=True)
         with open(os.path.join(root, path), "w", encoding="utf-8") as f:
@@ -21,7 +22,11 @@ def tree(files):
 
 
 def status(files):
-    return subprocess.run([sys.executable, check, tree(files)], capture_output=True).returncode
+    root = tree(files)
+    try:
+        return subprocess.run([sys.executable, check, root], capture_output=True).returncode
+    finally:
+        shutil.rmtree(root)
 
 
 base = {

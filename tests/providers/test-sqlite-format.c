@@ -450,6 +450,7 @@ test_iterator_after_close (void)
       g_assert_error (error, QSTORE_ERROR, QSTORE_ERROR_CLOSED);
       g_clear_error (&error);
     }
+  test_remove_tree (dir);
 }
 
 int

@@ -662,7 +662,10 @@ test_crash (Fixture       *f,
       g_autoptr(QStoreKV) a = NULL;
       g_autoptr(GError) error = NULL;
 
+      /* The kill below skips the teardown, and the store is the parent's:
+       * the directory the fixture made here goes now. */
       close_all (f);
+      test_remove_tree (f->dir);
       provider = qstore_provider_new_for_uri (uri, QSTORE_OPEN_NONE, &error);
       g_assert_no_error (error);
       coord = qstore_coordinator_new (provider, &error);
