@@ -90,8 +90,9 @@ struct _QStoreDatabase
    * being run: it keeps its own code, which SQLite's would lose. */
   GError             *callback_error;
 
-  /* The INSERT being run, for the DEFAULTs SQLite leaves to us. */
-  QStoreInsertShape  *insert_shape;
+  /* The INSERT being run, for the DEFAULTs SQLite leaves to us: its
+   * statement's or its cache entry's, lent for the run. */
+  const QStoreInsertShape *insert_shape;
 
   /* The authorizer of the main connection while a statement prepares
    * (qstore_database_set_authorizer()), or NULL. */

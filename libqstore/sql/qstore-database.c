@@ -180,7 +180,6 @@ qstore_database_teardown (QStoreDatabase *self)
         qstore_provider_close_all (self->provider);
       g_clear_object (&self->provider);
     }
-  g_clear_pointer (&self->insert_shape, qstore_insert_shape_free);
   self->closed = TRUE;
 }
 

@@ -523,6 +523,7 @@ typedef struct
   int              dml_action;
   char            *dml_table;
   char            *text;
+  QStoreInsertShape *insert_shape;
   gsize            end;           /* where it ends in @sql */
   QStoreResultColumns *columns;   /* of its last result, for the next */
 } Cached;
@@ -543,6 +544,7 @@ cached_unref (Cached *cached)
   g_free (cached->sql);
   g_free (cached->dml_table);
   g_free (cached->text);
+  qstore_insert_shape_free (cached->insert_shape);
   qstore_result_columns_unref (cached->columns);
   g_free (cached);
 }
@@ -593,8 +595,6 @@ cache_lookup (QStoreDatabase  *db,
   statement->rolls_back = cached->rolls_back;
   statement->dml_action = cached->dml_action;
   statement->dml_table = g_strdup (cached->dml_table);
-  if (cached->dml_action == SQLITE_INSERT)
-    statement->insert_shape = qstore_statement_insert_shape (cached->text);
   cached->busy = TRUE;
   return cached_ref (cached);
 }
@@ -623,6 +623,7 @@ cache_add (QStoreDatabase  *db,
   cached->dml_action = statement->dml_action;
   cached->dml_table = g_strdup (statement->dml_table);
   cached->text = g_strdup (statement->text);
+  cached->insert_shape = g_steal_pointer (&statement->insert_shape);
   cached->end = statement->end - sql;
   cached->busy = TRUE;
   g_hash_table_replace (cache, cached->sql, cached);
@@ -808,6 +809,7 @@ run_sql (QStoreDatabase   *db,
          GError          **error)
 {
   g_autoptr(QStoreResult) rows = NULL;
+  const QStoreInsertShape *outer_shape = db->insert_shape;
   gboolean ok;
 
   if (!qstore_params_bind (statement->stmt, params, error))
@@ -815,7 +817,7 @@ run_sql (QStoreDatabase   *db,
 
   if (result != NULL)
     rows = qstore_result_new ();
-  db->insert_shape = g_steal_pointer (&statement->insert_shape);
+  db->insert_shape = cached != NULL ? cached->insert_shape : statement->insert_shape;
   qstore_database_update_read_snapshot (db, FALSE);
   ok = !statement->writes || before_write (db, error);
   if (ok)
@@ -829,7 +831,8 @@ run_sql (QStoreDatabase   *db,
     sqlite3_reset (statement->stmt);
   else
     g_clear_pointer (&statement->stmt, sqlite3_finalize);
-  g_clear_pointer (&db->insert_shape, qstore_insert_shape_free);
+  /* A statement run from inside another gives the other's back. */
+  db->insert_shape = outer_shape;
   qstore_database_update_read_snapshot (db, FALSE);
 
   /* Ephemeral rowids last one transaction. */

@@ -65,7 +65,7 @@ conflict_for_statement (sqlite3 *db)
 static gboolean *
 omitted_columns (QStoreSqlTable *entry)
 {
-  QStoreInsertShape *shape = entry->database->insert_shape;
+  const QStoreInsertShape *shape = entry->database->insert_shape;
   QStoreTableSchema *schema = entry->schema;
   gboolean *omitted;
 
@@ -153,6 +153,29 @@ mismatch (QStoreTableSchema  *schema,
   return FALSE;
 }
 
+/* Whether applying @affinity to @value converts it in place (a number to
+ * text, text to a number): SQLite's argument must stay as it is, so a
+ * copy is converted instead. */
+static gboolean
+converts_in_place (QStoreAffinity  affinity,
+                   sqlite3_value  *value)
+{
+  int type = sqlite3_value_type (value);
+
+  switch (affinity)
+    {
+    case QSTORE_AFFINITY_TEXT:
+      return type == SQLITE_INTEGER || type == SQLITE_FLOAT;
+    case QSTORE_AFFINITY_NUMERIC:
+    case QSTORE_AFFINITY_INTEGER:
+    case QSTORE_AFFINITY_REAL:
+      return type == SQLITE_TEXT;
+    case QSTORE_AFFINITY_BLOB:
+    default:
+      return FALSE;
+    }
+}
+
 /* The rowid SQLite passes apart (argv[1]), made an integer as SQLite
  * makes a rowid: FALSE for anything else, NULL included ("datatype
  * mismatch"). */
@@ -236,15 +259,17 @@ qstore_vtab_update (sqlite3_vtab   *vtab,
   for (guint i = 0; i < n_columns; i++)
     {
       QStoreColumn *column = qstore_vtab_schema_column (schema, i);
+      gboolean is_rowid = (int) i == schema->rowid_column;
+      sqlite3_value *value = argv[2 + i];
 
       /* SQLite ignores an INTEGER PRIMARY KEY's DEFAULT: left out, it is
-       * a new rowid. */
-      if (omitted != NULL && omitted[i] && column->default_sql != NULL &&
-          (int) i != schema->rowid_column)
-        copies[i] = evaluate_default (entry, i, &error);
-      else
-        copies[i] = sqlite3_value_dup (argv[2 + i]);
-      if (copies[i] == NULL)
+       * a new rowid. The values point into SQLite's arguments or into
+       * the copies, alive until the row is written. */
+      if (omitted != NULL && omitted[i] && column->default_sql != NULL && !is_rowid)
+        value = copies[i] = evaluate_default (entry, i, &error);
+      else if (converts_in_place (is_rowid ? QSTORE_AFFINITY_INTEGER : column->affinity, value))
+        value = copies[i] = sqlite3_value_dup (value);
+      if (value == NULL)
         {
           if (error == NULL)
             g_set_error_literal (&error, QSTORE_ERROR, QSTORE_ERROR_FAILED, _("Out of memory"));
@@ -252,13 +277,13 @@ qstore_vtab_update (sqlite3_vtab   *vtab,
           return qstore_vtab_fail (vtab, database, g_steal_pointer (&error));
         }
 
-      if ((int) i == schema->rowid_column)
+      if (is_rowid)
         {
           gint64 id;
 
-          if (sqlite3_value_type (copies[i]) == SQLITE_NULL)
+          if (sqlite3_value_type (value) == SQLITE_NULL)
             values[i].type = QSTORE_VALUE_NULL;
-          else if (qstore_affinity_to_integer (copies[i], &id))
+          else if (qstore_affinity_to_integer (value, &id))
             {
               values[i].type = QSTORE_VALUE_INTEGER;
               values[i].integer = id;
@@ -273,7 +298,7 @@ qstore_vtab_update (sqlite3_vtab   *vtab,
         }
       else
         {
-          qstore_affinity_apply (column->affinity, copies[i], &values[i]);
+          qstore_affinity_apply (column->affinity, value, &values[i]);
         }
     }
 
