@@ -107,6 +107,7 @@ typedef struct
   gsize    n_entries;
   guint64  stamp;
   Hint     hint;
+  Leaf    *spare;     /* the root leaf of an emptied tree, for the next */
 } Tree;
 
 /* A write not in the tree yet, with its key's prefix for sorting. */
@@ -121,15 +122,25 @@ typedef struct
  * before the commit, and sorting its entries once costs much less than
  * inserting them one by one into a tree in random order (a cache miss per
  * level and per tie). The first read of the store, a savepoint or the
- * commit sorts them into the tree (see store_flush()). */
+ * commit sorts them into the tree (see store_flush()).
+ *
+ * A store stays in the buffer after its transaction, idle (without a
+ * handle, its tree empty), so the next transaction that writes it does not
+ * allocate it, its name, its array of deferred writes and its first leaf
+ * again. */
 typedef struct
 {
   char     *name;
-  QStoreKV *kv;
+  QStoreKV *kv;         /* NULL: idle */
   Tree      tree;
   GArray   *deferred;   /* Deferred, in write order; NULL when none yet */
   gboolean  read;       /* read in this transaction: writes go to the tree */
 } Store;
+
+/* Beyond this many stores, a transaction's end forgets them all; an
+ * array of deferred writes longer than this is not kept. */
+#define MAX_STORES_KEPT 32
+#define MAX_DEFERRED_KEPT 1024
 
 struct _QStorePending
 {
@@ -430,10 +441,27 @@ node_free (Node *node)
   g_free (node);
 }
 
+static Leaf *
+tree_leaf_new (Tree *tree)
+{
+  Leaf *leaf = g_steal_pointer (&tree->spare);
+
+  if (leaf == NULL)
+    return leaf_new ();
+  leaf->hdr.n = 0;
+  leaf->prev = leaf->next = NULL;
+  return leaf;
+}
+
+/* Empties @tree; a short transaction's store then allocates no leaf the
+ * next time. */
 static void
 tree_clear (Tree *tree)
 {
-  node_free (tree->root);
+  if (tree->root != NULL && tree->root->is_leaf && tree->spare == NULL)
+    tree->spare = (Leaf *) tree->root;
+  else
+    node_free (tree->root);
   tree->root = NULL;
   tree->n_entries = 0;
   tree->stamp++;
@@ -732,7 +760,7 @@ tree_set (Tree         *tree,
   prefix = key_prefix (key, key_len);
   if (tree->root == NULL)
     {
-      Leaf *leaf = leaf_new ();
+      Leaf *leaf = tree_leaf_new (tree);
 
       leaf_insert_at (leaf, 0, entry, prefix);
       tree->root = (Node *) leaf;
@@ -909,12 +937,31 @@ tree_build (Tree           *tree,
             const Deferred *items,
             gsize           n)
 {
-  g_autoptr(GPtrArray) level = g_ptr_array_new ();
-  g_autoptr(GArray) firsts = g_array_new (FALSE, FALSE, sizeof (Sep));
+  g_autoptr(GPtrArray) level = NULL;
+  g_autoptr(GArray) firsts = NULL;
   Leaf *prev = NULL;
 
   g_assert (tree->root == NULL);
 
+  /* A short transaction's store fits one leaf: no level to build. */
+  if (n > 0 && n <= LEAF_MAX)
+    {
+      Leaf *leaf = tree_leaf_new (tree);
+
+      for (guint k = 0; k < n; k++)
+        {
+          leaf->slots[k] = items[k].entry;
+          leaf->prefixes[k] = items[k].prefix;
+        }
+      leaf->hdr.n = n;
+      tree->root = &leaf->hdr;
+      tree->n_entries = n;
+      tree->stamp++;
+      return;
+    }
+
+  level = g_ptr_array_new ();
+  firsts = g_array_new (FALSE, FALSE, sizeof (Sep));
   for (gsize i = 0; i < n; )
     {
       guint take = group_size (n - i, LEAF_MAX);
@@ -970,6 +1017,15 @@ tree_build (Tree           *tree,
   tree->stamp++;
 }
 
+static void
+deferred_clear (Store *store)
+{
+  if (store->deferred != NULL && store->deferred->len > MAX_DEFERRED_KEPT)
+    g_clear_pointer (&store->deferred, g_array_unref);
+  else if (store->deferred != NULL)
+    g_array_set_size (store->deferred, 0);
+}
+
 /* Sorts the store's deferred writes into its tree. The sort is stable, so
  * of several writes to one key the last one wins, as if each had gone to
  * the tree when made. */
@@ -1006,7 +1062,7 @@ store_flush (QStorePending *self,
         if (tree_set (&store->tree, items[i].entry) == NULL)
           self->n_entries++;
     }
-  g_clear_pointer (&store->deferred, g_array_unref);
+  deferred_clear (store);
 }
 
 static void
@@ -1119,9 +1175,22 @@ store_free (gpointer data)
 
   g_clear_pointer (&store->deferred, g_array_unref);
   node_free (store->tree.root);
+  g_free (store->tree.spare);
   g_clear_object (&store->kv);
   g_free (store->name);
   g_free (store);
+}
+
+static void
+forget_handles (QStorePending *self)
+{
+  GHashTableIter iter;
+  gpointer kv;
+
+  g_hash_table_iter_init (&iter, self->by_kv);
+  while (g_hash_table_iter_next (&iter, &kv, NULL))
+    g_object_unref (kv);
+  g_hash_table_remove_all (self->by_kv);
 }
 
 QStorePending *
@@ -1133,7 +1202,8 @@ qstore_pending_new (void)
   self->next_block_size = FIRST_BLOCK_SIZE;
   self->stores = g_ptr_array_new_with_free_func (store_free);
   self->by_name = g_hash_table_new (g_str_hash, g_str_equal);
-  self->by_kv = g_hash_table_new_full (NULL, NULL, g_object_unref, NULL);
+  /* Without a destroy function: emptying it then allocates nothing. */
+  self->by_kv = g_hash_table_new (NULL, NULL);
   self->last_store = QSTORE_PENDING_NO_STORE;
   return self;
 }
@@ -1158,9 +1228,21 @@ qstore_pending_clear (QStorePending *self)
 {
   /* Store handles are not kept across transactions: a store dropped and
    * created again between them must be written through its new handle. */
-  g_hash_table_remove_all (self->by_name);
-  g_hash_table_remove_all (self->by_kv);
-  g_ptr_array_set_size (self->stores, 0);
+  forget_handles (self);
+  if (self->stores->len > MAX_STORES_KEPT)
+    {
+      g_hash_table_remove_all (self->by_name);
+      g_ptr_array_set_size (self->stores, 0);
+    }
+  for (guint i = 0; i < self->stores->len; i++)
+    {
+      Store *store = g_ptr_array_index (self->stores, i);
+
+      tree_clear (&store->tree);
+      deferred_clear (store);
+      g_clear_object (&store->kv);
+      store->read = FALSE;
+    }
   self->last_kv = NULL;
   self->last_store = QSTORE_PENDING_NO_STORE;
   self->n_entries = 0;
@@ -1175,7 +1257,7 @@ qstore_pending_reset (QStorePending *self)
     {
       Store *store = g_ptr_array_index (self->stores, i);
 
-      g_clear_pointer (&store->deferred, g_array_unref);
+      deferred_clear (store);
       tree_clear (&store->tree);
     }
   self->n_entries = 0;
@@ -1291,7 +1373,16 @@ qstore_pending_lookup_store (QStorePending *self,
   name = qstore_kv_get_name (kv);
   found = g_hash_table_lookup (self->by_name, name);
   if (found != NULL)
-    id = GPOINTER_TO_UINT (found) - 1;
+    {
+      id = GPOINTER_TO_UINT (found) - 1;
+      store = g_ptr_array_index (self->stores, id);
+      if (store->kv == NULL)
+        {
+          if (!create)
+            return QSTORE_PENDING_NO_STORE;
+          store->kv = g_object_ref (kv);
+        }
+    }
   else if (!create)
     return QSTORE_PENDING_NO_STORE;
   else
