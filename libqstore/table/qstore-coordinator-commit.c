@@ -152,10 +152,9 @@ compare_store_ids (gconstpointer a,
 
 static void
 pending_put_meta (QStoreCoordinator *self,
-                  const char        *name,
+                  GBytes            *key,
                   const char        *value)
 {
-  g_autoptr(GBytes) key = qstore_catalog_key_for_meta (name);
   guint catalog = qstore_pending_lookup_store (self->pending, self->catalog, TRUE);
   gsize key_len;
   const guint8 *key_data = g_bytes_get_data (key, &key_len);
@@ -551,11 +550,14 @@ qstore_coordinator_commit_pending (QStoreCoordinator   *self,
   gboolean atomic = (qstore_provider_get_capabilities (self->provider) &
                      QSTORE_CAPABILITY_ATOMIC_BATCH) != 0;
   gsize max_key = qstore_provider_get_max_key_length (self->provider);
-  g_autoptr(GArray) store_ids = g_array_new (FALSE, FALSE, sizeof (guint));
-  g_autoptr(GArray) slices = g_array_new (FALSE, FALSE, sizeof (StoreSlice));
+  guint n_stores = qstore_pending_get_n_stores (self->pending);
+  /* Sized for every store the commit may add (the statistics, the
+   * catalog): they never grow. */
+  g_autoptr(GArray) store_ids = g_array_sized_new (FALSE, FALSE, sizeof (guint), n_stores + 2);
+  g_autoptr(GArray) slices = g_array_sized_new (FALSE, FALSE, sizeof (StoreSlice), n_stores + 2);
   g_autofree QStoreWriteOp *ops = NULL;
   gsize n_ops = 0, max_ops = 0;
-  g_autofree char *tx_text = NULL;
+  char tx_text[24];
   guint stats_id;
 
   /* What commit adds is never undone by a savepoint. */
@@ -583,13 +585,17 @@ qstore_coordinator_commit_pending (QStoreCoordinator   *self,
                             (const guint8 *) json, json_len, FALSE);
     }
 
-  tx_text = g_strdup_printf ("%" G_GUINT64_FORMAT, tx_id);
-  pending_put_meta (self, META_TX, tx_text);
+  g_snprintf (tx_text, sizeof tx_text, "%" G_GUINT64_FORMAT, tx_id);
+  pending_put_meta (self, self->tx_key, tx_text);
   /* A marker a crash left is removed by the next commit that completes
    * (without an atomic batch, the protocol below removes it once more,
    * last). */
   if (self->interrupted != NULL)
-    pending_put_meta (self, META_COMMIT, NULL);
+    {
+      g_autoptr(GBytes) marker_key = qstore_catalog_key_for_meta (META_COMMIT);
+
+      pending_put_meta (self, marker_key, NULL);
+    }
 
   for (guint i = 0; i < qstore_pending_get_n_stores (self->pending); i++)
     {

@@ -181,6 +181,7 @@ struct _QStoreCoordinator
   QStoreKV       *catalog;
   QStoreKV       *stats;
   guint64         last_tx_id;
+  GBytes         *tx_key;              /* the catalog's key of last_tx_id */
 
   /* Point reads skip the public wrappers' lookups: the provider's closed
    * state and key limit are kept here, and the interface of the store

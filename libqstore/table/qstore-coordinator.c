@@ -224,6 +224,7 @@ qstore_coordinator_finalize (GObject *object)
   g_clear_pointer (&self->interrupted, g_free);
   g_clear_pointer (&self->interrupted_stores, g_ptr_array_unref);
   g_clear_pointer (&self->pending_undo, g_bytes_unref);
+  g_clear_pointer (&self->tx_key, g_bytes_unref);
   if (self->notify_queue != NULL)
     g_queue_free_full (self->notify_queue, notice_free);
   g_clear_object (&self->catalog);
@@ -326,6 +327,7 @@ static void
 qstore_coordinator_init (QStoreCoordinator *self)
 {
   self->pending = qstore_pending_new ();
+  self->tx_key = qstore_catalog_key_for_meta (META_TX);
   self->spilled_stores = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   self->spill_writes = QSTORE_COORDINATOR_SPILL_WRITES;
   self->spill_bytes = QSTORE_COORDINATOR_SPILL_BYTES;

@@ -812,7 +812,7 @@ apply_ops (GHashTable           *maps,
            gsize                 n_ops,
            GError              **error)
 {
-  g_autoptr(GArray) undo = g_array_new (FALSE, FALSE, sizeof (Undo));
+  g_autoptr(GArray) undo = g_array_sized_new (FALSE, FALSE, sizeof (Undo), n_ops);
   QStoreKV *last_store = NULL;
   Map *map = NULL;
   gboolean ok = TRUE;
