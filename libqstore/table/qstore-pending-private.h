@@ -39,7 +39,8 @@ typedef struct
 
 QStorePending     *qstore_pending_new               (void);
 void               qstore_pending_free              (QStorePending        *self);
-/* Drops every entry and store (the end of a transaction). */
+/* Drops every entry and lets go of every store's handle (the end of a
+ * transaction). */
 void               qstore_pending_clear             (QStorePending        *self);
 /* Drops every entry but keeps stores and their stamps (back to begin).
  * The arena stays: entries handed out remain readable. */
@@ -54,8 +55,8 @@ QStorePendingMark  qstore_pending_mark              (QStorePending        *self)
 void               qstore_pending_undo_to           (QStorePending        *self,
                                                      QStorePendingMark     mark);
 
-/* Stores: a small integer per physical store name, for this buffer's life
- * (until clear). The first #QStoreKV seen for a name is the one written. */
+/* Stores: a small integer per physical store name. The first #QStoreKV a
+ * transaction names a store with is the one written. */
 guint              qstore_pending_lookup_store      (QStorePending        *self,
                                                      QStoreKV             *kv,
                                                      gboolean              create);

@@ -176,6 +176,40 @@ test_transactions (TestDatabase  *t,
   g_assert_cmpstr (rows, ==, "2\n");
 }
 
+/* A cached INSERT that leaves columns out gives them their DEFAULT at
+ * every run, as its text says; the text over a table made again gives the
+ * new table's. A value its column converts (text to a number) is stored
+ * converted at every run, and one it does not, as it is. */
+static void
+test_insert_defaults (TestDatabase  *t,
+                      gconstpointer  data)
+{
+  const char *some = "INSERT INTO t(a) VALUES (?)";
+  const char *more = "INSERT INTO t(a, c) VALUES (?, ?)";
+  const char *rows_sql = "SELECT a, b, c, typeof(c) FROM t ORDER BY a";
+  g_autofree char *rows = NULL;
+  g_autofree char *again = NULL;
+
+  test_exec (t->db, "CREATE TABLE t(a INTEGER PRIMARY KEY, b TEXT DEFAULT 'dflt', "
+             "c NUMERIC DEFAULT 7)");
+  for (gint64 a = 1; a <= 3; a++)
+    g_free (query_with (t->db, some, g_variant_new ("(x)", a)));
+  g_free (query_with (t->db, more, g_variant_new ("(xs)", (gint64) 4, "12")));
+  g_free (query_with (t->db, more, g_variant_new ("(xs)", (gint64) 5, "twelve")));
+  g_free (query_with (t->db, some, g_variant_new ("(x)", (gint64) 6)));
+  rows = test_query_text (t->db, rows_sql, append_value);
+  g_assert_cmpstr (rows, ==,
+                   "1|dflt|7|integer\n2|dflt|7|integer\n3|dflt|7|integer\n"
+                   "4|dflt|12|integer\n5|dflt|twelve|text\n6|dflt|7|integer\n");
+
+  test_exec (t->db, "DROP TABLE t");
+  test_exec (t->db, "CREATE TABLE t(a INTEGER PRIMARY KEY, b TEXT DEFAULT 'new', c NUMERIC)");
+  g_free (query_with (t->db, some, g_variant_new ("(x)", (gint64) 1)));
+  g_free (query_with (t->db, some, g_variant_new ("(x)", (gint64) 2)));
+  again = test_query_text (t->db, rows_sql, append_value);
+  g_assert_cmpstr (again, ==, "1|new|NULL|null\n2|new|NULL|null\n");
+}
+
 static void
 set_up (TestDatabase  *t,
         gconstpointer  data)
@@ -195,6 +229,8 @@ main (int    argc,
               test_temp_table_hides, test_database_tear_down);
   g_test_add ("/sql/statement-cache/temp-table-hides-view", TestDatabase, NULL, set_up,
               test_temp_table_hides_view, test_database_tear_down);
+  g_test_add ("/sql/statement-cache/insert-defaults", TestDatabase, NULL, set_up,
+              test_insert_defaults, test_database_tear_down);
   g_test_add ("/sql/statement-cache/parameters", TestDatabase, NULL, set_up,
               test_parameters, test_database_tear_down);
   g_test_add ("/sql/statement-cache/failed-run", TestDatabase, NULL, set_up,
