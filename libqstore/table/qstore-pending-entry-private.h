@@ -149,6 +149,7 @@ key_prefix (const guint8 *key,
   return GUINT64_FROM_BE (prefix);
 }
 
+/* qstore_key_compare(), inline: the tree compares in its hottest loops. */
 static inline int
 compare_bytes (const guint8 *a,
                gsize         a_len,
