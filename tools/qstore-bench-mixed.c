@@ -23,6 +23,7 @@
 #include "config.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -535,12 +536,24 @@ qstore_load (gpointer     engine,
 
 typedef struct
 {
+  double seconds[2];   /* native, qstore */
+  double cpu[2];
+} Times;
+
+typedef struct
+{
   const char *name;
-  double      seconds[2];   /* native, qstore */
-  double      cpu[2];
+  Times       round;        /* of the round running */
+  GArray     *rounds;       /* Times, one per round run */
   guint64     checksum[2];
-  guint       ops;
+  guint       ops;          /* statements of one round */
 } ClassResult;
+
+static void
+class_result_clear (ClassResult *c)
+{
+  g_clear_pointer (&c->rounds, g_array_unref);
+}
 
 static double
 now (clockid_t clock)
@@ -555,23 +568,26 @@ static ClassResult *
 class_for (GArray     *classes,
            const char *name)
 {
-  ClassResult fresh = { name, { 0, 0 }, { 0, 0 }, { 0, 0 }, 0 };
+  ClassResult fresh = { name, { { 0, 0 }, { 0, 0 } }, NULL, { 0, 0 }, 0 };
 
   for (guint i = 0; i < classes->len; i++)
     if (g_str_equal (g_array_index (classes, ClassResult, i).name, name))
       return &g_array_index (classes, ClassResult, i);
+  fresh.rounds = g_array_new (FALSE, FALSE, sizeof (Times));
   g_array_append_val (classes, fresh);
   return &g_array_index (classes, ClassResult, classes->len - 1);
 }
 
 /* Runs every statement of the classes in @only (all when NULL) on one
- * engine (0: native, 1: qstore). The statements left out still draw
- * their parameters, so the others see the same ones as in a full run. */
+ * engine (0: native, 1: qstore), adding to each class's round. The
+ * statements left out still draw their parameters, so the others see the
+ * same ones as in a full run. */
 static gboolean
 run_statements (int                 engine,
                 Native             *native,
                 QStoreDatabase     *db,
                 const char *const  *only,
+                gboolean            count,
                 GArray             *classes,
                 GError            **error)
 {
@@ -607,9 +623,9 @@ run_statements (int                 engine,
           if (!ok)
             return FALSE;
         }
-      result->seconds[engine] += now (CLOCK_MONOTONIC) - wall;
-      result->cpu[engine] += now (CLOCK_PROCESS_CPUTIME_ID) - cpu;
-      if (engine == 0)
+      result->round.seconds[engine] += now (CLOCK_MONOTONIC) - wall;
+      result->round.cpu[engine] += now (CLOCK_PROCESS_CPUTIME_ID) - cpu;
+      if (count && engine == 0)
         result->ops += st->reps;
     }
   return TRUE;
@@ -628,6 +644,39 @@ setup_engine (LoadFunc   load,
          load (engine, "COMMIT", NULL, error);
 }
 
+static int
+compare_doubles (gconstpointer a,
+                 gconstpointer b)
+{
+  double x = *(const double *) a, y = *(const double *) b;
+
+  return (x > y) - (x < y);
+}
+
+/* The median over @rounds of what @pick takes from each round. */
+static double
+median (GArray  *rounds,
+        double (*pick) (const Times *times))
+{
+  g_autofree double *values = g_new (double, MAX (rounds->len, 1));
+  guint n = rounds->len;
+
+  if (n == 0)
+    return 0;
+  for (guint i = 0; i < n; i++)
+    values[i] = pick (&g_array_index (rounds, Times, i));
+  qsort (values, n, sizeof (double), compare_doubles);
+  return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
+static double pick_seconds (const Times *t) { return t->seconds[1]; }
+static double pick_native_seconds (const Times *t) { return t->seconds[0]; }
+static double pick_cpu (const Times *t) { return t->cpu[1]; }
+static double pick_native_cpu (const Times *t) { return t->cpu[0]; }
+static double pick_ratio (const Times *t) { return t->seconds[0] > 0 ? t->seconds[1] / t->seconds[0] : 0; }
+
+/* One line per class: the median of the rounds' times, and of the
+ * rounds' ratios (so a round a hiccup slowed does not move it). */
 static void
 emit (const char        *engine,
       const char        *provider,
@@ -638,15 +687,15 @@ emit (const char        *engine,
   char ca[G_ASCII_DTOSTR_BUF_SIZE], cb[G_ASCII_DTOSTR_BUF_SIZE];
 
   printf ("{\"engine\":\"%s\",\"workload\":\"mixed\",\"provider\":\"%s\",\"class\":\"%s\","
-          "\"ops\":%u,\"seconds\":%s,\"native_seconds\":%s,\"ratio\":%s,"
+          "\"ops\":%u,\"rounds\":%u,\"seconds\":%s,\"native_seconds\":%s,\"ratio\":%s,"
           "\"cpu_seconds\":%s,\"native_cpu_seconds\":%s,\"checksum\":%" G_GUINT64_FORMAT
           ",\"run\":%d}\n",
-          engine, provider, c->name, c->ops,
-          g_ascii_formatd (b, sizeof b, "%.6f", c->seconds[1]),
-          g_ascii_formatd (a, sizeof a, "%.6f", c->seconds[0]),
-          g_ascii_formatd (r, sizeof r, "%.3f", c->seconds[0] > 0 ? c->seconds[1] / c->seconds[0] : 0),
-          g_ascii_formatd (cb, sizeof cb, "%.6f", c->cpu[1]),
-          g_ascii_formatd (ca, sizeof ca, "%.6f", c->cpu[0]),
+          engine, provider, c->name, c->ops, c->rounds->len,
+          g_ascii_formatd (b, sizeof b, "%.6f", median (c->rounds, pick_seconds)),
+          g_ascii_formatd (a, sizeof a, "%.6f", median (c->rounds, pick_native_seconds)),
+          g_ascii_formatd (r, sizeof r, "%.3f", median (c->rounds, pick_ratio)),
+          g_ascii_formatd (cb, sizeof cb, "%.6f", median (c->rounds, pick_cpu)),
+          g_ascii_formatd (ca, sizeof ca, "%.6f", median (c->rounds, pick_native_cpu)),
           c->checksum[1], run);
 }
 
@@ -683,6 +732,7 @@ qstore_bench_mixed (const char         *provider,
                     const char         *location,
                     gboolean            persistent,
                     const char *const  *only,
+                    guint               rounds,
                     int                 run,
                     GError            **error)
 {
@@ -693,12 +743,14 @@ qstore_bench_mixed (const char         *provider,
   g_autofree char *native_path = NULL;
   g_autofree char *engine = g_strdup_printf ("qstore-%s-sql", provider);
   Native native = { NULL, NULL };
-  ClassResult total = { "total", { 0, 0 }, { 0, 0 }, { 0, 0 }, 0 };
+  ClassResult total = { "total", { { 0, 0 }, { 0, 0 } }, NULL, { 0, 0 }, 0 };
   gboolean ok = FALSE;
   gboolean same = TRUE;
 
   if (!check_classes (only, error))
     return FALSE;
+  g_array_set_clear_func (classes, (GDestroyNotify) class_result_clear);
+  total.rounds = g_array_new (FALSE, TRUE, sizeof (Times));
   native.cache = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, statement_free);
   if (persistent)
     native_path = g_strconcat (location, "-native.db", NULL);
@@ -720,9 +772,33 @@ qstore_bench_mixed (const char         *provider,
       !setup_engine (qstore_load, db, error))
     goto out;
 
-  if (!run_statements (0, &native, NULL, only, classes, error) ||
-      !run_statements (1, NULL, db, only, classes, error))
-    goto out;
+  /* Each round runs every statement on both engines, native first in
+   * even rounds and last in odd ones, on the same parameters. */
+  for (guint round = 0; round < rounds; round++)
+    {
+      Times sum = { { 0, 0 }, { 0, 0 } };
+
+      for (int k = 0; k < 2; k++)
+        {
+          int engine = round % 2 == 0 ? k : 1 - k;
+
+          if (!run_statements (engine, &native, db, only, round == 0, classes, error))
+            goto out;
+        }
+      for (guint i = 0; i < classes->len; i++)
+        {
+          ClassResult *c = &g_array_index (classes, ClassResult, i);
+
+          for (int e = 0; e < 2; e++)
+            {
+              sum.seconds[e] += c->round.seconds[e];
+              sum.cpu[e] += c->round.cpu[e];
+            }
+          g_array_append_val (c->rounds, c->round);
+          memset (&c->round, 0, sizeof c->round);
+        }
+      g_array_append_val (total.rounds, sum);
+    }
 
   for (guint i = 0; i < classes->len; i++)
     {
@@ -737,11 +813,7 @@ qstore_bench_mixed (const char         *provider,
         }
       emit (engine, provider, c, run);
       for (int e = 0; e < 2; e++)
-        {
-          total.seconds[e] += c->seconds[e];
-          total.cpu[e] += c->cpu[e];
-          total.checksum[e] += c->checksum[e];
-        }
+        total.checksum[e] += c->checksum[e];
       total.ops += c->ops;
     }
   emit (engine, provider, &total, run);
@@ -751,6 +823,7 @@ qstore_bench_mixed (const char         *provider,
   ok = same && qstore_database_close (db, error);
 
 out:
+  class_result_clear (&total);
   g_hash_table_unref (native.cache);
   sqlite3_close (native.db);
   if (native_path != NULL)

@@ -21,13 +21,15 @@ qstore_bench_rng_next (guint64 *state)
 
 /* Runs the mixed workload on a database of @provider at @location (NULL
  * for memory) and on native SQLite (a file next to @location when
- * @persistent, else in memory), and prints one JSON line per query class
- * and one for the total. @only names the classes to run (NULL: all).
- * FALSE when a statement fails or the two engines' results differ. */
+ * @persistent, else in memory), @rounds times, and prints one JSON line
+ * per query class and one for the total, with the median of the rounds.
+ * @only names the classes to run (NULL: all). FALSE when a statement
+ * fails or the two engines' results differ. */
 gboolean qstore_bench_mixed (const char         *provider,
                              const char         *location,
                              gboolean            persistent,
                              const char *const  *only,
+                             guint               rounds,
                              int                 run,
                              GError            **error);
 

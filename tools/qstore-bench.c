@@ -986,6 +986,7 @@ main (int    argc,
   gint64 small_txns = SMALL_TXN_COUNT;
   gint64 write_out_step = 0;
   int run = 1;
+  int rounds = -1;
   gboolean keep = FALSE;
   gboolean no_atomic = FALSE;
   gboolean window_layer, replica_layer;
@@ -1009,6 +1010,9 @@ main (int    argc,
       "load,get,scan,small_txn,size)", "LIST" },
     { "classes", 0, 0, G_OPTION_ARG_STRING, &classes_text,
       "Comma-separated query classes of the mixed workload to run (default: all)", "LIST" },
+    { "rounds", 0, 0, G_OPTION_ARG_INT, &rounds,
+      "Rounds of the mixed workload, each on both engines; the median is printed "
+      "(default 5)", "N" },
     { "dir", 'd', 0, G_OPTION_ARG_FILENAME, &dir,
       "Where the store is created (default ./tmp)", "DIR" },
     { "run", 0, 0, G_OPTION_ARG_INT, &run,
@@ -1083,6 +1087,12 @@ main (int    argc,
     return usage_error ("--classes chooses query classes of --workload mixed");
   if (classes_text != NULL)
     classes = g_strsplit (classes_text, ",", -1);
+  if (rounds != -1 && (workload == NULL || !g_str_equal (workload, "mixed")))
+    return usage_error ("--rounds repeats --workload mixed");
+  if (rounds == -1)
+    rounds = 5;
+  if (rounds < 1 || rounds > 1000)
+    return usage_error ("--rounds must be from 1 to 1000");
   if (rows < 1 || rows > MAX_ROWS)
     return usage_error ("--rows must be from 1 to 99000000");
   if (small_txns < 1 || small_txns > MAX_ROWS)
@@ -1162,7 +1172,7 @@ main (int    argc,
     {
       gboolean ok = qstore_bench_mixed (bench.provider_name, bench.location,
                                         (caps & QSTORE_CAPABILITY_PERSISTENT) != 0,
-                                        (const char *const *) classes, run, &error);
+                                        (const char *const *) classes, rounds, run, &error);
 
       if (!keep)
         location_remove (bench.location);

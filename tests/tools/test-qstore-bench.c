@@ -285,6 +285,8 @@ test_usage (void)
     { { "--provider", "memory", "--workload", "mixed", NULL }, 2 },
     { { "--provider", "memory", "--layer", "sql", "--workload", "busy", NULL }, 2 },
     { { "--provider", "memory", "--layer", "sql", "--classes", "view", NULL }, 2 },
+    { { "--provider", "memory", "--layer", "sql", "--rounds", "2", NULL }, 2 },
+    { { "--provider", "memory", "--layer", "sql", "--workload", "mixed", "--rounds", "0", NULL }, 2 },
     { { "--provider", "memory", "--layer", "sql", "--workload", "mixed", "--classes", "view,nosuch",
         NULL }, 1 },
     { { "--provider", "memory", "--layer", "sql", "--write-out-step", "1048576", NULL }, 2 },
@@ -304,7 +306,8 @@ test_usage (void)
 }
 
 /* The mixed workload: every query class once, each with both engines'
- * times, and the same checksum on both (a difference fails the run). */
+ * times over the rounds asked for, and the same checksum on both (a
+ * difference fails the run). */
 static void
 test_mixed (void)
 {
@@ -312,7 +315,8 @@ test_mixed (void)
     "point", "range", "order-limit", "join-indexed", "join-unindexed", "group-having",
     "compound", "subquery-correlated", "subquery-uncorrelated", "view", "dml", "total",
   };
-  const char *args[] = { "--provider", "memory", "--layer", "sql", "--workload", "mixed", NULL };
+  const char *args[] = { "--provider", "memory", "--layer", "sql", "--workload", "mixed",
+                         "--rounds", "3", NULL };
   g_autoptr(TestRun) r = run_bench (args);
   g_autoptr(GPtrArray) lines = NULL;
 
@@ -327,6 +331,7 @@ test_mixed (void)
       g_assert_cmpstr (json_object_get_string_member (line, "class"), ==, classes[i]);
       g_assert_cmpstr (json_object_get_string_member (line, "engine"), ==, "qstore-memory-sql");
       g_assert_cmpint (json_object_get_int_member (line, "ops"), >, 0);
+      g_assert_cmpint (json_object_get_int_member (line, "rounds"), ==, 3);
       g_assert_cmpfloat (json_object_get_double_member (line, "seconds"), >, 0);
       g_assert_cmpfloat (json_object_get_double_member (line, "native_seconds"), >, 0);
       g_assert_true (json_object_has_member (line, "ratio"));
@@ -360,9 +365,10 @@ mixed_checksums (const char *const *args)
 static void
 test_mixed_classes (void)
 {
-  const char *all_args[] = { "--provider", "memory", "--layer", "sql", "--workload", "mixed", NULL };
+  const char *all_args[] = { "--provider", "memory", "--layer", "sql", "--workload", "mixed",
+                             "--rounds", "1", NULL };
   const char *some_args[] = { "--provider", "memory", "--layer", "sql", "--workload", "mixed",
-                              "--classes", "view,range", NULL };
+                              "--rounds", "1", "--classes", "view,range", NULL };
   g_autoptr(GHashTable) all = mixed_checksums (all_args);
   g_autoptr(GHashTable) some = mixed_checksums (some_args);
 
