@@ -1046,6 +1046,79 @@ test_tx_ids (Fixture       *f,
   g_assert_cmpuint (qstore_coordinator_get_last_tx_id (second), ==, G_MAXUINT64 - 1);
 }
 
+#define N_MANY 40
+
+/* The value store @i holds after one transaction wrote "first" to every
+ * store and each of three more wrote "r<round>" to every seventh store
+ * counted from the end, starting at its round. */
+static char *
+many_expected (guint i)
+{
+  char *value = g_strdup ("first");
+
+  for (guint round = 0; round < 3; round++)
+    if ((N_MANY - 1 - i) % 7 == round % 7 && N_MANY - 1 - i >= round)
+      {
+        g_free (value);
+        value = g_strdup_printf ("r%u", round);
+      }
+  return value;
+}
+
+/* The write buffer keeps the stores a transaction wrote, idle, for the
+ * next one: each transaction still writes each store through a handle it
+ * was given, after one that wrote more stores than are kept, and after the
+ * handle the last one wrote through was let go. */
+static void
+test_stores_across_transactions (Fixture       *f,
+                                 gconstpointer  data)
+{
+  QStoreKV *many[N_MANY];
+  g_autoptr(QStoreKV) again = NULL;
+
+  for (guint i = 0; i < N_MANY; i++)
+    {
+      g_autofree char *name = g_strdup_printf ("main.m%u", i);
+
+      many[i] = open_store (f->provider, name);
+    }
+
+  qstore_coordinator_begin (f->coord);
+  for (guint i = 0; i < N_MANY; i++)
+    cput (f, many[i], "k", "first");
+  commit_ok (f);
+
+  for (guint round = 0; round < 3; round++)
+    {
+      g_autofree char *value = g_strdup_printf ("r%u", round);
+
+      qstore_coordinator_begin (f->coord);
+      for (guint i = round; i < N_MANY; i += 7)
+        cput (f, many[N_MANY - 1 - i], "k", value);
+      commit_ok (f);
+    }
+  for (guint i = 0; i < N_MANY; i++)
+    {
+      g_autofree char *want = many_expected (i);
+
+      assert_kget (many[i], "k", want);
+    }
+
+  /* The last transaction wrote main.m39; its handle goes, a new one
+   * writes. */
+  g_clear_object (&many[N_MANY - 1]);
+  again = open_store (f->provider, "main.m39");
+  qstore_coordinator_begin (f->coord);
+  cput (f, again, "k", "again");
+  cput (f, many[0], "k", "zero");
+  commit_ok (f);
+  assert_kget (again, "k", "again");
+  assert_kget (many[0], "k", "zero");
+
+  for (guint i = 0; i < N_MANY - 1; i++)
+    g_object_unref (many[i]);
+}
+
 static void
 test_row_counts (Fixture       *f,
                  gconstpointer  data)
@@ -1924,6 +1997,7 @@ main (int   argc,
   ADD ("long-keys", test_commit_refuses_long_keys);
   ADD ("tx-ids", test_tx_ids);
   ADD ("row-counts", test_row_counts);
+  ADD ("stores-across-transactions", test_stores_across_transactions);
   ADD ("committed-signal", test_committed_signal);
   ADD ("marker", test_marker);
   ADD ("model", test_model);
