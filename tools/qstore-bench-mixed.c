@@ -653,27 +653,37 @@ compare_doubles (gconstpointer a,
   return (x > y) - (x < y);
 }
 
-/* The median over @rounds of what @pick takes from each round. */
-static double
-median (GArray  *rounds,
-        double (*pick) (const Times *times))
+typedef enum
 {
-  g_autofree double *values = g_new (double, MAX (rounds->len, 1));
+  PICK_SECONDS,
+  PICK_CPU,
+  PICK_RATIO,
+} Pick;
+
+/* The median over @rounds of @pick of @engine's times (or of the ratio
+ * of qstore's time to native SQLite's). */
+static double
+median (GArray *rounds,
+        Pick    pick,
+        int     engine)
+{
+  g_autofree double *values = NULL;
   guint n = rounds->len;
 
   if (n == 0)
     return 0;
+  values = g_new (double, n);
   for (guint i = 0; i < n; i++)
-    values[i] = pick (&g_array_index (rounds, Times, i));
+    {
+      const Times *t = &g_array_index (rounds, Times, i);
+
+      values[i] = pick == PICK_SECONDS ? t->seconds[engine]
+                  : pick == PICK_CPU ? t->cpu[engine]
+                  : t->seconds[0] > 0 ? t->seconds[1] / t->seconds[0] : 0;
+    }
   qsort (values, n, sizeof (double), compare_doubles);
   return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
 }
-
-static double pick_seconds (const Times *t) { return t->seconds[1]; }
-static double pick_native_seconds (const Times *t) { return t->seconds[0]; }
-static double pick_cpu (const Times *t) { return t->cpu[1]; }
-static double pick_native_cpu (const Times *t) { return t->cpu[0]; }
-static double pick_ratio (const Times *t) { return t->seconds[0] > 0 ? t->seconds[1] / t->seconds[0] : 0; }
 
 /* One line per class: the median of the rounds' times, and of the
  * rounds' ratios (so a round a hiccup slowed does not move it). */
@@ -691,11 +701,11 @@ emit (const char        *engine,
           "\"cpu_seconds\":%s,\"native_cpu_seconds\":%s,\"checksum\":%" G_GUINT64_FORMAT
           ",\"run\":%d}\n",
           engine, provider, c->name, c->ops, c->rounds->len,
-          g_ascii_formatd (b, sizeof b, "%.6f", median (c->rounds, pick_seconds)),
-          g_ascii_formatd (a, sizeof a, "%.6f", median (c->rounds, pick_native_seconds)),
-          g_ascii_formatd (r, sizeof r, "%.3f", median (c->rounds, pick_ratio)),
-          g_ascii_formatd (cb, sizeof cb, "%.6f", median (c->rounds, pick_cpu)),
-          g_ascii_formatd (ca, sizeof ca, "%.6f", median (c->rounds, pick_native_cpu)),
+          g_ascii_formatd (b, sizeof b, "%.6f", median (c->rounds, PICK_SECONDS, 1)),
+          g_ascii_formatd (a, sizeof a, "%.6f", median (c->rounds, PICK_SECONDS, 0)),
+          g_ascii_formatd (r, sizeof r, "%.3f", median (c->rounds, PICK_RATIO, 1)),
+          g_ascii_formatd (cb, sizeof cb, "%.6f", median (c->rounds, PICK_CPU, 1)),
+          g_ascii_formatd (ca, sizeof ca, "%.6f", median (c->rounds, PICK_CPU, 0)),
           c->checksum[1], run);
 }
 
