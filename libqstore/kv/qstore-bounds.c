@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "qstore-bounds.h"
+#include "qstore-bounds-private.h"
 #include "qstore-error.h"
 
 /**
@@ -54,12 +55,7 @@ qstore_key_compare (const guint8 *a,
                     const guint8 *b,
                     gsize         b_len)
 {
-  gsize common = MIN (a_len, b_len);
-  int cmp = common > 0 ? memcmp (a, b, common) : 0;
-
-  if (cmp != 0)
-    return cmp;
-  return (a_len > b_len) - (a_len < b_len);
+  return qstore_key_compare_inline (a, a_len, b, b_len);
 }
 
 /**

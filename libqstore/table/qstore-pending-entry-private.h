@@ -9,6 +9,8 @@
 
 #include <glib.h>
 
+#include "qstore-bounds-private.h"
+
 G_BEGIN_DECLS
 
 /* Entries are packed byte strings in the arena, with no alignment:
@@ -149,21 +151,6 @@ key_prefix (const guint8 *key,
   return GUINT64_FROM_BE (prefix);
 }
 
-/* qstore_key_compare(), inline: the tree compares in its hottest loops. */
-static inline int
-compare_bytes (const guint8 *a,
-               gsize         a_len,
-               const guint8 *b,
-               gsize         b_len)
-{
-  gsize common = MIN (a_len, b_len);
-  int cmp = common > 0 ? memcmp (a, b, common) : 0;
-
-  if (cmp != 0)
-    return cmp;
-  return (a_len > b_len) - (a_len < b_len);
-}
-
 static inline int
 compare_entry (const guint8 *entry,
                const guint8 *key,
@@ -172,7 +159,7 @@ compare_entry (const guint8 *entry,
   gsize entry_len;
   const guint8 *entry_bytes = entry_key (entry, &entry_len);
 
-  return compare_bytes (entry_bytes, entry_len, key, key_len);
+  return qstore_key_compare_inline (entry_bytes, entry_len, key, key_len);
 }
 
 /* As compare_entry(), for keys whose prefixes are equal: when both hold 8
@@ -186,8 +173,8 @@ compare_entry_same_prefix (const guint8 *entry,
   const guint8 *entry_bytes = entry_key (entry, &entry_len);
 
   if (entry_len >= 8 && key_len >= 8)
-    return compare_bytes (entry_bytes + 8, entry_len - 8, key + 8, key_len - 8);
-  return compare_bytes (entry_bytes, entry_len, key, key_len);
+    return qstore_key_compare_inline (entry_bytes + 8, entry_len - 8, key + 8, key_len - 8);
+  return qstore_key_compare_inline (entry_bytes, entry_len, key, key_len);
 }
 
 G_END_DECLS
