@@ -42,6 +42,10 @@ G_DECLARE_INTERFACE (QStoreKV, qstore_kv, QSTORE, KV, GObject)
  * @get_provider: the provider the store belongs to
  * @get: the value stored under a key, %NULL without error when absent
  * @iterate: an iterator over a range; the bounds are already validated
+ * @get_into: optional: copies the value stored under a key into @value,
+ *   replacing what it held; %FALSE without error when absent. A caller
+ *   that reads many keys into one buffer then allocates nothing per read;
+ *   without it, @get is used
  *
  * Writes do not go through the store: [method@KV.put], [method@KV.delete]
  * and [class@Batch] hand write operations to the provider's `write`.
@@ -58,6 +62,11 @@ struct _QStoreKVInterface
                                    GError             **error);
   QStoreIter     *(*iterate)      (QStoreKV            *self,
                                    const QStoreBounds  *bounds,
+                                   GError             **error);
+  gboolean        (*get_into)     (QStoreKV            *self,
+                                   const guint8        *key,
+                                   gsize                key_len,
+                                   GByteArray          *value,
                                    GError             **error);
 };
 

@@ -65,13 +65,12 @@ struct _QStoreCursor
   GArray              *parts;       /* Part, of the plan below */
   int                  parts_index; /* -1: the primary key; -2: none yet */
   GByteArray          *key_buf;     /* the key of a point read */
-  GByteArray          *row_buf;     /* a row read through the snapshot */
+  GByteArray          *row_buf;     /* a row read by key, not walked to */
   GByteArray          *held_buf;    /* text and blobs of a covering walk's values */
 
   /* The current row */
   const guint8        *key;         /* its data key, borrowed from the iterator */
   gsize                key_len;
-  GBytes              *row;         /* when fetched through an index */
   const guint8        *row_data;
   gsize                row_len;
   QStoreValue         *values;      /* the row's stored values, table->n_values slots */
@@ -282,7 +281,6 @@ static void
 cursor_reset (QStoreCursor *cursor)
 {
   g_clear_object (&cursor->iter);
-  g_clear_pointer (&cursor->row, g_bytes_unref);
   if (cursor->snapshot != NULL)
     qstore_coordinator_release_snapshot (cursor->entry->database->coordinator,
                                          g_steal_pointer (&cursor->snapshot));
@@ -407,6 +405,38 @@ walker_holds (QStoreCursor *walker,
          walker->key_len == key_len && memcmp (walker->key, key, key_len) == 0;
 }
 
+/* Copies @row into the cursor's buffer as its current row: the memory a
+ * read lends is reused by the next one, which another cursor may make
+ * before SQLite asks for this row's columns. */
+static void
+keep_row (QStoreCursor *cursor,
+          const guint8 *row,
+          gsize         row_len)
+{
+  g_byte_array_set_size (cursor->row_buf, row_len);
+  if (row_len > 0)
+    memcpy (cursor->row_buf->data, row, row_len);
+  cursor->row_data = cursor->row_buf->data;
+  cursor->row_len = row_len;
+}
+
+/* Reads the row under @key as the table's coordinator sees it (with the
+ * transaction's own writes) into the cursor's buffer. */
+static gboolean
+read_row (QStoreCursor  *cursor,
+          const guint8  *key,
+          gsize          key_len,
+          GError       **error)
+{
+  const guint8 *row;
+  gsize row_len;
+
+  if (!qstore_table_lookup_row (cursor->table, key, key_len, &row, &row_len, error))
+    return FALSE;
+  keep_row (cursor, row, row_len);
+  return TRUE;
+}
+
 /* Reads the row under @key through the cursor's snapshot into the
  * cursor's own buffer: a later lookup on the shared snapshot may reuse the
  * memory it handed out, and SQLite may ask for this row's columns after
@@ -434,11 +464,7 @@ snapshot_read_row (QStoreCursor  *cursor,
                                     key, key_len, &row, &row_len, error))
     return FALSE;
 
-  g_byte_array_set_size (cursor->row_buf, 0);
-  g_byte_array_append (cursor->row_buf, row, row_len);
-  cursor->row_data = cursor->row_buf->data;
-  cursor->row_len = cursor->row_buf->len;
-
+  keep_row (cursor, row, row_len);
   if (remember)
     vtab->last_walker = cursor;
   return TRUE;
@@ -569,7 +595,6 @@ cursor_step (QStoreCursor  *cursor,
     {
       GError *local_error = NULL;
 
-      g_clear_pointer (&cursor->row, g_bytes_unref);
       cursor->row_data = NULL;
       cursor->key = NULL;
 
@@ -643,13 +668,7 @@ cursor_step (QStoreCursor  *cursor,
                                          &local_error);
             }
           else
-            {
-              cursor->row = qstore_table_get_row (cursor->table, cursor->key, cursor->key_len,
-                                                  &local_error);
-              found = cursor->row != NULL;
-              if (found)
-                cursor->row_data = g_bytes_get_data (cursor->row, &cursor->row_len);
-            }
+            found = read_row (cursor, cursor->key, cursor->key_len, &local_error);
           if (local_error != NULL)
             {
               g_propagate_error (error, local_error);
@@ -788,6 +807,8 @@ point_read (QStoreCursor   *cursor,
 {
   guint n_eq = PLAN_N_EQ (idx_num);
   GByteArray *key = cursor->key_buf;
+  GError *local_error = NULL;
+  gboolean found;
 
   if (n_eq != cursor->parts->len || (guint) argc < n_eq ||
       PLAN_LOWER (idx_num) != BOUND_NONE || PLAN_UPPER (idx_num) != BOUND_NONE)
@@ -814,32 +835,18 @@ point_read (QStoreCursor   *cursor,
    * read alone is cheaper without one. */
   if (!hold_snapshot (cursor, FALSE, error))
     return FALSE;
-  if (cursor->snapshot != NULL)
+  found = cursor->snapshot != NULL
+          ? snapshot_read_row (cursor, key->data, key->len, FALSE, &local_error)
+          : read_row (cursor, key->data, key->len, &local_error);
+  if (!found)
     {
-      GError *local_error = NULL;
-
-      if (!snapshot_read_row (cursor, key->data, key->len, FALSE, &local_error))
+      if (local_error != NULL)
         {
-          if (local_error != NULL)
-            {
-              g_propagate_error (error, local_error);
-              return FALSE;
-            }
-          cursor->eof = TRUE;
-          return TRUE;
+          g_propagate_error (error, local_error);
+          return FALSE;
         }
-    }
-  else
-    {
-      cursor->row = qstore_table_get_row (cursor->table, key->data, key->len, error);
-      if (cursor->row == NULL)
-        {
-          if (error != NULL && *error != NULL)
-            return FALSE;
-          cursor->eof = TRUE;
-          return TRUE;
-        }
-      cursor->row_data = g_bytes_get_data (cursor->row, &cursor->row_len);
+      cursor->eof = TRUE;
+      return TRUE;
     }
 
   cursor->key = key->data;

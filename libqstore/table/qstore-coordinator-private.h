@@ -190,7 +190,7 @@ struct _QStoreCoordinator
   gsize           max_key;
   QStoreKV       *read_kv;
   QStoreKVInterface *read_iface;
-  GBytes         *lent;                /* the value qstore_coordinator_lookup() lent last */
+  GByteArray     *lent;                /* the value qstore_coordinator_lookup() lent last */
 
   /* The snapshot statements running side by side outside a transaction
    * share, and how many of them hold it. */

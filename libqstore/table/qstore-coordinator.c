@@ -230,7 +230,7 @@ qstore_coordinator_finalize (GObject *object)
   g_clear_object (&self->catalog);
   g_clear_object (&self->stats);
   g_clear_object (&self->read_kv);
-  g_clear_pointer (&self->lent, g_bytes_unref);
+  g_clear_pointer (&self->lent, g_byte_array_unref);
   g_clear_object (&self->shared_snapshot);
   g_clear_object (&self->pinned);
   g_clear_object (&self->provider);
@@ -328,6 +328,7 @@ qstore_coordinator_init (QStoreCoordinator *self)
 {
   self->pending = qstore_pending_new ();
   self->tx_key = qstore_catalog_key_for_meta (META_TX);
+  self->lent = g_byte_array_sized_new (64);
   self->spilled_stores = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   self->spill_writes = QSTORE_COORDINATOR_SPILL_WRITES;
   self->spill_bytes = QSTORE_COORDINATOR_SPILL_BYTES;
@@ -1070,15 +1071,24 @@ qstore_coordinator_lookup (QStoreCoordinator  *self,
       if (!qstore_snapshot_lookup (snapshot, store, key, key_len, &v, &v_len, error))
         return FALSE;
     }
+  else if (self->read_iface->get_into != NULL)
+    {
+      /* One buffer for every read: nothing is allocated per key. */
+      if (!self->read_iface->get_into (store, key, key_len, self->lent, error))
+        return FALSE;
+      v = self->lent->data;
+      v_len = self->lent->len;
+    }
   else
     {
-      GBytes *bytes = self->read_iface->get (store, key, key_len, error);
+      g_autoptr(GBytes) bytes = self->read_iface->get (store, key, key_len, error);
 
       if (bytes == NULL)
         return FALSE;
-      g_clear_pointer (&self->lent, g_bytes_unref);
-      self->lent = bytes;
       v = g_bytes_get_data (bytes, &v_len);
+      g_byte_array_set_size (self->lent, 0);
+      g_byte_array_append (self->lent, v, v_len);
+      v = self->lent->data;
     }
   if (value != NULL)
     *value = v;

@@ -4,6 +4,8 @@
  */
 #include "config.h"
 
+#include <string.h>
+
 #include "qstore-i18n-private.h"
 #include "qstore-lmdb-store.h"
 
@@ -86,13 +88,16 @@ qstore_lmdb_kv_get_provider (QStoreKV *store)
   return ((QStoreLmdbKV *) store)->provider;
 }
 
-static GBytes *
-qstore_lmdb_kv_get (QStoreKV      *store,
-                    const guint8  *key,
-                    gsize          key_len,
-                    GError       **error)
+/* Reads @key into @into when given, else into a new *@bytes. Returns
+ * whether it was found; %FALSE with @error set on failure. */
+static gboolean
+kv_read (QStoreLmdbKV  *self,
+         const guint8  *key,
+         gsize          key_len,
+         GByteArray    *into,
+         GBytes       **bytes,
+         GError       **error)
 {
-  QStoreLmdbKV *self = (QStoreLmdbKV *) store;
   QStoreLmdbEnv *env = self->handle->env;
 
   for (guint attempt = 0; attempt < QSTORE_LMDB_MAX_RETRIES; attempt++)
@@ -100,19 +105,27 @@ qstore_lmdb_kv_get (QStoreKV      *store,
       QStoreLmdbReadTxn rt = { 0 };
       MDB_val k = { key_len, (void *) key };
       MDB_val v;
-      GBytes *value = NULL;
-      gboolean complete = TRUE;
+      gboolean found = FALSE, complete = TRUE;
       MDB_dbi dbi;
       int rc;
 
       if (!qstore_lmdb_read_begin (self->handle, &rt, FALSE, error))
-        return NULL;
+        return FALSE;
 
       if (G_LIKELY (kv_read_dbi (self, &rt, &dbi)))
         {
           rc = mdb_get (rt.txn, dbi, &k, &v);
           if (rc == MDB_SUCCESS)
-            value = g_bytes_new (v.mv_data, v.mv_size);
+            {
+              found = TRUE;
+              if (into != NULL)
+                {
+                  g_byte_array_set_size (into, v.mv_size);
+                  memcpy (into->data, v.mv_data, v.mv_size);
+                }
+              else
+                *bytes = g_bytes_new (v.mv_data, v.mv_size);
+            }
           else if (rc == MDB_NOTFOUND)
             rc = MDB_SUCCESS;
         }
@@ -124,19 +137,41 @@ qstore_lmdb_kv_get (QStoreKV      *store,
       if (rc != MDB_SUCCESS)
         {
           qstore_lmdb_set_error (error, env->path, rc, "Could not read store “%s”", self->name);
-          return NULL;
+          return FALSE;
         }
       if (complete)
-        return value;
+        return found;
       /* The store may have been made by another process: look again. */
       if (!qstore_lmdb_env_refresh (env, error))
-        return NULL;
+        return FALSE;
     }
 
   g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_BUSY,
                _("The stores of the LMDB store at “%s” keep changing under another "
                "process: try again"), env->path);
-  return NULL;
+  return FALSE;
+}
+
+static GBytes *
+qstore_lmdb_kv_get (QStoreKV      *store,
+                    const guint8  *key,
+                    gsize          key_len,
+                    GError       **error)
+{
+  GBytes *value = NULL;
+
+  kv_read ((QStoreLmdbKV *) store, key, key_len, NULL, &value, error);
+  return value;
+}
+
+static gboolean
+qstore_lmdb_kv_get_into (QStoreKV      *store,
+                         const guint8  *key,
+                         gsize          key_len,
+                         GByteArray    *value,
+                         GError       **error)
+{
+  return kv_read ((QStoreLmdbKV *) store, key, key_len, value, NULL, error);
 }
 
 QStoreIter *
@@ -250,6 +285,7 @@ qstore_lmdb_kv_iface_init (QStoreKVInterface *iface)
   iface->get_name = qstore_lmdb_kv_get_name;
   iface->get_provider = qstore_lmdb_kv_get_provider;
   iface->get = qstore_lmdb_kv_get;
+  iface->get_into = qstore_lmdb_kv_get_into;
   iface->iterate = qstore_lmdb_kv_iterate;
 }
 

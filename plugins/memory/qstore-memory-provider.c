@@ -600,6 +600,28 @@ qstore_memory_store_get (QStoreKV      *kv,
   return value;
 }
 
+static gboolean
+qstore_memory_store_get_into (QStoreKV      *kv,
+                              const guint8  *key,
+                              gsize          key_len,
+                              GByteArray    *value,
+                              GError       **error)
+{
+  QStoreMemoryStore *self = QSTORE_MEMORY_STORE (kv);
+  Map *map = provider_get_map (self->provider, self->name);
+  const guint8 *data;
+  gsize len;
+  gboolean found = map_lookup (map, key, key_len, &data, &len) != NULL;
+
+  if (found)
+    {
+      g_byte_array_set_size (value, len);
+      memcpy (value->data, data, len);
+    }
+  map_unref (map);
+  return found;
+}
+
 static QStoreIter *
 qstore_memory_store_iterate (QStoreKV            *kv,
                              const QStoreBounds  *bounds,
@@ -628,6 +650,7 @@ qstore_memory_store_kv_iface_init (QStoreKVInterface *iface)
   iface->get_name = qstore_memory_store_get_name;
   iface->get_provider = qstore_memory_store_get_provider;
   iface->get = qstore_memory_store_get;
+  iface->get_into = qstore_memory_store_get_into;
   iface->iterate = qstore_memory_store_iterate;
 }
 

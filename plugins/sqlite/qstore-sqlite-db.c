@@ -5,6 +5,8 @@
  */
 #include "config.h"
 
+#include <string.h>
+
 #include "qstore-sqlite-db.h"
 
 /* Idle reader connections kept for reuse; more are opened on demand and
@@ -242,83 +244,105 @@ qstore_sqlite_db_end_read (QStoreSqliteDb *self)
     qstore_sqlite_conn_run (conn, QSTORE_SQLITE_STMT_COMMIT, "ending a read transaction", NULL);
 }
 
-/* Steps @stmt, a lookup bound by the caller, and returns the value it
- * finds. Called with the connection's lock held. */
-static GBytes *
-read_value (QStoreSqliteConn  *conn,
-            sqlite3_stmt      *stmt,
-            GError           **error)
+/* Puts @data into @value. */
+static void
+value_set (QStoreSqliteValue *value,
+           const void        *data,
+           gsize              len)
 {
-  GBytes *value = NULL;
+  if (value->into != NULL)
+    {
+      g_byte_array_set_size (value->into, len);
+      if (len > 0)
+        memcpy (value->into->data, data, len);
+    }
+  else
+    value->bytes = g_bytes_new (data, len);
+}
+
+/* Steps @stmt, a lookup bound by the caller, and puts the value it finds
+ * into @value. Called with the connection's lock held. */
+static gboolean
+read_value (QStoreSqliteConn   *conn,
+            sqlite3_stmt       *stmt,
+            QStoreSqliteValue  *value,
+            GError            **error)
+{
   int rc = sqlite3_step (stmt);
 
   if (rc == SQLITE_ROW && sqlite3_column_type (stmt, 0) == SQLITE_INTEGER)
     {
       gint64 id = sqlite3_column_int64 (stmt, 0);
+      g_autoptr(GBytes) big = NULL;
 
       sqlite3_reset (stmt);
-      return qstore_sqlite_conn_read_big (conn, id, error);
+      if (!(big = qstore_sqlite_conn_read_big (conn, id, error)))
+        return FALSE;
+      if (value->into != NULL)
+        value_set (value, g_bytes_get_data (big, NULL), g_bytes_get_size (big));
+      else
+        value->bytes = g_steal_pointer (&big);
+      return TRUE;
     }
   if (rc == SQLITE_ROW)
-    {
-      const void *data = sqlite3_column_blob (stmt, 0);
-
-      value = g_bytes_new (data, sqlite3_column_bytes (stmt, 0));
-    }
+    value_set (value, sqlite3_column_blob (stmt, 0), sqlite3_column_bytes (stmt, 0));
   else if (rc != SQLITE_DONE)
     qstore_sqlite_conn_set_error (conn, rc, "reading a key", error);
   sqlite3_reset (stmt);
-  return value;
+  return rc == SQLITE_ROW;
 }
 
 /* Resolves the name in the same statement as the key: for readers of a
  * store another process writes, which may rename or drop stores at any
  * time, and for plain reads beside an open write transaction, whose ids
  * may not be committed. Called with the connection's lock held. */
-static GBytes *
-get_by_name (QStoreSqliteConn  *conn,
-             const char        *name,
-             const guint8      *key,
-             gsize              key_len,
-             GError           **error)
+static gboolean
+get_by_name (QStoreSqliteConn   *conn,
+             const char         *name,
+             const guint8       *key,
+             gsize               key_len,
+             QStoreSqliteValue  *value,
+             GError            **error)
 {
   sqlite3_stmt *stmt;
 
   if (!qstore_sqlite_conn_check_open (conn, error) ||
       !(stmt = qstore_sqlite_conn_stmt (conn, QSTORE_SQLITE_STMT_GET_BY_NAME, error)))
-    return NULL;
+    return FALSE;
   sqlite3_bind_text (stmt, 1, name, -1, SQLITE_STATIC);
   sqlite3_bind_blob64 (stmt, 2, key, key_len, SQLITE_STATIC);
-  return read_value (conn, stmt, error);
+  return read_value (conn, stmt, value, error);
 }
 
 /* A plain read while a write transaction is open on the main connection:
  * through a reader, which sees only what is committed. */
-static GBytes *
-get_beside_write (QStoreSqliteDb  *self,
-                  const char      *name,
-                  const guint8    *key,
-                  gsize            key_len,
-                  GError         **error)
+static gboolean
+get_beside_write (QStoreSqliteDb     *self,
+                  const char         *name,
+                  const guint8       *key,
+                  gsize               key_len,
+                  QStoreSqliteValue  *value,
+                  GError            **error)
 {
   g_autoptr(QStoreSqliteConn) conn = qstore_sqlite_db_acquire_reader (self, FALSE, error);
-  GBytes *value;
+  gboolean found;
 
   if (conn == NULL)
-    return NULL;
+    return FALSE;
   g_mutex_lock (&conn->lock);
-  value = get_by_name (conn, name, key, key_len, error);
+  found = get_by_name (conn, name, key, key_len, value, error);
   g_mutex_unlock (&conn->lock);
   qstore_sqlite_db_release_reader (self, conn);
-  return value;
+  return found;
 }
 
-GBytes *
-qstore_sqlite_db_get_main (QStoreSqliteDb  *self,
-                           const char      *name,
-                           const guint8    *key,
-                           gsize            key_len,
-                           GError         **error)
+gboolean
+qstore_sqlite_db_get_main (QStoreSqliteDb     *self,
+                           const char         *name,
+                           const guint8       *key,
+                           gsize               key_len,
+                           QStoreSqliteValue  *value,
+                           GError            **error)
 {
   sqlite3_stmt *stmt;
   gint64 id;
@@ -326,26 +350,27 @@ qstore_sqlite_db_get_main (QStoreSqliteDb  *self,
   /* The writer lock makes ours the only writes, so the ids we know hold. */
   if (!qstore_sqlite_db_resolve_store (self, name, FALSE, &id, error) || id < 0 ||
       !(stmt = qstore_sqlite_conn_stmt (self->main, QSTORE_SQLITE_STMT_GET, error)))
-    return NULL;
+    return FALSE;
   sqlite3_bind_int64 (stmt, 1, id);
   sqlite3_bind_blob64 (stmt, 2, key, key_len, SQLITE_STATIC);
-  return read_value (self->main, stmt, error);
+  return read_value (self->main, stmt, value, error);
 }
 
-GBytes *
-qstore_sqlite_db_get (QStoreSqliteDb  *self,
-                      const char      *name,
-                      const guint8    *key,
-                      gsize            key_len,
-                      GError         **error)
+gboolean
+qstore_sqlite_db_get (QStoreSqliteDb     *self,
+                      const char         *name,
+                      const guint8       *key,
+                      gsize               key_len,
+                      QStoreSqliteValue  *value,
+                      GError            **error)
 {
   QStoreSqliteConn *conn = self->main;
-  GBytes *value = NULL;
+  gboolean found = FALSE;
 
   g_mutex_lock (&conn->lock);
   if (self->read_only)
     {
-      value = get_by_name (conn, name, key, key_len, error);
+      found = get_by_name (conn, name, key, key_len, value, error);
       goto out;
     }
   if (!qstore_sqlite_conn_check_open (conn, error))
@@ -353,7 +378,7 @@ qstore_sqlite_db_get (QStoreSqliteDb  *self,
   if (self->write_open)
     {
       g_mutex_unlock (&conn->lock);
-      return get_beside_write (self, name, key, key_len, error);
+      return get_beside_write (self, name, key, key_len, value, error);
     }
 
   /* The writer lock makes ours the only writes, so a read transaction
@@ -363,11 +388,11 @@ qstore_sqlite_db_get (QStoreSqliteDb  *self,
   if (!self->reading && sqlite3_get_autocommit (conn->db))
     self->reading = qstore_sqlite_conn_run (conn, QSTORE_SQLITE_STMT_BEGIN,
                                             "beginning a read transaction", NULL);
-  value = qstore_sqlite_db_get_main (self, name, key, key_len, error);
+  found = qstore_sqlite_db_get_main (self, name, key, key_len, value, error);
 
 out:
   g_mutex_unlock (&conn->lock);
-  return value;
+  return found;
 }
 
 void

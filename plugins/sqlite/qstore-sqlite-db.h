@@ -79,18 +79,29 @@ void              qstore_sqlite_db_forget_stores  (QStoreSqliteDb        *db);
  * write or a close. Called with the main lock held. */
 void              qstore_sqlite_db_end_read       (QStoreSqliteDb        *db);
 
-GBytes           *qstore_sqlite_db_get            (QStoreSqliteDb        *db,
+/* Where a read puts the value it finds: copied into @into when that is
+ * set, else into a new @bytes. */
+typedef struct
+{
+  GByteArray *into;
+  GBytes     *bytes;
+} QStoreSqliteValue;
+
+/* Both return whether @key was found; %FALSE with @error set on failure. */
+gboolean          qstore_sqlite_db_get            (QStoreSqliteDb        *db,
                                                    const char            *name,
                                                    const guint8          *key,
                                                    gsize                  key_len,
+                                                   QStoreSqliteValue     *value,
                                                    GError               **error);
 
 /* The writer's own view, in whatever transaction the main connection is
  * in: for an open write transaction. Called with the main lock held. */
-GBytes           *qstore_sqlite_db_get_main       (QStoreSqliteDb        *db,
+gboolean          qstore_sqlite_db_get_main       (QStoreSqliteDb        *db,
                                                    const char            *name,
                                                    const guint8          *key,
                                                    gsize                  key_len,
+                                                   QStoreSqliteValue     *value,
                                                    GError               **error);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (QStoreSqliteDb, qstore_sqlite_db_unref)

@@ -58,8 +58,23 @@ qstore_sqlite_store_get (QStoreKV      *kv,
                          GError       **error)
 {
   QStoreSqliteStore *self = QSTORE_SQLITE_STORE (kv);
+  QStoreSqliteValue value = { NULL, NULL };
 
-  return qstore_sqlite_db_get (self->db, self->name, key, key_len, error);
+  qstore_sqlite_db_get (self->db, self->name, key, key_len, &value, error);
+  return value.bytes;
+}
+
+static gboolean
+qstore_sqlite_store_get_into (QStoreKV      *kv,
+                              const guint8  *key,
+                              gsize          key_len,
+                              GByteArray    *into,
+                              GError       **error)
+{
+  QStoreSqliteStore *self = QSTORE_SQLITE_STORE (kv);
+  QStoreSqliteValue value = { into, NULL };
+
+  return qstore_sqlite_db_get (self->db, self->name, key, key_len, &value, error);
 }
 
 static QStoreIter *
@@ -83,6 +98,7 @@ qstore_sqlite_store_kv_iface_init (QStoreKVInterface *iface)
   iface->get_name = qstore_sqlite_store_get_name;
   iface->get_provider = qstore_sqlite_store_get_provider;
   iface->get = qstore_sqlite_store_get;
+  iface->get_into = qstore_sqlite_store_get_into;
   iface->iterate = qstore_sqlite_store_iterate;
 }
 

@@ -24,7 +24,7 @@ struct _QStoreSqliteWriteTxn
 
   QStoreSqliteDb  *db;
   guint64          serial;  /* db->write_serial while this one is open */
-  GBytes          *value;   /* the last lookup's */
+  GByteArray      *value;   /* the last lookup's */
 };
 
 G_DEFINE_DYNAMIC_TYPE_EXTENDED (QStoreSqliteWriteTxn, qstore_sqlite_write_txn,
@@ -80,18 +80,19 @@ qstore_sqlite_write_txn_lookup (QStoreSnapshot  *snapshot,
   QStoreSqliteWriteTxn *self = (QStoreSqliteWriteTxn *) snapshot;
   QStoreSqliteConn *conn = self->db->main;
 
+  QStoreSqliteValue found = { self->value, NULL };
+  gboolean ok;
+
   g_mutex_lock (&conn->lock);
-  g_clear_pointer (&self->value, g_bytes_unref);
-  if (check_live (self, error))
-    self->value = qstore_sqlite_db_get_main (self->db, qstore_kv_get_name (store), key,
-                                             key_len, error);
+  ok = check_live (self, error) &&
+       qstore_sqlite_db_get_main (self->db, qstore_kv_get_name (store), key, key_len,
+                                  &found, error);
   g_mutex_unlock (&conn->lock);
 
-  if (self->value == NULL)
+  if (!ok)
     return FALSE;
-  *value = g_bytes_get_data (self->value, value_len);
-  if (*value == NULL)
-    *value = (const guint8 *) "";
+  *value = self->value->data;
+  *value_len = self->value->len;
   return TRUE;
 }
 
@@ -187,7 +188,7 @@ qstore_sqlite_write_txn_finalize (GObject *object)
   QStoreSqliteWriteTxn *self = QSTORE_SQLITE_WRITE_TXN (object);
 
   /* The base class ended it in dispose. */
-  g_clear_pointer (&self->value, g_bytes_unref);
+  g_clear_pointer (&self->value, g_byte_array_unref);
   g_clear_pointer (&self->db, qstore_sqlite_db_unref);
 
   G_OBJECT_CLASS (qstore_sqlite_write_txn_parent_class)->finalize (object);
@@ -216,6 +217,7 @@ qstore_sqlite_write_txn_class_finalize (QStoreSqliteWriteTxnClass *klass)
 static void
 qstore_sqlite_write_txn_init (QStoreSqliteWriteTxn *self)
 {
+  self->value = g_byte_array_sized_new (64);
 }
 
 QStoreWriteTxn *

@@ -137,6 +137,34 @@ del (QStoreKV   *kv,
   g_assert_no_error (error);
 }
 
+/* A provider's optional get_into must read what get does: into a buffer
+ * that held a longer value before, and one that held a shorter one. */
+static void
+assert_get_into_agrees (QStoreKV   *kv,
+                        const char *key,
+                        GBytes     *value)
+{
+  QStoreKVInterface *iface = QSTORE_KV_GET_IFACE (kv);
+  static const char *before[] = { "", "a value longer than any a conformance case stores" };
+
+  if (iface->get_into == NULL)
+    return;
+  for (guint i = 0; i < G_N_ELEMENTS (before); i++)
+    {
+      g_autoptr(GError) error = NULL;
+      g_autoptr(GByteArray) into = g_byte_array_new ();
+      gboolean found;
+
+      g_byte_array_append (into, (const guint8 *) before[i], strlen (before[i]));
+      found = iface->get_into (kv, (const guint8 *) key, strlen (key), into, &error);
+      g_assert_no_error (error);
+      g_assert_cmpint (found, ==, value != NULL);
+      if (found)
+        g_assert_cmpmem (into->data, into->len,
+                         g_bytes_get_data (value, NULL), g_bytes_get_size (value));
+    }
+}
+
 char *
 get (QStoreKV   *kv,
      const char *key)
@@ -147,6 +175,7 @@ get (QStoreKV   *kv,
   const char *data;
 
   g_assert_no_error (error);
+  assert_get_into_agrees (kv, key, value);
   if (value == NULL)
     return NULL;
   data = g_bytes_get_data (value, &len);

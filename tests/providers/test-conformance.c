@@ -90,6 +90,17 @@ test_point_ops (Fixture       *f,
   put (kv, "empty", "");
   assert_value (kv, "empty", "");
 
+  /* A value larger than a page (kept apart by some providers) reads back
+   * whole, then a small one under the same key. */
+  {
+    g_autofree char *large = g_strnfill (100000, 'L');
+
+    put (kv, "large", large);
+    assert_value (kv, "large", large);
+    put (kv, "large", "small again");
+    assert_value (kv, "large", "small again");
+  }
+
   /* Binary keys and values keep every byte. */
   {
     const guint8 key[] = { 0x00, 0xff, 0x01, 0x00 };
