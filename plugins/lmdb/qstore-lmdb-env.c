@@ -281,7 +281,6 @@ qstore_lmdb_env_unref (QStoreLmdbEnv *env)
   g_clear_pointer (&env->dbis, g_hash_table_unref);
   g_clear_pointer (&env->retired, g_ptr_array_unref);
   g_clear_pointer (&env->pool, g_ptr_array_unref);
-  g_clear_pointer (&env->live, g_array_unref);
   g_mutex_clear (&env->write_lock);
   g_mutex_clear (&env->lock);
   g_cond_clear (&env->cond);
@@ -299,9 +298,9 @@ env_close_handles (QStoreLmdbEnv *env)
   for (guint i = 0; i < env->pool->len; i++)
     mdb_txn_abort (g_ptr_array_index (env->pool, i));
   g_ptr_array_set_size (env->pool, 0);
-  for (guint i = 0; i < env->live->len; i++)
-    mdb_txn_abort (g_array_index (env->live, QStoreLmdbLive, i).txn);
-  g_array_set_size (env->live, 0);
+  for (guint i = 0; i < env->n_live; i++)
+    mdb_txn_abort (env->live[i].txn);
+  env->n_live = 0;
   mdb_env_close (env->env);
   env->env = NULL;
   g_mutex_unlock (&env->lock);
@@ -319,9 +318,9 @@ env_get_map_size (QStoreLmdbEnv *env)
 void
 qstore_lmdb_env_forget_live_locked (QStoreLmdbEnv *env)
 {
-  for (guint i = 0; i < env->live->len; i++)
+  for (guint i = 0; i < env->n_live; i++)
     {
-      MDB_txn *txn = g_array_index (env->live, QStoreLmdbLive, i).txn;
+      MDB_txn *txn = env->live[i].txn;
 
       mdb_txn_reset (txn);
       if (env->pool->len < QSTORE_LMDB_READ_POOL_SIZE)
@@ -329,7 +328,7 @@ qstore_lmdb_env_forget_live_locked (QStoreLmdbEnv *env)
       else
         mdb_txn_abort (txn);
     }
-  g_array_set_size (env->live, 0);
+  env->n_live = 0;
 }
 
 /* Waits until no read transaction runs and none can begin. Called with
@@ -920,7 +919,6 @@ env_open (const char      *path,
   env->dbis = g_hash_table_new_full (g_str_hash, g_str_equal, NULL, qstore_lmdb_dbi_free);
   env->retired = g_ptr_array_new_with_free_func (qstore_lmdb_dbi_free);
   env->pool = g_ptr_array_new ();
-  env->live = g_array_new (FALSE, FALSE, sizeof (QStoreLmdbLive));
 
   rc = mdb_env_create (&env->env);
   if (rc == MDB_SUCCESS)

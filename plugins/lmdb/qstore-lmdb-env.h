@@ -47,6 +47,17 @@ typedef struct
   gint     dropped;  /* atomic: the handle was closed, look the name up again */
 } QStoreLmdbDbi;
 
+/* A read transaction kept begun after it ended: the next read takes it as
+ * it is while nothing was committed or published since. */
+typedef struct
+{
+  MDB_txn *txn;
+  guint64  epoch;
+} QStoreLmdbLive;
+
+/* The most kept at once: reads in a row need one or two. */
+#define QSTORE_LMDB_LIVE_SIZE 4
+
 /* One LMDB environment, shared by the providers of this process that
  * opened its directory. */
 typedef struct
@@ -81,16 +92,10 @@ typedef struct
   guint            n_held;       /* read transactions of snapshots and iterators */
   guint            n_transient;  /* read transactions of single calls */
   GPtrArray       *pool;         /* reset read transactions */
-  GArray          *live;         /* QStoreLmdbLive: ended ones not reset (writers only) */
+  /* Ended ones not reset (writers only), the last ended last */
+  QStoreLmdbLive   live[QSTORE_LMDB_LIVE_SIZE];
+  guint            n_live;
 } QStoreLmdbEnv;
-
-/* A read transaction kept begun after it ended: the next read takes it as
- * it is while nothing was committed or published since. */
-typedef struct
-{
-  MDB_txn *txn;
-  guint64  epoch;
-} QStoreLmdbLive;
 
 /* Resets the read transactions kept begun (QStoreLmdbEnv.live), with
  * env->lock held: a commit of the writer's made them stale. */

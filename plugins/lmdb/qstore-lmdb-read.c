@@ -15,7 +15,6 @@
  * new one would. Only the writer keeps them, and it resets them when it
  * commits, so they never hold pages back from reuse: nobody else
  * commits, and a reader process's kept transaction could. */
-#define READ_LIVE_SIZE 4
 
 /* With env->lock held: a kept transaction ready to read the current
  * state, or NULL. */
@@ -25,10 +24,9 @@ take_live_locked (QStoreLmdbEnv *env)
   QStoreLmdbLive kept;
   MDB_envinfo info;
 
-  if (env->live->len == 0)
+  if (env->n_live == 0)
     return NULL;
-  kept = g_array_index (env->live, QStoreLmdbLive, env->live->len - 1);
-  g_array_set_size (env->live, env->live->len - 1);
+  kept = env->live[--env->n_live];
   if (kept.epoch == env->epoch && mdb_env_info (env->env, &info) == MDB_SUCCESS &&
       info.me_last_txnid == mdb_txn_id (kept.txn))
     return kept.txn;
@@ -127,12 +125,8 @@ qstore_lmdb_read_end (QStoreLmdbHandle  *self,
   if (rt->txn != NULL)
     {
       g_assert (rt->cursors == NULL);
-      if (!env->read_only && !env->barrier && env->live->len < READ_LIVE_SIZE)
-        {
-          QStoreLmdbLive kept = { rt->txn, rt->epoch };
-
-          g_array_append_val (env->live, kept);
-        }
+      if (!env->read_only && !env->barrier && env->n_live < QSTORE_LMDB_LIVE_SIZE)
+        env->live[env->n_live++] = (QStoreLmdbLive) { rt->txn, rt->epoch };
       else
         {
           mdb_txn_reset (rt->txn);
