@@ -278,12 +278,22 @@ typedef struct
   QStoreInspectorContents *contents;
 } Fixture;
 
+static inline gboolean
+test_tree_removed (gpointer data)
+{
+  test_remove_tree (data);
+  return !g_file_test (data, G_FILE_TEST_EXISTS);
+}
+
 static inline void
 fixture_tear_down (Fixture       *f,
                    gconstpointer  data)
 {
   g_clear_object (&f->contents);
-  test_remove_tree (f->dir);
+  /* A row model closes its read-only database in a worker thread once it
+   * is finalized, and SQLite deletes its -wal and -shm files then: the
+   * directory can be emptied only after that. */
+  test_wait (test_tree_removed, f->dir, 30);
   g_free (f->dir);
   g_free (f->uri);
 }
