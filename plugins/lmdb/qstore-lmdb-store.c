@@ -121,7 +121,8 @@ kv_read (QStoreLmdbKV  *self,
               if (into != NULL)
                 {
                   g_byte_array_set_size (into, v.mv_size);
-                  memcpy (into->data, v.mv_data, v.mv_size);
+                  if (v.mv_size > 0)
+                    memcpy (into->data, v.mv_data, v.mv_size);
                 }
               else
                 *bytes = g_bytes_new (v.mv_data, v.mv_size);

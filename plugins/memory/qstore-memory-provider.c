@@ -616,7 +616,8 @@ qstore_memory_store_get_into (QStoreKV      *kv,
   if (found)
     {
       g_byte_array_set_size (value, len);
-      memcpy (value->data, data, len);
+      if (len > 0)
+        memcpy (value->data, data, len);
     }
   map_unref (map);
   return found;
