@@ -53,6 +53,14 @@ struct _QStoreCursor
   QStoreSnapshot      *snapshot;
   guint64              snapshot_serial;
   QStoreIter          *iter;
+  QStoreKV            *iter_store;  /* the store iter walks */
+  /* A finished walk's iterator, while its snapshot is the one statements
+   * share: the next window over the same store seeks it instead of making
+   * another (an inner loop's walk runs once per outer row). Let go of at
+   * xClose, so it never outlives the statement. */
+  QStoreIter          *spare_iter;
+  QStoreKV            *spare_store;
+  QStoreSnapshot      *spare_snapshot;
   /* The provider's class of iter: its peeks are called directly, without
    * the public wrappers' type checks on every row. */
   QStoreIterClass     *iter_class;
@@ -275,12 +283,38 @@ vtab_open (sqlite3_vtab         *vtab,
   return SQLITE_OK;
 }
 
+static void
+cursor_drop_spare (QStoreCursor *cursor)
+{
+  g_clear_object (&cursor->spare_iter);
+  g_clear_object (&cursor->spare_snapshot);
+  cursor->spare_store = NULL;
+}
+
+/* Lets go of the current window's iterator, keeping it for a seek when it
+ * read through a snapshot. */
+static void
+cursor_end_walk (QStoreCursor *cursor)
+{
+  if (cursor->iter == NULL)
+    return;
+  if (cursor->snapshot == NULL)
+    {
+      g_clear_object (&cursor->iter);
+      return;
+    }
+  cursor_drop_spare (cursor);
+  cursor->spare_iter = g_steal_pointer (&cursor->iter);
+  cursor->spare_store = cursor->iter_store;
+  cursor->spare_snapshot = g_object_ref (cursor->snapshot);
+}
+
 /* Ends the current walk; the table, the value slots and the buffers stay
  * for the next xFilter. */
 static void
 cursor_reset (QStoreCursor *cursor)
 {
-  g_clear_object (&cursor->iter);
+  cursor_end_walk (cursor);
   if (cursor->snapshot != NULL)
     qstore_coordinator_release_snapshot (cursor->entry->database->coordinator,
                                          g_steal_pointer (&cursor->snapshot));
@@ -309,6 +343,7 @@ static void
 cursor_free (QStoreCursor *cursor)
 {
   cursor_reset (cursor);
+  cursor_drop_spare (cursor);
   cursor_forget_auto (cursor);
   g_clear_pointer (&cursor->auto_matches, g_array_unref);
   g_clear_object (&cursor->table);
@@ -333,6 +368,7 @@ vtab_close (sqlite3_vtab_cursor *base)
   QStoreAutoShelf *shelf = vtab_shelf (cursor->entry->database, FALSE);
 
   cursor_reset (cursor);
+  cursor_drop_spare (cursor);
   /* What an automatic-index plan learnt, for the same plan opened again
    * in this statement (a correlated subquery's). */
   if (shelf != NULL && cursor->auto_probes > 0 && !cursor->auto_off && cursor->auto_plan != NULL)
@@ -382,11 +418,30 @@ open_window (QStoreCursor  *cursor,
   qstore_bounds_set_reverse (bounds, cursor->reverse);
 
   if (cursor->snapshot != NULL)
-    return qstore_snapshot_iterate (cursor->snapshot,
-                                    cursor->by_index
-                                    ? qstore_table_get_index_store (cursor->table, cursor->index)
-                                    : qstore_table_get_data_store (cursor->table),
-                                    bounds, error);
+    {
+      QStoreKV *store = cursor->by_index
+                        ? qstore_table_get_index_store (cursor->table, cursor->index)
+                        : qstore_table_get_data_store (cursor->table);
+
+      cursor->iter_store = store;
+      if (cursor->spare_iter != NULL && cursor->spare_store == store &&
+          cursor->spare_snapshot == cursor->snapshot)
+        {
+          g_autoptr(QStoreIter) iter = g_steal_pointer (&cursor->spare_iter);
+          GError *local_error = NULL;
+
+          cursor_drop_spare (cursor);
+          if (qstore_iter_seek (iter, bounds, &local_error))
+            return g_steal_pointer (&iter);
+          if (!g_error_matches (local_error, QSTORE_ERROR, QSTORE_ERROR_UNSUPPORTED))
+            {
+              g_propagate_error (error, local_error);
+              return NULL;
+            }
+          g_error_free (local_error);
+        }
+      return qstore_snapshot_iterate (cursor->snapshot, store, bounds, error);
+    }
   if (cursor->by_index)
     return qstore_table_scan_index (cursor->table, cursor->index, bounds, error);
   return qstore_table_scan (cursor->table, bounds, error);
@@ -640,12 +695,13 @@ cursor_step (QStoreCursor  *cursor,
 
       if (!qstore_iter_next (cursor->iter, &local_error))
         {
-          g_clear_object (&cursor->iter);
           if (local_error != NULL)
             {
+              g_clear_object (&cursor->iter);
               g_propagate_error (error, local_error);
               return FALSE;
             }
+          cursor_end_walk (cursor);
           continue;
         }
 

@@ -17,6 +17,10 @@
  * SQLite sees a row (` filter:COLUMN` in the plan): the same comparisons,
  * against constants and parameters, must keep the same rows.
  *
+ * An index walk on the inner side of a join runs once per outer row and
+ * seeks the iterator the walk before it finished with: every walk must
+ * still see exactly its own range.
+ *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
 #include "config.h"
@@ -347,6 +351,35 @@ test_index_then_key (Fixture       *f,
     assert_same_rows (f, statements[i]);
 }
 
+/* Index walks on the inner side of a join, one per outer row, through
+ * the snapshot the statement shares: each starts over on its own bounds
+ * (a walk seeks the iterator the one before it finished with), on the
+ * same table as the outer walk too, forward and in reverse, in a
+ * correlated subquery, and after an outer row that found nothing. */
+static void
+test_inner_index_walks (Fixture       *f,
+                        gconstpointer  data)
+{
+  static const char *const statements[] = {
+    "SELECT a.id AS c1, b.id AS c2 FROM l AS a JOIN r AS b ON b.i = a.i",
+    "SELECT a.id AS c1, b.id AS c2 FROM l AS a JOIN r AS b ON b.i BETWEEN a.i - 1 AND a.i + 1",
+    "SELECT a.id AS c1, b.id AS c2 FROM l AS a JOIN l AS b ON b.i = a.i WHERE a.i > -5",
+    "SELECT a.id AS c1, b.id AS c2 FROM l AS a JOIN r AS b ON b.i < a.i AND b.i >= a.i - 2",
+    "SELECT a.id AS c1, (SELECT group_concat(id, '/') FROM (SELECT id FROM r WHERE r.i = a.i "
+    "ORDER BY r.i DESC, id)) AS c2 FROM l AS a",
+    "SELECT a.id AS c1, b.id AS c2 FROM l AS a JOIN r AS b ON b.t = a.t",
+  };
+  g_autofree char *plan = NULL;
+
+  both_exec (f, "CREATE INDEX r_i ON r(i)");
+  both_exec (f, "CREATE INDEX l_i ON l(i)");
+  both_exec (f, "CREATE INDEX r_t ON r(t)");
+  plan = qstore_plan (f->db, statements[1]);
+  g_assert_nonnull (strstr (plan, ":r_i"));
+  for (guint i = 0; i < G_N_ELEMENTS (statements); i++)
+    assert_same_rows (f, statements[i]);
+}
+
 /* The plan takes the structure for an unindexed equality join, and not
  * when an index seeks on the column under the comparison's collation,
  * nor for a constant. */
@@ -489,6 +522,8 @@ main (int    argc,
               fixture_tear_down);
   g_test_add ("/sql/joins/index-then-key", Fixture, NULL, fixture_set_up, test_index_then_key,
               fixture_tear_down);
+  g_test_add ("/sql/joins/inner-index-walks", Fixture, NULL, fixture_set_up,
+              test_inner_index_walks, fixture_tear_down);
   g_test_add ("/sql/joins/plan", Fixture, NULL, fixture_set_up, test_plan,
               fixture_tear_down);
   g_test_add ("/sql/joins/parameter", Fixture, NULL, fixture_set_up, test_parameter,
