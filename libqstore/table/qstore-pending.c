@@ -110,14 +110,15 @@ typedef struct
  * level and per tie). The first read of the store, a savepoint or the
  * commit sorts them into the tree (see store_flush()).
  *
- * A store stays in the buffer after its transaction, idle (without a
- * handle, its tree empty), so the next transaction that writes it does not
- * allocate it, its name, its array of deferred writes and its first leaf
- * again. */
+ * A store stays in the buffer after its transaction, idle (its tree
+ * empty, its handle kept but not bound), so the next transaction that
+ * writes it does not allocate it, its name, its array of deferred writes
+ * and its first leaf again, nor look its handle up by name. */
 typedef struct
 {
   char     *name;
-  QStoreKV *kv;         /* NULL: idle */
+  QStoreKV *kv;         /* the handle the commit writes through, when bound */
+  gboolean  bound;      /* kv is this transaction's: FALSE while idle */
   Tree      tree;
   GArray   *deferred;   /* Deferred, in write order; NULL when none yet */
   gboolean  read;       /* read in this transaction: writes go to the tree */
@@ -1040,6 +1041,7 @@ qstore_pending_free (QStorePending *self)
   if (self == NULL)
     return;
   qstore_pending_clear (self);
+  forget_handles (self);
   for (guint i = 0; i < self->blocks->len; i++)
     g_free (g_array_index (self->blocks, Block, i).data);
   g_array_unref (self->blocks);
@@ -1052,9 +1054,13 @@ qstore_pending_free (QStorePending *self)
 void
 qstore_pending_clear (QStorePending *self)
 {
-  /* Store handles are not kept across transactions: a store dropped and
-   * created again between them must be written through its new handle. */
-  forget_handles (self);
+  /* Handles are kept, one per store: a store's first handle in the next
+   * transaction binds it again (qstore_pending_lookup_store()), so a
+   * store dropped and created again in between is written through its
+   * new handle. More handles than stores are let go of. */
+  if (self->stores->len > MAX_STORES_KEPT ||
+      g_hash_table_size (self->by_kv) > self->stores->len)
+    forget_handles (self);
   if (self->stores->len > MAX_STORES_KEPT)
     {
       g_hash_table_remove_all (self->by_name);
@@ -1066,7 +1072,7 @@ qstore_pending_clear (QStorePending *self)
 
       tree_clear (&store->tree);
       deferred_clear (store);
-      g_clear_object (&store->kv);
+      store->bound = FALSE;
       store->read = FALSE;
     }
   self->last_kv = NULL;
@@ -1174,6 +1180,20 @@ qstore_pending_undo_to (QStorePending     *self,
     }
 }
 
+/* The first handle of an idle store in a transaction becomes the one its
+ * commit writes through; only a write (@create) binds one. */
+static gboolean
+bind_store (Store    *store,
+            QStoreKV *kv,
+            gboolean  create)
+{
+  if (!create)
+    return FALSE;
+  g_set_object (&store->kv, kv);
+  store->bound = TRUE;
+  return TRUE;
+}
+
 guint
 qstore_pending_lookup_store (QStorePending *self,
                              QStoreKV      *kv,
@@ -1191,6 +1211,9 @@ qstore_pending_lookup_store (QStorePending *self,
   if (found != NULL)
     {
       id = GPOINTER_TO_UINT (found) - 1;
+      store = g_ptr_array_index (self->stores, id);
+      if (!store->bound && !bind_store (store, kv, create))
+        return QSTORE_PENDING_NO_STORE;
       self->last_kv = kv;
       self->last_store = id;
       return id;
@@ -1202,12 +1225,8 @@ qstore_pending_lookup_store (QStorePending *self,
     {
       id = GPOINTER_TO_UINT (found) - 1;
       store = g_ptr_array_index (self->stores, id);
-      if (store->kv == NULL)
-        {
-          if (!create)
-            return QSTORE_PENDING_NO_STORE;
-          store->kv = g_object_ref (kv);
-        }
+      if (!store->bound && !bind_store (store, kv, create))
+        return QSTORE_PENDING_NO_STORE;
     }
   else if (!create)
     return QSTORE_PENDING_NO_STORE;
@@ -1215,7 +1234,7 @@ qstore_pending_lookup_store (QStorePending *self,
     {
       store = g_new0 (Store, 1);
       store->name = g_strdup (name);
-      store->kv = g_object_ref (kv);
+      bind_store (store, kv, TRUE);
       id = self->stores->len;
       g_ptr_array_add (self->stores, store);
       g_hash_table_insert (self->by_name, store->name, GUINT_TO_POINTER (id + 1));

@@ -1119,6 +1119,52 @@ test_stores_across_transactions (Fixture       *f,
     g_object_unref (many[i]);
 }
 
+/* A store the last transaction wrote is dropped, and another made under
+ * its name: the next transaction writes through the new store's handle,
+ * while the program still holds the old one. Then the same after a
+ * rename moved the old store away. */
+static void
+test_store_replaced_between_transactions (Fixture       *f,
+                                          gconstpointer  data)
+{
+  g_autofree char *name = qstore_store_name_for_table ("main", "d");
+  g_autofree char *moved_name = qstore_store_name_for_table ("main", "moved");
+  g_autoptr(QStoreKV) old = open_store (f->provider, name);
+  g_autoptr(QStoreKV) replaced = NULL;
+  g_autoptr(QStoreKV) moved = NULL;
+  g_autoptr(QStoreKV) last = NULL;
+  g_autoptr(QStoreKV) reader = NULL;
+  g_autoptr(GError) error = NULL;
+
+  qstore_coordinator_begin (f->coord);
+  cput (f, old, "k", "old");
+  commit_ok (f);
+
+  g_assert_true (qstore_provider_delete_table_stores (f->provider, "main", "d", NULL, &error));
+  g_assert_no_error (error);
+  replaced = open_store (f->provider, name);
+  qstore_coordinator_begin (f->coord);
+  cput (f, replaced, "k", "new");
+  commit_ok (f);
+  reader = open_store (f->provider, name);
+  assert_kget (reader, "k", "new");
+
+  g_assert_true (qstore_provider_rename_table_stores (f->provider, "main", "d", "moved", NULL,
+                                                      &error));
+  g_assert_no_error (error);
+  last = open_store (f->provider, name);
+  qstore_coordinator_begin (f->coord);
+  cput (f, last, "j", "last");
+  commit_ok (f);
+  g_clear_object (&reader);
+  reader = open_store (f->provider, name);
+  assert_kget (reader, "j", "last");
+  assert_kget (reader, "k", NULL);
+  moved = open_store (f->provider, moved_name);
+  assert_kget (moved, "k", "new");
+  assert_kget (moved, "j", NULL);
+}
+
 static void
 test_row_counts (Fixture       *f,
                  gconstpointer  data)
@@ -1998,6 +2044,7 @@ main (int   argc,
   ADD ("tx-ids", test_tx_ids);
   ADD ("row-counts", test_row_counts);
   ADD ("stores-across-transactions", test_stores_across_transactions);
+  ADD ("store-replaced-between-transactions", test_store_replaced_between_transactions);
   ADD ("committed-signal", test_committed_signal);
   ADD ("marker", test_marker);
   ADD ("model", test_model);
