@@ -379,7 +379,7 @@ qstore_bounds_above_lower (const QStoreBounds *self,
   if (self->lower == NULL)
     return TRUE;
   data = g_bytes_get_data (self->lower, &len);
-  cmp = qstore_key_compare (key, key_len, data, len);
+  cmp = qstore_key_compare_inline (key, key_len, data, len);
   return self->lower_inclusive ? cmp >= 0 : cmp > 0;
 }
 
@@ -405,6 +405,6 @@ qstore_bounds_below_upper (const QStoreBounds *self,
   if (self->upper == NULL)
     return TRUE;
   data = g_bytes_get_data (self->upper, &len);
-  cmp = qstore_key_compare (key, key_len, data, len);
+  cmp = qstore_key_compare_inline (key, key_len, data, len);
   return self->upper_inclusive ? cmp <= 0 : cmp < 0;
 }

@@ -163,28 +163,35 @@ read_varint_long (QStoreRowReader  *reader,
   g_assert_not_reached ();
 }
 
-/* Most numbers of a row (lengths, column counts, ids) fit in one or two
- * bytes: those are read without the loop and its checks (a second byte of
- * 0 is not the shortest form, which the loop reports). */
+/* Numbers of up to nine bytes (63 bits) that are whole and in their
+ * shortest form are read here without the checks of the loop above; it
+ * reads the rest, and says what is wrong with a malformed one. */
 static inline gboolean
 read_varint (QStoreRowReader  *reader,
              guint64          *out,
              GError          **error)
 {
   const guint8 *p = reader->p;
-  gsize left = reader->end - p;
+  gsize n = MIN ((gsize) (reader->end - p), VARINT_MAX_LEN - 1);
+  guint64 v = 0;
 
-  if (G_LIKELY (left >= 1 && p[0] < 0x80))
+  if (G_LIKELY (n >= 1 && p[0] < 0x80))
     {
       *out = p[0];
       reader->p = p + 1;
       return TRUE;
     }
-  if (G_LIKELY (left >= 2 && p[1] < 0x80 && p[1] != 0))
+  for (gsize i = 0; i < n; i++)
     {
-      *out = (guint64) (p[0] & 0x7f) | (guint64) p[1] << 7;
-      reader->p = p + 2;
-      return TRUE;
+      v |= (guint64) (p[i] & 0x7f) << (7 * i);
+      if (p[i] < 0x80)
+        {
+          if (G_UNLIKELY (p[i] == 0))
+            break;
+          *out = v;
+          reader->p = p + i + 1;
+          return TRUE;
+        }
     }
   return read_varint_long (reader, out, error);
 }

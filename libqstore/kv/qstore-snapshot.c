@@ -132,14 +132,26 @@ qstore_snapshot_lookup (QStoreSnapshot  *self,
                         gsize           *value_len,
                         GError         **error)
 {
-  QStoreSnapshotPrivate *priv = qstore_snapshot_get_instance_private (self);
-  const guint8 *v = NULL;
-  gsize v_len = 0;
-
   g_return_val_if_fail (QSTORE_IS_SNAPSHOT (self), FALSE);
   g_return_val_if_fail (store != NULL, FALSE);
   g_return_val_if_fail (key != NULL || key_len == 0, FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  return qstore_snapshot_lookup_internal (self, store, key, key_len, value, value_len, error);
+}
+
+gboolean
+qstore_snapshot_lookup_internal (QStoreSnapshot  *self,
+                                 QStoreKV        *store,
+                                 const guint8    *key,
+                                 gsize            key_len,
+                                 const guint8   **value,
+                                 gsize           *value_len,
+                                 GError         **error)
+{
+  QStoreSnapshotPrivate *priv = qstore_snapshot_get_instance_private (self);
+  const guint8 *v = NULL;
+  gsize v_len = 0;
 
   if (!check_usable (self, store, error))
     return FALSE;

@@ -31,6 +31,7 @@
 #include "qstore-coordinator-private.h"
 #include "qstore-error.h"
 #include "qstore-i18n-private.h"
+#include "qstore-snapshot-private.h"
 #include "qstore-vtab-auto-private.h"
 #include "qstore-vtab-private.h"
 
@@ -515,8 +516,9 @@ snapshot_read_row (QStoreCursor  *cursor,
       row = walker->row_buf->data;
       row_len = walker->row_buf->len;
     }
-  else if (!qstore_snapshot_lookup (cursor->snapshot, qstore_table_get_data_store (cursor->table),
-                                    key, key_len, &row, &row_len, error))
+  else if (!qstore_snapshot_lookup_internal (cursor->snapshot,
+                                             qstore_table_get_data_store (cursor->table),
+                                             key, key_len, &row, &row_len, error))
     return FALSE;
 
   keep_row (cursor, row, row_len);

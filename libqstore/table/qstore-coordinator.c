@@ -13,6 +13,7 @@
 #include "qstore-i18n-private.h"
 #include "qstore-pending-private.h"
 #include "qstore-provider-private.h"
+#include "qstore-snapshot-private.h"
 
 /**
  * QStoreCoordinator:
@@ -1068,7 +1069,7 @@ qstore_coordinator_lookup (QStoreCoordinator  *self,
     return FALSE;
   else if (snapshot != NULL)
     {
-      if (!qstore_snapshot_lookup (snapshot, store, key, key_len, &v, &v_len, error))
+      if (!qstore_snapshot_lookup_internal (snapshot, store, key, key_len, &v, &v_len, error))
         return FALSE;
     }
   else if (self->read_iface->get_into != NULL)

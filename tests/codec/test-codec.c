@@ -1618,6 +1618,9 @@ test_row_corrupt (void)
   assert_row_corrupt ("01 01 01");                       /* integer missing */
   assert_row_corrupt ("01 01 01 80");                    /* varint cut short */
   assert_row_corrupt ("01 01 01 8000");                  /* overlong: 0 in 2 bytes */
+  assert_row_corrupt ("01 01 01 ff8000");                /* … 127 in 3 bytes */
+  assert_row_corrupt ("01 01 01 ffffffffffffffff00");    /* … in 9 bytes */
+  assert_row_corrupt ("01 01 01 ffff");                  /* 3 bytes cut short */
   assert_row_corrupt ("01 8100 00");                     /* overlong count */
   assert_row_corrupt ("01 01 01 ffffffffffffffffff02");  /* overflows 64 bits */
   assert_row_corrupt ("01 01 01 ffffffffffffffffff8001");/* 11 bytes */
