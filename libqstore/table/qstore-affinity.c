@@ -57,6 +57,8 @@ void
 qstore_value_to_result (sqlite3_context   *context,
                         const QStoreValue *value)
 {
+  char terminated[256];
+
   switch (value->type)
     {
     case QSTORE_VALUE_INTEGER:
@@ -68,8 +70,19 @@ qstore_value_to_result (sqlite3_context   *context,
       break;
 
     case QSTORE_VALUE_TEXT:
-      sqlite3_result_text64 (context, (const char *) value->bytes.data, value->bytes.len,
-                             SQLITE_TRANSIENT, SQLITE_UTF8);
+      /* SQLite marks text as NUL-terminated only when it measured it
+       * itself; unmarked, each sqlite3_column_text() of it reallocates to
+       * add the NUL. Short text without a NUL of its own goes with one. */
+      if (value->bytes.len < sizeof terminated &&
+          memchr (value->bytes.data, '\0', value->bytes.len) == NULL)
+        {
+          memcpy (terminated, value->bytes.data, value->bytes.len);
+          terminated[value->bytes.len] = '\0';
+          sqlite3_result_text (context, terminated, -1, SQLITE_TRANSIENT);
+        }
+      else
+        sqlite3_result_text64 (context, (const char *) value->bytes.data, value->bytes.len,
+                               SQLITE_TRANSIENT, SQLITE_UTF8);
       break;
 
     case QSTORE_VALUE_BLOB:

@@ -1183,6 +1183,51 @@ test_queries (Fixture       *f,
   assert_same (f, "SELECT * FROM bonus ORDER BY emp, amount");
 }
 
+/* Text read from a table comes out byte for byte whatever its length and
+ * content, and the program reading it through sqlite3_column_text() gets
+ * it NUL-terminated, with its own NULs counted in its length. */
+static void
+test_text_results (Fixture       *f,
+                   gconstpointer  data)
+{
+  static const struct { gint64 id; gsize len; const char *text; } expected[] = {
+    { 1, 0, "" },
+    { 2, 3, "abc" },
+    { 3, 3, "b\0c" },
+    { 4, 4, "\0\0\0\0" },
+  };
+  sqlite3 *handle = qstore_database_get_sqlite (f->db);
+  sqlite3_stmt *stmt = NULL;
+
+  both (f, "CREATE TABLE t (id INTEGER PRIMARY KEY, s TEXT)");
+  both (f, "INSERT INTO t VALUES (1, ''), (2, 'abc'), (3, 'b' || char(0) || 'c'), "
+           "(4, CAST(zeroblob(4) AS TEXT)), (5, substr(hex(zeroblob(200)), 1, 255)), "
+           "(6, substr(hex(zeroblob(200)), 1, 256)), (7, hex(zeroblob(500))), "
+           "(8, replace(hex(zeroblob(150)), '00', 'é')), "
+           "(9, substr(hex(zeroblob(200)), 1, 254) || char(0) || 'x')");
+  assert_same (f, "SELECT id, hex(s), length(s), typeof(s) FROM t ORDER BY id");
+  assert_same (f, "SELECT id, length(s), s = substr(s, 1) FROM t WHERE id = 9");
+  assert_same (f, "SELECT a.id, b.id FROM t a, t b WHERE a.s = b.s ORDER BY 1, 2");
+  assert_same (f, "SELECT s FROM t WHERE id IN (2, 5, 6, 7, 8) ORDER BY id");
+
+  g_assert_cmpint (sqlite3_prepare_v2 (handle, "SELECT s FROM t WHERE id = ?", -1, &stmt, NULL),
+                   ==, SQLITE_OK);
+  for (gsize i = 0; i < G_N_ELEMENTS (expected); i++)
+    {
+      const unsigned char *text;
+
+      sqlite3_bind_int64 (stmt, 1, expected[i].id);
+      g_assert_cmpint (sqlite3_step (stmt), ==, SQLITE_ROW);
+      text = sqlite3_column_text (stmt, 0);
+      g_assert_cmpint (sqlite3_column_bytes (stmt, 0), ==, (int) expected[i].len);
+      g_assert_cmpmem (text, expected[i].len, expected[i].text, expected[i].len);
+      g_assert_cmpint (text[expected[i].len], ==, '\0');
+      g_assert_cmpint (sqlite3_step (stmt), ==, SQLITE_DONE);
+      sqlite3_reset (stmt);
+    }
+  sqlite3_finalize (stmt);
+}
+
 static void
 test_transactions (Fixture       *f,
                    gconstpointer  data)
@@ -2181,6 +2226,7 @@ main (int    argc,
   ADD ("/sql/collated-equality", test_collated_equality);
   ADD ("/sql/query-plans", test_query_plans);
   ADD ("/sql/covering-index", test_covering_index);
+  ADD ("/sql/text-results", test_text_results);
   ADD ("/sql/transactions", test_transactions);
   ADD ("/sql/read-transaction", test_read_transaction);
   ADD ("/sql/change-sets", test_change_sets);
