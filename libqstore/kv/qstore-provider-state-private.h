@@ -45,6 +45,10 @@ gboolean qstore_provider_check_open      (QStoreProvider  *self,
  * (QStoreWriteTxn) is open on @self: every write goes through it then. */
 gboolean qstore_provider_check_writable  (QStoreProvider  *self,
                                           GError         **error);
+/* The same on a state in hand: the lookup of a provider's state is a
+ * walk of its qdata, under a lock. */
+gboolean qstore_provider_state_check_writable (QStoreProviderState  *state,
+                                               GError              **error);
 /* Where the provider keeps its closed state, for hot paths that hold a
  * reference on the provider and want to skip the lookup per call. */
 const gboolean *qstore_provider_get_closed_flag (QStoreProvider *self);

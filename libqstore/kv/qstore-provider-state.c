@@ -63,12 +63,10 @@ qstore_provider_get_closed_flag (QStoreProvider *self)
   return &qstore_provider_get_state (self)->closed;
 }
 
-gboolean
-qstore_provider_check_open (QStoreProvider  *self,
-                            GError         **error)
+static gboolean
+state_check_open (QStoreProviderState  *state,
+                  GError              **error)
 {
-  QStoreProviderState *state = qstore_provider_get_state (self);
-
   if (G_UNLIKELY (state->closed))
     {
       g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_CLOSED,
@@ -80,12 +78,17 @@ qstore_provider_check_open (QStoreProvider  *self,
 }
 
 gboolean
-qstore_provider_check_writable (QStoreProvider  *self,
-                                GError         **error)
+qstore_provider_check_open (QStoreProvider  *self,
+                            GError         **error)
 {
-  QStoreProviderState *state = qstore_provider_get_state (self);
+  return state_check_open (qstore_provider_get_state (self), error);
+}
 
-  if (!qstore_provider_check_open (self, error))
+gboolean
+qstore_provider_state_check_writable (QStoreProviderState  *state,
+                                      GError              **error)
+{
+  if (!state_check_open (state, error))
     return FALSE;
   if (G_UNLIKELY (state->read_only))
     {
@@ -103,6 +106,13 @@ qstore_provider_check_writable (QStoreProvider  *self,
       return FALSE;
     }
   return TRUE;
+}
+
+gboolean
+qstore_provider_check_writable (QStoreProvider  *self,
+                                GError         **error)
+{
+  return qstore_provider_state_check_writable (qstore_provider_get_state (self), error);
 }
 
 int

@@ -541,6 +541,17 @@ qstore_provider_get_option (QStoreProvider *self,
   return g_hash_table_lookup (qstore_provider_get_state (self)->options, option);
 }
 
+static QStoreCapabilities
+capabilities_of (QStoreProvider      *self,
+                 QStoreProviderState *state)
+{
+  QStoreCapabilities caps = QSTORE_PROVIDER_GET_IFACE (self)->capabilities;
+
+  if (state->flags & QSTORE_OPEN_NO_ATOMIC_BATCH)
+    caps &= ~(QSTORE_CAPABILITY_ATOMIC_BATCH | QSTORE_CAPABILITY_WRITE_TXN);
+  return caps;
+}
+
 /**
  * qstore_provider_get_capabilities:
  * @self: a #QStoreProvider
@@ -553,14 +564,9 @@ qstore_provider_get_option (QStoreProvider *self,
 QStoreCapabilities
 qstore_provider_get_capabilities (QStoreProvider *self)
 {
-  QStoreCapabilities caps;
-
   g_return_val_if_fail (QSTORE_IS_PROVIDER (self), 0);
 
-  caps = QSTORE_PROVIDER_GET_IFACE (self)->capabilities;
-  if (qstore_provider_get_state (self)->flags & QSTORE_OPEN_NO_ATOMIC_BATCH)
-    caps &= ~(QSTORE_CAPABILITY_ATOMIC_BATCH | QSTORE_CAPABILITY_WRITE_TXN);
-  return caps;
+  return capabilities_of (self, qstore_provider_get_state (self));
 }
 
 /**
@@ -1171,6 +1177,7 @@ qstore_provider_write (QStoreProvider       *self,
                        QStoreWriteFlags      flags,
                        GError              **error)
 {
+  QStoreProviderState *state;
   gsize max_key;
   gboolean atomic;
 
@@ -1178,13 +1185,14 @@ qstore_provider_write (QStoreProvider       *self,
   g_return_val_if_fail (ops != NULL || n_ops == 0, FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
-  if (!qstore_provider_check_writable (self, error))
+  state = qstore_provider_get_state (self);
+  if (!qstore_provider_state_check_writable (state, error))
     return FALSE;
   if (n_ops == 0)
     return TRUE;
 
-  max_key = qstore_provider_get_max_key_length (self);
-  atomic = (qstore_provider_get_capabilities (self) & QSTORE_CAPABILITY_ATOMIC_BATCH) != 0;
+  max_key = state->max_key_length;
+  atomic = (capabilities_of (self, state) & QSTORE_CAPABILITY_ATOMIC_BATCH) != 0;
   for (gsize i = 0; i < n_ops; i++)
     {
       const QStoreWriteOp *op = &ops[i];
@@ -1199,8 +1207,7 @@ qstore_provider_write (QStoreProvider       *self,
               g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_UNSUPPORTED,
                            _("Provider “%s” is open without an atomic batch: "
                            "write stores “%s” and “%s” separately"),
-                           qstore_provider_get_state (self)->name,
-                           qstore_kv_get_name (ops[0].store),
+                           state->name, qstore_kv_get_name (ops[0].store),
                            qstore_kv_get_name (op->store));
               return FALSE;
             }
@@ -1217,8 +1224,7 @@ qstore_provider_write (QStoreProvider       *self,
           g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
                        "Key of %" G_GSIZE_FORMAT " bytes written to store “%s”: "
                        "provider “%s” stores keys of at most %" G_GSIZE_FORMAT " bytes",
-                       op->key_len, qstore_kv_get_name (op->store),
-                       qstore_provider_get_state (self)->name, max_key);
+                       op->key_len, qstore_kv_get_name (op->store), state->name, max_key);
           return FALSE;
         }
     }

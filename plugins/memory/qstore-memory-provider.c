@@ -579,7 +579,8 @@ qstore_memory_store_get_name (QStoreKV *kv)
 static QStoreProvider *
 qstore_memory_store_get_provider (QStoreKV *kv)
 {
-  return QSTORE_PROVIDER (QSTORE_MEMORY_STORE (kv)->provider);
+  /* An upcast: the provider implements the interface. */
+  return (QStoreProvider *) QSTORE_MEMORY_STORE (kv)->provider;
 }
 
 static GBytes *
