@@ -146,7 +146,6 @@ const originals = {
     open: QStore.Database.open,
     execute: Database.execute,
     query: Database.query,
-    getRow: Result.get_row,
     getValue: Result.get_value,
     rowGetValues: Row.get_values,
     rowGetValue: Row.get_value,
@@ -244,12 +243,37 @@ Database.transaction = function (func) {
     return result;
 };
 
+// One value of a result, read with the typed getters: a GLib.Variant
+// costs several times the call that reads the value.
+function cellOf(result, row, column) {
+    switch (result.get_value_type(row, column)) {
+    case QStore.SqlType.INTEGER: {
+        // GJS turns a gint64 into a Number: past 2^53 the GVariant keeps
+        // every digit.
+        const number = result.get_int64(row, column);
+        return Number.isSafeInteger(number)
+            ? number : valueOf(originals.getValue.call(result, row, column));
+    }
+    case QStore.SqlType.REAL:
+        return result.get_double(row, column);
+    case QStore.SqlType.TEXT:
+        return result.get_text(row, column);
+    case QStore.SqlType.BLOB:
+        return result.get_blob(row, column).toArray();
+    default:
+        return null;
+    }
+}
+
 Result.get_row = function (row) {
-    return rowOf(originals.getRow.call(this, row));
+    const values = [];
+    for (let column = 0; column < this.get_n_columns(); column++)
+        values.push(cellOf(this, row, column));
+    return values;
 };
 
 Result.get_value = function (row, column) {
-    return valueOf(originals.getValue.call(this, row, column));
+    return cellOf(this, row, column);
 };
 
 Result.columnNames = function () {

@@ -637,6 +637,147 @@ qstore_result_get_value (QStoreResult *self,
   return cell_to_variant (self, row, column);
 }
 
+/* The cell at @row, @column, or NULL after a warning when out of range. */
+static const Cell *
+cell_at (QStoreResult *self,
+         guint         row,
+         guint         column)
+{
+  g_return_val_if_fail (QSTORE_IS_RESULT (self), NULL);
+  g_return_val_if_fail (row < self->n_rows, NULL);
+  g_return_val_if_fail (column < self->columns->n, NULL);
+
+  return &g_array_index (self->cells, Cell, (gsize) row * self->columns->n + column);
+}
+
+/**
+ * qstore_result_get_value_type:
+ * @self: a #QStoreResult
+ * @row: a row index
+ * @column: a column index
+ *
+ * Gets the type of one value. With it and the typed getters below a
+ * script reads a value without a #GVariant, as SQLite's column functions
+ * do: the quicker way where every row counts.
+ *
+ * Returns: the value's type
+ */
+QStoreSqlType
+qstore_result_get_value_type (QStoreResult *self,
+                              guint         row,
+                              guint         column)
+{
+  const Cell *cell = cell_at (self, row, column);
+
+  if (cell == NULL)
+    return QSTORE_SQL_TYPE_NULL;
+  switch (cell->type)
+    {
+    case SQLITE_INTEGER:
+      return QSTORE_SQL_TYPE_INTEGER;
+    case SQLITE_FLOAT:
+      return QSTORE_SQL_TYPE_REAL;
+    case SQLITE_TEXT:
+      return QSTORE_SQL_TYPE_TEXT;
+    case SQLITE_BLOB:
+      return QSTORE_SQL_TYPE_BLOB;
+    default:
+      return QSTORE_SQL_TYPE_NULL;
+    }
+}
+
+/**
+ * qstore_result_get_int64:
+ * @self: a #QStoreResult
+ * @row: a row index
+ * @column: a column index
+ *
+ * Gets an integer value.
+ *
+ * Returns: the value when it is %QSTORE_SQL_TYPE_INTEGER, else 0
+ */
+gint64
+qstore_result_get_int64 (QStoreResult *self,
+                         guint         row,
+                         guint         column)
+{
+  const Cell *cell = cell_at (self, row, column);
+
+  return cell != NULL && cell->type == SQLITE_INTEGER ? cell->i : 0;
+}
+
+/**
+ * qstore_result_get_double:
+ * @self: a #QStoreResult
+ * @row: a row index
+ * @column: a column index
+ *
+ * Gets a real value, or an integer one as a double.
+ *
+ * Returns: the value when it is %QSTORE_SQL_TYPE_REAL or
+ *   %QSTORE_SQL_TYPE_INTEGER, else 0
+ */
+double
+qstore_result_get_double (QStoreResult *self,
+                          guint         row,
+                          guint         column)
+{
+  const Cell *cell = cell_at (self, row, column);
+
+  if (cell == NULL)
+    return 0;
+  if (cell->type == SQLITE_FLOAT)
+    return cell->d;
+  return cell->type == SQLITE_INTEGER ? (double) cell->i : 0;
+}
+
+/**
+ * qstore_result_get_text:
+ * @self: a #QStoreResult
+ * @row: a row index
+ * @column: a column index
+ *
+ * Gets a text value, as [method@Result.get_value] gives it: valid UTF-8,
+ * a NUL or a byte that is not UTF-8 replaced by U+FFFD.
+ *
+ * Returns: (nullable): the text, valid as long as @self, when the value is
+ *   %QSTORE_SQL_TYPE_TEXT, else %NULL
+ */
+const char *
+qstore_result_get_text (QStoreResult *self,
+                        guint         row,
+                        guint         column)
+{
+  const Cell *cell = cell_at (self, row, column);
+
+  if (cell == NULL || cell->type != SQLITE_TEXT)
+    return NULL;
+  return (const char *) self->bytes->data + cell->offset;
+}
+
+/**
+ * qstore_result_get_blob:
+ * @self: a #QStoreResult
+ * @row: a row index
+ * @column: a column index
+ *
+ * Gets a blob value.
+ *
+ * Returns: (transfer full) (nullable): a copy of the bytes when the value
+ *   is %QSTORE_SQL_TYPE_BLOB, else %NULL
+ */
+GBytes *
+qstore_result_get_blob (QStoreResult *self,
+                        guint         row,
+                        guint         column)
+{
+  const Cell *cell = cell_at (self, row, column);
+
+  if (cell == NULL || cell->type != SQLITE_BLOB)
+    return NULL;
+  return g_bytes_new (self->bytes->data + cell->offset, cell->len);
+}
+
 /**
  * qstore_result_get_changes:
  * @self: a #QStoreResult

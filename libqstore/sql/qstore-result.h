@@ -14,6 +14,26 @@
 
 G_BEGIN_DECLS
 
+/**
+ * QStoreSqlType:
+ * @QSTORE_SQL_TYPE_NULL: SQL NULL
+ * @QSTORE_SQL_TYPE_INTEGER: a 64-bit signed integer
+ * @QSTORE_SQL_TYPE_REAL: a double
+ * @QSTORE_SQL_TYPE_TEXT: UTF-8 text
+ * @QSTORE_SQL_TYPE_BLOB: bytes
+ *
+ * The type of one value of a [class@Result], as SQLite's `typeof()` names
+ * it.
+ */
+typedef enum /*< underscore_name=qstore_sql_type >*/
+{
+  QSTORE_SQL_TYPE_NULL,
+  QSTORE_SQL_TYPE_INTEGER,
+  QSTORE_SQL_TYPE_REAL,
+  QSTORE_SQL_TYPE_TEXT,
+  QSTORE_SQL_TYPE_BLOB,
+} QStoreSqlType;
+
 #define QSTORE_TYPE_ROW (qstore_row_get_type ())
 #define QSTORE_TYPE_RESULT (qstore_result_get_type ())
 
@@ -44,6 +64,26 @@ GVariant     *qstore_result_get_row            (QStoreResult *self,
                                                 guint         row);
 QSTORE_AVAILABLE_IN_ALL
 GVariant     *qstore_result_get_value          (QStoreResult *self,
+                                                guint         row,
+                                                guint         column);
+QSTORE_AVAILABLE_IN_ALL
+QStoreSqlType qstore_result_get_value_type     (QStoreResult *self,
+                                                guint         row,
+                                                guint         column);
+QSTORE_AVAILABLE_IN_ALL
+gint64        qstore_result_get_int64          (QStoreResult *self,
+                                                guint         row,
+                                                guint         column);
+QSTORE_AVAILABLE_IN_ALL
+double        qstore_result_get_double         (QStoreResult *self,
+                                                guint         row,
+                                                guint         column);
+QSTORE_AVAILABLE_IN_ALL
+const char   *qstore_result_get_text           (QStoreResult *self,
+                                                guint         row,
+                                                guint         column);
+QSTORE_AVAILABLE_IN_ALL
+GBytes       *qstore_result_get_blob           (QStoreResult *self,
                                                 guint         row,
                                                 guint         column);
 QSTORE_AVAILABLE_IN_ALL

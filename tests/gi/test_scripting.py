@@ -7,6 +7,7 @@ the database and its transactions as context managers; errors that carry
 their code; every value at its edges. Runs once per persistent provider
 and on memory:."""
 
+import enum
 import math
 import os
 import shutil
@@ -157,6 +158,23 @@ class Scripting:
         # becomes 0.0 in a REAL column, as SQLite stores it.
         price, extra = self.db.query("SELECT price, extra FROM item WHERE id = 4")[0]
         self.assertEqual((math.copysign(1, price), math.copysign(1, extra)), (1.0, -1.0))
+
+    def test_subclassed_values(self):
+        # Subclasses of int, float and str go as their plain values, and a
+        # bool as the integer SQLite makes of it.
+        class Kind(enum.IntEnum):
+            SEVEN = 7
+
+        class Name(str):
+            pass
+
+        class Price(float):
+            pass
+
+        self.assertEqual(self.db.query("SELECT ?1, typeof(?1), ?2, typeof(?2), ?3, ?4, ?5",
+                                       (Kind.SEVEN, Name("pear"), Price(2.5), False, True)).get_row(0),
+                         (7, "integer", "pear", "text", 2.5, 0, 1))
+        self.assertEqual(type(self.db.query("SELECT ?", (Kind.SEVEN,)).get_value(0, 0)), int)
 
     def test_empty_blob_is_a_blob(self):
         for value in (b"", bytearray(), memoryview(b"")):

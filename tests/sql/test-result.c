@@ -93,6 +93,39 @@ test_values (TestDatabase  *t,
     g_variant_get_fixed_array (empty_blob, &len, 1);
     g_assert_cmpuint (len, ==, 0);
   }
+
+  /* The typed getters give the same values without a GVariant, and
+   * nothing for a value of another type. */
+  {
+    static const QStoreSqlType sql_types[] = {
+      QSTORE_SQL_TYPE_INTEGER, QSTORE_SQL_TYPE_REAL, QSTORE_SQL_TYPE_TEXT,
+      QSTORE_SQL_TYPE_BLOB, QSTORE_SQL_TYPE_NULL, QSTORE_SQL_TYPE_TEXT,
+      QSTORE_SQL_TYPE_TEXT, QSTORE_SQL_TYPE_TEXT, QSTORE_SQL_TYPE_BLOB,
+    };
+    g_autoptr(GBytes) blob = qstore_result_get_blob (result, 0, 3);
+    g_autoptr(GBytes) empty_blob = qstore_result_get_blob (result, 0, 8);
+
+    for (guint i = 0; i < G_N_ELEMENTS (sql_types); i++)
+      g_assert_cmpint (qstore_result_get_value_type (result, 0, i), ==, sql_types[i]);
+    g_assert_cmpint (qstore_result_get_int64 (result, 0, 0), ==, 42);
+    g_assert_cmpfloat (qstore_result_get_double (result, 0, 1), ==, -1.5);
+    g_assert_cmpfloat (qstore_result_get_double (result, 0, 0), ==, 42.0);
+    g_assert_cmpstr (qstore_result_get_text (result, 0, 2), ==, "héllo");
+    g_assert_cmpmem (g_bytes_get_data (blob, NULL), g_bytes_get_size (blob), "\0\377\020", 3);
+    g_assert_cmpstr (qstore_result_get_text (result, 0, 5), ==, "a\357\277\275b");
+    g_assert_cmpstr (qstore_result_get_text (result, 0, 6), ==, "a\357\277\275b");
+    g_assert_cmpstr (qstore_result_get_text (result, 0, 7), ==, "");
+    g_assert_cmpuint (g_bytes_get_size (empty_blob), ==, 0);
+
+    g_assert_cmpint (qstore_result_get_int64 (result, 0, 1), ==, 0);
+    g_assert_cmpint (qstore_result_get_int64 (result, 0, 2), ==, 0);
+    g_assert_cmpfloat (qstore_result_get_double (result, 0, 2), ==, 0);
+    g_assert_null (qstore_result_get_text (result, 0, 0));
+    g_assert_null (qstore_result_get_text (result, 0, 4));
+    g_assert_null (qstore_result_get_text (result, 0, 3));
+    g_assert_null (qstore_result_get_blob (result, 0, 2));
+    g_assert_null (qstore_result_get_blob (result, 0, 4));
+  }
 }
 
 /* Many rows of text of growing length: each reads back as written, a

@@ -155,35 +155,40 @@ def _needs_wrapper(info):
 # Values
 
 def _variant_for(value, where):
-    """A Python value as the GVariant a parameter takes."""
+    """A Python value as the GVariant a parameter takes. GLib.Variant's own
+    constructors (new_int64() and the like) are used: the format-string
+    one parses its format in Python, which costs more than the query."""
+    kind = type(value)
+    if kind is int:
+        if not _INT64_MIN <= value <= _INT64_MAX:
+            raise OverflowError("%s: %d does not fit in 64 signed bits; pass it as a float "
+                                "or a str" % (where(), value))
+        return GLib.Variant.new_int64(value)
+    if kind is str:
+        if "\0" in value:
+            raise ValueError("%s: the str holds a NUL character, which GLib strings cannot "
+                             "carry; pass the bytes and write CAST(? AS TEXT) in the SQL"
+                             % where())
+        try:
+            return GLib.Variant.new_string(value)
+        except UnicodeEncodeError as e:
+            raise ValueError("%s: the str cannot be encoded as UTF-8 (%s); pass bytes "
+                             "instead" % (where(), e.reason)) from None
+    if kind is float:
+        return GLib.Variant.new_double(value)
     if value is None:
         return GLib.Variant("mv", None)
     if isinstance(value, GLib.Variant):
         return value
     if isinstance(value, bool):
-        return GLib.Variant("b", value)
-    if isinstance(value, int):
-        if not _INT64_MIN <= value <= _INT64_MAX:
-            raise OverflowError("%s: %d does not fit in 64 signed bits; pass it as a float "
-                                "or a str" % (where, value))
-        return GLib.Variant("x", value)
-    if isinstance(value, float):
-        return GLib.Variant("d", value)
-    if isinstance(value, str):
-        if "\0" in value:
-            raise ValueError("%s: the str holds a NUL character, which GLib strings cannot "
-                             "carry; pass the bytes and write CAST(? AS TEXT) in the SQL"
-                             % where)
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError as e:
-            raise ValueError("%s: the str cannot be encoded as UTF-8 (%s); pass bytes "
-                             "instead" % (where, e.reason)) from None
-        return GLib.Variant("s", value)
+        return GLib.Variant.new_boolean(value)
+    for plain in (int, float, str):
+        if isinstance(value, plain):
+            return _variant_for(plain(value), where)
     if isinstance(value, (bytes, bytearray, memoryview)):
         return GLib.Variant("ay", bytes(value))
     raise TypeError("%s: a %s cannot be stored; use None, bool, int, float, str, bytes "
-                    "or a GLib.Variant" % (where, type(value).__name__))
+                    "or a GLib.Variant" % (where(), kind.__name__))
 
 
 def _params_for(params):
@@ -196,28 +201,34 @@ def _params_for(params):
         for key, value in params.items():
             if not isinstance(key, str):
                 raise TypeError("parameter names must be str, not %s" % type(key).__name__)
-            entries[key] = GLib.Variant("v", _variant_for(value, "parameter %r" % key))
+            entries[key] = GLib.Variant.new_variant(
+                _variant_for(value, lambda: "parameter %r" % key))
         return GLib.Variant("a{sv}", entries)
     if isinstance(params, (str, bytes, bytearray)) or \
             not isinstance(params, collections.abc.Sequence):
         raise TypeError("parameters must be a tuple or list (positional) or a dict (named), "
                         "not %s" % type(params).__name__)
-    children = [GLib.Variant("v", _variant_for(value, "parameter %d" % (i + 1)))
-                for i, value in enumerate(params)]
-    return GLib.Variant.new_tuple(*children)
+    # A tuple's children go as they are: QStore takes them boxed in `v` or not.
+    return GLib.Variant.new_tuple(*[_variant_for(value, lambda i=i: "parameter %d" % (i + 1))
+                                    for i, value in enumerate(params)])
+
+
+_GETTERS = {
+    "x": GLib.Variant.get_int64,
+    "s": GLib.Variant.get_string,
+    "d": GLib.Variant.get_double,
+}
 
 
 def _value_of(variant):
     """A result value (possibly boxed in `v`) as a plain Python value."""
-    while variant.get_type_string() == "v":
-        variant = variant.get_variant()
     kind = variant.get_type_string()
-    if kind == "x":
-        return variant.get_int64()
-    if kind == "d":
-        return variant.get_double()
-    if kind == "s":
-        return variant.get_string()
+    while kind == "v":
+        variant = variant.get_variant()
+        kind = variant.get_type_string()
+    getter = _GETTERS.get(kind)
+    if getter is not None:
+        return getter(variant)
     if kind == "ay":
         return bytes(variant.get_data_as_bytes().get_data() or b"")
     if kind.startswith("m"):
@@ -227,7 +238,7 @@ def _value_of(variant):
 
 def _row_of(variant):
     """A row (a tuple of `v`) as a tuple of plain Python values."""
-    return tuple(_value_of(variant.get_child_value(i)) for i in range(variant.n_children()))
+    return tuple([_value_of(variant.get_child_value(i)) for i in range(variant.n_children())])
 
 
 # The types
@@ -350,14 +361,29 @@ class Database(_Database):
         return _Transaction(self)
 
 
+def _blob_of(result, row, column):
+    return bytes(_Result.get_blob(result, row, column).get_data() or b"")
+
+
+# Values are read with the typed getters, not as GVariants: a GLib.Variant
+# costs several times the call that reads the value.
+_CELL_GETTERS = {
+    QStore.SqlType.INTEGER: _Result.get_int64,
+    QStore.SqlType.REAL: _Result.get_double,
+    QStore.SqlType.TEXT: _Result.get_text,
+    QStore.SqlType.BLOB: _blob_of,
+}
+
+
 class Result(_Result):
     """The rows of a statement: a sequence of tuples of plain values."""
 
     def get_row(self, row):
-        return _row_of(_Result.get_row(self, row))
+        return tuple([self.get_value(row, column) for column in range(self.get_n_columns())])
 
     def get_value(self, row, column):
-        return _value_of(_Result.get_value(self, row, column))
+        getter = _CELL_GETTERS.get(self.get_value_type(row, column))
+        return None if getter is None else getter(self, row, column)
 
     @property
     def column_names(self):
