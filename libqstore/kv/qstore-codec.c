@@ -481,12 +481,12 @@ qstore_value_from_variant (GVariant     *value,
   inner = g_variant_ref_sink (value);
   for (;;)
     {
+      GVariantClass kind = g_variant_classify (inner);
       GVariant *child;
 
-      if (g_variant_is_of_type (inner, G_VARIANT_TYPE_VARIANT))
+      if (kind == G_VARIANT_CLASS_VARIANT)
         child = g_variant_get_variant (inner);
-      else if (g_variant_is_of_type (inner, G_VARIANT_TYPE_MAYBE) &&
-               g_variant_n_children (inner) == 1)
+      else if (kind == G_VARIANT_CLASS_MAYBE && g_variant_n_children (inner) == 1)
         child = g_variant_get_child_value (inner, 0);
       else
         break;

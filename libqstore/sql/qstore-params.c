@@ -45,7 +45,9 @@ bind_value (sqlite3_stmt  *stmt,
   QStoreValue value;
   int rc;
 
-  while (g_variant_is_of_type (inner, G_VARIANT_TYPE_VARIANT))
+  /* g_variant_classify() reads the type's first character, where
+   * g_variant_is_of_type() walks a type string: this runs per parameter. */
+  while (g_variant_classify (inner) == G_VARIANT_CLASS_VARIANT)
     {
       GVariant *next = g_variant_get_variant (inner);
 
@@ -54,7 +56,7 @@ bind_value (sqlite3_stmt  *stmt,
     }
 
   /* SQLite has no booleans: TRUE and FALSE are 1 and 0. */
-  if (g_variant_is_of_type (inner, G_VARIANT_TYPE_BOOLEAN))
+  if (g_variant_classify (inner) == G_VARIANT_CLASS_BOOLEAN)
     {
       sqlite3_bind_int (stmt, position, g_variant_get_boolean (inner));
       return TRUE;
@@ -216,7 +218,7 @@ qstore_params_bind (sqlite3_stmt  *stmt,
   if (params == NULL)
     return TRUE;
 
-  if (g_variant_is_of_type (params, G_VARIANT_TYPE_TUPLE))
+  if (g_variant_classify (params) == G_VARIANT_CLASS_TUPLE)
     return bind_tuple (stmt, params, error);
   if (g_variant_is_of_type (params, DICTIONARY_TYPE))
     return bind_dictionary (stmt, params, error);
