@@ -53,30 +53,34 @@ function int64Variant(big, where) {
     return GLib.Variant.parse(INT64, big.toString(), null, null);
 }
 
-// A JavaScript value as the GVariant a parameter takes.
+// A JavaScript value as the GVariant a parameter takes. The common types
+// go through GLib.Variant's typed constructors: the signature one parses
+// its signature in JavaScript, which costs more than the query.
 function variantFor(value, where) {
-    if (value === null || value === undefined)
-        return new GLib.Variant('mv', null);
-    if (value instanceof GLib.Variant)
-        return value;
     switch (typeof value) {
-    case 'boolean':
-        return new GLib.Variant('b', value);
-    case 'bigint':
-        return int64Variant(value, where);
     case 'number':
-        if (Number.isInteger(value) && !Object.is(value, -0) &&
-            value >= -(2 ** 63) && value < 2 ** 63)
+        if (Number.isSafeInteger(value) && !Object.is(value, -0))
+            return GLib.Variant.new_int64(value);
+        if (Number.isInteger(value) && value >= -(2 ** 63) && value < 2 ** 63 &&
+            !Object.is(value, -0))
             return int64Variant(BigInt(value), where);
-        return new GLib.Variant('d', value);
+        return GLib.Variant.new_double(value);
     case 'string':
         if (value.includes('\0')) {
             throw new TypeError(`${where}: the string holds a NUL character, which GLib ` +
                                 'strings cannot carry; pass the bytes as a Uint8Array and ' +
                                 'write CAST(? AS TEXT) in the SQL');
         }
-        return new GLib.Variant('s', value);
+        return GLib.Variant.new_string(value);
+    case 'boolean':
+        return GLib.Variant.new_boolean(value);
+    case 'bigint':
+        return int64Variant(value, where);
     }
+    if (value === null || value === undefined)
+        return new GLib.Variant('mv', null);
+    if (value instanceof GLib.Variant)
+        return value;
     if (value instanceof Uint8Array)
         return new GLib.Variant('ay', value);
     if (value instanceof GLib.Bytes)
@@ -92,10 +96,9 @@ function variantFor(value, where) {
 function paramsFor(params) {
     if (params === null || params === undefined || params instanceof GLib.Variant)
         return params ?? null;
-    if (Array.isArray(params)) {
-        return GLib.Variant.new_tuple(params.map((value, i) =>
-            new GLib.Variant('v', variantFor(value, `parameter ${i + 1}`))));
-    }
+    // A tuple's children go as they are: QStore takes them boxed in `v` or not.
+    if (Array.isArray(params))
+        return GLib.Variant.new_tuple(params.map((value, i) => variantFor(value, `parameter ${i + 1}`)));
     if (typeof params === 'object' && Object.getPrototypeOf(params) === Object.prototype) {
         const entries = {};
         for (const [key, value] of Object.entries(params))
