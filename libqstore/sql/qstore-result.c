@@ -39,7 +39,7 @@ struct _QStoreRow
  * hands out a borrowed one. */
 typedef struct
 {
-  guint8  type;                   /* SQLITE_INTEGER, _FLOAT, _TEXT, _BLOB, _NULL */
+  guint8  type;                   /* QStoreSqlType */
   guint32 len;                    /* of text or a blob, in bytes */
   union
   {
@@ -408,14 +408,15 @@ qstore_result_add_row (QStoreResult *self,
     {
       Cell *cell = &cells[i];
 
-      cell->type = sqlite3_column_type (stmt, i);
-      switch (cell->type)
+      switch (sqlite3_column_type (stmt, i))
         {
         case SQLITE_INTEGER:
+          cell->type = QSTORE_SQL_TYPE_INTEGER;
           cell->i = sqlite3_column_int64 (stmt, i);
           break;
 
         case SQLITE_FLOAT:
+          cell->type = QSTORE_SQL_TYPE_REAL;
           cell->d = sqlite3_column_double (stmt, i);
           break;
 
@@ -424,6 +425,7 @@ qstore_result_add_row (QStoreResult *self,
             const char *text = (const char *) sqlite3_column_text (stmt, i);
             gsize len = sqlite3_column_bytes (stmt, i);
 
+            cell->type = QSTORE_SQL_TYPE_TEXT;
             /* GVariant strings are valid UTF-8 without NULs; SQLite's
              * text need be neither. */
             if (g_utf8_validate_len (text, len, NULL))
@@ -445,13 +447,14 @@ qstore_result_add_row (QStoreResult *self,
           {
             const void *data = sqlite3_column_blob (stmt, i);
 
+            cell->type = QSTORE_SQL_TYPE_BLOB;
             cell->len = sqlite3_column_bytes (stmt, i);
             cell->offset = append_bytes (self, data, cell->len);
           }
           break;
 
         default:
-          cell->type = SQLITE_NULL;
+          cell->type = QSTORE_SQL_TYPE_NULL;
           break;
         }
     }
@@ -467,30 +470,41 @@ qstore_result_set_counts (QStoreResult *self,
   self->last_insert_rowid = last_insert_rowid;
 }
 
+/* The cell at @row, @column, or NULL after a warning when out of range. */
+static const Cell *
+cell_at (QStoreResult *self,
+         guint         row,
+         guint         column)
+{
+  g_return_val_if_fail (QSTORE_IS_RESULT (self), NULL);
+  g_return_val_if_fail (row < self->n_rows, NULL);
+  g_return_val_if_fail (column < self->columns->n, NULL);
+
+  return &g_array_index (self->cells, Cell, (gsize) row * self->columns->n + column);
+}
+
 /* A new reference, sunk, to the value of one cell. */
 static GVariant *
 cell_to_variant (QStoreResult *self,
-                 guint         row,
-                 guint         column)
+                 const Cell   *cell)
 {
-  const Cell *cell = &g_array_index (self->cells, Cell, (gsize) row * self->columns->n + column);
   GVariant *value;
 
   switch (cell->type)
     {
-    case SQLITE_INTEGER:
+    case QSTORE_SQL_TYPE_INTEGER:
       value = g_variant_new_int64 (cell->i);
       break;
 
-    case SQLITE_FLOAT:
+    case QSTORE_SQL_TYPE_REAL:
       value = g_variant_new_double (cell->d);
       break;
 
-    case SQLITE_TEXT:
+    case QSTORE_SQL_TYPE_TEXT:
       value = g_variant_new_string ((const char *) self->bytes->data + cell->offset);
       break;
 
-    case SQLITE_BLOB:
+    case QSTORE_SQL_TYPE_BLOB:
       value = g_variant_new_fixed_array (G_VARIANT_TYPE_BYTE,
                                          self->bytes->data + cell->offset, cell->len, 1);
       break;
@@ -604,7 +618,7 @@ qstore_result_get_row (QStoreResult *self,
 
       for (guint i = 0; i < n_columns; i++)
         {
-          g_autoptr(GVariant) value = cell_to_variant (self, row, i);
+          g_autoptr(GVariant) value = cell_to_variant (self, cell_at (self, row, i));
 
           children[i] = g_variant_new_variant (value);
         }
@@ -630,24 +644,9 @@ qstore_result_get_value (QStoreResult *self,
                          guint         row,
                          guint         column)
 {
-  g_return_val_if_fail (QSTORE_IS_RESULT (self), NULL);
-  g_return_val_if_fail (row < self->n_rows, NULL);
-  g_return_val_if_fail (column < qstore_result_get_n_columns (self), NULL);
+  const Cell *cell = cell_at (self, row, column);
 
-  return cell_to_variant (self, row, column);
-}
-
-/* The cell at @row, @column, or NULL after a warning when out of range. */
-static const Cell *
-cell_at (QStoreResult *self,
-         guint         row,
-         guint         column)
-{
-  g_return_val_if_fail (QSTORE_IS_RESULT (self), NULL);
-  g_return_val_if_fail (row < self->n_rows, NULL);
-  g_return_val_if_fail (column < self->columns->n, NULL);
-
-  return &g_array_index (self->cells, Cell, (gsize) row * self->columns->n + column);
+  return cell != NULL ? cell_to_variant (self, cell) : NULL;
 }
 
 /**
@@ -669,21 +668,7 @@ qstore_result_get_value_type (QStoreResult *self,
 {
   const Cell *cell = cell_at (self, row, column);
 
-  if (cell == NULL)
-    return QSTORE_SQL_TYPE_NULL;
-  switch (cell->type)
-    {
-    case SQLITE_INTEGER:
-      return QSTORE_SQL_TYPE_INTEGER;
-    case SQLITE_FLOAT:
-      return QSTORE_SQL_TYPE_REAL;
-    case SQLITE_TEXT:
-      return QSTORE_SQL_TYPE_TEXT;
-    case SQLITE_BLOB:
-      return QSTORE_SQL_TYPE_BLOB;
-    default:
-      return QSTORE_SQL_TYPE_NULL;
-    }
+  return cell != NULL ? cell->type : QSTORE_SQL_TYPE_NULL;
 }
 
 /**
@@ -703,7 +688,7 @@ qstore_result_get_int64 (QStoreResult *self,
 {
   const Cell *cell = cell_at (self, row, column);
 
-  return cell != NULL && cell->type == SQLITE_INTEGER ? cell->i : 0;
+  return cell != NULL && cell->type == QSTORE_SQL_TYPE_INTEGER ? cell->i : 0;
 }
 
 /**
@@ -726,9 +711,9 @@ qstore_result_get_double (QStoreResult *self,
 
   if (cell == NULL)
     return 0;
-  if (cell->type == SQLITE_FLOAT)
+  if (cell->type == QSTORE_SQL_TYPE_REAL)
     return cell->d;
-  return cell->type == SQLITE_INTEGER ? (double) cell->i : 0;
+  return cell->type == QSTORE_SQL_TYPE_INTEGER ? (double) cell->i : 0;
 }
 
 /**
@@ -750,7 +735,7 @@ qstore_result_get_text (QStoreResult *self,
 {
   const Cell *cell = cell_at (self, row, column);
 
-  if (cell == NULL || cell->type != SQLITE_TEXT)
+  if (cell == NULL || cell->type != QSTORE_SQL_TYPE_TEXT)
     return NULL;
   return (const char *) self->bytes->data + cell->offset;
 }
@@ -773,7 +758,7 @@ qstore_result_get_blob (QStoreResult *self,
 {
   const Cell *cell = cell_at (self, row, column);
 
-  if (cell == NULL || cell->type != SQLITE_BLOB)
+  if (cell == NULL || cell->type != QSTORE_SQL_TYPE_BLOB)
     return NULL;
   return g_bytes_new (self->bytes->data + cell->offset, cell->len);
 }

@@ -155,9 +155,10 @@ def _needs_wrapper(info):
 # Values
 
 def _variant_for(value, where):
-    """A Python value as the GVariant a parameter takes. GLib.Variant's own
-    constructors (new_int64() and the like) are used: the format-string
-    one parses its format in Python, which costs more than the query."""
+    """A Python value as the GVariant a parameter takes; @where() names it
+    in errors. GLib.Variant's own constructors (new_int64() and the like)
+    are used: the format-string one parses its format in Python, which
+    costs more than the query."""
     kind = type(value)
     if kind is int:
         if not _INT64_MIN <= value <= _INT64_MAX:
