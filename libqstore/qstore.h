@@ -30,6 +30,7 @@
 # include "qstore-table.h"
 # include "qstore-result.h"
 # include "qstore-database.h"
+# include "qstore-prepared-statement.h"
 # include "qstore-staging-marker.h"
 # include "qstore-materialized-view.h"
 # include "qstore-change-feed.h"

@@ -20,6 +20,13 @@
 //
 //     QStore.Database.using('memory:', db => { … });   // opens, runs, closes
 //
+// A statement run in a loop is faster prepared once (executeMany() does
+// this):
+//
+//     const lookup = db.prepare('SELECT price FROM item WHERE name = ?');
+//     for (const name of names)
+//         print(lookup.query([name]).get_row(0));
+//
 // Parameters are an array (positional: `?`, `?NNN`) or a plain object
 // (named: `:name`, `@name`, `$name`, keyed without the prefix) of null or
 // undefined (NULL), booleans, numbers (an integral number is an INTEGER,
@@ -53,43 +60,65 @@ function int64Variant(big, where) {
     return GLib.Variant.parse(INT64, big.toString(), null, null);
 }
 
-// A JavaScript value as the GVariant a parameter takes. The common types
-// go through GLib.Variant's typed constructors: the signature one parses
-// its signature in JavaScript, which costs more than the query.
-function variantFor(value, where) {
+// What SQL holds, as sqlValue() tells it.
+const NULL = 0, INTEGER = 1, REAL = 2, TEXT = 3, BLOB = 4, VARIANT = 5;
+
+// A JavaScript value as [kind, plain value] for a parameter; @where names
+// it in errors.
+function sqlValue(value, where) {
     switch (typeof value) {
     case 'number':
         if (Number.isSafeInteger(value) && !Object.is(value, -0))
-            return GLib.Variant.new_int64(value);
+            return [INTEGER, value];
         if (Number.isInteger(value) && value >= -(2 ** 63) && value < 2 ** 63 &&
             !Object.is(value, -0))
-            return int64Variant(BigInt(value), where);
-        return GLib.Variant.new_double(value);
+            return [VARIANT, int64Variant(BigInt(value), where)];
+        return [REAL, value];
     case 'string':
         if (value.includes('\0')) {
             throw new TypeError(`${where}: the string holds a NUL character, which GLib ` +
                                 'strings cannot carry; pass the bytes as a Uint8Array and ' +
                                 'write CAST(? AS TEXT) in the SQL');
         }
-        return GLib.Variant.new_string(value);
+        return [TEXT, value];
     case 'boolean':
-        return GLib.Variant.new_boolean(value);
+        // SQLite has no booleans: true and false are 1 and 0.
+        return [INTEGER, value ? 1 : 0];
     case 'bigint':
-        return int64Variant(value, where);
+        return [VARIANT, int64Variant(value, where)];
     }
     if (value === null || value === undefined)
-        return new GLib.Variant('mv', null);
+        return [NULL, null];
     if (value instanceof GLib.Variant)
-        return value;
+        return [VARIANT, value];
     if (value instanceof Uint8Array)
-        return new GLib.Variant('ay', value);
+        return [BLOB, new GLib.Bytes(value)];
     if (value instanceof GLib.Bytes)
-        return new GLib.Variant('ay', value.toArray());
+        return [BLOB, value];
     if (value instanceof ArrayBuffer)
-        return new GLib.Variant('ay', new Uint8Array(value));
+        return [BLOB, new GLib.Bytes(new Uint8Array(value))];
     throw new TypeError(`${where}: a ${value?.constructor?.name ?? typeof value} cannot be ` +
                         'stored; use null, a boolean, number, BigInt, string, Uint8Array ' +
                         'or a GLib.Variant');
+}
+
+// The common types go through GLib.Variant's typed constructors: the
+// signature one parses its signature in JavaScript, which costs more than
+// the query.
+const BYTESTRING = new GLib.VariantType('ay');
+const makers = [
+    () => new GLib.Variant('mv', null),
+    GLib.Variant.new_int64,
+    GLib.Variant.new_double,
+    GLib.Variant.new_string,
+    bytes => GLib.Variant.new_from_bytes(BYTESTRING, bytes, true),
+    variant => variant,
+];
+
+// A JavaScript value as the GVariant a parameter takes.
+function variantFor(value, where) {
+    const [kind, plain] = sqlValue(value, where);
+    return makers[kind](plain);
 }
 
 // A statement's parameters as the GVariant QStore takes.
@@ -142,6 +171,7 @@ function rowOf(variant) {
 }
 
 const Database = QStore.Database.prototype;
+const Prepared = QStore.PreparedStatement.prototype;
 const Result = QStore.Result.prototype;
 const Row = QStore.Row.prototype;
 
@@ -149,6 +179,8 @@ const originals = {
     open: QStore.Database.open,
     execute: Database.execute,
     query: Database.query,
+    preparedQuery: Prepared.query,
+    preparedExecute: Prepared.execute,
     getValue: Result.get_value,
     rowGetValues: Row.get_values,
     rowGetValue: Row.get_value,
@@ -184,13 +216,14 @@ Database.execute = function (sql, params = []) {
     return originals.execute.call(this, sql, paramsFor(params));
 };
 
-// Runs one statement once per parameter set, in a transaction; returns
-// how many rows changed in all.
+// Runs one statement once per parameter set, prepared once, in a
+// transaction; returns how many rows changed in all.
 Database.executeMany = function (sql, paramSets) {
+    const statement = this.prepare(sql);
     return this.transaction(() => {
         let changes = 0;
         for (const params of paramSets)
-            changes += originals.execute.call(this, sql, paramsFor(params));
+            changes += statement.execute(params);
         return changes;
     });
 };
@@ -198,6 +231,66 @@ Database.executeMany = function (sql, paramSets) {
 // Runs one statement; the result's rows are arrays of plain values.
 Database.query = function (sql, params = []) {
     return originals.query.call(this, sql, paramsFor(params));
+};
+
+// A prepared statement (db.prepare(sql)) is the fast way to run one
+// statement in a loop: its parameters are bound with typed calls, without
+// a GLib.Variant each.
+const binders = [
+    (statement, position) => statement.bind_null(position),
+    (statement, position, value) => statement.bind_int64(position, value),
+    (statement, position, value) => statement.bind_double(position, value),
+    (statement, position, value) => statement.bind_text(position, value),
+    (statement, position, value) => statement.bind_blob(position, value),
+    (statement, position, value) => statement.bind_value(position, value),
+];
+
+function bindOne(statement, position, value, where) {
+    const [kind, plain] = sqlValue(value, where);
+    binders[kind](statement, position, plain);
+}
+
+function invalidArgument(message) {
+    return new GLib.Error(QStore.Error, QStore.Error.INVALID_ARGUMENT, message);
+}
+
+// Binds every parameter from an array (positional) or a plain object
+// (named); one not given has no value, and running then fails.
+Prepared.bind = function (params) {
+    this.clear_bindings();
+    if (Array.isArray(params)) {
+        params.forEach((value, i) => bindOne(this, i + 1, value, `parameter ${i + 1}`));
+        return;
+    }
+    if (typeof params !== 'object' || Object.getPrototypeOf(params) !== Object.prototype) {
+        throw new TypeError('parameters must be an array (positional) or a plain object ' +
+                            `(named), not ${params?.constructor?.name ?? typeof params}`);
+    }
+    const given = new Map();
+    for (const [key, value] of Object.entries(params)) {
+        const position = this.get_parameter_position(key);
+        if (position === 0)
+            throw invalidArgument(`“${key}” is not a parameter of the statement`);
+        if (given.has(position)) {
+            throw invalidArgument(`Parameter “${this.get_parameter_name(position)}” is given ` +
+                                  `twice, as “${given.get(position)}” and as “${key}”: give it once`);
+        }
+        given.set(position, key);
+        bindOne(this, position, value, `parameter “${key}”`);
+    }
+};
+
+// Runs the statement, first binding @params when given.
+Prepared.query = function (params) {
+    if (params !== undefined)
+        this.bind(params);
+    return originals.preparedQuery.call(this);
+};
+
+Prepared.execute = function (params) {
+    if (params !== undefined)
+        this.bind(params);
+    return originals.preparedExecute.call(this);
 };
 
 // The catalog entries (QStore.CatalogEntry) of the database.

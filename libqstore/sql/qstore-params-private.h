@@ -1,4 +1,4 @@
-/* qstore-params-private.h: a statement's parameters from a GVariant
+/* qstore-params-private.h: a statement's parameters from GVariants
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -6,7 +6,7 @@
 
 #include <sqlite3.h>
 
-#include <glib.h>
+#include "qstore-codec-private.h"
 
 G_BEGIN_DECLS
 
@@ -16,5 +16,24 @@ G_BEGIN_DECLS
 gboolean  qstore_params_bind  (sqlite3_stmt  *stmt,
                                GVariant      *params,
                                GError       **error);
+
+/* Binds one value (an `x`, `d`, `s`, `ay` or `b`, the NULL maybe, or any
+ * of them boxed in `v`) to parameter @position; @name (or the position
+ * when NULL) names it in errors. */
+gboolean  qstore_params_bind_value   (sqlite3_stmt  *stmt,
+                                      int            position,
+                                      GVariant      *value,
+                                      const char    *name,
+                                      GError       **error);
+/* What @given (looked through its `v` boxes; a boolean is 1 or 0) binds
+ * as: @value, borrowing from the GVariant returned. NULL with the reason
+ * when no SQL value is of its type. */
+GVariant *qstore_params_value_of     (GVariant      *given,
+                                      QStoreValue   *value,
+                                      GError       **error);
+/* Whether @key names the parameter @name: exactly (`:x` for `:x`), or
+ * without its prefix (`x` for `:x`, `@x` and `$x`). */
+gboolean  qstore_params_name_matches (const char    *key,
+                                      const char    *name);
 
 G_END_DECLS

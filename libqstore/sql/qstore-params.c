@@ -10,6 +10,8 @@
  */
 #include "config.h"
 
+#include <string.h>
+
 #include "qstore-affinity-private.h"
 #include "qstore-error.h"
 #include "qstore-i18n-private.h"
@@ -28,22 +30,13 @@ describe (const char *name,
   return number;
 }
 
-/* Binds one value; @name names the parameter in errors, its position
- * when NULL (spelled out only then: this runs for every parameter of
- * every statement). */
-static gboolean
-bind_value (sqlite3_stmt  *stmt,
-            int            position,
-            GVariant      *given,
-            const char    *name,
-            GError       **error)
+GVariant *
+qstore_params_value_of (GVariant     *given,
+                        QStoreValue  *value,
+                        GError      **error)
 {
-  g_autoptr(GVariant) inner = g_variant_ref (given);
-  g_autoptr(GVariant) holder = NULL;
-  g_autoptr(GError) local_error = NULL;
-  char number[16];
-  QStoreValue value;
-  int rc;
+  GVariant *inner = g_variant_ref (given);
+  GVariant *holder;
 
   /* g_variant_classify() reads the type's first character, where
    * g_variant_is_of_type() walks a type string: this runs per parameter. */
@@ -58,11 +51,32 @@ bind_value (sqlite3_stmt  *stmt,
   /* SQLite has no booleans: TRUE and FALSE are 1 and 0. */
   if (g_variant_classify (inner) == G_VARIANT_CLASS_BOOLEAN)
     {
-      sqlite3_bind_int (stmt, position, g_variant_get_boolean (inner));
-      return TRUE;
+      memset (value, 0, sizeof *value);
+      value->type = QSTORE_VALUE_INTEGER;
+      value->integer = g_variant_get_boolean (inner);
+      return inner;
     }
+  holder = qstore_value_from_variant (inner, value, error);
+  g_variant_unref (inner);
+  return holder;
+}
 
-  if (!(holder = qstore_value_from_variant (inner, &value, &local_error)))
+/* @name names the parameter in errors, its position when NULL (spelled
+ * out only then: this runs for every parameter of every statement). */
+gboolean
+qstore_params_bind_value (sqlite3_stmt  *stmt,
+                          int            position,
+                          GVariant      *given,
+                          const char    *name,
+                          GError       **error)
+{
+  g_autoptr(GVariant) holder = NULL;
+  g_autoptr(GError) local_error = NULL;
+  char number[16];
+  QStoreValue value;
+  int rc;
+
+  if (!(holder = qstore_params_value_of (given, &value, &local_error)))
     {
       g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT,
                    _("Parameter %s: %s"), describe (name, position, number),
@@ -102,7 +116,7 @@ bind_tuple (sqlite3_stmt  *stmt,
     {
       g_autoptr(GVariant) child = g_variant_get_child_value (params, i);
 
-      if (!bind_value (stmt, i + 1, child, NULL, error))
+      if (!qstore_params_bind_value (stmt, i + 1, child, NULL, error))
         return FALSE;
     }
   return TRUE;
@@ -128,11 +142,9 @@ describe_names (sqlite3_stmt *stmt)
   return g_string_free (names, FALSE);
 }
 
-/* Whether the dictionary key @key names the parameter @name: exactly
- * (`:x` for `:x`), or without its prefix (`x` for `:x`, `@x` and `$x`). */
-static gboolean
-key_names (const char *key,
-           const char *name)
+gboolean
+qstore_params_name_matches (const char *key,
+                            const char *name)
 {
   return g_str_equal (key, name) || g_str_equal (key, name + 1);
 }
@@ -168,7 +180,7 @@ bind_dictionary (sqlite3_stmt  *stmt,
           g_autoptr(GVariant) entry_value = NULL;
 
           g_variant_get (entry, "{&s*}", &key, &entry_value);
-          if (!key_names (key, name))
+          if (!qstore_params_name_matches (key, name))
             continue;
           if (found_key != NULL)
             {
@@ -189,7 +201,7 @@ bind_dictionary (sqlite3_stmt  *stmt,
                        name, name + 1);
           return FALSE;
         }
-      if (!bind_value (stmt, i, value, name, error))
+      if (!qstore_params_bind_value (stmt, i, value, name, error))
         return FALSE;
     }
 

@@ -95,16 +95,33 @@ gboolean  qstore_router_setting_result (QStoreDatabase  *db,
                                         QStoreResult   **result,
                                         GError         **error);
 
+/* Binds the parameters of @stmt from @data: qstore_params_bind() for a
+ * GVariant, or a prepared statement's values. */
+typedef gboolean (*QStoreBindFunc) (sqlite3_stmt  *stmt,
+                                    gpointer       data,
+                                    GError       **error);
+
 /* Runs the first statement of @sql; *@tail gets where the next starts.
- * @params binds its parameters; @single refuses a second statement after
- * it; *@result (when given) gets its rows. */
+ * @bind (when given) binds its parameters from @bind_data; @single
+ * refuses a second statement after it; *@result (when given) gets its
+ * rows. */
 gboolean  qstore_router_run  (QStoreDatabase   *db,
                               const char       *sql,
                               const char      **tail,
-                              GVariant         *params,
+                              QStoreBindFunc    bind,
+                              gpointer          bind_data,
                               gboolean          single,
                               QStoreResult    **result,
                               GError          **error);
+
+/* Reads @sql, which must be one statement, as qstore_router_run() would,
+ * and leaves it where that finds it. Returns one name per parameter
+ * (@n_parameters of them, each NULL for a positional one), or NULL with
+ * @error. */
+char    **qstore_router_read_parameters (QStoreDatabase  *db,
+                                         const char      *sql,
+                                         guint           *n_parameters,
+                                         GError         **error);
 
 /* Reads the first statement of @sql into @statement: its kind, the
  * objects it names, its span, and for what SQLite runs, the statement

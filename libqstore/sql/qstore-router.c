@@ -804,7 +804,8 @@ static gboolean
 run_sql (QStoreDatabase   *db,
          QStoreStatement  *statement,
          Cached           *cached,
-         GVariant         *params,
+         QStoreBindFunc    bind,
+         gpointer          bind_data,
          QStoreResult    **result,
          GError          **error)
 {
@@ -812,7 +813,7 @@ run_sql (QStoreDatabase   *db,
   const QStoreInsertShape *outer_shape = db->insert_shape;
   gboolean ok;
 
-  if (!qstore_params_bind (statement->stmt, params, error))
+  if (bind != NULL && !bind (statement->stmt, bind_data, error))
     return FALSE;
 
   if (result != NULL)
@@ -848,7 +849,8 @@ static gboolean
 dispatch (QStoreDatabase   *db,
           QStoreStatement  *statement,
           Cached           *cached,
-          GVariant         *params,
+          QStoreBindFunc    bind,
+          gpointer          bind_data,
           gboolean          single,
           QStoreResult    **result,
           GError          **error)
@@ -878,7 +880,7 @@ dispatch (QStoreDatabase   *db,
     }
 
   if (statement->kind == QSTORE_STATEMENT_SQL)
-    return run_sql (db, statement, cached, params, result, error);
+    return run_sql (db, statement, cached, bind, bind_data, result, error);
 
   handler = find_handler (db, statement);
   if (handler == NULL)
@@ -905,7 +907,8 @@ gboolean
 qstore_router_run (QStoreDatabase   *db,
                    const char       *sql,
                    const char      **tail,
-                   GVariant         *params,
+                   QStoreBindFunc    bind,
+                   gpointer          bind_data,
                    gboolean          single,
                    QStoreResult    **result,
                    GError          **error)
@@ -934,12 +937,51 @@ qstore_router_run (QStoreDatabase   *db,
     }
   *tail = statement.end;
 
-  ok = dispatch (db, &statement, cached, params, single, result, error);
+  ok = dispatch (db, &statement, cached, bind, bind_data, single, result, error);
   if (cached != NULL)
     cache_return (&statement, cached);
   else if (!plain)
     cache_clear (db);
   return ok;
+}
+
+char **
+qstore_router_read_parameters (QStoreDatabase  *db,
+                               const char      *sql,
+                               guint           *n_parameters,
+                               GError         **error)
+{
+  g_auto(QStoreStatement) statement = { 0 };
+  Cached *cached;
+  gboolean plain = FALSE;
+  char **names = NULL;
+
+  *n_parameters = 0;
+  cached = cache_lookup (db, sql, &statement);
+  if (cached == NULL)
+    {
+      if (!router_read (db, sql, &statement, &plain, error))
+        return NULL;
+      if (plain)
+        cached = cache_add (db, sql, &statement);
+    }
+
+  if (check_single (statement.end, TRUE, error))
+    {
+      /* What qstore runs itself (DDL…) takes none. */
+      *n_parameters = statement.stmt != NULL ? sqlite3_bind_parameter_count (statement.stmt) : 0;
+      names = g_new0 (char *, *n_parameters + 1);
+      for (guint i = 0; i < *n_parameters; i++)
+        {
+          const char *name = sqlite3_bind_parameter_name (statement.stmt, (int) i + 1);
+
+          /* `?NNN` is numbered, not named. */
+          names[i] = name != NULL && name[0] != '?' ? g_strdup (name) : NULL;
+        }
+    }
+  if (cached != NULL)
+    cache_return (&statement, cached);
+  return names;
 }
 
 /**
@@ -979,7 +1021,7 @@ qstore_database_exec (QStoreDatabase  *self,
     {
       const char *tail = NULL;
 
-      if (!qstore_router_run (self, p, &tail, NULL, FALSE, NULL, error))
+      if (!qstore_router_run (self, p, &tail, NULL, NULL, FALSE, NULL, error))
         return FALSE;
       /* Never stand still, whatever SQLite consumed. */
       p = tail > p ? tail : p + strlen (p);
@@ -998,6 +1040,14 @@ qstore_database_exec_reserved (QStoreDatabase  *self,
   ok = qstore_database_exec (self, sql, error);
   self->reserved_ddl--;
   return ok;
+}
+
+static gboolean
+bind_variant (sqlite3_stmt  *stmt,
+              gpointer       params,
+              GError       **error)
+{
+  return qstore_params_bind (stmt, params, error);
 }
 
 /**
@@ -1039,7 +1089,7 @@ qstore_database_query (QStoreDatabase  *self,
   if (!qstore_database_check_open (self, error))
     return NULL;
 
-  if (!qstore_router_run (self, sql, &tail, owned, TRUE, &result, error))
+  if (!qstore_router_run (self, sql, &tail, bind_variant, owned, TRUE, &result, error))
     {
       g_clear_object (&result);
       return NULL;

@@ -85,6 +85,50 @@ for (const provider of ['memory', 'lmdb', 'sqlite']) {
         assertEqual(db.query('SELECT count(*) FROM item').toArray(), [[0]]);
     }));
 
+    test(`${provider}: prepared statements`, () => withDatabase(provider, db => {
+        // Every value goes through the typed binds as through query()'s
+        // GLib.Variants.
+        const sql = 'SELECT ?1, typeof(?1), quote(?1)';
+        const describe = db.prepare(sql);
+        assert(describe instanceof QStore.PreparedStatement, 'db.prepare() gives a PreparedStatement');
+        const values = [null, undefined, 0, -1, 2 ** 53 - 1, 2 ** 60, -0, 2.5, NaN, -Infinity,
+            '', 'pear', '😀é', true, false, INT64_MAX, INT64_MIN, bytes(), bytes(0, 255),
+            new GLib.Bytes(bytes(1, 2)), bytes(3, 4).buffer, new GLib.Variant('d', 1),
+            new GLib.Variant('s', 'boxed')];
+        for (const value of values) {
+            assertEqual(describe.query([value]).toArray(), db.query(sql, [value]).toArray(),
+                `${typeof value} ${String(value)}`);
+        }
+        const named = db.prepare('SELECT :a, @b, $c');
+        assertEqual(named.query({a: 1, b: 'two', $c: null}).toArray(), [[1, 'two', null]]);
+        assertEqual(named.query().toArray(), [[1, 'two', null]], 'values stay bound');
+
+        const insert = db.prepare('INSERT INTO item (name, price) VALUES (:name, :price)');
+        assertEqual(insert.execute({name: 'a', price: 1}), 1);
+        assertQStoreError(QStore.Error.CONSTRAINT, () => insert.execute({name: 'a', price: 2}),
+            'UNIQUE constraint failed');
+        assertQStoreError(QStore.Error.INVALID_ARGUMENT, () => insert.execute({name: 'b'}),
+            'Parameter 2 (“:price”) has no value');
+        assertQStoreError(QStore.Error.INVALID_ARGUMENT, () => insert.execute({name: 'b', cost: 1}),
+            '“cost” is not a parameter of the statement');
+        assertQStoreError(QStore.Error.INVALID_ARGUMENT,
+            () => insert.execute({name: 'b', ':name': 'c', price: 1}), 'is given twice');
+        assertQStoreError(QStore.Error.INVALID_ARGUMENT, () => insert.execute(['b', 1, 2]),
+            'there is no parameter 3');
+        assertThrows(() => insert.execute([{not: 'a value'}, 1]),
+            e => assert(e instanceof TypeError, `${e}`), 'an object value');
+        assertThrows(() => insert.execute('b'), e => assert(e instanceof TypeError, `${e}`),
+            'a string as parameters');
+        assertEqual(db.query('SELECT name, price FROM item').toArray(), [['a', 1]]);
+
+        // DDL between runs is seen.
+        const all = db.prepare('SELECT * FROM item WHERE name = ?');
+        db.execute('ALTER TABLE item ADD COLUMN added DEFAULT 7');
+        assertEqual(all.query(['a']).get_row(0).slice(-2), [null, 7]);
+        assertQStoreError(QStore.Error.SYNTAX, () => db.prepare('SELEC 1'));
+        assertQStoreError(QStore.Error.INVALID_ARGUMENT, () => db.prepare('SELECT 1; SELECT 2'));
+    }));
+
     test(`${provider}: values at their edges`, () => withDatabase(provider, (db, reopen) => {
         const insert = 'INSERT INTO item (id, name, price, extra) VALUES (?, ?, ?, ?)';
         db.execute(insert, [1, '', null, new Uint8Array()]);

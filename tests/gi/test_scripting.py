@@ -121,6 +121,76 @@ class Scripting:
         self.assertEqual([r[0] for r in self.db.query("SELECT name FROM item ORDER BY name")],
                          ["a", "b", "c"])
 
+    # Prepared statements
+
+    def test_prepared_values_as_query(self):
+        # Every value goes through a prepared statement's typed binds as
+        # through query()'s GLib.Variants.
+        class Kind(enum.IntEnum):
+            SEVEN = 7
+
+        values = [None, 0, -1, INT64_MAX, INT64_MIN, 0.0, -0.0, 2.5, math.inf, -math.inf,
+                  math.nan, "", "pear", "\U0001f600é", b"", b"\x00\xff", bytearray(b"ab"),
+                  memoryview(b"cd"), True, False, Kind.SEVEN, GLib.Variant("s", "boxed"),
+                  GLib.Variant("i", -7), GLib.Variant("mv", None)]
+        sql = "SELECT ?1, typeof(?1), quote(?1)"
+        statement = self.db.prepare(sql)
+        self.assertIsInstance(statement, QStore.PreparedStatement)
+        for value in values:
+            with self.subTest(value=value):
+                expected = self.db.query(sql, (value,)).fetchall()
+                self.assertEqual(statement.query((value,)).fetchall(), expected)
+                self.assertEqual(statement.query([value]).fetchall(), expected)
+        named = self.db.prepare("SELECT :a, @b, $c")
+        self.assertEqual(named.query({"a": 1, "b": "two", "$c": None}).fetchall(),
+                         [(1, "two", None)])
+        # Values stay bound between runs.
+        self.assertEqual(named.query().fetchall(), [(1, "two", None)])
+
+    def test_prepared_mistakes_as_query(self):
+        # The same mistake raises the same error through both.
+        cases = [
+            ("INSERT INTO item (name) VALUES (?)", ()),
+            ("INSERT INTO item (name) VALUES (?)", ("a", "b")),
+            ("INSERT INTO item (name) VALUES (:name)", {}),
+            ("INSERT INTO item (name) VALUES (:name)", {"name": "x", "price": 1}),
+            ("INSERT INTO item (name) VALUES (:name)", {"name": "x", ":name": "y"}),
+            ("INSERT INTO item (id, name) VALUES (?, :name)", {"name": "x"}),
+            ("INSERT INTO item (name) VALUES (?)", ({"not": "a value"},)),
+            ("INSERT INTO item (name) VALUES (?)", "pear"),
+            ("INSERT INTO item (name) VALUES (?)", 7),
+            ("INSERT INTO item (name, extra) VALUES ('x', ?)", (2**63,)),
+            ("INSERT INTO item (name) VALUES (?)", ("a\0b",)),
+            ("INSERT INTO item (name) VALUES (?)", ("\udc80",)),
+            ("INSERT INTO item (name) VALUES (?)", (None,)),
+            ("INSERT INTO item (name) VALUES (?)", (GLib.Variant("(ii)", (1, 2)),)),
+        ]
+        for sql, params in cases:
+            with self.subTest(sql=sql, params=params):
+                with self.assertRaises(Exception) as through_query:
+                    self.db.execute(sql, params)
+                with self.assertRaises(Exception) as through_prepared:
+                    self.db.prepare(sql).execute(params)
+                expected = through_query.exception
+                self.assertIs(type(through_prepared.exception), type(expected))
+                if isinstance(expected, GLib.Error):
+                    self.assertEqual(through_prepared.exception.message, expected.message)
+        self.assertEqual(self.db.query("SELECT count(*) FROM item").fetchall(), [(0,)])
+
+    def test_prepared_statement_across_ddl(self):
+        lookup = self.db.prepare("SELECT * FROM item WHERE id = ?")
+        self.db.execute("INSERT INTO item (id, name) VALUES (1, 'a')")
+        self.assertEqual(lookup.query((1,)).fetchall(), [(1, "a", None, None, None)])
+        self.db.execute("ALTER TABLE item ADD COLUMN added DEFAULT 'new'")
+        self.assertEqual(lookup.query((1,)).fetchall(), [(1, "a", None, None, None, "new")])
+        self.db.execute("DROP TABLE item")
+        with self.assertRaises(QStore.NotFoundError):
+            lookup.query((1,))
+        with self.assertRaises(QStore.InvalidArgumentError):
+            self.db.prepare("SELECT 1; SELECT 2")
+        with self.assertRaises(QStore.SyntaxError):
+            self.db.prepare("SELEC 1")
+
     # Values at their edges
 
     def test_value_edges(self):

@@ -121,7 +121,7 @@ test_bound_values (TestDatabase  *t,
   for (guint i = 0; i < G_N_ELEMENTS (bound_cases); i++)
     {
       g_autoptr(GError) error = NULL;
-      GVariant *value = g_variant_parse (NULL, bound_cases[i].value, NULL, NULL, &error);
+      g_autoptr(GVariant) value = g_variant_parse (NULL, bound_cases[i].value, NULL, NULL, &error);
       g_autofree char *row = NULL;
 
       g_assert_no_error (error);

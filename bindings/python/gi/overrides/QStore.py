@@ -15,6 +15,13 @@ SQL the way Python's sqlite3 module is used::
             print(name, price)
         tables = [e.get_name() for e in db.catalog()]
 
+A statement run in a loop is faster prepared once, its parameters bound
+without a GLib.Variant each (executemany() does this)::
+
+        lookup = db.prepare("SELECT price FROM item WHERE name = ?")
+        for name in names:
+            print(lookup.query((name,))[0])
+
 Parameters are a tuple or list (positional: ``?``, ``?NNN``) or a dict
 (named: ``:name``, ``@name``, ``$name``, keyed without the prefix) of
 plain values: None (NULL), bool, int (64 bits), float, str, bytes (BLOB),
@@ -154,42 +161,69 @@ def _needs_wrapper(info):
 
 # Values
 
-def _variant_for(value, where):
-    """A Python value as the GVariant a parameter takes; @where() names it
-    in errors. GLib.Variant's own constructors (new_int64() and the like)
-    are used: the format-string one parses its format in Python, which
-    costs more than the query."""
+# What SQL holds, as _sql_value() tells it.
+_NULL, _INTEGER, _REAL, _TEXT, _BLOB, _VARIANT = range(6)
+
+
+def _sql_value(value, where):
+    """@value as (kind, plain value) for a parameter; @where() names it in
+    errors. The common types are tested first, by identity: this runs per
+    parameter of every statement."""
     kind = type(value)
     if kind is int:
         if not _INT64_MIN <= value <= _INT64_MAX:
             raise OverflowError("%s: %d does not fit in 64 signed bits; pass it as a float "
                                 "or a str" % (where(), value))
-        return GLib.Variant.new_int64(value)
+        return _INTEGER, value
     if kind is str:
         if "\0" in value:
             raise ValueError("%s: the str holds a NUL character, which GLib strings cannot "
                              "carry; pass the bytes and write CAST(? AS TEXT) in the SQL"
                              % where())
-        try:
-            return GLib.Variant.new_string(value)
-        except UnicodeEncodeError as e:
-            raise ValueError("%s: the str cannot be encoded as UTF-8 (%s); pass bytes "
-                             "instead" % (where(), e.reason)) from None
+        return _TEXT, value
     if kind is float:
-        return GLib.Variant.new_double(value)
+        return _REAL, value
     if value is None:
-        return GLib.Variant("mv", None)
+        return _NULL, None
     if isinstance(value, GLib.Variant):
-        return value
+        return _VARIANT, value
+    # SQLite has no booleans: TRUE and FALSE are 1 and 0.
     if isinstance(value, bool):
-        return GLib.Variant.new_boolean(value)
+        return _INTEGER, int(value)
     for plain in (int, float, str):
         if isinstance(value, plain):
-            return _variant_for(plain(value), where)
+            return _sql_value(plain(value), where)
     if isinstance(value, (bytes, bytearray, memoryview)):
-        return GLib.Variant("ay", bytes(value))
+        return _BLOB, bytes(value)
     raise TypeError("%s: a %s cannot be stored; use None, bool, int, float, str, bytes "
                     "or a GLib.Variant" % (where(), kind.__name__))
+
+
+def _not_utf8(where, error):
+    return ValueError("%s: the str cannot be encoded as UTF-8 (%s); pass bytes instead"
+                      % (where(), error.reason))
+
+
+# GLib.Variant's own constructors (new_int64() and the like): the
+# format-string one parses its format in Python, which costs more than the
+# query.
+_MAKERS = {
+    _NULL: lambda value: GLib.Variant("mv", None),
+    _INTEGER: GLib.Variant.new_int64,
+    _REAL: GLib.Variant.new_double,
+    _TEXT: GLib.Variant.new_string,
+    _BLOB: lambda value: GLib.Variant("ay", value),
+    _VARIANT: lambda value: value,
+}
+
+
+def _variant_for(value, where):
+    """A Python value as the GVariant a parameter takes."""
+    kind, plain = _sql_value(value, where)
+    try:
+        return _MAKERS[kind](plain)
+    except UnicodeEncodeError as e:
+        raise _not_utf8(where, e) from None
 
 
 def _params_for(params):
@@ -205,13 +239,20 @@ def _params_for(params):
             entries[key] = GLib.Variant.new_variant(
                 _variant_for(value, lambda: "parameter %r" % key))
         return GLib.Variant("a{sv}", entries)
+    _check_sequence(params)
+    # A tuple's children go as they are: QStore takes them boxed in `v` or not.
+    return GLib.Variant.new_tuple(*[_variant_for(value, lambda i=i: "parameter %d" % (i + 1))
+                                    for i, value in enumerate(params)])
+
+
+def _check_sequence(params):
+    kind = type(params)
+    if kind is tuple or kind is list:
+        return
     if isinstance(params, (str, bytes, bytearray)) or \
             not isinstance(params, collections.abc.Sequence):
         raise TypeError("parameters must be a tuple or list (positional) or a dict (named), "
                         "not %s" % type(params).__name__)
-    # A tuple's children go as they are: QStore takes them boxed in `v` or not.
-    return GLib.Variant.new_tuple(*[_variant_for(value, lambda i=i: "parameter %d" % (i + 1))
-                                    for i, value in enumerate(params)])
 
 
 _GETTERS = {
@@ -270,6 +311,114 @@ def _info(name):
 _Database = _auto_class(_info("Database"))
 _Result = _auto_class(_info("Result"))
 _Row = _auto_class(_info("Row"))
+_Prepared = _auto_class(_info("PreparedStatement"))
+
+
+def _invalid_argument(message):
+    code = QStore.Error.INVALID_ARGUMENT
+    return _ERROR_CLASSES[int(code)](message, _ERROR_DOMAIN, code)
+
+
+# The typed binds, called unwrapped: parameters are checked before.
+_BINDERS = {
+    _NULL: lambda stmt, position, value: QStore.PreparedStatement.bind_null(stmt, position),
+    _INTEGER: QStore.PreparedStatement.bind_int64,
+    _REAL: QStore.PreparedStatement.bind_double,
+    _TEXT: QStore.PreparedStatement.bind_text,
+    _BLOB: lambda stmt, position, value:
+        QStore.PreparedStatement.bind_blob(stmt, position, GLib.Bytes.new(value)),
+    _VARIANT: QStore.PreparedStatement.bind_value,
+}
+
+
+class PreparedStatement(_Prepared):
+    """A statement read once by Database.prepare() and run again and
+    again: the fast way to run one statement in a loop. query() and
+    execute() take parameters as Database.query() does, and bind them
+    without making a GLib.Variant of each."""
+
+    def bind(self, params):
+        """Binds every parameter from a tuple or list (positional) or a
+        dict (named), as Database.query() takes them and with the same
+        errors."""
+        try:
+            kind = type(params)
+            if kind is not tuple and kind is not list and \
+                    isinstance(params, collections.abc.Mapping):
+                self.clear_bindings()
+                self._bind_named(params)
+            else:
+                self._bind_positional(params)
+        except GLib.Error as error:
+            _raise_converted(error)
+
+    def _bind_positional(self, params):
+        _check_sequence(params)
+        expected = _Prepared.get_n_parameters(self)
+        if len(params) != expected:
+            raise _invalid_argument(
+                "The statement takes %d parameter%s but %d %s given: pass a tuple with "
+                "one value per parameter" % (expected, "" if expected == 1 else "s",
+                                             len(params), "was" if len(params) == 1 else "were"))
+        # Every position is bound again: nothing to clear.
+        for i, value in enumerate(params):
+            self._bind(i + 1, value, lambda: "parameter %d" % (i + 1))
+
+    def _bind(self, position, value, where):
+        kind, plain = _sql_value(value, where)
+        try:
+            _BINDERS[kind](self, position, plain)
+        except UnicodeEncodeError as e:
+            raise _not_utf8(where, e) from None
+
+    def _bind_named(self, params):
+        given = {}
+        for key, value in params.items():
+            if not isinstance(key, str):
+                raise TypeError("parameter names must be str, not %s" % type(key).__name__)
+            position = self.get_parameter_position(key)
+            if position == 0:
+                names = [self.get_parameter_name(i) or "?"
+                         for i in range(1, self.get_n_parameters() + 1)]
+                raise _invalid_argument(
+                    "“%s” is not a parameter of the statement (its parameters: %s): remove "
+                    "it or correct its name" % (key, ", ".join(names) or "none"))
+            if position in given:
+                raise _invalid_argument(
+                    "Parameter “%s” is given twice, as “%s” and as “%s”: give it once"
+                    % (self.get_parameter_name(position), given[position], key))
+            given[position] = key
+            self._bind(position, value, lambda: "parameter %r" % key)
+        for position in range(1, self.get_n_parameters() + 1):
+            name = self.get_parameter_name(position)
+            if name is None:
+                raise _invalid_argument(
+                    "Parameter %d (“?”) is positional, but the parameters were given by name: pass "
+                    "a tuple, or name every parameter (:name, @name or $name)" % position)
+            if position not in given:
+                raise _invalid_argument("No value for parameter “%s”: add the key “%s” to the "
+                                        "dictionary" % (name, name[1:]))
+
+    # Unwrapped: the statement's text was checked when it was prepared.
+    def query(self, params=None):
+        """Runs the statement, first binding @params when given; returns
+        its QStore.Result."""
+        if params is not None:
+            self.bind(params)
+        try:
+            return QStore.PreparedStatement.query(self)
+        except GLib.Error as error:
+            _raise_converted(error)
+
+    def execute(self, params=None):
+        """Runs the statement, first binding @params when given; returns
+        how many rows it changed."""
+        if params is not None:
+            self.bind(params)
+        try:
+            return QStore.PreparedStatement.execute(self)
+        except GLib.Error as error:
+            _raise_converted(error)
 
 
 class _Transaction:
@@ -342,9 +491,9 @@ class Database(_Database):
     def executemany(self, sql, seq_of_params):
         """Runs one statement once per parameter set, in a transaction when
         none is open; returns how many rows changed in all."""
+        statement = self.prepare(sql)
         with self.transaction():
-            return sum(_Database.execute(self, sql, _params_for(params))
-                       for params in seq_of_params)
+            return sum(statement.execute(params) for params in seq_of_params)
 
     def query(self, sql, params=()):
         """Runs one statement and returns its QStore.Result, whose rows are
@@ -429,7 +578,8 @@ class Row(_Row):
         return self.get_values()[key]
 
 
-_HANDWRITTEN = {"Database": Database, "Result": Result, "Row": Row}
+_HANDWRITTEN = {"Database": Database, "PreparedStatement": PreparedStatement,
+                "Result": Result, "Row": Row}
 
 
 def _override_functions(namespace):
