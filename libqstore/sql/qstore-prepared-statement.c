@@ -250,9 +250,8 @@ qstore_prepared_statement_bind_null (QStorePreparedStatement  *self,
 {
   g_return_val_if_fail (QSTORE_IS_PREPARED_STATEMENT (self), FALSE);
 
-  if (slot_at (self, position, error) == NULL)
-    return FALSE;
-  return TRUE;
+  /* An emptied slot holds NULL. */
+  return slot_at (self, position, error) != NULL;
 }
 
 /**
