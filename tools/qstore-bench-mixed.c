@@ -463,31 +463,36 @@ native_load (gpointer     engine,
 
 /* qstore */
 
+/* One value, read with the typed getters as native_run() reads a column. */
 static guint64
-hash_variant (guint64   h,
-              GVariant *value)
+hash_value (guint64       h,
+            QStoreResult *result,
+            guint         row,
+            guint         column)
 {
-  g_autoptr(GVariant) inner = g_variant_is_of_type (value, G_VARIANT_TYPE_VARIANT)
-                              ? g_variant_get_variant (value) : g_variant_ref (value);
-  gsize len;
-
-  if (g_variant_is_of_type (inner, G_VARIANT_TYPE_INT64))
-    return hash_integer (h, g_variant_get_int64 (inner));
-  if (g_variant_is_of_type (inner, G_VARIANT_TYPE_DOUBLE))
-    return hash_real (h, g_variant_get_double (inner));
-  if (g_variant_is_of_type (inner, G_VARIANT_TYPE_STRING))
+  switch (qstore_result_get_value_type (result, row, column))
     {
-      const char *text = g_variant_get_string (inner, &len);
+    case QSTORE_SQL_TYPE_INTEGER:
+      return hash_integer (h, qstore_result_get_int64 (result, row, column));
+    case QSTORE_SQL_TYPE_REAL:
+      return hash_real (h, qstore_result_get_double (result, row, column));
+    case QSTORE_SQL_TYPE_TEXT:
+      {
+        const char *text = qstore_result_get_text (result, row, column);
 
-      return hash_bytes (h, "t", text, len);
-    }
-  if (g_variant_is_of_type (inner, G_VARIANT_TYPE_BYTESTRING))
-    {
-      const guint8 *data = g_variant_get_fixed_array (inner, &len, 1);
+        return hash_bytes (h, "t", text, strlen (text));
+      }
+    case QSTORE_SQL_TYPE_BLOB:
+      {
+        g_autoptr(GBytes) blob = qstore_result_get_blob (result, row, column);
+        gsize len;
+        const guint8 *data = g_bytes_get_data (blob, &len);
 
-      return hash_bytes (h, "b", data, len);
+        return hash_bytes (h, "b", data, len);
+      }
+    default:
+      return fnv (h, "n", 1);
     }
-  return fnv (h, "n", 1);
 }
 
 static gboolean
@@ -509,11 +514,7 @@ qstore_run (QStoreDatabase  *db,
       guint64 h = HASH_SEED;
 
       for (guint column = 0; column < n_columns; column++)
-        {
-          g_autoptr(GVariant) value = qstore_result_get_value (result, row, column);
-
-          h = hash_variant (h, value);
-        }
+        h = hash_value (h, result, row, column);
       *sum += h;
     }
   if (n_columns == 0)
