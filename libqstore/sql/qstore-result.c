@@ -58,19 +58,79 @@ struct _QStoreResultColumns
   char          **types;          /* NULL where a column has no declared type */
 };
 
+/* A growing buffer that starts inside the result: most results are one
+ * row or a few, and allocating (and freeing) two arrays for them costs
+ * more than reading the row. */
+typedef struct
+{
+  guint8 *data;
+  gsize   len;
+  gsize   allocated;
+} Buffer;
+
+#define INLINE_CELLS 4
+#define INLINE_BYTES 64
+
 struct _QStoreResult
 {
   GObject              parent_instance;
 
   QStoreResultColumns *columns;
-  GArray              *cells;     /* Cell, row after row */
-  GByteArray          *bytes;     /* text (each ending in a NUL) and blobs */
+  Buffer               cells;     /* Cell, row after row */
+  Buffer               bytes;     /* text (each ending in a NUL) and blobs */
   guint                n_rows;
   GPtrArray           *rows;      /* GVariant (tuple of v), made on demand */
   GPtrArray           *items;     /* QStoreRow, made on demand */
   gint64               changes;
   gint64               last_insert_rowid;
+  Cell                 inline_cells[INLINE_CELLS];
+  guint8               inline_bytes[INLINE_BYTES];
 };
+
+static void
+buffer_init (Buffer *buffer,
+             void   *inline_data,
+             gsize   size)
+{
+  buffer->data = inline_data;
+  buffer->len = 0;
+  buffer->allocated = size;
+}
+
+/* Makes room for @more bytes at the end; returns where they start. */
+static guint8 *
+buffer_grow (Buffer       *buffer,
+             const void   *inline_data,
+             gsize         more)
+{
+  gsize needed = buffer->len + more;
+
+  if (needed > buffer->allocated)
+    {
+      gsize allocated = MAX (buffer->allocated * 2, needed);
+
+      if (buffer->data == inline_data)
+        {
+          guint8 *data = g_malloc (allocated);
+
+          memcpy (data, inline_data, buffer->len);
+          buffer->data = data;
+        }
+      else
+        buffer->data = g_realloc (buffer->data, allocated);
+      buffer->allocated = allocated;
+    }
+  buffer->len = needed;
+  return buffer->data + needed - more;
+}
+
+static void
+buffer_clear (Buffer     *buffer,
+              const void *inline_data)
+{
+  if (buffer->data != inline_data)
+    g_free (buffer->data);
+}
 
 enum {
   ROW_PROP_0,
@@ -317,8 +377,8 @@ qstore_result_finalize (GObject *object)
   QStoreResult *self = QSTORE_RESULT (object);
 
   g_clear_pointer (&self->columns, qstore_result_columns_unref);
-  g_clear_pointer (&self->cells, g_array_unref);
-  g_clear_pointer (&self->bytes, g_byte_array_unref);
+  buffer_clear (&self->cells, self->inline_cells);
+  buffer_clear (&self->bytes, self->inline_bytes);
   g_clear_pointer (&self->rows, g_ptr_array_unref);
   g_clear_pointer (&self->items, g_ptr_array_unref);
 
@@ -334,6 +394,8 @@ qstore_result_class_init (QStoreResultClass *klass)
 static void
 qstore_result_init (QStoreResult *self)
 {
+  buffer_init (&self->cells, self->inline_cells, sizeof self->inline_cells);
+  buffer_init (&self->bytes, self->inline_bytes, sizeof self->inline_bytes);
 }
 
 QStoreResult *
@@ -380,16 +442,12 @@ append_bytes (QStoreResult *self,
               const void   *data,
               gsize         len)
 {
-  gsize offset;
+  guint8 *to = buffer_grow (&self->bytes, self->inline_bytes, len + 1);
 
-  if (self->bytes == NULL)
-    self->bytes = g_byte_array_new ();
-  offset = self->bytes->len;
-  g_byte_array_set_size (self->bytes, offset + len + 1);
   if (len > 0)
-    memcpy (self->bytes->data + offset, data, len);
-  self->bytes->data[offset + len] = '\0';
-  return offset;
+    memcpy (to, data, len);
+  to[len] = '\0';
+  return to - self->bytes.data;
 }
 
 void
@@ -399,10 +457,7 @@ qstore_result_add_row (QStoreResult *self,
   guint n_columns = self->columns->n;
   Cell *cells;
 
-  if (self->cells == NULL)
-    self->cells = g_array_sized_new (FALSE, FALSE, sizeof (Cell), n_columns);
-  g_array_set_size (self->cells, self->cells->len + n_columns);
-  cells = &g_array_index (self->cells, Cell, self->cells->len - n_columns);
+  cells = (Cell *) buffer_grow (&self->cells, self->inline_cells, n_columns * sizeof (Cell));
 
   for (guint i = 0; i < n_columns; i++)
     {
@@ -480,7 +535,7 @@ cell_at (QStoreResult *self,
   g_return_val_if_fail (row < self->n_rows, NULL);
   g_return_val_if_fail (column < self->columns->n, NULL);
 
-  return &g_array_index (self->cells, Cell, (gsize) row * self->columns->n + column);
+  return (const Cell *) self->cells.data + (gsize) row * self->columns->n + column;
 }
 
 /* A new reference, sunk, to the value of one cell. */
@@ -501,12 +556,12 @@ cell_to_variant (QStoreResult *self,
       break;
 
     case QSTORE_SQL_TYPE_TEXT:
-      value = g_variant_new_string ((const char *) self->bytes->data + cell->offset);
+      value = g_variant_new_string ((const char *) self->bytes.data + cell->offset);
       break;
 
     case QSTORE_SQL_TYPE_BLOB:
       value = g_variant_new_fixed_array (G_VARIANT_TYPE_BYTE,
-                                         self->bytes->data + cell->offset, cell->len, 1);
+                                         self->bytes.data + cell->offset, cell->len, 1);
       break;
 
     default:
@@ -737,7 +792,7 @@ qstore_result_get_text (QStoreResult *self,
 
   if (cell == NULL || cell->type != QSTORE_SQL_TYPE_TEXT)
     return NULL;
-  return (const char *) self->bytes->data + cell->offset;
+  return (const char *) self->bytes.data + cell->offset;
 }
 
 /**
@@ -760,7 +815,7 @@ qstore_result_get_blob (QStoreResult *self,
 
   if (cell == NULL || cell->type != QSTORE_SQL_TYPE_BLOB)
     return NULL;
-  return g_bytes_new (self->bytes->data + cell->offset, cell->len);
+  return g_bytes_new (self->bytes.data + cell->offset, cell->len);
 }
 
 /**

@@ -287,7 +287,7 @@ test_key_values (TestDatabase  *t,
   test_exec (t->db, "CREATE TABLE kv (k PRIMARY KEY, note); CREATE TEMP TABLE ref (k PRIMARY KEY, note)");
   for (guint i = 0; i < G_N_ELEMENTS (keys); i++)
     {
-      GVariant *key = g_variant_parse (NULL, keys[i], NULL, NULL, NULL);
+      g_autoptr(GVariant) key = g_variant_parse (NULL, keys[i], NULL, NULL, NULL);
       g_autoptr(GVariant) params = g_variant_ref_sink (g_variant_new ("(vs)", key, keys[i]));
 
       execute_ok (t->db, "INSERT INTO kv VALUES (?, ?)", params);
