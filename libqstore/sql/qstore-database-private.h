@@ -81,6 +81,9 @@ struct _QStoreDatabase
   sqlite3            *scratch;
 
   GHashTable         *tables;       /* lower-cased name → QStoreSqlTable */
+  /* Whether a table handed out ephemeral rowids since they were last
+   * forgotten: most statements make none, and need not visit every table. */
+  gboolean            rowids_given;
 
   /* What the layers above keep per database (see
    * qstore_database_get_extension_state()). */

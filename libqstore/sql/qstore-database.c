@@ -569,6 +569,9 @@ qstore_database_forget_rowids (QStoreDatabase *self)
   GHashTableIter iter;
   QStoreSqlTable *entry;
 
+  if (!self->rowids_given)
+    return;
+  self->rowids_given = FALSE;
   g_hash_table_iter_init (&iter, self->tables);
   while (g_hash_table_iter_next (&iter, NULL, (gpointer *) &entry))
     qstore_sql_table_forget_rowids (entry);

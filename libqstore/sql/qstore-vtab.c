@@ -1218,6 +1218,7 @@ rowid_for_key (QStoreSqlTable *entry,
   g_ptr_array_add (entry->key_by_rowid, g_bytes_ref (bytes));
   g_hash_table_insert (entry->rowid_by_key, g_steal_pointer (&bytes),
                        GSIZE_TO_POINTER (entry->key_by_rowid->len));
+  entry->database->rowids_given = TRUE;
   return entry->key_by_rowid->len;
 }
 
