@@ -497,7 +497,7 @@ qstore_prepared_statement_query (QStorePreparedStatement  *self,
 
   if (!qstore_database_check_open (self->database, error) ||
       !qstore_router_run (self->database, self->sql, &tail, bind_values, self, TRUE,
-                          &result, error))
+                          &result, NULL, error))
     {
       g_clear_object (&result);
       return NULL;
@@ -520,7 +520,15 @@ gint64
 qstore_prepared_statement_execute (QStorePreparedStatement  *self,
                                    GError                  **error)
 {
-  g_autoptr(QStoreResult) result = qstore_prepared_statement_query (self, error);
+  const char *tail = NULL;
+  gint64 changes;
 
-  return result != NULL ? qstore_result_get_changes (result) : -1;
+  g_return_val_if_fail (QSTORE_IS_PREPARED_STATEMENT (self), -1);
+  g_return_val_if_fail (error == NULL || *error == NULL, -1);
+
+  if (!qstore_database_check_open (self->database, error) ||
+      !qstore_router_run (self->database, self->sql, &tail, bind_values, self, TRUE,
+                          NULL, &changes, error))
+    return -1;
+  return changes;
 }

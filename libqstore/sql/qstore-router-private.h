@@ -104,7 +104,7 @@ typedef gboolean (*QStoreBindFunc) (sqlite3_stmt  *stmt,
 /* Runs the first statement of @sql; *@tail gets where the next starts.
  * @bind (when given) binds its parameters from @bind_data; @single
  * refuses a second statement after it; *@result (when given) gets its
- * rows. */
+ * rows, and *@changes (when given) how many rows it changed. */
 gboolean  qstore_router_run  (QStoreDatabase   *db,
                               const char       *sql,
                               const char      **tail,
@@ -112,6 +112,7 @@ gboolean  qstore_router_run  (QStoreDatabase   *db,
                               gpointer          bind_data,
                               gboolean          single,
                               QStoreResult    **result,
+                              gint64           *changes,
                               GError          **error);
 
 /* Reads @sql, which must be one statement, as qstore_router_run() would,

@@ -713,13 +713,15 @@ ddl_end (QStoreDatabase  *db,
 
 /* Steps @stmt to the end, into @result (made by qstore_result_new())
  * when given, its columns shared with @columns as
- * qstore_result_take_columns() says. */
+ * qstore_result_take_columns() says; *@changes (when given) gets how many
+ * rows it changed. */
 static gboolean
 step_statement (QStoreDatabase       *db,
                 sqlite3_stmt         *stmt,
                 gboolean              is_dml,
                 QStoreResult         *result,
                 QStoreResultColumns **columns,
+                gint64               *changes,
                 GError              **error)
 {
   int rc = sqlite3_step (stmt);
@@ -736,6 +738,8 @@ step_statement (QStoreDatabase       *db,
       return FALSE;
     }
 
+  if (changes != NULL)
+    *changes = is_dml ? sqlite3_changes64 (db->db) : 0;
   if (result != NULL)
     qstore_result_set_counts (result, is_dml ? sqlite3_changes64 (db->db) : 0,
                               sqlite3_last_insert_rowid (db->db));
@@ -807,6 +811,7 @@ run_sql (QStoreDatabase   *db,
          QStoreBindFunc    bind,
          gpointer          bind_data,
          QStoreResult    **result,
+         gint64           *changes,
          GError          **error)
 {
   g_autoptr(QStoreResult) rows = NULL;
@@ -824,7 +829,7 @@ run_sql (QStoreDatabase   *db,
   if (ok)
     {
       ok = step_statement (db, statement->stmt, statement->writes, rows,
-                           cached != NULL ? &cached->columns : NULL, error);
+                           cached != NULL ? &cached->columns : NULL, changes, error);
       if (statement->writes)
         call_extensions (db, G_STRUCT_OFFSET (QStoreDatabaseExtension, after_write));
     }
@@ -853,6 +858,7 @@ dispatch (QStoreDatabase   *db,
           gpointer          bind_data,
           gboolean          single,
           QStoreResult    **result,
+          gint64           *changes,
           GError          **error)
 {
   const QStoreStatementHandler *handler;
@@ -880,7 +886,7 @@ dispatch (QStoreDatabase   *db,
     }
 
   if (statement->kind == QSTORE_STATEMENT_SQL)
-    return run_sql (db, statement, cached, bind, bind_data, result, error);
+    return run_sql (db, statement, cached, bind, bind_data, result, changes, error);
 
   handler = find_handler (db, statement);
   if (handler == NULL)
@@ -911,6 +917,7 @@ qstore_router_run (QStoreDatabase   *db,
                    gpointer          bind_data,
                    gboolean          single,
                    QStoreResult    **result,
+                   gint64           *changes,
                    GError          **error)
 {
   g_auto(QStoreStatement) statement = { 0 };
@@ -919,6 +926,8 @@ qstore_router_run (QStoreDatabase   *db,
   gboolean ok;
 
   *tail = qstore_sql_skip_space (sql);
+  if (changes != NULL)
+    *changes = 0;
   g_clear_error (&db->callback_error);
   cached = cache_lookup (db, sql, &statement);
   if (cached == NULL)
@@ -937,7 +946,7 @@ qstore_router_run (QStoreDatabase   *db,
     }
   *tail = statement.end;
 
-  ok = dispatch (db, &statement, cached, bind, bind_data, single, result, error);
+  ok = dispatch (db, &statement, cached, bind, bind_data, single, result, changes, error);
   if (cached != NULL)
     cache_return (&statement, cached);
   else if (!plain)
@@ -1021,7 +1030,7 @@ qstore_database_exec (QStoreDatabase  *self,
     {
       const char *tail = NULL;
 
-      if (!qstore_router_run (self, p, &tail, NULL, NULL, FALSE, NULL, error))
+      if (!qstore_router_run (self, p, &tail, NULL, NULL, FALSE, NULL, NULL, error))
         return FALSE;
       /* Never stand still, whatever SQLite consumed. */
       p = tail > p ? tail : p + strlen (p);
@@ -1089,7 +1098,7 @@ qstore_database_query (QStoreDatabase  *self,
   if (!qstore_database_check_open (self, error))
     return NULL;
 
-  if (!qstore_router_run (self, sql, &tail, bind_variant, owned, TRUE, &result, error))
+  if (!qstore_router_run (self, sql, &tail, bind_variant, owned, TRUE, &result, NULL, error))
     {
       g_clear_object (&result);
       return NULL;
@@ -1133,16 +1142,18 @@ qstore_database_execute (QStoreDatabase  *self,
                          GError         **error)
 {
   g_autoptr(GVariant) owned = params != NULL ? g_variant_ref_sink (params) : NULL;
-  g_autoptr(QStoreResult) result = NULL;
+  const char *tail = NULL;
+  gint64 changes;
 
   g_return_val_if_fail (QSTORE_IS_DATABASE (self), -1);
   g_return_val_if_fail (sql != NULL, -1);
   g_return_val_if_fail (error == NULL || *error == NULL, -1);
 
-  result = qstore_database_query (self, sql, owned, error);
-  if (result == NULL)
+  /* No result to make: its rows would be thrown away. */
+  if (!qstore_database_check_open (self, error) ||
+      !qstore_router_run (self, sql, &tail, bind_variant, owned, TRUE, NULL, &changes, error))
     return -1;
-  return qstore_result_get_changes (result);
+  return changes;
 }
 
 /**
