@@ -81,10 +81,12 @@ read_max_rowid (QStoreTable  *self,
   g_autoptr(QStoreBounds) bounds = qstore_bounds_new ();
   g_autoptr(QStoreIter) iter = NULL;
   g_autoptr(GError) local_error = NULL;
-  g_autoptr(GBytes) key = NULL;
-  g_autoptr(GVariant) decoded = NULL;
-  g_autoptr(GVariant) boxed = NULL;
-  g_autoptr(GVariant) value = NULL;
+  const guint8 *key;
+  gsize key_len, pos = 0;
+  guint8 on_stack[64];
+  g_autofree guint8 *on_heap = NULL;
+  guint8 *scratch;
+  QStoreValue value;
 
   qstore_bounds_set_reverse (bounds, TRUE);
   qstore_bounds_set_limit (bounds, 1);
@@ -104,16 +106,15 @@ read_max_rowid (QStoreTable  *self,
       return TRUE;
     }
 
-  key = qstore_iter_get_key (iter);
-  decoded = qstore_codec_decode_key (key, NULL, 1, error);
-  if (decoded == NULL)
+  /* A damaged key may hold text, which is unescaped to @scratch. */
+  key = qstore_iter_peek_key (iter, &key_len);
+  scratch = key_len <= sizeof on_stack ? on_stack : (on_heap = g_malloc (key_len));
+  if (!qstore_codec_read_key_value (key, key_len, &pos, 0, FALSE, &scratch, &value, error))
     {
       g_prefix_error (error, _("Table “%s”: "), self->schema->name);
       return FALSE;
     }
-  boxed = g_variant_get_child_value (decoded, 0);
-  value = g_variant_get_variant (boxed);
-  if (!g_variant_is_of_type (value, G_VARIANT_TYPE_INT64))
+  if (value.type != QSTORE_VALUE_INTEGER || pos != key_len)
     {
       g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_CORRUPT,
                    _("Table “%s” holds a key that is no rowid: the data store "
@@ -122,7 +123,7 @@ read_max_rowid (QStoreTable  *self,
     }
 
   *empty = FALSE;
-  *max = g_variant_get_int64 (value);
+  *max = value.integer;
   return TRUE;
 }
 

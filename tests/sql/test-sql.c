@@ -813,6 +813,44 @@ test_explicit_rowid (Fixture       *f,
 }
 
 /* A rollback brings back rows that the next rowid must stay above. */
+/* A new rowid is one more than the largest key: a largest key that is no
+ * integer is the table's damage, named, and the insert writes nothing. */
+static void
+test_damaged_rowid_key (Fixture       *f,
+                        gconstpointer  data)
+{
+  g_autoptr(QStoreKV) store = NULL;
+  g_autoptr(GByteArray) key = g_byte_array_new ();
+  g_autoptr(GError) error = NULL;
+  /* Text long enough to be unescaped off the stack, with bytes that are
+   * escaped in keys. */
+  g_autofree char *text = g_strnfill (100, '\001');
+
+  exec_ok (f, "CREATE TABLE t (id INTEGER PRIMARY KEY, v)");
+  exec_ok (f, "INSERT INTO t (v) VALUES ('a')");
+  store = qstore_provider_open_store (qstore_database_get_provider (f->db), "main.t", &error);
+  g_assert_no_error (error);
+  text[0] = '\0';
+  qstore_codec_append_text (key, text, 100, QSTORE_COLLATION_BINARY, FALSE);
+  qstore_kv_put (store, key->data, key->len, (const guint8 *) "", 0, QSTORE_WRITE_NONE, &error);
+  g_assert_no_error (error);
+
+  test_exec_fails (f->db, "INSERT INTO t (v) VALUES ('b')", QSTORE_ERROR_CORRUPT,
+                   "Table “t” holds a key that is no rowid");
+
+  /* A larger key that does not decode at all. */
+  g_byte_array_set_size (key, 0);
+  g_byte_array_append (key, (const guint8 *) "\xff", 1);
+  qstore_kv_put (store, key->data, key->len, (const guint8 *) "", 0, QSTORE_WRITE_NONE, &error);
+  g_assert_no_error (error);
+  test_exec_fails (f->db, "INSERT INTO t (v) VALUES ('c')", QSTORE_ERROR_CORRUPT, "Table “t”: ");
+
+  /* The row written before is there, alone. */
+  g_assert_cmpint (test_query_int (f->db, "SELECT count(*) FROM t WHERE id = 1"), ==, 1);
+  g_assert_cmpint (test_query_int (f->db, "SELECT count(*) FROM t WHERE id > 1 AND id < 1000"),
+                   ==, 0);
+}
+
 static void
 test_rowid_after_rollback (Fixture       *f,
                            gconstpointer  data)
@@ -2219,6 +2257,7 @@ main (int    argc,
   ADD ("/sql/dml/affinity", test_affinity);
   ADD ("/sql/dml/explicit-rowid", test_explicit_rowid);
   ADD ("/sql/dml/rowid-after-rollback", test_rowid_after_rollback);
+  ADD ("/sql/dml/damaged-rowid-key", test_damaged_rowid_key);
   ADD ("/sql/keys/composite", test_composite_keys);
   ADD ("/sql/keys/null-primary-key", test_null_primary_key);
   ADD ("/sql/keys/partial-unique", test_partial_unique);
