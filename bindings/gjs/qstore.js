@@ -20,8 +20,9 @@
 //
 //     QStore.Database.using('memory:', db => { … });   // opens, runs, closes
 //
-// A statement run in a loop is faster prepared once (executeMany() does
-// this):
+// query(), execute() and executeMany() keep the statements they run
+// prepared and bind their parameters with typed calls; db.prepare(sql)
+// gives such a statement to hold:
 //
 //     const lookup = db.prepare('SELECT price FROM item WHERE name = ?');
 //     for (const name of names)
@@ -102,42 +103,6 @@ function sqlValue(value, where) {
                         'or a GLib.Variant');
 }
 
-// The common types go through GLib.Variant's typed constructors: the
-// signature one parses its signature in JavaScript, which costs more than
-// the query.
-const BYTESTRING = new GLib.VariantType('ay');
-const makers = [
-    () => new GLib.Variant('mv', null),
-    GLib.Variant.new_int64,
-    GLib.Variant.new_double,
-    GLib.Variant.new_string,
-    bytes => GLib.Variant.new_from_bytes(BYTESTRING, bytes, true),
-    variant => variant,
-];
-
-// A JavaScript value as the GVariant a parameter takes.
-function variantFor(value, where) {
-    const [kind, plain] = sqlValue(value, where);
-    return makers[kind](plain);
-}
-
-// A statement's parameters as the GVariant QStore takes.
-function paramsFor(params) {
-    if (params === null || params === undefined || params instanceof GLib.Variant)
-        return params ?? null;
-    // A tuple's children go as they are: QStore takes them boxed in `v` or not.
-    if (Array.isArray(params))
-        return GLib.Variant.new_tuple(params.map((value, i) => variantFor(value, `parameter ${i + 1}`)));
-    if (typeof params === 'object' && Object.getPrototypeOf(params) === Object.prototype) {
-        const entries = {};
-        for (const [key, value] of Object.entries(params))
-            entries[key] = new GLib.Variant('v', variantFor(value, `parameter “${key}”`));
-        return new GLib.Variant('a{sv}', entries);
-    }
-    throw new TypeError('parameters must be an array (positional) or a plain object ' +
-                        `(named), not ${params?.constructor?.name ?? typeof params}`);
-}
-
 // A result value (possibly boxed in `v`) as a plain JavaScript value.
 function valueOf(variant) {
     while (variant.get_type_string() === 'v')
@@ -211,15 +176,40 @@ QStore.Database.using = function (uri, flagsOrFunc, func) {
     return result;
 };
 
+// Statements query() and execute() keep prepared, as many as Python's
+// sqlite3 keeps.
+const STATEMENT_CACHE_SIZE = 128;
+
+// The statement @sql, prepared once and kept: a statement holds its
+// database weakly, so the two do not keep each other alive.
+function preparedOf(db, sql) {
+    db._qstoreStatements ??= new Map();
+    let statement = db._qstoreStatements.get(sql);
+    if (statement === undefined) {
+        if (db._qstoreStatements.size >= STATEMENT_CACHE_SIZE)
+            db._qstoreStatements.clear();
+        statement = db.prepare(sql);
+        db._qstoreStatements.set(sql, statement);
+    }
+    return statement;
+}
+
+// Parameters given as a GLib.Variant (or none) go to QStore as they are.
+function asVariant(params) {
+    return params === null || params === undefined || params instanceof GLib.Variant;
+}
+
 // Runs one statement with parameters; returns how many rows it changed.
 Database.execute = function (sql, params = []) {
-    return originals.execute.call(this, sql, paramsFor(params));
+    if (asVariant(params))
+        return originals.execute.call(this, sql, params ?? null);
+    return preparedOf(this, sql).execute(params);
 };
 
 // Runs one statement once per parameter set, prepared once, in a
 // transaction; returns how many rows changed in all.
 Database.executeMany = function (sql, paramSets) {
-    const statement = this.prepare(sql);
+    const statement = preparedOf(this, sql);
     return this.transaction(() => {
         let changes = 0;
         for (const params of paramSets)
@@ -230,12 +220,13 @@ Database.executeMany = function (sql, paramSets) {
 
 // Runs one statement; the result's rows are arrays of plain values.
 Database.query = function (sql, params = []) {
-    return originals.query.call(this, sql, paramsFor(params));
+    if (asVariant(params))
+        return originals.query.call(this, sql, params ?? null);
+    return preparedOf(this, sql).query(params);
 };
 
-// A prepared statement (db.prepare(sql)) is the fast way to run one
-// statement in a loop: its parameters are bound with typed calls, without
-// a GLib.Variant each.
+// A prepared statement (db.prepare(sql)) binds its parameters with typed
+// calls, without a GLib.Variant each.
 const binders = [
     (statement, position) => statement.bind_null(position),
     (statement, position, value) => statement.bind_int64(position, value),
@@ -255,13 +246,19 @@ function invalidArgument(message) {
 }
 
 // Binds every parameter from an array (positional) or a plain object
-// (named); one not given has no value, and running then fails.
+// (named), with the errors of Database.query()'s GVariant parameters.
 Prepared.bind = function (params) {
-    this.clear_bindings();
+    const expected = this.get_n_parameters();
     if (Array.isArray(params)) {
+        if (params.length !== expected) {
+            throw invalidArgument(`The statement takes ${expected} parameter${expected === 1 ? '' : 's'} ` +
+                                  `but ${params.length} ${params.length === 1 ? 'was' : 'were'} given: ` +
+                                  'pass a tuple with one value per parameter');
+        }
         params.forEach((value, i) => bindOne(this, i + 1, value, `parameter ${i + 1}`));
         return;
     }
+    this.clear_bindings();
     if (typeof params !== 'object' || Object.getPrototypeOf(params) !== Object.prototype) {
         throw new TypeError('parameters must be an array (positional) or a plain object ' +
                             `(named), not ${params?.constructor?.name ?? typeof params}`);
@@ -269,14 +266,32 @@ Prepared.bind = function (params) {
     const given = new Map();
     for (const [key, value] of Object.entries(params)) {
         const position = this.get_parameter_position(key);
-        if (position === 0)
-            throw invalidArgument(`“${key}” is not a parameter of the statement`);
+        if (position === 0) {
+            const names = [];
+            for (let i = 1; i <= expected; i++)
+                names.push(this.get_parameter_name(i) ?? '?');
+            throw invalidArgument(`“${key}” is not a parameter of the statement (its ` +
+                                  `parameters: ${names.join(', ') || 'none'}): remove it or ` +
+                                  'correct its name');
+        }
         if (given.has(position)) {
             throw invalidArgument(`Parameter “${this.get_parameter_name(position)}” is given ` +
                                   `twice, as “${given.get(position)}” and as “${key}”: give it once`);
         }
         given.set(position, key);
         bindOne(this, position, value, `parameter “${key}”`);
+    }
+    for (let position = 1; position <= expected; position++) {
+        const name = this.get_parameter_name(position);
+        if (name === null) {
+            throw invalidArgument(`Parameter ${position} (“?”) is positional, but the parameters ` +
+                                  'were given by name: pass a tuple, or name every parameter ' +
+                                  '(:name, @name or $name)');
+        }
+        if (!given.has(position)) {
+            throw invalidArgument(`No value for parameter “${name}”: add the key ` +
+                                  `“${name.slice(1)}” to the dictionary`);
+        }
     }
 };
 

@@ -43,6 +43,11 @@
  * `?NNN` is NNN; qstore_prepared_statement_get_parameter_position() finds
  * a named one. Values stay bound from run to run until bound again or
  * cleared, and every parameter must have one when the statement runs.
+ *
+ * A statement does not keep its database alive: a program (or a
+ * language binding) may keep statements in a cache beside the database
+ * without the two holding each other. Once the database is closed or
+ * gone, a run fails with %QSTORE_ERROR_CLOSED.
  */
 /* A bound value, kept as SQLite takes it: binding one allocates nothing
  * but the copy of text. */
@@ -57,7 +62,7 @@ struct _QStorePreparedStatement
 {
   GObject         parent_instance;
 
-  QStoreDatabase *database;
+  GWeakRef        database;       /* a statement does not keep it open */
   char           *sql;
   guint           n_parameters;
   char          **names;          /* n_parameters; NULL for a `?` */
@@ -77,7 +82,7 @@ qstore_prepared_statement_finalize (GObject *object)
   g_free (self->names);
   g_free (self->slots);
   g_free (self->sql);
-  g_clear_object (&self->database);
+  g_weak_ref_clear (&self->database);
 
   G_OBJECT_CLASS (qstore_prepared_statement_parent_class)->finalize (object);
 }
@@ -124,7 +129,7 @@ qstore_database_prepare (QStoreDatabase  *self,
     return NULL;
 
   prepared = g_object_new (QSTORE_TYPE_PREPARED_STATEMENT, NULL);
-  prepared->database = g_object_ref (self);
+  g_weak_ref_init (&prepared->database, self);
   prepared->sql = g_strdup (sql);
   prepared->n_parameters = n_parameters;
   prepared->names = names;
@@ -474,6 +479,28 @@ bind_values (sqlite3_stmt  *stmt,
   return TRUE;
 }
 
+/* Runs the statement as qstore_router_run() does for its arguments. */
+static gboolean
+run (QStorePreparedStatement  *self,
+     QStoreResult            **result,
+     gint64                   *changes,
+     GError                  **error)
+{
+  g_autoptr(QStoreDatabase) database = g_weak_ref_get (&self->database);
+  const char *tail = NULL;
+
+  if (database == NULL)
+    {
+      g_set_error_literal (error, QSTORE_ERROR, QSTORE_ERROR_CLOSED,
+                           _("The database of the statement is gone: prepare it again "
+                           "on an open one"));
+      return FALSE;
+    }
+  return qstore_database_check_open (database, error) &&
+         qstore_router_run (database, self->sql, &tail, bind_values, self, TRUE, result,
+                            changes, error);
+}
+
 /**
  * qstore_prepared_statement_query:
  * @self: a #QStorePreparedStatement
@@ -490,18 +517,12 @@ qstore_prepared_statement_query (QStorePreparedStatement  *self,
                                  GError                  **error)
 {
   QStoreResult *result = NULL;
-  const char *tail = NULL;
 
   g_return_val_if_fail (QSTORE_IS_PREPARED_STATEMENT (self), NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
 
-  if (!qstore_database_check_open (self->database, error) ||
-      !qstore_router_run (self->database, self->sql, &tail, bind_values, self, TRUE,
-                          &result, NULL, error))
-    {
-      g_clear_object (&result);
-      return NULL;
-    }
+  if (!run (self, &result, NULL, error))
+    g_clear_object (&result);
   return result;
 }
 
@@ -520,15 +541,10 @@ gint64
 qstore_prepared_statement_execute (QStorePreparedStatement  *self,
                                    GError                  **error)
 {
-  const char *tail = NULL;
   gint64 changes;
 
   g_return_val_if_fail (QSTORE_IS_PREPARED_STATEMENT (self), -1);
   g_return_val_if_fail (error == NULL || *error == NULL, -1);
 
-  if (!qstore_database_check_open (self->database, error) ||
-      !qstore_router_run (self->database, self->sql, &tail, bind_values, self, TRUE,
-                          NULL, &changes, error))
-    return -1;
-  return changes;
+  return run (self, NULL, &changes, error) ? changes : -1;
 }

@@ -86,18 +86,26 @@ for (const provider of ['memory', 'lmdb', 'sqlite']) {
     }));
 
     test(`${provider}: prepared statements`, () => withDatabase(provider, db => {
-        // Every value goes through the typed binds as through query()'s
-        // GLib.Variants.
+        // Every value goes through the typed binds as the GLib.Variant it
+        // stands for goes through query()'s GVariant parameters.
         const sql = 'SELECT ?1, typeof(?1), quote(?1)';
         const describe = db.prepare(sql);
         assert(describe instanceof QStore.PreparedStatement, 'db.prepare() gives a PreparedStatement');
-        const values = [null, undefined, 0, -1, 2 ** 53 - 1, 2 ** 60, -0, 2.5, NaN, -Infinity,
-            '', 'pear', '😀é', true, false, INT64_MAX, INT64_MIN, bytes(), bytes(0, 255),
-            new GLib.Bytes(bytes(1, 2)), bytes(3, 4).buffer, new GLib.Variant('d', 1),
-            new GLib.Variant('s', 'boxed')];
-        for (const value of values) {
-            assertEqual(describe.query([value]).toArray(), db.query(sql, [value]).toArray(),
-                `${typeof value} ${String(value)}`);
+        const int64 = n => GLib.Variant.parse(new GLib.VariantType('x'), String(n), null, null);
+        const pairs = [[null, new GLib.Variant('mv', null)], [undefined, new GLib.Variant('mv', null)],
+            [0, int64(0)], [-1, int64(-1)], [2 ** 53 - 1, int64(2 ** 53 - 1)], [2 ** 60, int64(2n ** 60n)],
+            [-0, new GLib.Variant('d', -0)], [2.5, new GLib.Variant('d', 2.5)],
+            [NaN, new GLib.Variant('d', NaN)], [-Infinity, new GLib.Variant('d', -Infinity)],
+            ['', new GLib.Variant('s', '')], ['😀é', new GLib.Variant('s', '😀é')],
+            [true, int64(1)], [false, int64(0)], [INT64_MAX, int64(INT64_MAX)], [INT64_MIN, int64(INT64_MIN)],
+            [bytes(), new GLib.Variant('ay', bytes())], [bytes(0, 255), new GLib.Variant('ay', bytes(0, 255))],
+            [new GLib.Bytes(bytes(1, 2)), new GLib.Variant('ay', bytes(1, 2))],
+            [bytes(3, 4).buffer, new GLib.Variant('ay', bytes(3, 4))],
+            [new GLib.Variant('s', 'boxed'), new GLib.Variant('s', 'boxed')]];
+        for (const [value, variant] of pairs) {
+            const expected = db.query(sql, GLib.Variant.new_tuple([variant])).toArray();
+            assertEqual(describe.query([value]).toArray(), expected, `${typeof value} ${String(value)}`);
+            assertEqual(db.query(sql, [value]).toArray(), expected, `${typeof value} ${String(value)}`);
         }
         const named = db.prepare('SELECT :a, @b, $c');
         assertEqual(named.query({a: 1, b: 'two', $c: null}).toArray(), [[1, 'two', null]]);
@@ -108,12 +116,14 @@ for (const provider of ['memory', 'lmdb', 'sqlite']) {
         assertQStoreError(QStore.Error.CONSTRAINT, () => insert.execute({name: 'a', price: 2}),
             'UNIQUE constraint failed');
         assertQStoreError(QStore.Error.INVALID_ARGUMENT, () => insert.execute({name: 'b'}),
-            'Parameter 2 (“:price”) has no value');
+            'No value for parameter “:price”');
         assertQStoreError(QStore.Error.INVALID_ARGUMENT, () => insert.execute({name: 'b', cost: 1}),
             '“cost” is not a parameter of the statement');
         assertQStoreError(QStore.Error.INVALID_ARGUMENT,
             () => insert.execute({name: 'b', ':name': 'c', price: 1}), 'is given twice');
         assertQStoreError(QStore.Error.INVALID_ARGUMENT, () => insert.execute(['b', 1, 2]),
+            'takes 2 parameters but 3 were given');
+        assertQStoreError(QStore.Error.INVALID_ARGUMENT, () => insert.bind_int64(3, 1),
             'there is no parameter 3');
         assertThrows(() => insert.execute([{not: 'a value'}, 1]),
             e => assert(e instanceof TypeError, `${e}`), 'an object value');

@@ -8,11 +8,14 @@ their code; every value at its edges. Runs once per persistent provider
 and on memory:."""
 
 import enum
+import gc
 import math
 import os
 import shutil
+import sqlite3
 import tempfile
 import unittest
+import weakref
 
 import gi
 
@@ -123,59 +126,81 @@ class Scripting:
 
     # Prepared statements
 
-    def test_prepared_values_as_query(self):
-        # Every value goes through a prepared statement's typed binds as
-        # through query()'s GLib.Variants.
+    def test_values_bound_as_sqlite_binds_them(self):
+        # Parameters are bound with typed calls: each plain value must reach
+        # SQL as Python's sqlite3 binds it, and each GLib.Variant as the
+        # GVariant parameters of query() carry it.
         class Kind(enum.IntEnum):
             SEVEN = 7
 
-        values = [None, 0, -1, INT64_MAX, INT64_MIN, 0.0, -0.0, 2.5, math.inf, -math.inf,
-                  math.nan, "", "pear", "\U0001f600é", b"", b"\x00\xff", bytearray(b"ab"),
-                  memoryview(b"cd"), True, False, Kind.SEVEN, GLib.Variant("s", "boxed"),
-                  GLib.Variant("i", -7), GLib.Variant("mv", None)]
+        native = sqlite3.connect(":memory:")
         sql = "SELECT ?1, typeof(?1), quote(?1)"
         statement = self.db.prepare(sql)
         self.assertIsInstance(statement, QStore.PreparedStatement)
-        for value in values:
+        for value in [None, 0, -1, INT64_MAX, INT64_MIN, 0.0, -0.0, 2.5, math.inf, -math.inf,
+                      math.nan, "", "pear", "\U0001f600é", b"", b"\x00\xff", True, False,
+                      Kind.SEVEN]:
             with self.subTest(value=value):
-                expected = self.db.query(sql, (value,)).fetchall()
-                self.assertEqual(statement.query((value,)).fetchall(), expected)
+                expected = native.execute(sql, (value,)).fetchall()
+                self.assertEqual(self.db.query(sql, (value,)).fetchall(), expected)
                 self.assertEqual(statement.query([value]).fetchall(), expected)
+        for value in [bytearray(b"ab"), memoryview(b"cd")]:
+            self.assertEqual(statement.query((value,)).fetchall(),
+                             native.execute(sql, (bytes(value),)).fetchall())
+        for value in [GLib.Variant("s", "boxed"), GLib.Variant("i", -7), GLib.Variant("mv", None),
+                      GLib.Variant("ay", b"\x01")]:
+            with self.subTest(value=value):
+                expected = self.db.query(sql, GLib.Variant.new_tuple(value)).fetchall()
+                self.assertEqual(statement.query((value,)).fetchall(), expected)
         named = self.db.prepare("SELECT :a, @b, $c")
         self.assertEqual(named.query({"a": 1, "b": "two", "$c": None}).fetchall(),
                          [(1, "two", None)])
         # Values stay bound between runs.
         self.assertEqual(named.query().fetchall(), [(1, "two", None)])
 
-    def test_prepared_mistakes_as_query(self):
-        # The same mistake raises the same error through both.
+    def test_more_parameter_mistakes(self):
+        # Each mistake is refused before anything is written.
         cases = [
-            ("INSERT INTO item (name) VALUES (?)", ()),
-            ("INSERT INTO item (name) VALUES (?)", ("a", "b")),
-            ("INSERT INTO item (name) VALUES (:name)", {}),
-            ("INSERT INTO item (name) VALUES (:name)", {"name": "x", "price": 1}),
-            ("INSERT INTO item (name) VALUES (:name)", {"name": "x", ":name": "y"}),
-            ("INSERT INTO item (id, name) VALUES (?, :name)", {"name": "x"}),
-            ("INSERT INTO item (name) VALUES (?)", ({"not": "a value"},)),
-            ("INSERT INTO item (name) VALUES (?)", "pear"),
-            ("INSERT INTO item (name) VALUES (?)", 7),
-            ("INSERT INTO item (name, extra) VALUES ('x', ?)", (2**63,)),
-            ("INSERT INTO item (name) VALUES (?)", ("a\0b",)),
-            ("INSERT INTO item (name) VALUES (?)", ("\udc80",)),
-            ("INSERT INTO item (name) VALUES (?)", (None,)),
-            ("INSERT INTO item (name) VALUES (?)", (GLib.Variant("(ii)", (1, 2)),)),
+            ("INSERT INTO item (name) VALUES (?)", ("a", "b"), QStore.InvalidArgumentError,
+             "takes 1 parameter but 2 were given"),
+            ("INSERT INTO item (name) VALUES (:name)", {"name": "x", ":name": "y"},
+             QStore.InvalidArgumentError, "“:name” is given twice"),
+            ("INSERT INTO item (name) VALUES (?)", 7, TypeError, "not int"),
+            ("INSERT INTO item (name) VALUES (?)", (GLib.Variant("(ii)", (1, 2)),),
+             QStore.InvalidArgumentError, "Parameter 1"),
+            ("INSERT INTO item (name) VALUES (?)", (None,), QStore.ConstraintError,
+             "NOT NULL constraint failed: item.name"),
         ]
-        for sql, params in cases:
+        for sql, params, error, part in cases:
             with self.subTest(sql=sql, params=params):
-                with self.assertRaises(Exception) as through_query:
+                with self.assertRaises(error) as cm:
                     self.db.execute(sql, params)
-                with self.assertRaises(Exception) as through_prepared:
+                self.assertIn(part, str(cm.exception))
+                # The same from a statement prepared by hand.
+                with self.assertRaises(error):
                     self.db.prepare(sql).execute(params)
-                expected = through_query.exception
-                self.assertIs(type(through_prepared.exception), type(expected))
-                if isinstance(expected, GLib.Error):
-                    self.assertEqual(through_prepared.exception.message, expected.message)
         self.assertEqual(self.db.query("SELECT count(*) FROM item").fetchall(), [(0,)])
+
+    def test_kept_statements_do_not_keep_the_database(self):
+        # query() and execute() keep their statements prepared; dropping
+        # the database without closing it still finalizes it, so its
+        # location can be opened again for writing.
+        self.db.execute("INSERT INTO item (name) VALUES (?)", ("kept",))
+        self.assertEqual(self.db.query("SELECT name FROM item WHERE name = ?", ("kept",)).fetchall(),
+                         [("kept",)])
+        finalized = []
+        self.db.weak_ref(lambda: finalized.append(True))
+        wrapper = weakref.ref(self.db)
+        self.db = None
+        gc.collect()
+        self.assertIsNone(wrapper())
+        self.assertEqual(finalized, [True])
+        self.db = QStore.Database.open(self.uri)
+        self.db.execute("CREATE TABLE IF NOT EXISTS item (name)")
+        self.db.execute("INSERT INTO item (name) VALUES (?)", ("again",))
+        if self.PROVIDER != "memory":
+            self.assertEqual(sorted(r[0] for r in self.db.query("SELECT name FROM item")),
+                             ["again", "kept"])
 
     def test_prepared_statement_across_ddl(self):
         lookup = self.db.prepare("SELECT * FROM item WHERE id = ?")

@@ -392,6 +392,42 @@ test_transaction (TestDatabase  *t,
   g_assert_cmpint (test_query_int (t->db, "SELECT sum(a) FROM t"), ==, 49 * 50 / 2);
 }
 
+/* A statement does not keep its database alive; run after the database
+ * is gone, it fails. */
+static void
+test_outlives_database (TestDatabase  *t,
+                        gconstpointer  data)
+{
+  g_autoptr(QStorePreparedStatement) statement = NULL;
+  g_autoptr(GError) error = NULL;
+  QStoreDatabase *db;
+
+  test_exec (t->db, "CREATE TABLE t (a INTEGER PRIMARY KEY)");
+  statement = prepare_ok (t->db, "INSERT INTO t VALUES (?)");
+  g_assert_true (qstore_prepared_statement_bind_int64 (statement, 1, 1, &error));
+  g_assert_cmpint (qstore_prepared_statement_execute (statement, &error), ==, 1);
+
+  /* Let go without closing: the database is finalized all the same. */
+  db = g_steal_pointer (&t->db);
+  g_object_add_weak_pointer (G_OBJECT (db), (gpointer *) &db);
+  g_object_unref (db);
+  g_assert_null (db);
+
+  g_assert_cmpint (qstore_prepared_statement_execute (statement, &error), ==, -1);
+  g_assert_error (error, QSTORE_ERROR, QSTORE_ERROR_CLOSED);
+  g_assert_nonnull (strstr (error->message, "is gone"));
+  g_clear_error (&error);
+  g_assert_null (qstore_prepared_statement_query (statement, &error));
+  g_assert_error (error, QSTORE_ERROR, QSTORE_ERROR_CLOSED);
+  g_clear_error (&error);
+  /* Its own getters still answer. */
+  g_assert_cmpuint (qstore_prepared_statement_get_n_parameters (statement), ==, 1);
+
+  t->db = test_open_database (t->uri, QSTORE_OPEN_NONE);
+  if (test_provider_persistent ())
+    g_assert_cmpint (test_query_int (t->db, "SELECT count(*) FROM t"), ==, 1);
+}
+
 static void
 set_up (TestDatabase  *t,
         gconstpointer  data)
@@ -414,6 +450,7 @@ main (int   argc,
     { "/prepared/errors", test_errors },
     { "/prepared/ddl-between-runs", test_ddl_between_runs },
     { "/prepared/transaction", test_transaction },
+    { "/prepared/outlives-database", test_outlives_database },
   };
 
   g_test_init (&argc, &argv, NULL);

@@ -15,8 +15,10 @@ SQL the way Python's sqlite3 module is used::
             print(name, price)
         tables = [e.get_name() for e in db.catalog()]
 
-A statement run in a loop is faster prepared once, its parameters bound
-without a GLib.Variant each (executemany() does this)::
+query(), execute() and executemany() keep the statements they run
+prepared (the last 128 texts, as Python's sqlite3 does) and bind their
+parameters with typed calls, without a GLib.Variant each. db.prepare(sql)
+gives such a statement to hold::
 
         lookup = db.prepare("SELECT price FROM item WHERE name = ?")
         for name in names:
@@ -64,6 +66,10 @@ __all__ = []
 _TAG_ARRAY = 15
 _TAG_UTF8 = 13
 _TAG_FILENAME = 14
+
+# Statements Database.query() and execute() keep prepared, as many as
+# Python's sqlite3 keeps by default.
+_STATEMENT_CACHE_SIZE = 128
 
 _INT64_MIN = -(1 << 63)
 _INT64_MAX = (1 << 63) - 1
@@ -204,47 +210,6 @@ def _not_utf8(where, error):
                       % (where(), error.reason))
 
 
-# GLib.Variant's own constructors (new_int64() and the like): the
-# format-string one parses its format in Python, which costs more than the
-# query.
-_MAKERS = {
-    _NULL: lambda value: GLib.Variant("mv", None),
-    _INTEGER: GLib.Variant.new_int64,
-    _REAL: GLib.Variant.new_double,
-    _TEXT: GLib.Variant.new_string,
-    _BLOB: lambda value: GLib.Variant("ay", value),
-    _VARIANT: lambda value: value,
-}
-
-
-def _variant_for(value, where):
-    """A Python value as the GVariant a parameter takes."""
-    kind, plain = _sql_value(value, where)
-    try:
-        return _MAKERS[kind](plain)
-    except UnicodeEncodeError as e:
-        raise _not_utf8(where, e) from None
-
-
-def _params_for(params):
-    """A statement's parameters as the GVariant QStore takes: None, a
-    GLib.Variant, a sequence (positional) or a mapping (named)."""
-    if params is None or isinstance(params, GLib.Variant):
-        return params
-    if isinstance(params, collections.abc.Mapping):
-        entries = {}
-        for key, value in params.items():
-            if not isinstance(key, str):
-                raise TypeError("parameter names must be str, not %s" % type(key).__name__)
-            entries[key] = GLib.Variant.new_variant(
-                _variant_for(value, lambda: "parameter %r" % key))
-        return GLib.Variant("a{sv}", entries)
-    _check_sequence(params)
-    # A tuple's children go as they are: QStore takes them boxed in `v` or not.
-    return GLib.Variant.new_tuple(*[_variant_for(value, lambda i=i: "parameter %d" % (i + 1))
-                                    for i, value in enumerate(params)])
-
-
 def _check_sequence(params):
     kind = type(params)
     if kind is tuple or kind is list:
@@ -333,9 +298,9 @@ _BINDERS = {
 
 class PreparedStatement(_Prepared):
     """A statement read once by Database.prepare() and run again and
-    again: the fast way to run one statement in a loop. query() and
-    execute() take parameters as Database.query() does, and bind them
-    without making a GLib.Variant of each."""
+    again. query() and execute() take parameters as Database.query()
+    does (which runs its statements this way too), and bind them without
+    making a GLib.Variant of each."""
 
     def bind(self, params):
         """Binds every parameter from a tuple or list (positional) or a
@@ -483,22 +448,38 @@ class Database(_Database):
                 raise
         return False
 
+    def _prepared(self, sql):
+        """The statement @sql, prepared once and kept, as Python's sqlite3
+        keeps them: a statement holds its database weakly, so the two do
+        not keep each other alive."""
+        cache = self.__dict__.setdefault("_qstore_statements", {})
+        statement = cache.get(sql)
+        if statement is None:
+            if len(cache) >= _STATEMENT_CACHE_SIZE:
+                cache.clear()
+            statement = cache[sql] = self.prepare(sql)
+        return statement
+
     def execute(self, sql, params=()):
         """Runs one statement with parameters; returns how many rows it
         changed."""
-        return _Database.execute(self, sql, _params_for(params))
+        if params is None or isinstance(params, GLib.Variant):
+            return _Database.execute(self, sql, params)
+        return self._prepared(sql).execute(params)
 
     def executemany(self, sql, seq_of_params):
         """Runs one statement once per parameter set, in a transaction when
         none is open; returns how many rows changed in all."""
-        statement = self.prepare(sql)
+        statement = self._prepared(sql)
         with self.transaction():
             return sum(statement.execute(params) for params in seq_of_params)
 
     def query(self, sql, params=()):
         """Runs one statement and returns its QStore.Result, whose rows are
         tuples of plain values."""
-        return _Database.query(self, sql, _params_for(params))
+        if params is None or isinstance(params, GLib.Variant):
+            return _Database.query(self, sql, params)
+        return self._prepared(sql).query(params)
 
     def catalog(self):
         """The catalog entries (QStore.CatalogEntry) of the database."""
