@@ -356,8 +356,8 @@ Database.transaction = function (func) {
 
 // One value of a result, read with the typed getters: a GLib.Variant
 // costs several times the call that reads the value.
-function cellOf(result, row, column) {
-    switch (result.get_value_type(row, column)) {
+function cellOf(result, row, column, type = result.get_value_type(row, column)) {
+    switch (type) {
     case QStore.SqlType.INTEGER: {
         // GJS turns a gint64 into a Number: past 2^53 the GVariant keeps
         // every digit.
@@ -376,10 +376,10 @@ function cellOf(result, row, column) {
     }
 }
 
+// One call for the types of the row's values, then one per value.
 Result.get_row = function (row) {
     const values = [];
-    for (let column = 0; column < this.get_n_columns(); column++)
-        values.push(cellOf(this, row, column));
+    this.get_row_types(row).forEach((type, column) => values.push(cellOf(this, row, column, type)));
     return values;
 };
 

@@ -71,6 +71,10 @@ QStoreSqlType qstore_result_get_value_type     (QStoreResult *self,
                                                 guint         row,
                                                 guint         column);
 QSTORE_AVAILABLE_IN_ALL
+const guint8 *qstore_result_get_row_types     (QStoreResult *self,
+                                                guint         row,
+                                                gsize        *n_columns);
+QSTORE_AVAILABLE_IN_ALL
 gint64        qstore_result_get_int64          (QStoreResult *self,
                                                 guint         row,
                                                 guint         column);

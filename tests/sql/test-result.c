@@ -105,8 +105,15 @@ test_values (TestDatabase  *t,
     g_autoptr(GBytes) blob = qstore_result_get_blob (result, 0, 3);
     g_autoptr(GBytes) empty_blob = qstore_result_get_blob (result, 0, 8);
 
+    const guint8 *row_types;
+    gsize n_columns = 0;
+
     for (guint i = 0; i < G_N_ELEMENTS (sql_types); i++)
       g_assert_cmpint (qstore_result_get_value_type (result, 0, i), ==, sql_types[i]);
+    row_types = qstore_result_get_row_types (result, 0, &n_columns);
+    g_assert_cmpuint (n_columns, ==, G_N_ELEMENTS (sql_types));
+    for (guint i = 0; i < G_N_ELEMENTS (sql_types); i++)
+      g_assert_cmpint (row_types[i], ==, sql_types[i]);
     g_assert_cmpint (qstore_result_get_int64 (result, 0, 0), ==, 42);
     g_assert_cmpfloat (qstore_result_get_double (result, 0, 1), ==, -1.5);
     g_assert_cmpfloat (qstore_result_get_double (result, 0, 0), ==, 42.0);
@@ -156,7 +163,16 @@ test_many_rows (TestDatabase  *t,
       gint64 id = n - row;
       gsize len;
 
+      const guint8 *types;
+      gsize n_columns;
+
       g_assert_true (qstore_result_get_row (result, row) == tuple);
+      /* Each row's types are its own. */
+      types = qstore_result_get_row_types (result, row, &n_columns);
+      g_assert_cmpuint (n_columns, ==, 5);
+      for (guint i = 0; i < n_columns; i++)
+        g_assert_cmpint (types[i], ==, qstore_result_get_value_type (result, row, i));
+      g_assert_cmpint (types[3], ==, id % 3 == 0 ? QSTORE_SQL_TYPE_NULL : QSTORE_SQL_TYPE_REAL);
       g_assert_cmpint (g_variant_get_int64 (a), ==, id);
       g_assert_cmpuint (strlen (g_variant_get_string (b, NULL)), ==, id);
       if (id % 3 == 0)

@@ -497,24 +497,35 @@ def _blob_of(result, row, column):
 
 
 # Values are read with the typed getters, not as GVariants: a GLib.Variant
-# costs several times the call that reads the value.
-_CELL_GETTERS = {
-    QStore.SqlType.INTEGER: _Result.get_int64,
-    QStore.SqlType.REAL: _Result.get_double,
-    QStore.SqlType.TEXT: _Result.get_text,
-    QStore.SqlType.BLOB: _blob_of,
-}
+# costs several times the call that reads the value. One getter per
+# QStore.SqlType, in the order of its values.
+_GETTERS_BY_TYPE = (
+    lambda result, row, column: None,           # NULL
+    _Result.get_int64,
+    _Result.get_double,
+    _Result.get_text,
+    _blob_of,
+)
+
+
+def _cell(result, row, column):
+    return _GETTERS_BY_TYPE[_Result.get_value_type(result, row, column)](result, row, column)
+
+
+def _row(result, row):
+    """A row, with one call for the types of its values and one per value."""
+    return tuple([_GETTERS_BY_TYPE[kind](result, row, column)
+                  for column, kind in enumerate(_Result.get_row_types(result, row))])
 
 
 class Result(_Result):
     """The rows of a statement: a sequence of tuples of plain values."""
 
     def get_row(self, row):
-        return tuple([self.get_value(row, column) for column in range(self.get_n_columns())])
+        return _row(self, row)
 
     def get_value(self, row, column):
-        getter = _CELL_GETTERS.get(self.get_value_type(row, column))
-        return None if getter is None else getter(self, row, column)
+        return _cell(self, row, column)
 
     @property
     def column_names(self):
@@ -527,8 +538,8 @@ class Result(_Result):
         return self.get_n_rows()
 
     def __iter__(self):
-        for i in range(self.get_n_rows()):
-            yield self.get_row(i)
+        for row in range(self.get_n_rows()):
+            yield _row(self, row)
 
     def __getitem__(self, key):
         if isinstance(key, slice):
