@@ -17,17 +17,10 @@ gboolean  qstore_params_bind  (sqlite3_stmt  *stmt,
                                GVariant      *params,
                                GError       **error);
 
-/* Binds one value (an `x`, `d`, `s`, `ay` or `b`, the NULL maybe, or any
- * of them boxed in `v`) to parameter @position; @name (or the position
- * when NULL) names it in errors. */
-gboolean  qstore_params_bind_value   (sqlite3_stmt  *stmt,
-                                      int            position,
-                                      GVariant      *value,
-                                      const char    *name,
-                                      GError       **error);
-/* What @given (looked through its `v` boxes; a boolean is 1 or 0) binds
- * as: @value, borrowing from the GVariant returned. NULL with the reason
- * when no SQL value is of its type. */
+/* What @given (an `x`, `d`, `s`, `ay` or `b`, the NULL maybe, or any of
+ * them boxed in `v`; a boolean is 1 or 0) binds as: @value, borrowing
+ * from the GVariant returned. NULL with the reason when no SQL value is
+ * of its type. */
 GVariant *qstore_params_value_of     (GVariant      *given,
                                       QStoreValue   *value,
                                       GError       **error);

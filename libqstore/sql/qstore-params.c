@@ -61,14 +61,15 @@ qstore_params_value_of (GVariant     *given,
   return holder;
 }
 
-/* @name names the parameter in errors, its position when NULL (spelled
- * out only then: this runs for every parameter of every statement). */
-gboolean
-qstore_params_bind_value (sqlite3_stmt  *stmt,
-                          int            position,
-                          GVariant      *given,
-                          const char    *name,
-                          GError       **error)
+/* Binds one value; @name names the parameter in errors, its position
+ * when NULL (spelled out only then: this runs for every parameter of
+ * every statement). */
+static gboolean
+bind_value (sqlite3_stmt  *stmt,
+            int            position,
+            GVariant      *given,
+            const char    *name,
+            GError       **error)
 {
   g_autoptr(GVariant) holder = NULL;
   g_autoptr(GError) local_error = NULL;
@@ -116,7 +117,7 @@ bind_tuple (sqlite3_stmt  *stmt,
     {
       g_autoptr(GVariant) child = g_variant_get_child_value (params, i);
 
-      if (!qstore_params_bind_value (stmt, i + 1, child, NULL, error))
+      if (!bind_value (stmt, i + 1, child, NULL, error))
         return FALSE;
     }
   return TRUE;
@@ -201,7 +202,7 @@ bind_dictionary (sqlite3_stmt  *stmt,
                        name, name + 1);
           return FALSE;
         }
-      if (!qstore_params_bind_value (stmt, i, value, name, error))
+      if (!bind_value (stmt, i, value, name, error))
         return FALSE;
     }
 

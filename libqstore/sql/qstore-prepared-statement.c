@@ -49,6 +49,7 @@
  * without the two holding each other. Once the database is closed or
  * gone, a run fails with %QSTORE_ERROR_CLOSED.
  */
+
 /* A bound value, kept as SQLite takes it: binding one allocates nothing
  * but the copy of text. */
 typedef struct

@@ -725,6 +725,7 @@ step_statement (QStoreDatabase       *db,
                 GError              **error)
 {
   int rc = sqlite3_step (stmt);
+  gint64 changed;
 
   if (result != NULL)
     qstore_result_take_columns (result, stmt, columns);
@@ -738,11 +739,11 @@ step_statement (QStoreDatabase       *db,
       return FALSE;
     }
 
+  changed = is_dml ? sqlite3_changes64 (db->db) : 0;
   if (changes != NULL)
-    *changes = is_dml ? sqlite3_changes64 (db->db) : 0;
+    *changes = changed;
   if (result != NULL)
-    qstore_result_set_counts (result, is_dml ? sqlite3_changes64 (db->db) : 0,
-                              sqlite3_last_insert_rowid (db->db));
+    qstore_result_set_counts (result, changed, sqlite3_last_insert_rowid (db->db));
   return TRUE;
 }
 
