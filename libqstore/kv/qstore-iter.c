@@ -6,7 +6,7 @@
 
 #include "qstore-error.h"
 #include "qstore-i18n-private.h"
-#include "qstore-iter.h"
+#include "qstore-iter-private.h"
 #include "qstore-provider-state-private.h"
 
 /**
@@ -223,14 +223,21 @@ gboolean
 qstore_iter_next (QStoreIter  *self,
                   GError     **error)
 {
+  g_return_val_if_fail (QSTORE_IS_ITER (self), FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  return qstore_iter_next_internal (self, error);
+}
+
+gboolean
+qstore_iter_next_internal (QStoreIter  *self,
+                           GError     **error)
+{
   QStoreIterPrivate *priv = qstore_iter_get_instance_private (self);
   QStoreIterClass *klass;
   const QStoreBounds *bounds;
   gboolean reverse;
   gint64 limit;
-
-  g_return_val_if_fail (QSTORE_IS_ITER (self), FALSE);
-  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
   if (priv->done)
     return FALSE;

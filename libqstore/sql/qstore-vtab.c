@@ -31,6 +31,7 @@
 #include "qstore-coordinator-private.h"
 #include "qstore-error.h"
 #include "qstore-i18n-private.h"
+#include "qstore-iter-private.h"
 #include "qstore-snapshot-private.h"
 #include "qstore-vtab-auto-private.h"
 #include "qstore-vtab-private.h"
@@ -695,7 +696,7 @@ cursor_step (QStoreCursor  *cursor,
           cursor->iter_class = QSTORE_ITER_GET_CLASS (cursor->iter);
         }
 
-      if (!qstore_iter_next (cursor->iter, &local_error))
+      if (!qstore_iter_next_internal (cursor->iter, &local_error))
         {
           if (local_error != NULL)
             {
@@ -946,7 +947,7 @@ auto_build (QStoreCursor     *cursor,
       const guint8 *key, *row;
       gsize key_len, row_len;
 
-      if (!qstore_iter_next (iter, &local_error))
+      if (!qstore_iter_next_internal (iter, &local_error))
         {
           if (local_error != NULL)
             {

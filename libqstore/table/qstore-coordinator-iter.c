@@ -7,6 +7,7 @@
 #include "qstore-coordinator-private.h"
 #include "qstore-error.h"
 #include "qstore-i18n-private.h"
+#include "qstore-iter-private.h"
 
 typedef enum
 {
@@ -87,7 +88,7 @@ merged_iter_step_committed (QStoreMergedIter  *self,
 {
   GError *local_error = NULL;
 
-  self->committed_valid = qstore_iter_next (self->committed, &local_error);
+  self->committed_valid = qstore_iter_next_internal (self->committed, &local_error);
   if (local_error != NULL)
     {
       g_propagate_error (error, local_error);
@@ -102,7 +103,7 @@ merged_iter_last_key (QStoreMergedIter *self,
 {
   if (self->source & SOURCE_PENDING)
     return qstore_pending_entry_get_key (self->pending_head, key_len);
-  return qstore_iter_peek_key (self->committed, key_len);
+  return QSTORE_ITER_GET_CLASS (self->committed)->peek_key (self->committed, key_len);
 }
 
 static gboolean
@@ -165,7 +166,7 @@ qstore_merged_iter_advance (QStoreIter  *iter,
       if (self->pending_head != NULL)
         pending_key = qstore_pending_entry_get_key (self->pending_head, &pending_len);
       if (self->committed_valid)
-        committed_key = qstore_iter_peek_key (self->committed, &committed_len);
+        committed_key = QSTORE_ITER_GET_CLASS (self->committed)->peek_key (self->committed, &committed_len);
 
       if (pending_key == NULL && committed_key == NULL)
         {
@@ -238,7 +239,7 @@ qstore_merged_iter_peek_value (QStoreIter *iter,
 
   if (self->source & SOURCE_PENDING)
     return qstore_pending_entry_get_value (self->pending_head, value_len);
-  return qstore_iter_peek_value (self->committed, value_len);
+  return QSTORE_ITER_GET_CLASS (self->committed)->peek_value (self->committed, value_len);
 }
 
 static void
