@@ -910,6 +910,27 @@ dispatch (QStoreDatabase   *db,
   return TRUE;
 }
 
+/* The first statement of @sql into @statement: from the cache (*@cached
+ * then holds it), or read now and, when it is *@plain, kept there. */
+static gboolean
+read_statement (QStoreDatabase   *db,
+                const char       *sql,
+                QStoreStatement  *statement,
+                Cached          **cached,
+                gboolean         *plain,
+                GError          **error)
+{
+  *plain = FALSE;
+  *cached = cache_lookup (db, sql, statement);
+  if (*cached != NULL)
+    return TRUE;
+  if (!router_read (db, sql, statement, plain, error))
+    return FALSE;
+  if (*plain)
+    *cached = cache_add (db, sql, statement);
+  return TRUE;
+}
+
 gboolean
 qstore_router_run (QStoreDatabase   *db,
                    const char       *sql,
@@ -923,28 +944,22 @@ qstore_router_run (QStoreDatabase   *db,
 {
   g_auto(QStoreStatement) statement = { 0 };
   Cached *cached;
-  gboolean plain = FALSE;
+  gboolean plain;
   gboolean ok;
 
   *tail = qstore_sql_skip_space (sql);
   if (changes != NULL)
     *changes = 0;
   g_clear_error (&db->callback_error);
-  cached = cache_lookup (db, sql, &statement);
-  if (cached == NULL)
+  /* Whatever is not a plain statement may change what another text
+   * means: the cache starts again after it. */
+  if (!read_statement (db, sql, &statement, &cached, &plain, error))
     {
-      /* Whatever is not a plain statement may change what another
-       * text means: the cache starts again after it. */
-      if (!router_read (db, sql, &statement, &plain, error))
-        {
-          cache_clear (db);
-          return FALSE;
-        }
-      if (plain)
-        cached = cache_add (db, sql, &statement);
-      else
-        cache_clear (db);
+      cache_clear (db);
+      return FALSE;
     }
+  if (cached == NULL && !plain)
+    cache_clear (db);
   *tail = statement.end;
 
   ok = dispatch (db, &statement, cached, bind, bind_data, single, result, changes, error);
@@ -963,19 +978,12 @@ qstore_router_read_parameters (QStoreDatabase  *db,
 {
   g_auto(QStoreStatement) statement = { 0 };
   Cached *cached;
-  gboolean plain = FALSE;
+  gboolean plain;
   char **names = NULL;
 
   *n_parameters = 0;
-  cached = cache_lookup (db, sql, &statement);
-  if (cached == NULL)
-    {
-      if (!router_read (db, sql, &statement, &plain, error))
-        return NULL;
-      if (plain)
-        cached = cache_add (db, sql, &statement);
-    }
-
+  if (!read_statement (db, sql, &statement, &cached, &plain, error))
+    return NULL;
   if (check_single (statement.end, TRUE, error))
     {
       /* What qstore runs itself (DDL…) takes none. */
