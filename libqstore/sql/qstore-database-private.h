@@ -85,6 +85,12 @@ struct _QStoreDatabase
    * forgotten: most statements make none, and need not visit every table. */
   gboolean            rowids_given;
 
+  /* Looked up by every statement run, so not among the extension states:
+   * the router's statements read before (text → entry), and the
+   * automatic indexes kept between runs of a statement. */
+  GHashTable         *statements;
+  struct _QStoreAutoShelf *auto_shelf;
+
   /* What the layers above keep per database (see
    * qstore_database_get_extension_state()). */
   GArray             *extension_states;

@@ -158,9 +158,11 @@ qstore_database_teardown (QStoreDatabase *self)
   qstore_database_release_read_snapshot (self);
   /* The layers above hold statements of the main connection. */
   g_clear_pointer (&self->extension_states, g_array_unref);
+  g_clear_pointer (&self->statements, g_hash_table_unref);
   if (self->db != NULL)
     {
-      /* Virtual tables let go of their entries here. */
+      /* Virtual tables let go of their entries here, and the module of
+       * its shelf. */
       sqlite3_close_v2 (self->db);
       self->db = NULL;
     }

@@ -549,30 +549,20 @@ cached_unref (Cached *cached)
   g_free (cached);
 }
 
-static const char cache_key[] = "statement cache";
-
 static GHashTable *
 statement_cache (QStoreDatabase *db)
 {
-  GHashTable *cache = qstore_database_get_extension_state (db, cache_key);
-
-  if (cache == NULL)
-    {
-      cache = g_hash_table_new_full (g_str_hash, g_str_equal, NULL,
-                                     (GDestroyNotify) cached_unref);
-      qstore_database_add_extension_state (db, cache_key, cache,
-                                           (GDestroyNotify) g_hash_table_unref);
-    }
-  return cache;
+  if (db->statements == NULL)
+    db->statements = g_hash_table_new_full (g_str_hash, g_str_equal, NULL,
+                                            (GDestroyNotify) cached_unref);
+  return db->statements;
 }
 
 static void
 cache_clear (QStoreDatabase *db)
 {
-  GHashTable *cache = qstore_database_get_extension_state (db, cache_key);
-
-  if (cache != NULL)
-    g_hash_table_remove_all (cache);
+  if (db->statements != NULL)
+    g_hash_table_remove_all (db->statements);
 }
 
 /* The statement read from @sql before, filled into @statement, or NULL. */

@@ -10,13 +10,17 @@ G_BEGIN_DECLS
 
 typedef struct _QStoreCursor QStoreCursor;
 
+#define QSTORE_VTAB_SPARES 4
+
 typedef struct
 {
   sqlite3_vtab    base;
   QStoreSqlTable *entry;
-  /* A closed cursor kept for the next xOpen: SQLite opens and closes one
-   * per statement run. */
-  QStoreCursor   *spare;
+  /* Closed cursors kept for the next xOpen: SQLite opens and closes one
+   * per statement run, and runs of other statements on the same table
+   * often nest in it (ids from an index, then each row by id). */
+  QStoreCursor   *spares[QSTORE_VTAB_SPARES];
+  guint           n_spares;
 
   /* The cursor whose index walk fetched a row through the shared
    * snapshot last: a point read of the same key that follows (ids from an

@@ -223,21 +223,13 @@ vtab_best_index (sqlite3_vtab       *vtab,
 
 /* Cursors */
 
-static const char shelf_key[] = "automatic index shelf";
-
 static QStoreAutoShelf *
 vtab_shelf (QStoreDatabase *database,
             gboolean        create)
 {
-  QStoreAutoShelf *shelf = qstore_database_get_extension_state (database, shelf_key);
-
-  if (shelf == NULL && create)
-    {
-      shelf = qstore_auto_shelf_new ();
-      qstore_database_add_extension_state (database, shelf_key, shelf,
-                                           (GDestroyNotify) qstore_auto_shelf_free);
-    }
-  return shelf;
+  if (database->auto_shelf == NULL && create)
+    database->auto_shelf = qstore_auto_shelf_new ();
+  return database->auto_shelf;
 }
 
 /* What the table's contents are as the cursor reads them now: an
@@ -262,7 +254,7 @@ vtab_open (sqlite3_vtab         *vtab,
            sqlite3_vtab_cursor **out)
 {
   QStoreVtab *self = (QStoreVtab *) vtab;
-  QStoreCursor *cursor = g_steal_pointer (&self->spare);
+  QStoreCursor *cursor = self->n_spares > 0 ? self->spares[--self->n_spares] : NULL;
 
   if (cursor == NULL)
     {
@@ -388,9 +380,9 @@ vtab_close (sqlite3_vtab_cursor *base)
     qstore_auto_shelf_closed (shelf);
   if (vtab != NULL && vtab->last_walker == cursor)
     vtab->last_walker = NULL;
-  /* Keep one, with its buffers. */
-  if (vtab != NULL && vtab->spare == NULL)
-    vtab->spare = cursor;
+  /* Keep a few, with their buffers. */
+  if (vtab != NULL && vtab->n_spares < G_N_ELEMENTS (vtab->spares))
+    vtab->spares[vtab->n_spares++] = cursor;
   else
     cursor_free (cursor);
   return SQLITE_OK;
@@ -1396,7 +1388,8 @@ vtab_disconnect (sqlite3_vtab *base)
 
   if (shelf != NULL)
     qstore_auto_shelf_forget (shelf, vtab);
-  g_clear_pointer (&vtab->spare, cursor_free);
+  while (vtab->n_spares > 0)
+    cursor_free (vtab->spares[--vtab->n_spares]);
   sqlite3_free (vtab->base.zErrMsg);
   qstore_sql_table_unref (vtab->entry);
   g_free (vtab);
@@ -1430,13 +1423,24 @@ static const sqlite3_module qstore_module = {
   .xRollbackTo = vtab_rollback_to,
 };
 
+/* When the connection closes, after every table let go of what the shelf
+ * kept for it. */
+static void
+module_destroy (void *data)
+{
+  QStoreDatabase *self = data;
+
+  g_clear_pointer (&self->auto_shelf, qstore_auto_shelf_free);
+}
+
 gboolean
 qstore_vtab_register_module (QStoreDatabase  *self,
                              GError         **error)
 {
   int rc;
 
-  rc = sqlite3_create_module_v2 (self->db, QSTORE_VTAB_MODULE_NAME, &qstore_module, self, NULL);
+  rc = sqlite3_create_module_v2 (self->db, QSTORE_VTAB_MODULE_NAME, &qstore_module, self,
+                                 module_destroy);
   if (rc != SQLITE_OK)
     {
       qstore_database_set_sqlite_error (self, self->db, rc, error);
