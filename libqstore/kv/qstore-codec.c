@@ -204,15 +204,31 @@ append_numeric (GByteArray *out,
   guint n_bits;
   guint n = 1;
 
-  if (has_residual (d))
-    bits[1] = (guint64) residual ^ SIGN_BIT;
-
-  /* A sortable double is never 0: that would be a NaN. */
-  n_bits = bits[1] != 0 ? 128 - __builtin_ctzll (bits[1]) : 64 - __builtin_ctzll (bits[0]);
-
   buf[0] = KEY_TAG_NUMBER;
-  for (guint at = 0; at < n_bits; at += 7)
-    buf[n++] = (guint8) (get_group (bits, at) << 1) | (at + 7 < n_bits ? 1 : 0);
+  if (has_residual (d))
+    {
+      bits[1] = (guint64) residual ^ SIGN_BIT;
+
+      /* A sortable double is never 0: that would be a NaN. */
+      n_bits = bits[1] != 0 ? 128 - __builtin_ctzll (bits[1]) : 64 - __builtin_ctzll (bits[0]);
+      for (guint at = 0; at < n_bits; at += 7)
+        buf[n++] = (guint8) (get_group (bits, at) << 1) | (at + 7 < n_bits ? 1 : 0);
+    }
+  else
+    {
+      /* The usual number: 64 bits, whose groups end with their last one
+       * bit. */
+      guint64 rest = bits[0];
+
+      do
+        {
+          guint group = (guint) (rest >> 57);
+
+          rest <<= 7;
+          buf[n++] = (guint8) (group << 1) | (rest != 0 ? 1 : 0);
+        }
+      while (rest != 0);
+    }
 
   if (descending)
     complement (buf, n);
