@@ -209,6 +209,19 @@ eq_is_certain (sqlite3_index_info *info,
   return sqlite3_value_type (rhs) == SQLITE_TEXT || sqlite3_value_type (rhs) == SQLITE_BLOB;
 }
 
+/* Whether SQLite compares @part's values always as their keys order
+ * them. On a numeric column (or the rowid) it gives the other operand
+ * numeric affinity, as qstore_affinity_for_compare() does, and text and
+ * blobs sort above every number in keys as in SQLite. Any other column
+ * compares as the other operand's affinity says, which a virtual table
+ * cannot see. */
+static gboolean
+part_compares_as_keys (const Part *part)
+{
+  return part->is_rowid || part->affinity == QSTORE_AFFINITY_INTEGER ||
+         part->affinity == QSTORE_AFFINITY_REAL || part->affinity == QSTORE_AFFINITY_NUMERIC;
+}
+
 /* SQLite re-checks a row a virtual table returns for `x IN (…)` by
  * comparing x with each value as if the value had no affinity, so for a
  * TEXT or BLOB column it may compare as text where an ordinary table
@@ -643,6 +656,30 @@ unused_filter (sqlite3_index_info *info)
   return keep;
 }
 
+/* Whether the key window of @c holds exactly the rows its constraints
+ * select, so SQLite need not check them again: each is on a part that
+ * compares as keys do, and none takes the NULLs keys sort first (IS, or
+ * an upper bound without a lower one). */
+static gboolean
+plan_is_exact (QStoreTableSchema  *schema,
+               sqlite3_index_info *info,
+               const Candidate    *c)
+{
+  g_autoptr(GArray) parts = NULL;
+  guint n_searchable;
+
+  if (c->kind != PLAN_PK && c->kind != PLAN_INDEX)
+    return FALSE;
+  parts = qstore_vtab_plan_parts (schema, c->kind == PLAN_INDEX ? c->index : -1, &n_searchable);
+  for (guint k = 0; k < c->n_eq; k++)
+    if (!part_compares_as_keys (&g_array_index (parts, Part, k)) ||
+        info->aConstraint[c->eq[k]].op != SQLITE_INDEX_CONSTRAINT_EQ)
+      return FALSE;
+  if (c->lower < 0 && c->upper < 0)
+    return TRUE;
+  return c->lower >= 0 && part_compares_as_keys (&g_array_index (parts, Part, c->n_eq));
+}
+
 int
 qstore_vtab_best_index (QStoreSqlTable     *entry,
                         sqlite3_index_info *info)
@@ -657,6 +694,7 @@ qstore_vtab_best_index (QStoreSqlTable     *entry,
   int argv_index = 1;
   int filter = -1;
   QStoreCollation filter_collation = QSTORE_COLLATION_BINARY;
+  gboolean exact;
   g_autofree char *plan = NULL;
 
   n_rows = qstore_coordinator_get_row_count (qstore_table_get_coordinator (entry->table),
@@ -699,6 +737,10 @@ qstore_vtab_best_index (QStoreSqlTable     *entry,
     info->aConstraintUsage[best.lower].argvIndex = argv_index++;
   if (best.upper >= 0)
     info->aConstraintUsage[best.upper].argvIndex = argv_index++;
+  exact = plan_is_exact (schema, info, &best);
+  for (int i = 0; exact && i < info->nConstraint; i++)
+    if (info->aConstraintUsage[i].argvIndex > 0)
+      info->aConstraintUsage[i].omit = 1;
 
   info->idxNum = PLAN_PACK (best.kind, MAX (best.index, 0), best.n_eq,
                             best.lower >= 0 ? best.lower_op : BOUND_NONE,
@@ -708,6 +750,8 @@ qstore_vtab_best_index (QStoreSqlTable     *entry,
     info->idxNum |= PLAN_PACK_COLLATION (best.collation);
   if (best.covering)
     info->idxNum |= PLAN_PACK_COVERING;
+  if (exact)
+    info->idxNum |= PLAN_PACK_EXACT;
   info->orderByConsumed = best.ordered;
   info->estimatedCost = best.cost;
   info->estimatedRows = (sqlite3_int64) MAX (1.0, best.rows * unused_filter (info));

@@ -7,12 +7,14 @@
  *
  * Reads: xBestIndex picks a primary-key seek, an index seek or a scan, and
  * names it in idxStr (EXPLAIN QUERY PLAN shows `pk-eq`, `pk-range`,
- * `index-eq:NAME`, `index-range:NAME` or `scan`). No constraint is ever
- * omitted: SQLite re-checks each row, so a plan may return more rows than
- * match (never fewer). That is what makes the one uncertain case safe: a
- * number compared with a TEXT or BLOB column compares numerically or as
- * text depending on the other operand's affinity, which a virtual table
- * cannot see, so the seek then also covers every text value.
+ * `index-eq:NAME`, `index-range:NAME` or `scan`). SQLite re-checks each
+ * row, so a plan may return more rows than match (never fewer). That is
+ * what makes the one uncertain case safe: a number compared with a TEXT
+ * or BLOB column compares numerically or as text depending on the other
+ * operand's affinity, which a virtual table cannot see, so the seek then
+ * also covers every text value. Only a seek whose key window is exactly
+ * the rows its constraints select (on numeric columns and the rowid, see
+ * plan_is_exact()) spares SQLite the check.
  *
  * Writes (qstore-vtab-write.c): xUpdate applies the column affinity and
  * the DEFAULTs SQLite leaves to virtual tables, then hands the row to the
@@ -1120,6 +1122,16 @@ vtab_filter (sqlite3_vtab_cursor  *base,
           return SQLITE_OK;
         }
     }
+
+  /* SQLite does not check an exact plan's constraints again: with a NULL
+   * argument, none holds. */
+  if (PLAN_EXACT (idx_num))
+    for (int i = 0; i < argc; i++)
+      if (sqlite3_value_type (argv[i]) == SQLITE_NULL)
+        {
+          cursor->eof = TRUE;
+          return SQLITE_OK;
+        }
 
   if (kind == PLAN_AUTO)
     {

@@ -1668,6 +1668,85 @@ test_covering_index (Fixture       *f,
   }
 }
 
+/* How many instructions of @opcode SQLite runs @sql with. */
+static guint
+count_opcodes (Fixture    *f,
+               const char *sql,
+               const char *opcode)
+{
+  g_autofree char *explain = g_strconcat ("EXPLAIN ", sql, NULL);
+  g_autoptr(QStoreResult) result = query (f, explain);
+  guint n = 0;
+
+  for (guint row = 0; row < qstore_result_get_n_rows (result); row++)
+    n += g_str_equal (qstore_result_get_text (result, row, 1), opcode);
+  return n;
+}
+
+static void
+test_exact_seeks (Fixture       *f,
+                  gconstpointer  data)
+{
+  static const char *const columns[] = { "id", "i", "r", "n", "t" };
+  static const char *const conditions[] = {
+    "x.@ = k.v", "x.@ > k.v", "x.@ >= k.v", "x.@ BETWEEN k.v AND 12",
+    "x.@ BETWEEN -5 AND k.v", "x.@ < k.v", "x.@ IS k.v", "x.@ = k.s", "x.@ IN (k.v, 7)",
+  };
+
+  both (f, "CREATE TABLE x (id INTEGER PRIMARY KEY, i INTEGER, r REAL, n NUMERIC, t TEXT)");
+  both (f, "CREATE INDEX x_i ON x (i)");
+  both (f, "CREATE INDEX x_r ON x (r DESC)");
+  both (f, "CREATE INDEX x_n ON x (n)");
+  both (f, "CREATE INDEX x_t ON x (t)");
+  both (f, "INSERT INTO x VALUES (1, 5, 5, 5, '5'), (2, -3, 2.5, '2.0', 'a'), "
+           "(3, NULL, NULL, NULL, NULL), (4, '12', '12', '12.0', '12'), "
+           "(5, 'abc', 'abc', 'x1', 'abc'), (6, 9223372036854775807, 1e300, "
+           "-9223372036854775808.0, ''), (7, 7, -0.0, 7, 'B'), (8, x'00', x'00', x'00', x'00'), "
+           "(9, 12, 12.0, 12, 12), (10, NULL, 7, NULL, 7)");
+  both (f, "CREATE TABLE k (v, s TEXT)");
+  both (f, "INSERT INTO k VALUES (NULL, NULL), (5, '5'), ('5', ' 5 '), ('12', '12.0'), "
+           "(' 12 ', 'abc'), (12.0, 12), ('abc', 'ABC'), (x'00', x'00'), (2.5, '2.5'), "
+           "(-3, '-3'), (9223372036854775807, '9223372036854775807'), "
+           "(9.223372036854775807e18, '9.3e18'), (-0.0, '0'), (1e300, ''), (7, NULL)");
+
+  /* SQLite reads the seek's column again only where the seek is not
+   * exact: beside k.v and x.r. */
+  g_assert_cmpuint (count_opcodes (f, "SELECT x.r FROM k CROSS JOIN x ON x.id = k.v",
+                                   "VColumn"), ==, 2);
+  g_assert_cmpuint (count_opcodes (f, "SELECT x.r FROM k CROSS JOIN x ON x.i = k.v",
+                                   "VColumn"), ==, 2);
+  g_assert_cmpuint (count_opcodes (f, "SELECT x.r FROM k CROSS JOIN x ON x.n >= k.v",
+                                   "VColumn"), ==, 2);
+  g_assert_cmpuint (count_opcodes (f, "SELECT x.r FROM k CROSS JOIN x "
+                                   "ON x.i BETWEEN k.v AND 12", "VColumn"), ==, 2);
+  g_assert_cmpuint (count_opcodes (f, "SELECT x.r FROM k CROSS JOIN x ON x.i < k.v",
+                                   "VColumn"), >, 2);
+  g_assert_cmpuint (count_opcodes (f, "SELECT x.r FROM k CROSS JOIN x ON x.i IS k.v",
+                                   "VColumn"), >, 2);
+  g_assert_cmpuint (count_opcodes (f, "SELECT x.r FROM k CROSS JOIN x ON x.t = k.v",
+                                   "VColumn"), >, 2);
+
+  /* Exact or not, the rows are SQLite's: every value of k (NULL, text
+   * that is and is not a number, blobs, reals beside integers, -0.0,
+   * the ends of int64) against every column, through a seek. */
+  for (guint c = 0; c < G_N_ELEMENTS (columns); c++)
+    for (guint o = 0; o < G_N_ELEMENTS (conditions); o++)
+      {
+        g_auto(GStrv) around = g_strsplit (conditions[o], "@", -1);
+        g_autofree char *condition = g_strjoinv (columns[c], around);
+        g_autofree char *sql = g_strdup_printf ("SELECT k.rowid, x.id FROM k CROSS JOIN x "
+                                                "ON %s ORDER BY 1, 2", condition);
+
+        assert_same (f, sql);
+      }
+  assert_same (f, "SELECT k.rowid, x.id FROM k LEFT JOIN x ON x.i = k.v AND x.id > 2 "
+                  "ORDER BY 1, 2");
+  assert_same (f, "SELECT k.rowid, (SELECT count(*) FROM x WHERE x.n >= k.v) FROM k ORDER BY 1");
+  assert_same (f, "SELECT id FROM x WHERE i = (SELECT v FROM k WHERE rowid = 1)");
+  assert_same (f, "SELECT id FROM x WHERE i > (SELECT v FROM k WHERE rowid = 1)");
+  assert_same (f, "SELECT id FROM x WHERE id BETWEEN (SELECT v FROM k WHERE rowid = 1) AND 5");
+}
+
 static void
 test_params (Fixture       *f,
              gconstpointer  data)
@@ -2265,6 +2344,7 @@ main (int    argc,
   ADD ("/sql/collated-equality", test_collated_equality);
   ADD ("/sql/query-plans", test_query_plans);
   ADD ("/sql/covering-index", test_covering_index);
+  ADD ("/sql/exact-seeks", test_exact_seeks);
   ADD ("/sql/text-results", test_text_results);
   ADD ("/sql/transactions", test_transactions);
   ADD ("/sql/read-transaction", test_read_transaction);
