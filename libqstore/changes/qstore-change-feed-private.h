@@ -35,6 +35,7 @@ struct _QStoreChangeFeed
   /* A follower */
   QStoreProvider  *provider;
   QStoreKV        *catalog;
+  QStoreKV        *stats;
   QStoreKV        *log;
   char            *log_id;        /* the id of the log read last, NULL before */
   gboolean         log_off;       /* found without its log, and that was told */

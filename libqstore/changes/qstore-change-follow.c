@@ -16,7 +16,7 @@
 
 /* A follower reads the log through a provider opened read-only, which
  * another process may write meanwhile. It tells only what is committed:
- * entries up to the catalog's last transaction id, read in one snapshot
+ * entries up to the last transaction id, read in one snapshot
  * with it when the provider has snapshots. (Without an atomic batch the
  * writer stores a commit's entry before its id: an entry beyond the id
  * may still be undone.) */
@@ -113,26 +113,15 @@ read_setting (QStoreChangeFeed        *self,
                                           setting, error);
 }
 
-/* The catalog's last transaction id: what is committed. */
+/* The last transaction id: what is committed. */
 static gboolean
 read_committed (QStoreChangeFeed  *self,
                 Reading           *r,
                 guint64           *tx_id,
                 GError           **error)
 {
-  g_autofree char *text = NULL;
-
-  *tx_id = 0;
-  if (!read_meta (self, r, META_TX, &text, error))
-    return FALSE;
-  if (text != NULL && !g_ascii_string_to_unsigned (text, 10, 0, G_MAXUINT64, tx_id, NULL))
-    {
-      g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_CORRUPT,
-                   _("The store at “%s” holds a malformed last transaction id: it is damaged"),
-                   qstore_provider_get_location (self->provider));
-      return FALSE;
-    }
-  return TRUE;
+  return qstore_coordinator_read_last_tx_id (self->provider, self->catalog, self->stats,
+                                             r->snapshot, tx_id, error);
 }
 
 static gboolean
@@ -654,6 +643,7 @@ qstore_change_feed_stop_following (QStoreChangeFeed *self)
   g_clear_pointer (&self->watched_prefix, g_free);
   g_clear_object (&self->log);
   g_clear_object (&self->catalog);
+  g_clear_object (&self->stats);
   if (self->provider != NULL)
     qstore_provider_close_all (self->provider);
   g_clear_object (&self->provider);
@@ -699,6 +689,7 @@ qstore_change_feed_new_follower (const char  *uri,
   self->position = since;
   if (!(self->provider = qstore_provider_new_for_uri (uri, QSTORE_OPEN_READ_ONLY, error)) ||
       !(self->catalog = qstore_provider_get_catalog_store (self->provider, error)) ||
+      !(self->stats = qstore_provider_get_stats_store (self->provider, error)) ||
       !(self->log = qstore_provider_open_store (self->provider, QSTORE_CHANGE_LOG_STORE_NAME,
                                                 error)) ||
       !begin_reading (self, &r, error))

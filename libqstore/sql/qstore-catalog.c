@@ -16,6 +16,7 @@
 #include <json-glib/json-glib.h>
 
 #include "qstore-catalog-private.h"
+#include "qstore-coordinator-private.h"
 #include "qstore-enums.h"
 #include "qstore-error.h"
 #include "qstore-i18n-private.h"
@@ -1091,6 +1092,39 @@ pair_materialized_views (GListModel *entries)
     }
 }
 
+/* The meta entry `tx` says the last transaction id, which commits keep
+ * with the row counts (see QStoreCoordinator): @keys and @values, the
+ * catalog's in key order, get it from there. */
+static gboolean
+list_last_tx_id (QStoreProvider  *provider,
+                 QStoreKV        *catalog,
+                 GPtrArray       *keys,
+                 GPtrArray       *values,
+                 GError         **error)
+{
+  g_autoptr(GBytes) key = qstore_catalog_key_for_meta ("tx");
+  g_autoptr(QStoreKV) stats = NULL;
+  guint64 tx_id;
+  guint at = 0;
+  char *text;
+
+  if (!(stats = qstore_provider_get_stats_store (provider, error)) ||
+      !qstore_coordinator_read_last_tx_id (provider, catalog, stats, NULL, &tx_id, error))
+    return FALSE;
+  if (tx_id == 0)
+    return TRUE;
+
+  while (at < keys->len && g_bytes_compare (keys->pdata[at], key) < 0)
+    at++;
+  if (at < keys->len && g_bytes_equal (keys->pdata[at], key))
+    g_ptr_array_remove_index (values, at);
+  else
+    g_ptr_array_insert (keys, at, g_bytes_ref (key));
+  text = g_strdup_printf ("%" G_GUINT64_FORMAT, tx_id);
+  g_ptr_array_insert (values, at, g_bytes_new_take (text, strlen (text)));
+  return TRUE;
+}
+
 /**
  * qstore_catalog_list_entries:
  * @provider: an open provider; %QSTORE_OPEN_READ_ONLY is enough
@@ -1102,13 +1136,16 @@ pair_materialized_views (GListModel *entries)
  * materialized view's rows is listed too, marked (see
  * qstore_catalog_entry_is_materialized_view_contents()).
  *
- * This reads the catalog store and nothing else: it writes nothing, does
- * not consume the clean-shutdown marker and does not open the tables, so
- * it is what tools and viewers use on a store another process may be
- * writing. Each table's bundle is parsed by SQLite on a private in-memory
- * connection; a bundle that does not parse gives an entry with an error
- * (see qstore_catalog_entry_get_error()) and the others are listed as
- * usual.
+ * The meta entry `tx` is the last transaction id, which commits keep
+ * beside the row counts.
+ *
+ * This reads the catalog store and that id, nothing else: it writes
+ * nothing, does not consume the clean-shutdown marker and does not open
+ * the tables, so it is what tools and viewers use on a store another
+ * process may be writing. Each table's bundle is parsed by SQLite on a
+ * private in-memory connection; a bundle that does not parse gives an
+ * entry with an error (see qstore_catalog_entry_get_error()) and the
+ * others are listed as usual.
  *
  * Returns: (transfer full): a #GListModel of [class@CatalogEntry], or
  *   %NULL when the catalog store cannot be read
@@ -1127,7 +1164,8 @@ qstore_catalog_list_entries (QStoreProvider  *provider,
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
 
   if (!(catalog = qstore_provider_get_catalog_store (provider, error)) ||
-      !qstore_catalog_read_all (catalog, keys, values, error))
+      !qstore_catalog_read_all (catalog, keys, values, error) ||
+      !list_last_tx_id (provider, catalog, keys, values, error))
     return NULL;
 
   entries = g_list_store_new (QSTORE_TYPE_CATALOG_ENTRY);

@@ -16,11 +16,13 @@
 #include "qstore-provider-private.h"
 
 /* A commit that wrote something writes, with its rows and index entries,
- * the new row count of every table it changed (`__stats__`) and its
- * transaction id (the catalog's `\0meta\0tx`), then hands it all to the
- * provider: as one atomic batch, as a restructure that also drops stores,
- * or without an atomic batch store by store, under the commit marker
- * (see QStoreCoordinator). */
+ * the new row count of every table it changed and its transaction id
+ * (`\0meta\0tx`), both to `__stats__`, then hands it all to the
+ * provider: as one atomic batch, or as a restructure that also drops
+ * stores. Without an atomic batch it writes store by store, under the
+ * commit marker, and the id goes to the catalog (see QStoreCoordinator).
+ * Stores of earlier versions hold the id in the catalog only: the last
+ * id is the larger of the two. */
 
 /* Row counts in `__stats__` */
 
@@ -585,8 +587,20 @@ qstore_coordinator_commit_pending (QStoreCoordinator   *self,
                             (const guint8 *) json, json_len, FALSE);
     }
 
+  /* The id goes with the row counts, so a small commit writes one store
+   * fewer. Store by store, it goes with the marker's removal, last, so a
+   * torn commit does not advance it. */
   g_snprintf (tx_text, sizeof tx_text, "%" G_GUINT64_FORMAT, tx_id);
-  pending_put_meta (self, self->tx_key, tx_text);
+  if (atomic)
+    {
+      gsize key_len;
+      const guint8 *key = g_bytes_get_data (self->tx_key, &key_len);
+
+      qstore_pending_write (self->pending, stats_id, key, key_len,
+                            (const guint8 *) tx_text, strlen (tx_text), FALSE);
+    }
+  else
+    pending_put_meta (self, self->tx_key, tx_text);
   /* A marker a crash left is removed by the next commit that completes
    * (without an atomic batch, the protocol below removes it once more,
    * last). */

@@ -145,6 +145,17 @@ void     qstore_coordinator_pin_snapshot (QStoreCoordinator *self,
 GArray  *qstore_coordinator_take_changes (QStoreCoordinator *self,
                                           guint              min_changes);
 
+/* The last committed transaction id of a database, as @snapshot (or,
+ * when NULL, the committed state) holds it: the larger of the ids in
+ * @stats and in @catalog (see qstore-coordinator-commit.c), 0 when
+ * neither holds one. A malformed id is %QSTORE_ERROR_CORRUPT. */
+gboolean qstore_coordinator_read_last_tx_id (QStoreProvider  *provider,
+                                             QStoreKV        *catalog,
+                                             QStoreKV        *stats,
+                                             QStoreSnapshot  *snapshot,
+                                             guint64         *tx_id,
+                                             GError         **error);
+
 /* Inside the coordinator: qstore-coordinator.c (the object, transactions,
  * writes, point reads and bookkeeping), qstore-coordinator-iter.c,
  * qstore-coordinator-commit.c and qstore-coordinator-savepoint.c share the
@@ -181,7 +192,7 @@ struct _QStoreCoordinator
   QStoreKV       *catalog;
   QStoreKV       *stats;
   guint64         last_tx_id;
-  GBytes         *tx_key;              /* the catalog's key of last_tx_id */
+  GBytes         *tx_key;              /* the key of last_tx_id, in either store */
 
   /* Point reads skip the public wrappers' lookups: the provider's closed
    * state and key limit are kept here, and the interface of the store

@@ -34,7 +34,7 @@
  * and row-count adjustments alike.
  *
  * Commit gives the transaction the next id, writes every table's new row
- * count to `__stats__` and the id to the catalog (`\0meta\0tx`), then hands
+ * count and the id (`\0meta\0tx`) to `__stats__`, then hands
  * every write to the provider in one all-or-nothing, synchronous batch
  * when it has %QSTORE_CAPABILITY_ATOMIC_BATCH. A failed commit leaves
  * nothing behind. Then [signal@Coordinator::committed] tells what changed.
@@ -353,21 +353,69 @@ read_meta (QStoreCoordinator  *self,
   return qstore_kv_get (self->catalog, data, len, error);
 }
 
+/* The id under @key in @store, into *@tx_id when larger. */
 static gboolean
-parse_tx_id (GBytes  *value,
-             guint64 *tx_id)
+read_tx_id (QStoreProvider  *provider,
+            QStoreKV        *store,
+            QStoreSnapshot  *snapshot,
+            GBytes          *key,
+            guint64         *tx_id,
+            GError         **error)
 {
-  gsize len;
-  const char *data = g_bytes_get_data (value, &len);
+  g_autoptr(GBytes) value = NULL;
   g_autofree char *text = NULL;
+  GError *local_error = NULL;
+  const guint8 *key_data;
+  gsize key_len, len;
+  const char *data;
+  guint64 id;
 
-  if (len == 0 || len > 20)
-    return FALSE;
-  for (gsize i = 0; i < len; i++)
-    if (!g_ascii_isdigit (data[i]))
+  key_data = g_bytes_get_data (key, &key_len);
+  value = snapshot != NULL ? qstore_snapshot_get (snapshot, store, key_data, key_len, &local_error)
+                           : qstore_kv_get (store, key_data, key_len, &local_error);
+  if (local_error != NULL)
+    {
+      g_propagate_prefixed_error (error, local_error,
+                                  _("Reading “%s” of the %s store at “%s”: "),
+                                  qstore_kv_get_name (store), qstore_provider_get_name (provider),
+                                  qstore_provider_get_location (provider));
       return FALSE;
-  text = g_strndup (data, len);
-  return g_ascii_string_to_unsigned (text, 10, 0, G_MAXUINT64, tx_id, NULL);
+    }
+  if (value == NULL)
+    return TRUE;
+
+  data = g_bytes_get_data (value, &len);
+  text = g_strndup (data != NULL ? data : "", len);
+  if (len == 0 || len > 20 || strspn (text, "0123456789") != len ||
+      !g_ascii_string_to_unsigned (text, 10, 0, G_MAXUINT64, &id, NULL))
+    {
+      g_autofree char *shown = g_utf8_make_valid (text, MIN (len, 40));
+
+      g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_CORRUPT,
+                   _("The %s store at “%s” holds a malformed last transaction id “%s” in "
+                   "“%s” (a decimal number is expected): the store is damaged; restore it "
+                   "from a backup"),
+                   qstore_provider_get_name (provider), qstore_provider_get_location (provider),
+                   shown, qstore_kv_get_name (store));
+      return FALSE;
+    }
+  *tx_id = MAX (*tx_id, id);
+  return TRUE;
+}
+
+gboolean
+qstore_coordinator_read_last_tx_id (QStoreProvider  *provider,
+                                    QStoreKV        *catalog,
+                                    QStoreKV        *stats,
+                                    QStoreSnapshot  *snapshot,
+                                    guint64         *tx_id,
+                                    GError         **error)
+{
+  g_autoptr(GBytes) key = qstore_catalog_key_for_meta (META_TX);
+
+  *tx_id = 0;
+  return read_tx_id (provider, stats, snapshot, key, tx_id, error) &&
+         read_tx_id (provider, catalog, snapshot, key, tx_id, error);
 }
 
 static gboolean
@@ -376,7 +424,6 @@ qstore_coordinator_initable_init (GInitable     *initable,
                                   GError       **error)
 {
   QStoreCoordinator *self = QSTORE_COORDINATOR (initable);
-  g_autoptr(GBytes) tx = NULL;
   g_autoptr(GBytes) marker = NULL;
   GError *local_error = NULL;
 
@@ -394,30 +441,16 @@ qstore_coordinator_initable_init (GInitable     *initable,
   self->closed = qstore_provider_get_closed_flag (self->provider);
   self->max_key = qstore_provider_get_max_key_length (self->provider);
 
-  tx = read_meta (self, META_TX, &local_error);
-  if (local_error == NULL)
-    marker = read_meta (self, META_COMMIT, &local_error);
+  if (!qstore_coordinator_read_last_tx_id (self->provider, self->catalog, self->stats, NULL,
+                                           &self->last_tx_id, error))
+    return FALSE;
+  marker = read_meta (self, META_COMMIT, &local_error);
   if (local_error != NULL)
     {
       g_propagate_prefixed_error (error, local_error,
                                   _("Reading the catalog of the %s store at “%s”: "),
                                   qstore_provider_get_name (self->provider),
                                   qstore_provider_get_location (self->provider));
-      return FALSE;
-    }
-
-  if (tx != NULL && !parse_tx_id (tx, &self->last_tx_id))
-    {
-      gsize len;
-      const char *data = g_bytes_get_data (tx, &len);
-      g_autofree char *shown = g_utf8_make_valid (data ? data : "", MIN (len, 40));
-
-      g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_CORRUPT,
-                   _("The catalog of the %s store at “%s” holds a malformed last "
-                   "transaction id “%s” (a decimal number is expected): the store "
-                   "is damaged; restore it from a backup"),
-                   qstore_provider_get_name (self->provider),
-                   qstore_provider_get_location (self->provider), shown);
       return FALSE;
     }
 
@@ -446,7 +479,9 @@ qstore_coordinator_initable_iface_init (GInitableIface *iface)
  *
  * Creates the coordinator of the database in @provider: there should be
  * exactly one per database, shared by every table. It reads the last
- * committed transaction id (`\0meta\0tx` in the catalog, 0 when absent)
+ * committed transaction id (`\0meta\0tx` in `__stats__` or, written by
+ * a commit store by store or by an earlier version, in the catalog: the
+ * larger; 0 when absent)
  * and the marker of a commit a crash interrupted, if any (see
  * [method@Coordinator.get_interrupted_commit]).
  *

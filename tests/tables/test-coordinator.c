@@ -259,18 +259,27 @@ bounds_new (const char *gte,
   return bounds;
 }
 
+/* Meta entry @name as @store holds it, or NULL. */
 static char *
-read_meta (QStoreProvider *provider,
-           const char     *name)
+read_meta_in (QStoreProvider *provider,
+              const char     *store,
+              const char     *name)
 {
-  g_autoptr(QStoreKV) catalog = open_store (provider, "__catalog__");
+  g_autoptr(QStoreKV) kv = open_store (provider, store);
   g_autoptr(GBytes) key = qstore_catalog_key_for_meta (name);
   g_autoptr(GError) error = NULL;
-  g_autoptr(GBytes) value = qstore_kv_get (catalog, g_bytes_get_data (key, NULL),
+  g_autoptr(GBytes) value = qstore_kv_get (kv, g_bytes_get_data (key, NULL),
                                            g_bytes_get_size (key), &error);
 
   g_assert_no_error (error);
   return bytes_to_string (value);
+}
+
+static char *
+read_meta (QStoreProvider *provider,
+           const char     *name)
+{
+  return read_meta_in (provider, "__catalog__", name);
 }
 
 static char *
@@ -280,6 +289,20 @@ read_stats (QStoreProvider *provider,
   g_autoptr(QStoreKV) stats = open_store (provider, "__stats__");
 
   return kget (stats, key);
+}
+
+static void
+put_tx (QStoreProvider *provider,
+        const char     *store,
+        const char     *text)
+{
+  g_autoptr(QStoreKV) kv = open_store (provider, store);
+  g_autoptr(GBytes) key = qstore_catalog_key_for_meta ("tx");
+  g_autoptr(GError) error = NULL;
+
+  g_assert_true (qstore_kv_put (kv, g_bytes_get_data (key, NULL), g_bytes_get_size (key),
+                                (const guint8 *) text, strlen (text), 0, &error));
+  g_assert_no_error (error);
 }
 
 /* The rowCount of a stats value, checking its shape on the way. */
@@ -863,7 +886,7 @@ test_atomic_commit (Fixture       *f,
   b_before = kscan (f->b);
   stats_a_before = read_stats (f->provider, "main.a");
   stats_b_before = read_stats (f->provider, "main.b");
-  tx_before = read_meta (f->provider, "tx");
+  tx_before = read_meta_in (f->provider, "__stats__", "tx");
   g_assert_cmpstr (tx_before, ==, "1");
 
   for (guint i = 0; i < G_N_ELEMENTS (ks); i++)
@@ -889,7 +912,7 @@ test_atomic_commit (Fixture       *f,
       stats_b = read_stats (f->provider, "main.b");
       g_assert_cmpstr (stats_a, ==, stats_a_before);
       g_assert_cmpstr (stats_b, ==, stats_b_before);
-      tx = read_meta (f->provider, "tx");
+      tx = read_meta_in (f->provider, "__stats__", "tx");
       g_assert_cmpstr (tx, ==, "1");
       g_assert_cmpuint (qstore_coordinator_get_last_tx_id (f->coord), ==, 1);
       g_assert_cmpint (qstore_coordinator_get_row_count (f->coord, "main", "a"), ==, 2);
@@ -963,30 +986,31 @@ static void
 test_tx_ids (Fixture       *f,
              gconstpointer  data)
 {
+  /* An atomic commit keeps the id with the row counts; one made store by
+   * store, with the marker's removal in the catalog. */
+  const char *kept_in = atomic (f) ? "__stats__" : "__catalog__";
+  const char *other = atomic (f) ? "__catalog__" : "__stats__";
   g_autoptr(GError) error = NULL;
   g_autoptr(QStoreCoordinator) second = NULL;
-  g_autoptr(QStoreKV) catalog = NULL;
-  g_autoptr(GBytes) tx_key = qstore_catalog_key_for_meta ("tx");
 
   g_assert_cmpuint (qstore_coordinator_get_last_tx_id (f->coord), ==, 0);
-  {
-    g_autofree char *tx = read_meta (f->provider, "tx");
-
-    g_assert_null (tx);
-  }
+  g_assert_null (read_meta_in (f->provider, kept_in, "tx"));
 
   for (guint i = 1; i <= 3; i++)
     {
       g_autofree char *value = g_strdup_printf ("v%u", i);
       g_autofree char *expected = g_strdup_printf ("%u", i);
       g_autofree char *tx = NULL;
+      g_autofree char *elsewhere = NULL;
 
       qstore_coordinator_begin (f->coord);
       cput (f, f->a, "k", value);
       commit_ok (f);
       g_assert_cmpuint (qstore_coordinator_get_last_tx_id (f->coord), ==, i);
-      tx = read_meta (f->provider, "tx");
+      tx = read_meta_in (f->provider, kept_in, "tx");
       g_assert_cmpstr (tx, ==, expected);
+      elsewhere = read_meta_in (f->provider, other, "tx");
+      g_assert_null (elsewhere);
     }
 
   /* A transaction that wrote nothing takes no id; nor does a rollback. */
@@ -1019,29 +1043,50 @@ test_tx_ids (Fixture       *f,
       g_assert_cmpuint (qstore_coordinator_get_last_tx_id (f->coord), ==, 4);
     }
 
-  /* A malformed id is damage, not zero. */
-  catalog = open_store (f->provider, "__catalog__");
-  {
-    const char *bad[] = { "12x", "", "-1", " 7", "99999999999999999999999" };
-
-    for (guint i = 0; i < G_N_ELEMENTS (bad); i++)
-      {
-        QStoreCoordinator *broken;
-
-        g_assert_true (qstore_kv_put (catalog, g_bytes_get_data (tx_key, NULL),
-                                      g_bytes_get_size (tx_key),
-                                      (const guint8 *) bad[i], strlen (bad[i]), 0, &error));
-        g_assert_no_error (error);
-        broken = qstore_coordinator_new (f->provider, &error);
-        g_assert_error (error, QSTORE_ERROR, QSTORE_ERROR_CORRUPT);
-        g_assert_null (broken);
-        g_clear_error (&error);
-      }
-  }
-  g_assert_true (qstore_kv_put (catalog, g_bytes_get_data (tx_key, NULL),
-                                g_bytes_get_size (tx_key),
-                                (const guint8 *) "18446744073709551614", 20, 0, &error));
+  /* The last id is the larger of the two stores': a store of an earlier
+   * version holds it in the catalog only, and commits store by store go
+   * on writing it there. Ids go on from it. */
+  put_tx (f->provider, other, "41");
+  second = new_coordinator (f->provider);
+  g_assert_cmpuint (qstore_coordinator_get_last_tx_id (second), ==, 41);
+  qstore_coordinator_begin (second);
+  qstore_coordinator_put (second, f->a, (const guint8 *) "k", 1, (const guint8 *) "v42", 3);
+  g_assert_true (qstore_coordinator_commit (second, &error));
   g_assert_no_error (error);
+  g_assert_cmpuint (qstore_coordinator_get_last_tx_id (second), ==, 42);
+  {
+    g_autofree char *tx = read_meta_in (f->provider, kept_in, "tx");
+
+    g_assert_cmpstr (tx, ==, "42");
+  }
+  g_clear_object (&second);
+  put_tx (f->provider, other, "7");
+  second = new_coordinator (f->provider);
+  g_assert_cmpuint (qstore_coordinator_get_last_tx_id (second), ==, 42);
+  g_clear_object (&second);
+
+  /* A malformed id is damage, not zero, in either store; the message
+   * names the store. */
+  for (guint s = 0; s < 2; s++)
+    {
+      const char *store = s == 0 ? "__catalog__" : "__stats__";
+      const char *bad[] = { "12x", "", "-1", " 7", "99999999999999999999999" };
+      g_autofree char *good = read_meta_in (f->provider, store, "tx");
+
+      for (guint i = 0; i < G_N_ELEMENTS (bad); i++)
+        {
+          QStoreCoordinator *broken;
+
+          put_tx (f->provider, store, bad[i]);
+          broken = qstore_coordinator_new (f->provider, &error);
+          g_assert_error (error, QSTORE_ERROR, QSTORE_ERROR_CORRUPT);
+          g_assert_nonnull (strstr (error->message, store));
+          g_assert_null (broken);
+          g_clear_error (&error);
+        }
+      put_tx (f->provider, store, good);
+    }
+  put_tx (f->provider, "__catalog__", "18446744073709551614");
   second = new_coordinator (f->provider);
   g_assert_cmpuint (qstore_coordinator_get_last_tx_id (second), ==, G_MAXUINT64 - 1);
 }
