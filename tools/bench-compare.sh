@@ -27,7 +27,8 @@
 #                      under $TMPDIR or /var/tmp, removed at exit)
 #   --out FILE         keep the JSON lines of every program in FILE
 # Peak RSS of every program is taken with /usr/bin/time when it is there.
-# Figures are medians over the rounds.
+# Figures are medians over the rounds; each ratio is followed by its range
+# over the rounds.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -44,9 +45,9 @@ out=
 
 usage() {
     if [ "$1" = 0 ]; then
-        sed -n '2,30s/^# \{0,1\}//p' "$0"
+        sed -n '2,31s/^# \{0,1\}//p' "$0"
     else
-        sed -n '2,30s/^# \{0,1\}//p' "$0" >&2
+        sed -n '2,31s/^# \{0,1\}//p' "$0" >&2
     fi
     exit "$1"
 }
@@ -224,11 +225,16 @@ def cpu_us(engine, phase):
     return median(per_round(engine, phase, cpu_of).values())
 
 
-def round_ratio(q, raw, phase, get):
-    """The median over the rounds of qstore / raw within each round."""
+def round_ratios(q, raw, phase, get):
+    """qstore / raw within each round."""
     a = per_round(q, phase, get)
     b = per_round(raw, phase, get)
-    return median(a[k] / b[k] for k in a if a[k] is not None and b.get(k))
+    return [a[k] / b[k] for k in a if a[k] is not None and b.get(k)]
+
+
+def round_ratio(q, raw, phase, get):
+    """The median over the rounds of qstore / raw within each round."""
+    return median(round_ratios(q, raw, phase, get))
 
 
 def size_mib(engine):
@@ -252,10 +258,14 @@ def fmt_ratio_of(ratio):
     return f"{ratio:>8.2f}x" if ratio is not None else f"{'-':>9}"
 
 
+def fmt_range(ratios):
+    return f"{min(ratios):>4.2f}-{max(ratios):<4.2f}" if ratios else f"{'-':>9}"
+
+
 print(f"rows={rows}, {len(rounds)} round(s): ops/s, and qstore / raw engine (the raw engine")
 print("named under ratio); then CPU microseconds per operation, size and peak RSS, each")
 print("with the same ratio. Figures are medians over the rounds; a ratio is the median")
-print("of the ratios within each round")
+print("of the ratios within each round, whose range follows it")
 for layer in layers:
     engines = [(f"qstore-{p}-{layer}", reference(layer, p)) for p in providers]
     print()
@@ -268,6 +278,14 @@ for layer in layers:
         line = f"{phase:<12} {fmt(ops('lmdb', phase), 12)} {fmt(ops('sqlite', phase), 12)}"
         for q, raw in engines:
             line += f" {fmt(ops(q, phase), 20)} {fmt_ratio_of(round_ratio(q, raw, phase, ops_of))}"
+        print(line)
+    # A machine shared with others moves single rounds a lot: the spread
+    # says how far a median can be trusted.
+    print(f"{'ratio range':<12} (the lowest and the highest round)")
+    for phase in phases:
+        line = f"  {phase:<10} {'':>12} {'':>12}"
+        for q, raw in engines:
+            line += f" {'':>20} {fmt_range(round_ratios(q, raw, phase, ops_of))}"
         print(line)
     # CPU time per operation moves less than wall time on a shared machine;
     # its ratio is qstore / raw too, so here above 1 means more work.
