@@ -658,8 +658,7 @@ unused_filter (sqlite3_index_info *info)
 
 /* Whether the key window of @c holds exactly the rows its constraints
  * select, so SQLite need not check them again: each is on a part that
- * compares as keys do, and none takes the NULLs keys sort first (IS, or
- * an upper bound without a lower one). */
+ * compares as keys do, and none is IS, whose window takes the NULLs. */
 static gboolean
 plan_is_exact (QStoreTableSchema  *schema,
                sqlite3_index_info *info,
@@ -677,7 +676,7 @@ plan_is_exact (QStoreTableSchema  *schema,
       return FALSE;
   if (c->lower < 0 && c->upper < 0)
     return TRUE;
-  return c->lower >= 0 && part_compares_as_keys (&g_array_index (parts, Part, c->n_eq));
+  return part_compares_as_keys (&g_array_index (parts, Part, c->n_eq));
 }
 
 int
@@ -920,6 +919,38 @@ compare_windows (gconstpointer a,
   return qstore_key_compare (wa->lower->data, wa->lower->len, wb->lower->data, wb->lower->len);
 }
 
+/* Narrows @window, within @prefix, to the keys whose next part, @part,
+ * is not NULL: those sort first, or last when @part is descending. */
+static void
+exclude_nulls (Window           *window,
+               const GByteArray *prefix,
+               const Part       *part)
+{
+  g_autoptr(GByteArray) nulls = bytes_copy (prefix);
+
+  qstore_codec_append_null (nulls, part->descending);
+  if (!part->descending)
+    {
+      g_autoptr(GByteArray) past = prefix_end (nulls);
+
+      if (window->lower == NULL || qstore_key_compare (window->lower->data, window->lower->len,
+                                                       past->data, past->len) < 0)
+        {
+          g_clear_pointer (&window->lower, g_byte_array_unref);
+          window->lower = g_steal_pointer (&past);
+          window->lower_inclusive = TRUE;
+        }
+    }
+  else if (window->upper == NULL || qstore_key_compare (nulls->data, nulls->len,
+                                                         window->upper->data,
+                                                         window->upper->len) < 0)
+    {
+      g_clear_pointer (&window->upper, g_byte_array_unref);
+      window->upper = g_steal_pointer (&nulls);
+      window->upper_inclusive = FALSE;
+    }
+}
+
 gboolean
 qstore_vtab_build_windows (GArray          *windows,
                GArray          *parts,
@@ -1019,6 +1050,11 @@ qstore_vtab_build_windows (GArray          *windows,
               window.upper_inclusive = FALSE;
             }
         }
+
+      /* An upper bound alone: the NULLs, which keys sort first, never
+       * match it. */
+      if (upper_op != BOUND_NONE && lower_op == BOUND_NONE)
+        exclude_nulls (&window, prefix, part);
     }
 
   g_array_append_val (windows, window);

@@ -1690,7 +1690,8 @@ test_exact_seeks (Fixture       *f,
   static const char *const columns[] = { "id", "i", "r", "n", "t" };
   static const char *const conditions[] = {
     "x.@ = k.v", "x.@ > k.v", "x.@ >= k.v", "x.@ BETWEEN k.v AND 12",
-    "x.@ BETWEEN -5 AND k.v", "x.@ < k.v", "x.@ IS k.v", "x.@ = k.s", "x.@ IN (k.v, 7)",
+    "x.@ BETWEEN -5 AND k.v", "x.@ < k.v", "x.@ <= k.v", "x.@ IS k.v", "x.@ = k.s",
+    "x.@ IN (k.v, 7)",
   };
 
   both (f, "CREATE TABLE x (id INTEGER PRIMARY KEY, i INTEGER, r REAL, n NUMERIC, t TEXT)");
@@ -1719,8 +1720,10 @@ test_exact_seeks (Fixture       *f,
                                    "VColumn"), ==, 2);
   g_assert_cmpuint (count_opcodes (f, "SELECT x.r FROM k CROSS JOIN x "
                                    "ON x.i BETWEEN k.v AND 12", "VColumn"), ==, 2);
-  g_assert_cmpuint (count_opcodes (f, "SELECT x.r FROM k CROSS JOIN x ON x.i < k.v",
-                                   "VColumn"), >, 2);
+  g_assert_cmpuint (count_opcodes (f, "SELECT x.r FROM k CROSS JOIN x ON x.i <= k.v",
+                                   "VColumn"), ==, 2);
+  g_assert_cmpuint (count_opcodes (f, "SELECT x.r FROM k CROSS JOIN x ON x.r < k.v",
+                                   "VColumn"), ==, 2);
   g_assert_cmpuint (count_opcodes (f, "SELECT x.r FROM k CROSS JOIN x ON x.i IS k.v",
                                    "VColumn"), >, 2);
   g_assert_cmpuint (count_opcodes (f, "SELECT x.r FROM k CROSS JOIN x ON x.t = k.v",
