@@ -1102,7 +1102,7 @@ list_last_tx_id (QStoreProvider  *provider,
                  GPtrArray       *values,
                  GError         **error)
 {
-  g_autoptr(GBytes) key = qstore_catalog_key_for_meta ("tx");
+  g_autoptr(GBytes) key = qstore_catalog_key_for_meta (META_TX);
   g_autoptr(QStoreKV) stats = NULL;
   guint64 tx_id;
   guint at = 0;

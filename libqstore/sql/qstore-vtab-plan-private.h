@@ -46,7 +46,7 @@ G_BEGIN_DECLS
 #define PLAN_PACK_COVERING (1 << 30)
 #define PLAN_COVERING(n) (((n) >> 30) & 0x1)
 /* A seek whose key window holds exactly the rows its constraints select
- * (qstore_vtab_best_index() tells which): SQLite does not check them
+ * (plan_candidate() in qstore-vtab-plan.c tells which): SQLite does not check them
  * again, so a NULL argument must select nothing. */
 #define PLAN_PACK_EXACT ((int) 0x80000000u)
 #define PLAN_EXACT(n) (((guint) (n) >> 31) & 0x1)

@@ -251,6 +251,7 @@ typedef struct
   gboolean  ordered;
   gboolean  reverse;
   gboolean  covering;
+  gboolean  exact;     /* SQLite need not check the constraints again */
   double    cost;
   double    rows;
   QStoreCollation collation;    /* PLAN_AUTO's comparison */
@@ -394,6 +395,16 @@ plan_candidate (QStoreTableSchema  *schema,
   if (out->n_eq == 0 && out->lower < 0 && out->upper < 0)
     return FALSE;
   out->covering = index >= 0 && parts_cover (parts, info->colUsed);
+
+  /* The window holds exactly the rows the constraints select when each
+   * is on a part that compares as keys do, and none is IS, whose window
+   * takes the NULLs. */
+  out->exact = TRUE;
+  for (guint k = 0; k < out->n_eq; k++)
+    out->exact = out->exact && part_compares_as_keys (&g_array_index (parts, Part, k)) &&
+                 info->aConstraint[out->eq[k]].op == SQLITE_INDEX_CONSTRAINT_EQ;
+  if (out->lower >= 0 || out->upper >= 0)
+    out->exact = out->exact && part_compares_as_keys (&g_array_index (parts, Part, out->n_eq));
 
   if (out->n_eq == n_searchable && all_certain)
     {
@@ -656,29 +667,6 @@ unused_filter (sqlite3_index_info *info)
   return keep;
 }
 
-/* Whether the key window of @c holds exactly the rows its constraints
- * select, so SQLite need not check them again: each is on a part that
- * compares as keys do, and none is IS, whose window takes the NULLs. */
-static gboolean
-plan_is_exact (QStoreTableSchema  *schema,
-               sqlite3_index_info *info,
-               const Candidate    *c)
-{
-  g_autoptr(GArray) parts = NULL;
-  guint n_searchable;
-
-  if (c->kind != PLAN_PK && c->kind != PLAN_INDEX)
-    return FALSE;
-  parts = qstore_vtab_plan_parts (schema, c->kind == PLAN_INDEX ? c->index : -1, &n_searchable);
-  for (guint k = 0; k < c->n_eq; k++)
-    if (!part_compares_as_keys (&g_array_index (parts, Part, k)) ||
-        info->aConstraint[c->eq[k]].op != SQLITE_INDEX_CONSTRAINT_EQ)
-      return FALSE;
-  if (c->lower < 0 && c->upper < 0)
-    return TRUE;
-  return part_compares_as_keys (&g_array_index (parts, Part, c->n_eq));
-}
-
 int
 qstore_vtab_best_index (QStoreSqlTable     *entry,
                         sqlite3_index_info *info)
@@ -693,7 +681,6 @@ qstore_vtab_best_index (QStoreSqlTable     *entry,
   int argv_index = 1;
   int filter = -1;
   QStoreCollation filter_collation = QSTORE_COLLATION_BINARY;
-  gboolean exact;
   g_autofree char *plan = NULL;
 
   n_rows = qstore_coordinator_get_row_count (qstore_table_get_coordinator (entry->table),
@@ -736,8 +723,7 @@ qstore_vtab_best_index (QStoreSqlTable     *entry,
     info->aConstraintUsage[best.lower].argvIndex = argv_index++;
   if (best.upper >= 0)
     info->aConstraintUsage[best.upper].argvIndex = argv_index++;
-  exact = plan_is_exact (schema, info, &best);
-  for (int i = 0; exact && i < info->nConstraint; i++)
+  for (int i = 0; best.exact && i < info->nConstraint; i++)
     if (info->aConstraintUsage[i].argvIndex > 0)
       info->aConstraintUsage[i].omit = 1;
 
@@ -749,7 +735,7 @@ qstore_vtab_best_index (QStoreSqlTable     *entry,
     info->idxNum |= PLAN_PACK_COLLATION (best.collation);
   if (best.covering)
     info->idxNum |= PLAN_PACK_COVERING;
-  if (exact)
+  if (best.exact)
     info->idxNum |= PLAN_PACK_EXACT;
   info->orderByConsumed = best.ordered;
   info->estimatedCost = best.cost;

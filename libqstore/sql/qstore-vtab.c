@@ -14,7 +14,7 @@
  * operand's affinity, which a virtual table cannot see, so the seek then
  * also covers every text value. Only a seek whose key window is exactly
  * the rows its constraints select (on numeric columns and the rowid, see
- * plan_is_exact()) spares SQLite the check.
+ * plan_candidate()) spares SQLite the check.
  *
  * Writes (qstore-vtab-write.c): xUpdate applies the column affinity and
  * the DEFAULTs SQLite leaves to virtual tables, then hands the row to the
