@@ -37,8 +37,32 @@ open_connection (GError **error)
   return db;
 }
 
+/* Whether @column of @table is the rowid of a WITHOUT ROWID table: SQLite
+ * has none to name there, but the virtual table standing in for it has
+ * (its rows' handles for xUpdate). SQLite names the rowid "ROWID" however
+ * it was written, unless a column of that name takes its place. */
+static gboolean
+names_missing_rowid (QStoreDatabase *self,
+                     const char     *table,
+                     const char     *column)
+{
+  QStoreSqlTable *entry;
+  GPtrArray *columns;
+
+  if (g_strcmp0 (column, "ROWID") != 0 ||
+      !(entry = qstore_database_lookup (self, table)) ||
+      !entry->schema->without_rowid)
+    return FALSE;
+  columns = entry->schema->columns;
+  for (guint i = 0; i < columns->len; i++)
+    if (strcmp (((QStoreColumn *) g_ptr_array_index (columns, i))->name, "ROWID") == 0)
+      return FALSE;
+  return TRUE;
+}
+
 /* The main connection's authorizer for good (see
- * qstore_database_set_authorizer()). */
+ * qstore_database_set_authorizer()). It refuses what SQLite would not
+ * find, with SQLite's words, whatever prepares the statement. */
 static int
 dispatch_authorizer (void       *data,
                      int         action,
@@ -49,6 +73,15 @@ dispatch_authorizer (void       *data,
 {
   QStoreDatabase *self = data;
 
+  if ((action == SQLITE_READ || action == SQLITE_UPDATE) &&
+      g_strcmp0 (db_name, "main") == 0 && names_missing_rowid (self, arg1, arg2))
+    {
+      qstore_database_take_callback_error (
+        self, g_error_new (QSTORE_ERROR, QSTORE_ERROR_NOT_FOUND,
+                           _("no such column: rowid (table “%s” is WITHOUT ROWID: name "
+                           "its PRIMARY KEY columns instead)"), arg1));
+      return SQLITE_DENY;
+    }
   if (self->authorizer == NULL)
     return SQLITE_OK;
   return self->authorizer (self->authorizer_data, action, arg1, arg2, db_name, inner);

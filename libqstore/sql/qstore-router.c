@@ -384,7 +384,8 @@ router_read (QStoreDatabase   *db,
              gboolean         *plain,
              GError          **error)
 {
-  g_auto(Watch) w = { db, statement, QSTORE_STATEMENT_SQL, NULL, NULL, FALSE, TRUE };
+  g_auto(Watch) w = { .db = db, .statement = statement, .kind = QSTORE_STATEMENT_SQL,
+                      .plain = TRUE };
   const char *tail = NULL;
   int rc;
 

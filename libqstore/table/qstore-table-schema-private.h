@@ -80,6 +80,7 @@ typedef struct
    * (WITHOUT ROWID tables make their PRIMARY KEY columns NOT NULL.) */
   GArray          *pk;
   gint             rowid_column; /* the INTEGER PRIMARY KEY column aliasing the rowid, or -1 */
+  gboolean         without_rowid; /* declared WITHOUT ROWID: SQL has no rowid to name */
   GPtrArray       *indexes;      /* QStoreIndexSchema: CREATE INDEX and UNIQUE constraints */
   GPtrArray       *checks;       /* QStoreCheck */
   GPtrArray       *foreign_keys; /* QStoreForeignKey */

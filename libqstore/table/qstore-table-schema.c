@@ -360,13 +360,15 @@ read_table_row (QStoreTableSchema  *self,
   g_autofree char *sql = NULL;
   int rc;
 
-  sql = g_strdup_printf ("SELECT name, sql FROM %s.sqlite_master "
-                         "WHERE type = 'table' AND name = ?1 COLLATE NOCASE",
+  sql = g_strdup_printf ("SELECT m.name, m.sql, (SELECT l.wr FROM pragma_table_list (m.name) "
+                         "AS l WHERE l.schema = ?2) FROM %s.sqlite_master AS m "
+                         "WHERE m.type = 'table' AND m.name = ?1 COLLATE NOCASE",
                          quoted_schema);
   stmt = prepare (db, table, sql, error);
   if (stmt == NULL)
     return FALSE;
   sqlite3_bind_text (stmt, 1, table, -1, SQLITE_STATIC);
+  sqlite3_bind_text (stmt, 2, schema, -1, SQLITE_STATIC);
 
   rc = sqlite3_step (stmt);
   if (rc == SQLITE_DONE)
@@ -381,6 +383,7 @@ read_table_row (QStoreTableSchema  *self,
 
   self->name = g_strdup (column_text (stmt, 0));
   self->sql = g_strdup (column_text (stmt, 1));
+  self->without_rowid = sqlite3_column_int (stmt, 2) != 0;
   if (self->sql == NULL)
     {
       g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_UNSUPPORTED,

@@ -812,7 +812,73 @@ test_explicit_rowid (Fixture       *f,
   assert_rows (f, "SELECT name, v FROM k", "t:a|i:1\n");
 }
 
-/* A rollback brings back rows that the next rowid must stay above. */
+/* The statement fails in SQLite for want of a rowid, and in qstore with
+ * the same words, leaving both unchanged. */
+static void
+both_miss_rowid (Fixture    *f,
+                 const char *sql,
+                 const char *table)
+{
+  g_autoptr(GError) error = NULL;
+  g_autofree char *expected = g_strdup_printf ("no such column: rowid (table “%s” is "
+                                               "WITHOUT ROWID", table);
+  char *message = NULL;
+
+  g_assert_false (qstore_database_exec (f->db, sql, &error));
+  g_assert_error (error, QSTORE_ERROR, QSTORE_ERROR_NOT_FOUND);
+  g_assert_true (g_str_has_prefix (error->message, expected));
+  g_assert_cmpint (sqlite3_exec (f->ref, sql, NULL, NULL, &message), ==, SQLITE_ERROR);
+  g_assert_true (g_str_has_prefix (message, "no such column: "));
+  sqlite3_free (message);
+}
+
+/* A WITHOUT ROWID table has no rowid to name, under any of its names,
+ * though the virtual table standing in for it keeps one per row. */
+static void
+test_without_rowid (Fixture       *f,
+                    gconstpointer  data)
+{
+  static const char *all = "SELECT d, b, a FROM w ORDER BY d, b";
+
+  both (f, "CREATE TABLE w (a, b NUMERIC, d INT NOT NULL, PRIMARY KEY (d, b DESC)) "
+           "WITHOUT ROWID");
+  both (f, "INSERT INTO w VALUES (1, 2, 3), (4, 5, 6)");
+  both_miss_rowid (f, "SELECT rowid FROM w", "w");
+  both_miss_rowid (f, "SELECT _rowid_, a FROM w", "w");
+  both_miss_rowid (f, "SELECT oid FROM w WHERE d = 3", "w");
+  both_miss_rowid (f, "SELECT x.d FROM w AS x JOIN w AS y ON x.a = y.d WHERE y.rowid = 11", "w");
+  both_miss_rowid (f, "SELECT d FROM w WHERE a IN (SELECT max (rowid) FROM w)", "w");
+  both_miss_rowid (f, "UPDATE w SET a = rowid", "w");
+  both_miss_rowid (f, "UPDATE w SET rowid = 7", "w");
+  both_miss_rowid (f, "DELETE FROM w WHERE rowid = 1", "w");
+  assert_same (f, all);
+
+  /* A view naming it is created, and refused where it is used; a
+   * materialized view, at once. */
+  both (f, "CREATE VIEW v AS SELECT rowid AS r, a FROM w");
+  both_miss_rowid (f, "SELECT * FROM v", "w");
+  exec_fails (f, "CREATE MATERIALIZED VIEW m AS SELECT rowid AS r, a FROM w",
+              QSTORE_ERROR_NOT_FOUND, "no such column: rowid (table “w” is WITHOUT ROWID");
+  exec_fails (f, "SELECT * FROM m", QSTORE_ERROR_NOT_FOUND, "no such table: m");
+
+  /* A column of that name takes its place, as in SQLite. */
+  both (f, "CREATE TABLE n (\"ROWID\", k PRIMARY KEY) WITHOUT ROWID");
+  both (f, "INSERT INTO n VALUES (7, 'x')");
+  assert_same (f, "SELECT rowid, k FROM n");
+
+  /* A rowid table keyed by another PRIMARY KEY still answers it. */
+  both (f, "CREATE TABLE r (k TEXT PRIMARY KEY, v)");
+  both (f, "INSERT INTO r VALUES ('a', 1)");
+  assert_same (f, "SELECT count (rowid) FROM r");
+
+  if (test_provider_persistent ())
+    {
+      reopen (f, QSTORE_OPEN_NONE);
+      both_miss_rowid (f, "SELECT rowid FROM w", "w");
+      assert_same (f, all);
+    }
+}
+
 /* A new rowid is one more than the largest key: a largest key that is no
  * integer is the table's damage, named, and the insert writes nothing. */
 static void
@@ -851,6 +917,7 @@ test_damaged_rowid_key (Fixture       *f,
                    ==, 0);
 }
 
+/* A rollback brings back rows that the next rowid must stay above. */
 static void
 test_rowid_after_rollback (Fixture       *f,
                            gconstpointer  data)
@@ -2364,6 +2431,7 @@ main (int    argc,
   ADD ("/sql/dml/integer-primary-key", test_integer_primary_key);
   ADD ("/sql/dml/affinity", test_affinity);
   ADD ("/sql/dml/explicit-rowid", test_explicit_rowid);
+  ADD ("/sql/dml/without-rowid", test_without_rowid);
   ADD ("/sql/dml/rowid-after-rollback", test_rowid_after_rollback);
   ADD ("/sql/dml/damaged-rowid-key", test_damaged_rowid_key);
   ADD ("/sql/keys/composite", test_composite_keys);
