@@ -15,6 +15,7 @@
 
 #include <qstore.h>
 
+#include "qstore-database-private.h"
 #include "qstore-test-util.h"
 
 static void
@@ -210,6 +211,56 @@ test_insert_defaults (TestDatabase  *t,
   g_assert_cmpstr (again, ==, "1|new|NULL|null\n2|new|NULL|null\n");
 }
 
+/* How many statements of the main connection have the text @sql, and
+ * how often the last of them ran. */
+static guint
+prepared_runs (QStoreDatabase *db,
+               const char     *sql,
+               int            *runs)
+{
+  sqlite3 *conn = qstore_database_get_sqlite (db);
+  guint n = 0;
+
+  *runs = 0;
+  for (sqlite3_stmt *stmt = sqlite3_next_stmt (conn, NULL); stmt != NULL;
+       stmt = sqlite3_next_stmt (conn, stmt))
+    if (g_strcmp0 (sqlite3_sql (stmt), sql) == 0)
+      {
+        n++;
+        *runs = sqlite3_stmt_status (stmt, SQLITE_STMTSTATUS_RUN, FALSE);
+      }
+  return n;
+}
+
+/* Reads, inserts, updates and deletes run again are prepared once. */
+static void
+test_prepared_once (TestDatabase  *t,
+                    gconstpointer  data)
+{
+  static const char * const texts[] = {
+    "INSERT INTO t(b) VALUES (?)",
+    "SELECT b FROM t WHERE a = ?",
+    "UPDATE t SET b = b || ? WHERE a = 1",
+    "DELETE FROM t WHERE a > 100 AND b = ?",
+  };
+  g_autofree char *rows = NULL;
+
+  test_exec (t->db, "CREATE TABLE t(a INTEGER PRIMARY KEY, b TEXT)");
+  for (guint run = 0; run < 5; run++)
+    for (guint i = 0; i < G_N_ELEMENTS (texts); i++)
+      g_free (query_with (t->db, texts[i], g_variant_new ("(s)", "x")));
+
+  for (guint i = 0; i < G_N_ELEMENTS (texts); i++)
+    {
+      int runs;
+
+      g_assert_cmpuint (prepared_runs (t->db, texts[i], &runs), ==, 1);
+      g_assert_cmpint (runs, ==, 5);
+    }
+  rows = test_query_text (t->db, "SELECT a, b FROM t WHERE a = 1", append_value);
+  g_assert_cmpstr (rows, ==, "1|xxxxxx\n");
+}
+
 static void
 set_up (TestDatabase  *t,
         gconstpointer  data)
@@ -223,6 +274,8 @@ main (int    argc,
 {
   g_test_init (&argc, &argv, NULL);
 
+  g_test_add ("/sql/statement-cache/prepared-once", TestDatabase, NULL, set_up,
+              test_prepared_once, test_database_tear_down);
   g_test_add ("/sql/statement-cache/schema-change", TestDatabase, NULL, set_up,
               test_schema_change, test_database_tear_down);
   g_test_add ("/sql/statement-cache/temp-table-hides", TestDatabase, NULL, set_up,
