@@ -131,8 +131,11 @@ struct _QStoreDatabase
   guint               reserved_ddl;
 
   /* Inside BEGIN … COMMIT until a statement writes: the state every
-   * statement reads (qstore_database_update_read_snapshot()). */
+   * statement reads (qstore_database_update_read_snapshot()), and the
+   * iterators finished walks left over it (ReadIter), for the next walk
+   * of their store to seek (qstore_database_take_read_iter()). */
   QStoreSnapshot     *read_snapshot;
+  GArray             *read_iters;
 
   QStoreRehydrationResult *rehydration;  /* what open read back from the catalog */
   gboolean            closed;
@@ -158,6 +161,18 @@ gpointer        qstore_database_get_extension_state (QStoreDatabase  *self,
 void            qstore_database_release_read_snapshot (QStoreDatabase *self);
 void            qstore_database_update_read_snapshot  (QStoreDatabase *self,
                                                        gboolean        take);
+
+/* Keeps @iter (transfer full), a finished walk of @store through
+ * @snapshot, while @snapshot is the read transaction's; lets go of it
+ * otherwise. */
+void            qstore_database_keep_read_iter        (QStoreDatabase *self,
+                                                       QStoreSnapshot *snapshot,
+                                                       QStoreKV       *store,
+                                                       QStoreIter     *iter);
+/* An iterator kept for @store through @snapshot, to seek, or NULL. */
+QStoreIter     *qstore_database_take_read_iter        (QStoreDatabase *self,
+                                                       QStoreSnapshot *snapshot,
+                                                       QStoreKV       *store);
 
 /* Errors */
 gboolean        qstore_database_check_open          (QStoreDatabase  *self,

@@ -121,11 +121,79 @@ qstore_database_get_extension_state (QStoreDatabase *self,
   return NULL;
 }
 
+/* An iterator over the read transaction's snapshot, kept between walks:
+ * an index walk run once per statement (the outer loop of "ids from the
+ * index, then each row") seeks it instead of opening another. */
+typedef struct
+{
+  QStoreKV   *store;
+  QStoreIter *iter;
+} ReadIter;
+
+/* Enough for the walks of a few statements run in turn. */
+#define READ_ITERS_MAX 8
+
+static void
+read_iter_clear (ReadIter *kept)
+{
+  g_clear_object (&kept->iter);
+  g_clear_object (&kept->store);
+}
+
 void
 qstore_database_release_read_snapshot (QStoreDatabase *self)
 {
+  /* The iterators first: they read the snapshot too. */
+  if (self->read_iters != NULL && self->read_iters->len > 0)
+    g_array_set_size (self->read_iters, 0);
   if (self->read_snapshot != NULL)
     qstore_coordinator_release_snapshot (self->coordinator, g_steal_pointer (&self->read_snapshot));
+}
+
+void
+qstore_database_keep_read_iter (QStoreDatabase *self,
+                                QStoreSnapshot *snapshot,
+                                QStoreKV       *store,
+                                QStoreIter     *iter)
+{
+  ReadIter kept = { store, iter };
+
+  if (snapshot == NULL || snapshot != self->read_snapshot)
+    {
+      g_object_unref (iter);
+      return;
+    }
+  if (self->read_iters == NULL)
+    {
+      self->read_iters = g_array_new (FALSE, FALSE, sizeof (ReadIter));
+      g_array_set_clear_func (self->read_iters, (GDestroyNotify) read_iter_clear);
+    }
+  if (self->read_iters->len == READ_ITERS_MAX)
+    g_array_remove_index (self->read_iters, 0);
+  g_object_ref (store);
+  g_array_append_val (self->read_iters, kept);
+}
+
+QStoreIter *
+qstore_database_take_read_iter (QStoreDatabase *self,
+                                QStoreSnapshot *snapshot,
+                                QStoreKV       *store)
+{
+  if (snapshot == NULL || snapshot != self->read_snapshot || self->read_iters == NULL)
+    return NULL;
+  for (guint i = self->read_iters->len; i-- > 0;)
+    {
+      ReadIter *kept = &g_array_index (self->read_iters, ReadIter, i);
+
+      if (kept->store == store)
+        {
+          QStoreIter *iter = g_steal_pointer (&kept->iter);
+
+          g_array_remove_index (self->read_iters, i);
+          return iter;
+        }
+    }
+  return NULL;
 }
 
 /* Statements between BEGIN and COMMIT that only read see one state of
@@ -156,6 +224,7 @@ void
 qstore_database_teardown (QStoreDatabase *self)
 {
   qstore_database_release_read_snapshot (self);
+  g_clear_pointer (&self->read_iters, g_array_unref);
   /* The layers above hold statements of the main connection. */
   g_clear_pointer (&self->extension_states, g_array_unref);
   g_clear_pointer (&self->statements, g_hash_table_unref);

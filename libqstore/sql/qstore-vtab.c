@@ -60,8 +60,9 @@ struct _QStoreCursor
   QStoreKV            *iter_store;  /* the store iter walks */
   /* A finished walk's iterator, while its snapshot is the one statements
    * share: the next window over the same store seeks it instead of making
-   * another (an inner loop's walk runs once per outer row). Let go of at
-   * xClose, so it never outlives the statement. */
+   * another (an inner loop's walk runs once per outer row). At xClose
+   * the database keeps it while the snapshot is a read transaction's
+   * (qstore_database_keep_read_iter()): it never outlives that. */
   QStoreIter          *spare_iter;
   QStoreKV            *spare_store;
   QStoreSnapshot      *spare_snapshot;
@@ -364,6 +365,10 @@ vtab_close (sqlite3_vtab_cursor *base)
   QStoreAutoShelf *shelf = vtab_shelf (cursor->entry->database, FALSE);
 
   cursor_reset (cursor);
+  /* For the read transaction's next walk of the store. */
+  if (cursor->spare_iter != NULL)
+    qstore_database_keep_read_iter (cursor->entry->database, cursor->spare_snapshot,
+                                    cursor->spare_store, g_steal_pointer (&cursor->spare_iter));
   cursor_drop_spare (cursor);
   /* What an automatic-index plan learnt, for the same plan opened again
    * in this statement (a correlated subquery's). */
@@ -418,15 +423,21 @@ open_window (QStoreCursor  *cursor,
       QStoreKV *store = cursor->by_index
                         ? qstore_table_get_index_store (cursor->table, cursor->index)
                         : qstore_table_get_data_store (cursor->table);
+      g_autoptr(QStoreIter) iter = NULL;
 
       cursor->iter_store = store;
       if (cursor->spare_iter != NULL && cursor->spare_store == store &&
           cursor->spare_snapshot == cursor->snapshot)
         {
-          g_autoptr(QStoreIter) iter = g_steal_pointer (&cursor->spare_iter);
+          iter = g_steal_pointer (&cursor->spare_iter);
+          cursor_drop_spare (cursor);
+        }
+      else
+        iter = qstore_database_take_read_iter (cursor->entry->database, cursor->snapshot, store);
+      if (iter != NULL)
+        {
           GError *local_error = NULL;
 
-          cursor_drop_spare (cursor);
           if (qstore_iter_seek (iter, bounds, &local_error))
             return g_steal_pointer (&iter);
           if (!g_error_matches (local_error, QSTORE_ERROR, QSTORE_ERROR_UNSUPPORTED))

@@ -1484,6 +1484,55 @@ test_read_transaction (Fixture       *f,
   test_close_database (&reader);
 }
 
+/* An index walk run again in a read transaction seeks the iterator its
+ * last run left; each run gives its own rows, as of the transaction's
+ * state, and the iterators go with the transaction. */
+static void
+test_read_transaction_walks (Fixture       *f,
+                             gconstpointer  data)
+{
+  static const char *walk = "SELECT a FROM t WHERE b BETWEEN ?1 AND ?2 ORDER BY b";
+  g_autoptr(QStoreDatabase) reader = NULL;
+  QStoreSnapshot *snapshot;
+
+  exec_ok (f, "CREATE TABLE t (a INTEGER PRIMARY KEY, b INT); CREATE INDEX t_b ON t (b)");
+  exec_ok (f, "WITH RECURSIVE n (i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 50) "
+              "INSERT INTO t SELECT i, 100 - i FROM n");
+  /* A location has one writer; a memory store, one handle. */
+  reader = test_provider_persistent () ? test_open_database (f->uri, QSTORE_OPEN_READ_ONLY)
+                                       : g_object_ref (f->db);
+
+  test_exec (reader, "BEGIN");
+  for (gint64 lo = 50; lo <= 95; lo += 15)
+    {
+      g_autoptr(QStoreResult) rows = NULL;
+      g_autoptr(GError) error = NULL;
+
+      rows = qstore_database_query (reader, walk, g_variant_new ("(xx)", lo, lo + 2), &error);
+      g_assert_no_error (error);
+      g_assert_cmpuint (qstore_result_get_n_rows (rows), ==, 3);
+      for (guint row = 0; row < qstore_result_get_n_rows (rows); row++)
+        g_assert_cmpint (qstore_result_get_int64 (rows, row, 0), ==, 100 - lo - row);
+      if (test_provider_persistent ())
+        exec_ok (f, "UPDATE t SET b = b + 1000");
+    }
+
+  snapshot = reader->read_snapshot;
+  g_assert_nonnull (snapshot);
+  g_object_add_weak_pointer (G_OBJECT (snapshot), (gpointer *) &snapshot);
+  test_exec (reader, "COMMIT");
+  g_assert_null (snapshot);
+
+  if (test_provider_persistent ())
+    {
+      g_autofree char *moved = test_query_text (reader, "SELECT count(*) FROM t WHERE b > 4000",
+                                                append_value);
+
+      g_assert_cmpstr (moved, ==, "i:50\n");
+      test_close_database (&reader);
+    }
+}
+
 static void
 on_committed (QStoreCoordinator *coordinator,
               QStoreChangeSet   *changes,
@@ -2445,6 +2494,7 @@ main (int    argc,
   ADD ("/sql/text-results", test_text_results);
   ADD ("/sql/transactions", test_transactions);
   ADD ("/sql/read-transaction", test_read_transaction);
+  ADD ("/sql/read-transaction-walks", test_read_transaction_walks);
   ADD ("/sql/change-sets", test_change_sets);
   ADD ("/sql/refused", test_refused);
   ADD ("/sql/params-and-results", test_params);
