@@ -292,8 +292,11 @@ class Scripting:
         self.assertEqual(len(result), 2)
         self.assertEqual(result.column_names, ("id", "name", "price"))
         self.assertEqual(result.get_value(1, 1), "b")
+        self.assertEqual(result.get_value(1, 2), None)
         with self.assertRaises(IndexError):
             result[2]
+        with self.assertRaises(IndexError):
+            result.get_value(0, 3)
         # The GListModel items (what a Gtk.ColumnView shows) unpack the same.
         item = result.get_item(0)
         self.assertIsInstance(item, QStore.Row)

@@ -319,7 +319,10 @@ class PreparedStatement(_Prepared):
 
     def _bind_positional(self, params):
         _check_sequence(params)
-        expected = _Prepared.get_n_parameters(self)
+        # A statement's parameters never change: asked once.
+        expected = self.__dict__.get("_qstore_n_parameters")
+        if expected is None:
+            expected = self._qstore_n_parameters = _Prepared.get_n_parameters(self)
         if len(params) != expected:
             raise _invalid_argument(
                 "The statement takes %d parameter%s but %d %s given: pass a tuple with "
@@ -509,7 +512,8 @@ _GETTERS_BY_TYPE = (
 
 
 def _cell(result, row, column):
-    return _GETTERS_BY_TYPE[_Result.get_value_type(result, row, column)](result, row, column)
+    # The row's types come as bytes, cheaper than one value's enum.
+    return _GETTERS_BY_TYPE[_Result.get_row_types(result, row)[column]](result, row, column)
 
 
 def _row(result, row):
