@@ -103,5 +103,11 @@ gboolean  qstore_row_reader_init         (QStoreRowReader    *reader,
 gboolean  qstore_row_reader_next         (QStoreRowReader    *reader,
                                           QStoreValue        *out,
                                           GError            **error);
+/* The next @n values into @out, at the cost of one call: only the fields
+ * their types use are set. */
+gboolean  qstore_row_reader_read         (QStoreRowReader    *reader,
+                                          QStoreValue        *out,
+                                          guint               n,
+                                          GError            **error);
 
 G_END_DECLS

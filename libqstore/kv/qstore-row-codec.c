@@ -238,18 +238,13 @@ qstore_row_reader_init (QStoreRowReader  *reader,
   return TRUE;
 }
 
-gboolean
-qstore_row_reader_next (QStoreRowReader  *reader,
-                        QStoreValue      *out,
-                        GError          **error)
+/* One value, without the checks of the callers' arguments. */
+static inline gboolean
+read_value (QStoreRowReader  *reader,
+            QStoreValue      *out,
+            GError          **error)
 {
   guint8 tag;
-
-  g_return_val_if_fail (reader != NULL, FALSE);
-  g_return_val_if_fail (out != NULL, FALSE);
-  g_return_val_if_fail (reader->remaining > 0, FALSE);
-
-  memset (out, 0, sizeof *out);
 
   if (reader->p >= reader->end)
     return row_corrupt (reader, error, "the row ends before its last column");
@@ -314,6 +309,35 @@ qstore_row_reader_next (QStoreRowReader  *reader,
   if (reader->remaining == 0 && reader->p != reader->end)
     return row_corrupt (reader, error, "bytes follow the last column");
 
+  return TRUE;
+}
+
+gboolean
+qstore_row_reader_next (QStoreRowReader  *reader,
+                        QStoreValue      *out,
+                        GError          **error)
+{
+  g_return_val_if_fail (reader != NULL, FALSE);
+  g_return_val_if_fail (out != NULL, FALSE);
+  g_return_val_if_fail (reader->remaining > 0, FALSE);
+
+  memset (out, 0, sizeof *out);
+  return read_value (reader, out, error);
+}
+
+gboolean
+qstore_row_reader_read (QStoreRowReader  *reader,
+                        QStoreValue      *out,
+                        guint             n,
+                        GError          **error)
+{
+  g_return_val_if_fail (reader != NULL, FALSE);
+  g_return_val_if_fail (n == 0 || out != NULL, FALSE);
+  g_return_val_if_fail (n <= reader->remaining, FALSE);
+
+  for (guint i = 0; i < n; i++)
+    if (!read_value (reader, &out[i], error))
+      return FALSE;
   return TRUE;
 }
 

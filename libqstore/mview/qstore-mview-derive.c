@@ -162,10 +162,7 @@ qstore_mview_decode_values (GBytes       *row,
                    "A row of %u values was read where %u were expected", n_values, n);
       return FALSE;
     }
-  for (guint i = 0; i < n; i++)
-    if (!qstore_row_reader_next (&reader, &values[i], error))
-      return FALSE;
-  return TRUE;
+  return qstore_row_reader_read (&reader, values, n, error);
 }
 
 void

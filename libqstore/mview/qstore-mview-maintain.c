@@ -252,9 +252,8 @@ recompute_key (QStoreMView        *view,
       /* The values again, now from the copy: the statement moved on. */
       if (!qstore_row_reader_init (&reader, view->row_buf->data, view->row_buf->len, &n_read, error))
         return FALSE;
-      for (guint i = 0; i < n; i++)
-        if (!qstore_row_reader_next (&reader, &view->values[i], error))
-          return FALSE;
+      if (!qstore_row_reader_read (&reader, view->values, n, error))
+        return FALSE;
     }
 
   if (current != NULL)

@@ -588,15 +588,15 @@ row_decode_to (QStoreCursor  *cursor,
                guint          slot,
                GError       **error)
 {
-  while (cursor->n_decoded <= slot)
+  if (cursor->n_decoded > slot)
+    return TRUE;
+  if (!qstore_row_reader_read (&cursor->reader, &cursor->values[cursor->n_decoded],
+                               slot + 1 - cursor->n_decoded, error))
     {
-      if (!qstore_row_reader_next (&cursor->reader, &cursor->values[cursor->n_decoded], error))
-        {
-          g_prefix_error (error, _("Table “%s”: "), cursor->entry->schema->name);
-          return FALSE;
-        }
-      cursor->n_decoded++;
+      g_prefix_error (error, _("Table “%s”: "), cursor->entry->schema->name);
+      return FALSE;
     }
+  cursor->n_decoded = slot + 1;
   return TRUE;
 }
 

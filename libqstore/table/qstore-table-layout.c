@@ -148,11 +148,8 @@ qstore_table_read_stored_row (QStoreTable   *self,
       return FALSE;
     }
 
-  for (guint i = 0; i < n; i++)
-    {
-      if (!qstore_row_reader_next (&reader, &values[i], error))
-        goto corrupt;
-    }
+  if (!qstore_row_reader_read (&reader, values, n, error))
+    goto corrupt;
 
   if (self->rowid_position >= 0 &&
       values[self->rowid_position].type != QSTORE_VALUE_INTEGER)
