@@ -14,7 +14,10 @@
 #   --layers LIST      the qstore layers to measure, from kv,table,sql (default
 #                      all three, or $QSTORE_BENCH_LAYERS). kv and table are
 #                      compared with raw LMDB (kv on the sqlite provider with
-#                      raw SQLite), sql with raw SQLite
+#                      raw SQLite), sql with raw SQLite. With sql, the
+#                      sql-floor column is SQLite alone on the same reads
+#                      (a virtual table that stores nothing): the most any
+#                      provider's get and scan can reach through SQL
 #   --providers LIST   the providers, from lmdb,sqlite,memory (default all
 #                      three, or $QSTORE_BENCH_PROVIDERS)
 #   --baseline DIR     the bench-baseline sources (default $QSTORE_BENCH_BASELINE,
@@ -45,9 +48,9 @@ out=
 
 usage() {
     if [ "$1" = 0 ]; then
-        sed -n '2,31s/^# \{0,1\}//p' "$0"
+        sed -n '2,34s/^# \{0,1\}//p' "$0"
     else
-        sed -n '2,31s/^# \{0,1\}//p' "$0" >&2
+        sed -n '2,34s/^# \{0,1\}//p' "$0" >&2
     fi
     exit "$1"
 }
@@ -153,6 +156,9 @@ run_qstore() {
                 "$bench" --provider "$provider" --layer "$layer" --rows "$rows" \
                 --dir "$workdir" --run "$1"
         done
+        if [ "$layer" = sql ]; then
+            run sql-floor "$1" "$bench" --layer sql-floor --rows "$rows" --run "$1"
+        fi
     done
 }
 
@@ -268,6 +274,8 @@ print("with the same ratio. Figures are medians over the rounds; a ratio is the 
 print("of the ratios within each round, whose range follows it")
 for layer in layers:
     engines = [(f"qstore-{p}-{layer}", reference(layer, p)) for p in providers]
+    if layer == "sql":
+        engines.append(("sql-floor", "sqlite"))
     print()
     print(f"layer {layer}")
     header = f"{'phase':<12} {'raw lmdb':>12} {'raw sqlite':>12}"

@@ -15,6 +15,7 @@ typedef enum
   LAYER_KV,
   LAYER_TABLE,
   LAYER_SQL,
+  LAYER_SQL_FLOOR,
 } Layer;
 
 /* Workloads of their own, run by qstore-bench-window.c and
@@ -65,7 +66,7 @@ typedef struct
 
   /* sql: the statements of raw_sqlite, prepared once on the database's
    * connection, which the database owns: they are finalized before it
-   * closes */
+   * closes. sql-floor: the same statements on a connection of its own */
   sqlite3           *db;
   sqlite3_stmt      *st_insert;
   sqlite3_stmt      *st_get;
@@ -119,4 +120,9 @@ gboolean bench_sql_scan                 (Bench          *bench,
                                          guint64        *row_sum,
                                          GError        **error);
 gboolean bench_row_missing              (guint64         id,
+                                         GError        **error);
+
+/* The sql-floor layer (qstore-bench-floor.c): opens bench->db with the
+ * table that stores nothing, and prepares the statements it reads with. */
+gboolean bench_floor_open               (Bench          *bench,
                                          GError        **error);

@@ -33,6 +33,15 @@ row_name (guint64  id,
   return (gsize) g_snprintf (buf, NAME_MAX_LEN, "name-%08d", (int) id);
 }
 
+guint64
+score_factor_inverse (void)
+{
+  for (guint64 x = 1; x < SCORE_MOD; x++)
+    if ((x * SCORE_FACTOR) % SCORE_MOD == 1)
+      return x;
+  g_assert_not_reached ();
+}
+
 /* What a read of a row touches: its name's length, its score and every
  * byte of its name. */
 guint64

@@ -35,6 +35,9 @@ guint64   rng_next           (guint64        *state);
 gint64    row_score          (guint64         id);
 gsize     row_name           (guint64         id,
                               char           *buf);
+/* The inverse of SCORE_FACTOR modulo SCORE_MOD: the ids of score s are
+ * s * inverse mod SCORE_MOD, plus multiples of SCORE_MOD. */
+guint64   score_factor_inverse (void);
 /* What a read of a row touches, for the checksums. */
 guint64   row_touch          (const guint8   *name,
                               gsize           len,

@@ -29,6 +29,8 @@
  *   an application's do, so that a read transaction reads one snapshot as
  *   SQLite's does (a statement stepped on the connection directly does not
  *   tell qstore that a transaction began).
+ * - sql-floor: the sql layer's get and scan on a virtual table that
+ *   stores nothing (qstore-bench-floor.c): SQLite's own share of them.
  * - unsafe-window: a workload of its own, --rows events (see
  *   qstore-bench-window.c): guarded applies against plain upserts of the
  *   same rows, and composed-page reads.
@@ -68,7 +70,7 @@
 #include "qstore-bench-private.h"
 #include "qstore-bench-workload.h"
 
-static const char * const layer_names[] = { "kv", "table", "sql" };
+static const char * const layer_names[] = { "kv", "table", "sql", "sql-floor" };
 
 static const struct {
   const char *name;
@@ -178,17 +180,6 @@ expected_touch (guint64 id)
   gsize len = row_name (id, name);
 
   return row_touch ((const guint8 *) name, len, row_score (id));
-}
-
-/* The inverse of SCORE_FACTOR modulo SCORE_MOD: the ids of score s are
- * s * inverse mod SCORE_MOD, plus multiples of SCORE_MOD. */
-static guint64
-score_factor_inverse (void)
-{
-  for (guint64 x = 1; x < SCORE_MOD; x++)
-    if ((x * SCORE_FACTOR) % SCORE_MOD == 1)
-      return x;
-  g_assert_not_reached ();
 }
 
 /* Timing and output */
@@ -328,6 +319,8 @@ phase_load (Bench     *bench,
     case LAYER_SQL:
       ok = bench_sql_insert_transaction (bench, ids, 0, bench->rows, &checksum, error);
       break;
+    case LAYER_SQL_FLOOR:
+      g_assert_not_reached ();
     }
   if (!ok)
     return FALSE;
@@ -391,9 +384,22 @@ read_row (Bench           *bench,
     case LAYER_TABLE:
       return bench_table_read (bench, id, sum, error);
     case LAYER_SQL:
+    case LAYER_SQL_FLOOR:
       return bench_sql_read (bench, id, sum, error);
     }
   g_assert_not_reached ();
+}
+
+static gboolean
+floor_exec (Bench       *bench,
+            const char  *sql,
+            GError     **error)
+{
+  if (sqlite3_exec (bench->db, sql, NULL, NULL, NULL) == SQLITE_OK)
+    return TRUE;
+  g_set_error (error, QSTORE_ERROR, QSTORE_ERROR_FAILED, "%s: %s", sql,
+               sqlite3_errmsg (bench->db));
+  return FALSE;
 }
 
 /* A read transaction, as raw LMDB's one read transaction per phase and
@@ -417,6 +423,8 @@ begin_read (Bench            *bench,
       return !bench->snapshots || qstore_coordinator_begin_read (bench->coordinator, error);
     case LAYER_SQL:
       return qstore_database_exec (bench->database, "BEGIN", error);
+    case LAYER_SQL_FLOOR:
+      return floor_exec (bench, "BEGIN", error);
     }
   g_assert_not_reached ();
 }
@@ -429,6 +437,8 @@ end_read (Bench            *bench,
   g_clear_object (snapshot);
   if (bench->layer == LAYER_SQL)
     return qstore_database_exec (bench->database, "COMMIT", error);
+  if (bench->layer == LAYER_SQL_FLOOR)
+    return floor_exec (bench, "COMMIT", error);
   if (bench->layer == LAYER_TABLE && bench->snapshots)
     qstore_coordinator_end_read (bench->coordinator);
   return TRUE;
@@ -559,6 +569,7 @@ phase_scan (Bench   *bench,
           ok = bench_table_scan (bench, lo, hi, &visited, &row_sum, error);
           break;
         case LAYER_SQL:
+        case LAYER_SQL_FLOOR:
           ok = bench_sql_scan (bench, lo, hi, &visited, &row_sum, error);
           break;
         }
@@ -649,6 +660,8 @@ phase_small_txn (Bench   *bench,
         case LAYER_SQL:
           ok = bench_sql_insert_transaction (bench, NULL, id, 1, &checksum, error);
           break;
+        case LAYER_SQL_FLOOR:
+          g_assert_not_reached ();
         }
       if (!ok)
         return FALSE;
@@ -909,6 +922,9 @@ bench_close (Bench     *bench,
   g_clear_pointer (&bench->st_insert, sqlite3_finalize);
   g_clear_pointer (&bench->st_get, sqlite3_finalize);
   g_clear_pointer (&bench->st_index, sqlite3_finalize);
+  /* Only the floor's connection is the bench's own. */
+  if (bench->layer == LAYER_SQL_FLOOR)
+    sqlite3_close (bench->db);
   bench->db = NULL;
   g_clear_pointer (&bench->key_buf, g_byte_array_unref);
   g_clear_pointer (&bench->bound_buf, g_byte_array_unref);
@@ -995,7 +1011,8 @@ main (int    argc,
     { "provider", 'p', 0, G_OPTION_ARG_STRING, &provider_name,
       "The provider to measure: memory, lmdb, sqlite…", "NAME" },
     { "layer", 0, 0, G_OPTION_ARG_STRING, &layer,
-      "The layer the workload goes through: kv (the default), table, sql or "
+      "The layer the workload goes through: kv (the default), table, sql, "
+      "sql-floor (get and scan on a virtual table that stores nothing; no provider), "
       "unsafe-window or replica", "LAYER" },
     { "workload", 'w', 0, G_OPTION_ARG_STRING, &workload,
       "baseline (the default: the bench-baseline phases) or mixed (everyday SQL against "
@@ -1055,8 +1072,6 @@ main (int    argc,
 
       return usage_error (message);
     }
-  if (provider_name == NULL)
-    return usage_error ("Give the provider to measure with --provider (memory, lmdb, sqlite…)");
   bench.layer = LAYER_KV;
   window_layer = g_strcmp0 (layer, LAYER_UNSAFE_WINDOW_NAME) == 0;
   replica_layer = g_strcmp0 (layer, LAYER_REPLICA_NAME) == 0;
@@ -1071,12 +1086,16 @@ main (int    argc,
         {
           g_autofree char *message =
             g_strdup_printf ("Layer “%s” cannot be measured: use --layer kv, table, sql, "
-                             "unsafe-window or replica", layer);
+                             "sql-floor, unsafe-window or replica", layer);
 
           return usage_error (message);
         }
       bench.layer = (Layer) i;
     }
+  if (bench.layer == LAYER_SQL_FLOOR && provider_name != NULL)
+    return usage_error ("--layer sql-floor reads no provider: leave out --provider");
+  if (bench.layer != LAYER_SQL_FLOOR && provider_name == NULL)
+    return usage_error ("Give the provider to measure with --provider (memory, lmdb, sqlite…)");
   if (rows == -1)
     rows = window_layer ? 10000 : 1000000;
   if (workload != NULL && !g_str_equal (workload, "baseline") && !g_str_equal (workload, "mixed"))
@@ -1102,17 +1121,24 @@ main (int    argc,
   if (write_out_step < 0)
     return usage_error ("--write-out-step takes a number of bytes");
   bench.phases = PHASE_LOAD | PHASE_GET | PHASE_SCAN | PHASE_SMALL_TXN | PHASE_SIZE;
+  if (bench.layer == LAYER_SQL_FLOOR && phases_text == NULL)
+    bench.phases = PHASE_GET | PHASE_SCAN;
   if (phases_text != NULL && !parse_phases (phases_text, &bench.phases, &error))
     return usage_error (error->message);
+  if (bench.layer == LAYER_SQL_FLOOR && (bench.phases & ~(PHASE_GET | PHASE_SCAN)) != 0)
+    return usage_error ("--layer sql-floor stores nothing: its phases are get and scan");
 
   bench.provider_name = g_steal_pointer (&provider_name);
   if (bench.change_log < 0 || (bench.change_log > 0 && bench.layer == LAYER_KV))
     return usage_error ("--change-log takes a number of transactions, with --layer table or sql");
-  bench.engine = g_strdup_printf ("qstore-%s-%s%s", bench.provider_name,
-                                  window_layer ? LAYER_UNSAFE_WINDOW_NAME
-                                  : replica_layer ? LAYER_REPLICA_NAME
-                                  : layer_names[bench.layer],
-                                  bench.change_log > 0 ? "+log" : "");
+  if (bench.layer == LAYER_SQL_FLOOR)
+    bench.engine = g_strdup (layer_names[bench.layer]);
+  else
+    bench.engine = g_strdup_printf ("qstore-%s-%s%s", bench.provider_name,
+                                    window_layer ? LAYER_UNSAFE_WINDOW_NAME
+                                    : replica_layer ? LAYER_REPLICA_NAME
+                                    : layer_names[bench.layer],
+                                    bench.change_log > 0 ? "+log" : "");
   if (bench.qstore == NULL)
     {
       g_autofree char *here = g_path_get_dirname (argv[0]);
@@ -1125,7 +1151,9 @@ main (int    argc,
   bench.rng = BENCH_SEED;
 
   /* Untimed: the location, the stores, the shuffled order. */
-  if (!qstore_lookup_provider_capabilities (bench.provider_name, &caps, &error))
+  if (bench.layer == LAYER_SQL_FLOOR)
+    caps = 0;
+  else if (!qstore_lookup_provider_capabilities (bench.provider_name, &caps, &error))
     return fail (&bench, error, keep);
   if (caps & QSTORE_CAPABILITY_PERSISTENT)
     {
@@ -1144,7 +1172,7 @@ main (int    argc,
                                         g_str_equal (bench.provider_name, "sqlite") ? ".db" : "");
     }
   /* postgres: a server's database, in its default schema (see README). */
-  if (g_str_equal (bench.provider_name, "postgres"))
+  if (g_strcmp0 (bench.provider_name, "postgres") == 0)
     {
       g_free (bench.location);
       bench.location = g_strdup (g_getenv ("QSTORE_BENCH_POSTGRES"));
@@ -1196,16 +1224,25 @@ main (int    argc,
                                                            "score", &error)))
         return fail (&bench, error, keep);
     }
+  else if (bench.layer == LAYER_SQL_FLOOR)
+    {
+      if (!bench_floor_open (&bench, &error))
+        return fail (&bench, error, keep);
+    }
   else if (!open_database (&bench,
                            no_atomic ? QSTORE_OPEN_NO_ATOMIC_BATCH : QSTORE_OPEN_NONE,
                            &error))
     return fail (&bench, error, keep);
-  caps = qstore_provider_get_capabilities (bench.provider);
-  bench.atomic = (caps & QSTORE_CAPABILITY_ATOMIC_BATCH) != 0;
-  bench.snapshots = (caps & QSTORE_CAPABILITY_SNAPSHOTS) != 0;
+  if (bench.provider != NULL)
+    {
+      caps = qstore_provider_get_capabilities (bench.provider);
+      bench.atomic = (caps & QSTORE_CAPABILITY_ATOMIC_BATCH) != 0;
+      bench.snapshots = (caps & QSTORE_CAPABILITY_SNAPSHOTS) != 0;
+    }
   ids = make_shuffled_ids (bench.rows, &bench.rng);
 
-  if (bench.phases & (PHASE_LOAD | PHASE_GET | PHASE_SCAN))
+  /* The floor's rows are there without a load. */
+  if ((bench.phases & (PHASE_LOAD | PHASE_GET | PHASE_SCAN)) && bench.layer != LAYER_SQL_FLOOR)
     if (!phase_load (&bench, ids, (bench.phases & PHASE_LOAD) != 0, &error))
       return fail (&bench, error, keep);
   g_clear_pointer (&ids, g_free);

@@ -267,6 +267,45 @@ test_no_atomic (gconstpointer data)
   test_remove_tree (dir);
 }
 
+/* The sql-floor layer: the sql layer's reads on a table that computes its
+ * rows, with the baseline's checksums, and no store anywhere. */
+static void
+test_sql_floor (void)
+{
+  const char *args[] = { "--layer", "sql-floor", "--rows", G_STRINGIFY (ROWS), NULL };
+  const char *phases_args[] = { "--layer", "sql-floor", "--rows", G_STRINGIFY (ROWS),
+                                "--phases", "scan", NULL };
+  g_autoptr(GPtrArray) order = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr(GPtrArray) scan_order = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr(GHashTable) phases = NULL;
+  g_autoptr(GHashTable) scan_phases = NULL;
+  g_autoptr(TestRun) r = run_bench (args);
+  g_autoptr(TestRun) scan_only = run_bench (phases_args);
+  JsonObject *p;
+
+  g_assert_cmpint (r->status, ==, 0);
+  g_assert_cmpstr (r->err, ==, "");
+  phases = parse_lines (r->out, order);
+  g_assert_cmpuint (order->len, ==, 2);
+  g_assert_cmpstr (g_ptr_array_index (order, 0), ==, "get");
+  g_assert_cmpstr (g_ptr_array_index (order, 1), ==, "scan");
+
+  p = g_hash_table_lookup (phases, "get");
+  check_common (p, "sql-floor", ROWS);
+  g_assert_cmpuint (json_object_get_int_member (p, "checksum"), ==, BASELINE_GET_CHECKSUM);
+  p = g_hash_table_lookup (phases, "scan");
+  check_common (p, "sql-floor", 1000);
+  g_assert_cmpuint (json_object_get_int_member (p, "rows_visited"), ==, BASELINE_SCAN_VISITED);
+  g_assert_cmpuint (json_object_get_int_member (p, "row_sum"), ==, BASELINE_SCAN_ROW_SUM);
+
+  /* Left out, get still draws its numbers: the same ranges are scanned. */
+  g_assert_cmpint (scan_only->status, ==, 0);
+  scan_phases = parse_lines (scan_only->out, scan_order);
+  g_assert_cmpuint (scan_order->len, ==, 1);
+  p = g_hash_table_lookup (scan_phases, "scan");
+  g_assert_cmpuint (json_object_get_int_member (p, "row_sum"), ==, BASELINE_SCAN_ROW_SUM);
+}
+
 static void
 test_usage (void)
 {
@@ -277,6 +316,10 @@ test_usage (void)
     { { "--provider", "nosuch", "--rows", "10", NULL }, 1 },
     { { "--rows", "10", NULL }, 2 },
     { { "--provider", "memory", "--layer", "views", NULL }, 2 },
+    /* The floor stores nothing: no provider, no load or writes. */
+    { { "--provider", "memory", "--layer", "sql-floor", NULL }, 2 },
+    { { "--layer", "sql-floor", "--phases", "get,small_txn", NULL }, 2 },
+    { { "--layer", "sql-floor", "--phases", "load", NULL }, 2 },
     { { "--provider", "memory", "--rows", "0", NULL }, 2 },
     { { "--provider", "memory", "--rows", "many", NULL }, 2 },
     { { "--provider", "memory", "--small-txns", "0", NULL }, 2 },
@@ -395,6 +438,7 @@ main (int    argc,
   bench_path = test_program_argument (argc, argv, "PATH-TO-QSTORE-BENCH");
 
   g_test_add_func ("/tools/bench/usage", test_usage);
+  g_test_add_func ("/tools/bench/sql-floor", test_sql_floor);
   g_test_add_func ("/tools/bench/mixed/memory", test_mixed);
   g_test_add_func ("/tools/bench/mixed/classes", test_mixed_classes);
   for (guint i = 0; i < G_N_ELEMENTS (providers); i++)
