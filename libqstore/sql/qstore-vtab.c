@@ -470,12 +470,25 @@ walker_holds (QStoreCursor *walker,
 /* Copies @row into the cursor's buffer as its current row: the memory a
  * read lends is reused by the next one, which another cursor may make
  * before SQLite asks for this row's columns. */
+/* g_byte_array_set_size() for the buffers a cursor refills per row or
+ * per run: a byte array needs nothing but its length moved when it
+ * shrinks or stays, and that is the common case. */
+static inline void
+buffer_set_len (GByteArray *buffer,
+                gsize       len)
+{
+  if (len <= buffer->len)
+    buffer->len = (guint) len;
+  else
+    g_byte_array_set_size (buffer, (guint) len);
+}
+
 static void
 keep_row (QStoreCursor *cursor,
           const guint8 *row,
           gsize         row_len)
 {
-  g_byte_array_set_size (cursor->row_buf, row_len);
+  buffer_set_len (cursor->row_buf, row_len);
   if (row_len > 0)
     memcpy (cursor->row_buf->data, row, row_len);
   cursor->row_data = cursor->row_buf->data;
@@ -615,7 +628,7 @@ covering_start (QStoreCursor  *cursor,
   guint8 *scratch;
 
   *held = FALSE;
-  g_byte_array_set_size (cursor->held_buf, key_len);
+  buffer_set_len (cursor->held_buf, key_len);
   scratch = cursor->held_buf->data;
   for (guint k = 0; k < cursor->parts->len; k++)
     {
@@ -825,7 +838,7 @@ filter_start (QStoreCursor     *cursor,
 
   if (sqlite3_value_type (arg) == SQLITE_NULL)
     return FALSE;
-  g_byte_array_set_size (cursor->filter_key, 0);
+  buffer_set_len (cursor->filter_key, 0);
   if (!qstore_vtab_encode_constraint (&part, arg, cursor->filter_key, &certain, error))
     return FALSE;
   /* A number against a TEXT or BLOB column may compare as a number or as
@@ -852,7 +865,7 @@ filter_start (QStoreCursor     *cursor,
       const guint8 *text = sqlite3_value_text (arg);
 
       cursor->filter_value.type = QSTORE_VALUE_TEXT;
-      g_byte_array_set_size (cursor->filter_text, 0);
+      buffer_set_len (cursor->filter_text, 0);
       g_byte_array_append (cursor->filter_text, text, sqlite3_value_bytes (arg));
     }
   return TRUE;
@@ -878,7 +891,7 @@ point_read (QStoreCursor   *cursor,
       PLAN_LOWER (idx_num) != BOUND_NONE || PLAN_UPPER (idx_num) != BOUND_NONE)
     return FALSE;
 
-  g_byte_array_set_size (key, 0);
+  buffer_set_len (key, 0);
   for (guint k = 0; k < n_eq; k++)
     {
       const Part *part = &g_array_index (cursor->parts, Part, k);
