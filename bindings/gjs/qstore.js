@@ -28,6 +28,11 @@
 //     for (const name of names)
 //         print(lookup.query([name]).get_row(0));
 //
+// queryRow() gives the first row alone (an array, or null), read without
+// making a QStore.Result: the quick way to one row.
+//
+//     const [price] = db.queryRow('SELECT price FROM item WHERE id = ?', [7]);
+//
 // Parameters are an array (positional: `?`, `?NNN`) or a plain object
 // (named: `:name`, `@name`, `$name`, keyed without the prefix) of null or
 // undefined (NULL), booleans, numbers (an integral number is an INTEGER,
@@ -218,6 +223,12 @@ Database.executeMany = function (sql, paramSets) {
     });
 };
 
+// Runs one statement and returns its first row (an array of plain
+// values), or null when it returned none, as Prepared.queryRow() does.
+Database.queryRow = function (sql, params = []) {
+    return preparedOf(this, sql).queryRow(params);
+};
+
 // Runs one statement; the result's rows are arrays of plain values.
 Database.query = function (sql, params = []) {
     if (asVariant(params))
@@ -248,14 +259,23 @@ function invalidArgument(message) {
 // Binds every parameter from an array (positional) or a plain object
 // (named), with the errors of Database.query()'s GVariant parameters.
 Prepared.bind = function (params) {
-    const expected = this.get_n_parameters();
+    // A statement's parameters never change: asked once.
+    const expected = this._qstoreNParameters ??= this.get_n_parameters();
     if (Array.isArray(params)) {
         if (params.length !== expected) {
             throw invalidArgument(`The statement takes ${expected} parameter${expected === 1 ? '' : 's'} ` +
                                   `but ${params.length} ${params.length === 1 ? 'was' : 'were'} given: ` +
                                   'pass a tuple with one value per parameter');
         }
-        params.forEach((value, i) => bindOne(this, i + 1, value, `parameter ${i + 1}`));
+        // Safe integers and text without NUL go straight to their typed
+        // bind, the others through sqlValue().
+        for (let i = 0; i < params.length; i++) {
+            const value = params[i];
+            if (Number.isSafeInteger(value) && !Object.is(value, -0))
+                this.bind_int64(i + 1, value);
+            else
+                bindOne(this, i + 1, value, `parameter ${i + 1}`);
+        }
         return;
     }
     this.clear_bindings();
@@ -306,6 +326,24 @@ Prepared.execute = function (params) {
     if (params !== undefined)
         this.bind(params);
     return originals.preparedExecute.call(this);
+};
+
+// Runs the statement, first binding @params when given, and returns its
+// first row as an array of plain values, or null when it returned none.
+// The row is read with step() from the statement's own rows, without the
+// QStore.Result query() makes: in GJS each object a call returns costs
+// more than the statement, so this is the quick way to one row. It leaves
+// the statement on that row: step() goes on to the next.
+Prepared.queryRow = function (params) {
+    if (params !== undefined)
+        this.bind(params);
+    if (params === undefined || (Array.isArray(params) && params.length === 0))
+        this.reset(); // nothing bound, which would have ended a run step() is in
+    if (!this.step())
+        return null;
+    const values = [];
+    this.get_row_types().forEach((type, column) => values.push(steppedCellOf(this, column, type)));
+    return values;
 };
 
 // The catalog entries (QStore.CatalogEntry) of the database.
@@ -371,6 +409,26 @@ function cellOf(result, row, column, type = result.get_value_type(row, column)) 
         return result.get_text(row, column);
     case QStore.SqlType.BLOB:
         return result.get_blob(row, column).toArray();
+    default:
+        return null;
+    }
+}
+
+// One value of the row a statement's step() is on, as cellOf() reads a
+// result's.
+function steppedCellOf(statement, column, type) {
+    switch (type) {
+    case QStore.SqlType.INTEGER: {
+        const number = statement.get_int64(column);
+        return Number.isSafeInteger(number)
+            ? number : valueOf(statement.get_value(column));
+    }
+    case QStore.SqlType.REAL:
+        return statement.get_double(column);
+    case QStore.SqlType.TEXT:
+        return statement.get_text(column);
+    case QStore.SqlType.BLOB:
+        return statement.get_blob(column).toArray();
     default:
         return null;
     }

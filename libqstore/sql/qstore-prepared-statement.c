@@ -68,6 +68,13 @@ struct _QStorePreparedStatement
   guint           n_parameters;
   char          **names;          /* n_parameters; NULL for a `?` */
   Slot           *slots;          /* n_parameters */
+
+  /* step(): the rows of its run, the statement's own and filled again
+   * by the next, and the row it is on */
+  QStoreResult   *rows;
+  guint           row;
+  gboolean        stepping;       /* a run is being walked */
+  gboolean        on_row;
 };
 
 G_DEFINE_FINAL_TYPE (QStorePreparedStatement, qstore_prepared_statement, G_TYPE_OBJECT)
@@ -78,6 +85,7 @@ qstore_prepared_statement_finalize (GObject *object)
   QStorePreparedStatement *self = QSTORE_PREPARED_STATEMENT (object);
 
   qstore_prepared_statement_clear_bindings (self);
+  g_clear_object (&self->rows);
   for (guint i = 0; i < self->n_parameters; i++)
     g_free (self->names[i]);
   g_free (self->names);
@@ -230,6 +238,8 @@ slot_at (QStorePreparedStatement  *self,
                    self->n_parameters == 1 ? "" : "s", position);
       return NULL;
     }
+  /* A new value makes a new run. */
+  qstore_prepared_statement_reset (self);
   slot = &self->slots[position - 1];
   g_clear_pointer (&slot->owner, g_variant_unref);
   memset (slot, 0, sizeof *slot);
@@ -435,6 +445,7 @@ qstore_prepared_statement_clear_bindings (QStorePreparedStatement *self)
 {
   g_return_if_fail (QSTORE_IS_PREPARED_STATEMENT (self));
 
+  qstore_prepared_statement_reset (self);
   for (guint i = 0; i < self->n_parameters; i++)
     {
       g_clear_pointer (&self->slots[i].owner, g_variant_unref);
@@ -548,4 +559,228 @@ qstore_prepared_statement_execute (QStorePreparedStatement  *self,
   g_return_val_if_fail (error == NULL || *error == NULL, -1);
 
   return run (self, NULL, &changes, error) ? changes : -1;
+}
+
+/**
+ * qstore_prepared_statement_step:
+ * @self: a #QStorePreparedStatement
+ * @error: return location for a #GError
+ *
+ * Moves to the next row of the statement's run, starting one when none
+ * is being walked: the whole statement runs then, with the values bound,
+ * as qstore_prepared_statement_query() runs it (outside a transaction it
+ * commits before the first row is read). The row's values are read with
+ * qstore_prepared_statement_get_row_types() and the typed getters.
+ *
+ * The rows are the statement's own, filled again by each run, so reading
+ * them makes no object: where each object a call returns costs more than
+ * the statement, as in Python and JavaScript, a point query is quicker
+ * this way than through a #QStoreResult.
+ *
+ * |[<!-- language="C" -->
+ * qstore_prepared_statement_bind_int64 (lookup, 1, id, &error);
+ * while (qstore_prepared_statement_step (lookup, &error))
+ *   total += qstore_prepared_statement_get_int64 (lookup, 0);
+ * if (error != NULL)
+ *   …
+ * ]|
+ *
+ * The run ends after its last row (this call then returns %FALSE and the
+ * next starts another run), and earlier with
+ * qstore_prepared_statement_reset() or a bind.
+ *
+ * Returns: %TRUE on a row; %FALSE past the last one, or on error (with
+ *   @error set, and no run being walked)
+ */
+gboolean
+qstore_prepared_statement_step (QStorePreparedStatement  *self,
+                                GError                  **error)
+{
+  g_return_val_if_fail (QSTORE_IS_PREPARED_STATEMENT (self), FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  if (!self->stepping)
+    {
+      if (!run (self, &self->rows, NULL, error))
+        return FALSE;
+      self->stepping = TRUE;
+      self->row = 0;
+    }
+  else if (self->on_row)
+    self->row++;
+
+  self->on_row = self->row < qstore_result_get_n_rows (self->rows);
+  if (!self->on_row)
+    self->stepping = FALSE;
+  return self->on_row;
+}
+
+/**
+ * qstore_prepared_statement_reset:
+ * @self: a #QStorePreparedStatement
+ *
+ * Ends the run qstore_prepared_statement_step() walks, if any: the next
+ * step runs the statement again. A bind does the same.
+ */
+void
+qstore_prepared_statement_reset (QStorePreparedStatement *self)
+{
+  g_return_if_fail (QSTORE_IS_PREPARED_STATEMENT (self));
+
+  self->stepping = FALSE;
+  self->on_row = FALSE;
+}
+
+/* The rows of the run step() is on a row of, or NULL after a warning. */
+static QStoreResult *
+stepped_rows (QStorePreparedStatement *self)
+{
+  g_return_val_if_fail (QSTORE_IS_PREPARED_STATEMENT (self), NULL);
+  g_return_val_if_fail (self->on_row, NULL);
+
+  return self->rows;
+}
+
+/**
+ * qstore_prepared_statement_get_row_types:
+ * @self: a #QStorePreparedStatement
+ * @n_columns: (out): the number of columns
+ *
+ * Gets the type of every value of the row qstore_prepared_statement_step()
+ * is on, as qstore_result_get_row_types() does for a result's row.
+ *
+ * Returns: (array length=n_columns) (transfer none): one #QStoreSqlType
+ *   per column, valid until the next step
+ */
+const guint8 *
+qstore_prepared_statement_get_row_types (QStorePreparedStatement *self,
+                                         gsize                   *n_columns)
+{
+  QStoreResult *rows = stepped_rows (self);
+
+  g_return_val_if_fail (n_columns != NULL, NULL);
+
+  if (rows == NULL)
+    {
+      *n_columns = 0;
+      return NULL;
+    }
+  return qstore_result_get_row_types (rows, self->row, n_columns);
+}
+
+/**
+ * qstore_prepared_statement_get_value_type:
+ * @self: a #QStorePreparedStatement
+ * @column: a column index
+ *
+ * Gets the type of one value of the row qstore_prepared_statement_step()
+ * is on.
+ *
+ * Returns: the value's type
+ */
+QStoreSqlType
+qstore_prepared_statement_get_value_type (QStorePreparedStatement *self,
+                                          guint                    column)
+{
+  QStoreResult *rows = stepped_rows (self);
+
+  return rows != NULL ? qstore_result_get_value_type (rows, self->row, column)
+                      : QSTORE_SQL_TYPE_NULL;
+}
+
+/**
+ * qstore_prepared_statement_get_value:
+ * @self: a #QStorePreparedStatement
+ * @column: a column index
+ *
+ * Gets one value of the row qstore_prepared_statement_step() is on, as
+ * qstore_result_get_value() gives it.
+ *
+ * Returns: (transfer full): the value: `x`, `d`, `s`, `ay`, or the NULL
+ *   maybe (see qstore_value_is_null())
+ */
+GVariant *
+qstore_prepared_statement_get_value (QStorePreparedStatement *self,
+                                     guint                    column)
+{
+  QStoreResult *rows = stepped_rows (self);
+
+  return rows != NULL ? qstore_result_get_value (rows, self->row, column) : NULL;
+}
+
+/**
+ * qstore_prepared_statement_get_int64:
+ * @self: a #QStorePreparedStatement
+ * @column: a column index
+ *
+ * Gets an integer value of the row qstore_prepared_statement_step() is on.
+ *
+ * Returns: the value when it is %QSTORE_SQL_TYPE_INTEGER, else 0
+ */
+gint64
+qstore_prepared_statement_get_int64 (QStorePreparedStatement *self,
+                                     guint                    column)
+{
+  QStoreResult *rows = stepped_rows (self);
+
+  return rows != NULL ? qstore_result_get_int64 (rows, self->row, column) : 0;
+}
+
+/**
+ * qstore_prepared_statement_get_double:
+ * @self: a #QStorePreparedStatement
+ * @column: a column index
+ *
+ * Gets a real value, or an integer one as a double, of the row
+ * qstore_prepared_statement_step() is on.
+ *
+ * Returns: the value when it is %QSTORE_SQL_TYPE_REAL or
+ *   %QSTORE_SQL_TYPE_INTEGER, else 0
+ */
+double
+qstore_prepared_statement_get_double (QStorePreparedStatement *self,
+                                      guint                    column)
+{
+  QStoreResult *rows = stepped_rows (self);
+
+  return rows != NULL ? qstore_result_get_double (rows, self->row, column) : 0;
+}
+
+/**
+ * qstore_prepared_statement_get_text:
+ * @self: a #QStorePreparedStatement
+ * @column: a column index
+ *
+ * Gets a text value of the row qstore_prepared_statement_step() is on, as
+ * qstore_result_get_text() gives it.
+ *
+ * Returns: (nullable): the text, valid until the next step, when the
+ *   value is %QSTORE_SQL_TYPE_TEXT, else %NULL
+ */
+const char *
+qstore_prepared_statement_get_text (QStorePreparedStatement *self,
+                                    guint                    column)
+{
+  QStoreResult *rows = stepped_rows (self);
+
+  return rows != NULL ? qstore_result_get_text (rows, self->row, column) : NULL;
+}
+
+/**
+ * qstore_prepared_statement_get_blob:
+ * @self: a #QStorePreparedStatement
+ * @column: a column index
+ *
+ * Gets a blob value of the row qstore_prepared_statement_step() is on.
+ *
+ * Returns: (transfer full) (nullable): a copy of the bytes when the value
+ *   is %QSTORE_SQL_TYPE_BLOB, else %NULL
+ */
+GBytes *
+qstore_prepared_statement_get_blob (QStorePreparedStatement *self,
+                                    guint                    column)
+{
+  QStoreResult *rows = stepped_rows (self);
+
+  return rows != NULL ? qstore_result_get_blob (rows, self->row, column) : NULL;
 }

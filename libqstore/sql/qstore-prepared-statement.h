@@ -73,4 +73,31 @@ QSTORE_AVAILABLE_IN_ALL
 gint64        qstore_prepared_statement_execute            (QStorePreparedStatement  *self,
                                                             GError                  **error);
 
+QSTORE_AVAILABLE_IN_ALL
+gboolean      qstore_prepared_statement_step               (QStorePreparedStatement  *self,
+                                                            GError                  **error);
+QSTORE_AVAILABLE_IN_ALL
+void          qstore_prepared_statement_reset              (QStorePreparedStatement  *self);
+QSTORE_AVAILABLE_IN_ALL
+const guint8 *qstore_prepared_statement_get_row_types      (QStorePreparedStatement  *self,
+                                                            gsize                    *n_columns);
+QSTORE_AVAILABLE_IN_ALL
+QStoreSqlType qstore_prepared_statement_get_value_type     (QStorePreparedStatement  *self,
+                                                            guint                     column);
+QSTORE_AVAILABLE_IN_ALL
+GVariant     *qstore_prepared_statement_get_value          (QStorePreparedStatement  *self,
+                                                            guint                     column);
+QSTORE_AVAILABLE_IN_ALL
+gint64        qstore_prepared_statement_get_int64          (QStorePreparedStatement  *self,
+                                                            guint                     column);
+QSTORE_AVAILABLE_IN_ALL
+double        qstore_prepared_statement_get_double         (QStorePreparedStatement  *self,
+                                                            guint                     column);
+QSTORE_AVAILABLE_IN_ALL
+const char   *qstore_prepared_statement_get_text           (QStorePreparedStatement  *self,
+                                                            guint                     column);
+QSTORE_AVAILABLE_IN_ALL
+GBytes       *qstore_prepared_statement_get_blob           (QStorePreparedStatement  *self,
+                                                            guint                     column);
+
 G_END_DECLS

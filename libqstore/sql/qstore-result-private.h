@@ -21,6 +21,9 @@ QStoreResult *qstore_result_new               (void);
 /* Takes the column names and declared types of @stmt (prepared, not yet
  * stepped or just stepped). */
 QStoreResult *qstore_result_new_for_statement (sqlite3_stmt *stmt);
+/* Empties a result for its owner to fill again: for a result nobody else
+ * sees, since a result handed out never changes. */
+void          qstore_result_clear             (QStoreResult *self);
 /* Gives a result made by qstore_result_new() the columns of @stmt, once
  * it has been stepped (SQLite prepares a statement again on its first
  * step after a schema change). @shared, when given, keeps them for the

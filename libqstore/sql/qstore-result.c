@@ -406,6 +406,21 @@ qstore_result_new (void)
   return g_object_new (QSTORE_TYPE_RESULT, NULL);
 }
 
+void
+qstore_result_clear (QStoreResult *self)
+{
+  g_clear_pointer (&self->columns, qstore_result_columns_unref);
+  /* The buffers keep what they grew to, for the next run's rows. */
+  self->cells.len = 0;
+  self->bytes.len = 0;
+  self->n_rows = 0;
+  g_clear_pointer (&self->rows, g_ptr_array_unref);
+  g_clear_pointer (&self->items, g_ptr_array_unref);
+  g_clear_pointer (&self->types, g_free);
+  self->changes = 0;
+  self->last_insert_rowid = 0;
+}
+
 QStoreResult *
 qstore_result_new_for_statement (sqlite3_stmt *stmt)
 {

@@ -104,7 +104,9 @@ typedef gboolean (*QStoreBindFunc) (sqlite3_stmt  *stmt,
 /* Runs the first statement of @sql; *@tail gets where the next starts.
  * @bind (when given) binds its parameters from @bind_data; @single
  * refuses a second statement after it; *@result (when given) gets its
- * rows, and *@changes (when given) how many rows it changed. */
+ * rows, and *@changes (when given) how many rows it changed. A result
+ * already in *@result is one of the caller's own that nobody else holds:
+ * it is emptied and filled again rather than a new one made. */
 gboolean  qstore_router_run  (QStoreDatabase   *db,
                               const char       *sql,
                               const char      **tail,

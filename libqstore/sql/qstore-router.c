@@ -802,6 +802,7 @@ run_sql (QStoreDatabase   *db,
          Cached           *cached,
          QStoreBindFunc    bind,
          gpointer          bind_data,
+         QStoreResult     *reuse,
          QStoreResult    **result,
          gint64           *changes,
          GError          **error)
@@ -813,7 +814,12 @@ run_sql (QStoreDatabase   *db,
   if (bind != NULL && !bind (statement->stmt, bind_data, error))
     return FALSE;
 
-  if (result != NULL)
+  if (result != NULL && reuse != NULL)
+    {
+      rows = g_object_ref (reuse);
+      qstore_result_clear (rows);
+    }
+  else if (result != NULL)
     rows = qstore_result_new ();
   db->insert_shape = cached != NULL ? cached->insert_shape : statement->insert_shape;
   qstore_database_update_read_snapshot (db, FALSE);
@@ -849,6 +855,7 @@ dispatch (QStoreDatabase   *db,
           QStoreBindFunc    bind,
           gpointer          bind_data,
           gboolean          single,
+          QStoreResult     *reuse,
           QStoreResult    **result,
           gint64           *changes,
           GError          **error)
@@ -878,7 +885,7 @@ dispatch (QStoreDatabase   *db,
     }
 
   if (statement->kind == QSTORE_STATEMENT_SQL)
-    return run_sql (db, statement, cached, bind, bind_data, result, changes, error);
+    return run_sql (db, statement, cached, bind, bind_data, reuse, result, changes, error);
 
   handler = find_handler (db, statement);
   if (handler == NULL)
@@ -934,6 +941,8 @@ qstore_router_run (QStoreDatabase   *db,
                    GError          **error)
 {
   g_auto(QStoreStatement) statement = { 0 };
+  /* Filled again by plain SQL; what makes its own result replaces it. */
+  g_autoptr(QStoreResult) reuse = result != NULL ? g_steal_pointer (result) : NULL;
   Cached *cached;
   gboolean plain;
   gboolean ok;
@@ -953,7 +962,7 @@ qstore_router_run (QStoreDatabase   *db,
     cache_clear (db);
   *tail = statement.end;
 
-  ok = dispatch (db, &statement, cached, bind, bind_data, single, result, changes, error);
+  ok = dispatch (db, &statement, cached, bind, bind_data, single, reuse, result, changes, error);
   if (cached != NULL)
     cache_return (&statement, cached);
   else if (!plain)

@@ -106,6 +106,8 @@ for (const provider of ['memory', 'lmdb', 'sqlite']) {
             const expected = db.query(sql, GLib.Variant.new_tuple([variant])).toArray();
             assertEqual(describe.query([value]).toArray(), expected, `${typeof value} ${String(value)}`);
             assertEqual(db.query(sql, [value]).toArray(), expected, `${typeof value} ${String(value)}`);
+            assertEqual(describe.queryRow([value]), expected[0], `queryRow ${typeof value} ${String(value)}`);
+            assertEqual(db.queryRow(sql, [value]), expected[0], `queryRow ${typeof value} ${String(value)}`);
         }
         const named = db.prepare('SELECT :a, @b, $c');
         assertEqual(named.query({a: 1, b: 'two', $c: null}).toArray(), [[1, 'two', null]]);
@@ -137,6 +139,35 @@ for (const provider of ['memory', 'lmdb', 'sqlite']) {
         assertEqual(all.query(['a']).get_row(0).slice(-2), [null, 7]);
         assertQStoreError(QStore.Error.SYNTAX, () => db.prepare('SELEC 1'));
         assertQStoreError(QStore.Error.INVALID_ARGUMENT, () => db.prepare('SELECT 1; SELECT 2'));
+    }));
+
+    test(`${provider}: one row with queryRow()`, () => withDatabase(provider, db => {
+        db.executeMany('INSERT INTO item (name, price, photo, extra) VALUES (?, ?, ?, ?)',
+            [['a', 1.5, bytes(1, 0), INT64_MAX], ['b', null, null, 'text'], ['c', 3, bytes(), 7]]);
+        const sql = 'SELECT name, price, photo, extra FROM item WHERE id >= ? ORDER BY id';
+        assertEqual(db.queryRow(sql, [1]), ['a', 1.5, bytes(1, 0), INT64_MAX], 'the first of three rows');
+        assertEqual(db.queryRow(sql, [2]), ['b', null, null, 'text']);
+        assertEqual(db.queryRow(sql, [4]), null, 'no row');
+        assertEqual(db.queryRow('SELECT count(*) FROM item'), [3], 'without parameters');
+
+        // The statement stays on the row, for step() to go on from; each
+        // call runs the statement anew, and so sees what was written since.
+        const first = db.prepare('SELECT name FROM item ORDER BY id DESC');
+        assertEqual(first.queryRow(), ['c']);
+        db.execute('INSERT INTO item (name) VALUES (?)', ['d']);
+        assert(first.step(), 'the next row of the same run');
+        assertEqual(first.get_text(0), 'b');
+        assertEqual(first.queryRow(), ['d'], 'a new run');
+
+        // A write runs and gives no row; one that fails throws and writes
+        // nothing; so do mistakes in the parameters.
+        const insert = db.prepare('INSERT INTO item (name) VALUES (?)');
+        assertEqual(insert.queryRow(['e']), null);
+        assertQStoreError(QStore.Error.CONSTRAINT, () => insert.queryRow(['e']), 'UNIQUE constraint failed');
+        assertQStoreError(QStore.Error.INVALID_ARGUMENT, () => db.queryRow(sql, [1, 2]),
+            'takes 1 parameter but 2 were given');
+        assertQStoreError(QStore.Error.INVALID_ARGUMENT, () => db.queryRow(sql), 'takes 1 parameter but 0');
+        assertEqual(db.queryRow('SELECT count(*), group_concat(name) FROM item'), [5, 'a,b,c,d,e']);
     }));
 
     test(`${provider}: values at their edges`, () => withDatabase(provider, (db, reopen) => {

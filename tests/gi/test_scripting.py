@@ -144,6 +144,8 @@ class Scripting:
                 expected = native.execute(sql, (value,)).fetchall()
                 self.assertEqual(self.db.query(sql, (value,)).fetchall(), expected)
                 self.assertEqual(statement.query([value]).fetchall(), expected)
+                self.assertEqual(statement.query_row([value]), expected[0])
+                self.assertEqual(self.db.query_row(sql, (value,)), expected[0])
         for value in [bytearray(b"ab"), memoryview(b"cd")]:
             self.assertEqual(statement.query((value,)).fetchall(),
                              native.execute(sql, (bytes(value),)).fetchall())
@@ -157,6 +159,43 @@ class Scripting:
                          [(1, "two", None)])
         # Values stay bound between runs.
         self.assertEqual(named.query().fetchall(), [(1, "two", None)])
+
+    def test_query_row(self):
+        db = self.db
+        db.executemany("INSERT INTO item (name, price, photo, extra) VALUES (?, ?, ?, ?)",
+                       [("a", 1.5, b"\x01\x00", INT64_MAX), ("b", None, None, "text"),
+                        ("c", 3, b"", 7)])
+        sql = "SELECT name, price, photo, extra FROM item WHERE id >= ? ORDER BY id"
+        self.assertEqual(db.query_row(sql, (1,)), ("a", 1.5, b"\x01\x00", INT64_MAX))
+        self.assertEqual(db.query_row(sql, [2]), ("b", None, None, "text"))
+        self.assertIsNone(db.query_row(sql, (4,)))
+        self.assertEqual(db.query_row("SELECT count(*) FROM item"), (3,))
+        self.assertEqual(db.prepare("SELECT :n * 2").query_row({"n": 21}), (42,))
+
+        # The statement stays on the row, for step() to go on from, as
+        # sqlite3's fetchone() leaves its cursor; each call runs the
+        # statement anew, and so sees what was written since.
+        first = db.prepare("SELECT name FROM item ORDER BY id DESC")
+        self.assertEqual(first.query_row(), ("c",))
+        db.execute("INSERT INTO item (name) VALUES (?)", ("d",))
+        self.assertTrue(first.step())
+        self.assertEqual(first.get_text(0), "b")
+        self.assertEqual(first.query_row(), ("d",))
+
+        # A write runs and gives no row; one that fails raises and writes
+        # nothing; so do mistakes in the parameters.
+        insert = db.prepare("INSERT INTO item (name) VALUES (?)")
+        self.assertIsNone(insert.query_row(("e",)))
+        with self.assertRaises(QStore.ConstraintError):
+            insert.query_row(("e",))
+        with self.assertRaises(QStore.InvalidArgumentError):
+            db.query_row(sql, (1, 2))
+        with self.assertRaises(QStore.InvalidArgumentError):
+            db.query_row(sql)
+        with self.assertRaises(OverflowError):
+            db.query_row(sql, (2**63,))
+        self.assertEqual(db.query_row("SELECT count(*), group_concat(name) FROM item"),
+                         (5, "a,b,c,d,e"))
 
     def test_more_parameter_mistakes(self):
         # Each mistake is refused before anything is written.

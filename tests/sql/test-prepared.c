@@ -420,12 +420,179 @@ test_outlives_database (TestDatabase  *t,
   g_assert_null (qstore_prepared_statement_query (statement, &error));
   g_assert_error (error, QSTORE_ERROR, QSTORE_ERROR_CLOSED);
   g_clear_error (&error);
+  g_assert_false (qstore_prepared_statement_step (statement, &error));
+  g_assert_error (error, QSTORE_ERROR, QSTORE_ERROR_CLOSED);
+  g_clear_error (&error);
   /* Its own getters still answer. */
   g_assert_cmpuint (qstore_prepared_statement_get_n_parameters (statement), ==, 1);
 
   t->db = test_open_database (t->uri, QSTORE_OPEN_NONE);
   if (test_provider_persistent ())
     g_assert_cmpint (test_query_int (t->db, "SELECT count(*) FROM t"), ==, 1);
+}
+
+/* Every value of the row step() is on, printed as the GVariant a result
+ * gives for it, from the typed getters (and checked against the one
+ * get_value() gives). */
+static char *
+stepped_row_text (QStorePreparedStatement *statement)
+{
+  GString *out = g_string_new (NULL);
+  gsize n_columns;
+  const guint8 *types = qstore_prepared_statement_get_row_types (statement, &n_columns);
+
+  for (guint i = 0; i < n_columns; i++)
+    {
+      g_autoptr(GVariant) value = NULL;
+      g_autoptr(GVariant) boxed = NULL;
+      g_autoptr(GBytes) blob = NULL;
+
+      g_assert_cmpint (qstore_prepared_statement_get_value_type (statement, i), ==, types[i]);
+      switch (types[i])
+        {
+        case QSTORE_SQL_TYPE_INTEGER:
+          value = g_variant_new_int64 (qstore_prepared_statement_get_int64 (statement, i));
+          break;
+        case QSTORE_SQL_TYPE_REAL:
+          value = g_variant_new_double (qstore_prepared_statement_get_double (statement, i));
+          break;
+        case QSTORE_SQL_TYPE_TEXT:
+          value = g_variant_new_string (qstore_prepared_statement_get_text (statement, i));
+          break;
+        case QSTORE_SQL_TYPE_BLOB:
+          blob = qstore_prepared_statement_get_blob (statement, i);
+          value = g_variant_new_from_bytes (G_VARIANT_TYPE_BYTESTRING, blob, TRUE);
+          break;
+        default:
+          g_assert_cmpint (types[i], ==, QSTORE_SQL_TYPE_NULL);
+          value = g_variant_new_maybe (G_VARIANT_TYPE_VARIANT, NULL);
+          g_assert_null (qstore_prepared_statement_get_text (statement, i));
+          break;
+        }
+      g_variant_ref_sink (value);
+      boxed = qstore_prepared_statement_get_value (statement, i);
+      g_assert_true (g_variant_equal (boxed, value));
+      g_string_append (out, i > 0 ? "|" : "");
+      append_printed (out, value);
+    }
+  g_string_append_c (out, '\n');
+  return g_string_free (out, FALSE);
+}
+
+/* Every row step() walks, as stepped_row_text() prints them. */
+static char *
+step_text (QStorePreparedStatement *statement)
+{
+  g_autoptr(GError) error = NULL;
+  GString *out = g_string_new (NULL);
+
+  while (qstore_prepared_statement_step (statement, &error))
+    {
+      g_autofree char *row = stepped_row_text (statement);
+
+      g_string_append (out, row);
+    }
+  g_assert_no_error (error);
+  return g_string_free (out, FALSE);
+}
+
+/* step() walks the rows query() returns, with the same values; a run
+ * is read whole at its first step, and ends after its last row, at a
+ * bind or at reset(). */
+static void
+test_step (TestDatabase  *t,
+           gconstpointer  data)
+{
+  g_autoptr(QStorePreparedStatement) select = NULL;
+  g_autoptr(QStorePreparedStatement) insert = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *all = NULL;
+  g_autofree char *walked = NULL;
+  g_autofree char *again = NULL;
+
+  test_exec (t->db, "CREATE TABLE item (id INTEGER PRIMARY KEY, name TEXT, price REAL, "
+                    "data BLOB, note)");
+  test_exec (t->db, "INSERT INTO item VALUES (1, 'one', 1.5, x'00ff', NULL), "
+                    "(2, 'two', NULL, NULL, 7), (3, '', -0.25, x'', 'n'), "
+                    "(4, 'f\u00fcr', 4e300, x'41', 2.5)");
+  select = prepare_ok (t->db, "SELECT id, name, price, data, note FROM item WHERE id >= ? "
+                              "ORDER BY id");
+  g_assert_true (qstore_prepared_statement_bind_int64 (select, 1, 1, &error));
+
+  all = run_text (select);
+  g_assert_cmpuint (strlen (all), >, 0);
+  walked = step_text (select);
+  g_assert_cmpstr (walked, ==, all);
+  /* Past the last row, the next step runs the statement again. */
+  again = step_text (select);
+  g_assert_cmpstr (again, ==, all);
+
+  /* The whole run is read at its first step: a row added while it is
+   * walked is not in it, and is in the next. */
+  g_assert_true (qstore_prepared_statement_step (select, &error));
+  g_assert_cmpint (qstore_prepared_statement_get_int64 (select, 0), ==, 1);
+  test_exec (t->db, "INSERT INTO item (id, name) VALUES (5, 'five')");
+  for (gint64 id = 2; id <= 4; id++)
+    {
+      g_assert_true (qstore_prepared_statement_step (select, &error));
+      g_assert_cmpint (qstore_prepared_statement_get_int64 (select, 0), ==, id);
+    }
+  g_assert_false (qstore_prepared_statement_step (select, &error));
+  g_assert_no_error (error);
+  g_clear_pointer (&again, g_free);
+  again = step_text (select);
+  g_assert_true (g_str_has_suffix (again, "\nint64 5|'five'|@mv nothing|@mv nothing|@mv nothing\n"));
+
+  /* A bind ends the run: the next step reads the new one. */
+  g_assert_true (qstore_prepared_statement_step (select, &error));
+  g_assert_true (qstore_prepared_statement_step (select, &error));
+  g_assert_cmpint (qstore_prepared_statement_get_int64 (select, 0), ==, 2);
+  g_assert_true (qstore_prepared_statement_bind_int64 (select, 1, 4, &error));
+  g_assert_true (qstore_prepared_statement_step (select, &error));
+  g_assert_cmpint (qstore_prepared_statement_get_int64 (select, 0), ==, 4);
+  g_assert_cmpstr (qstore_prepared_statement_get_text (select, 1), ==, "f\u00fcr");
+  /* So does reset(). */
+  g_assert_true (qstore_prepared_statement_step (select, &error));
+  g_assert_cmpint (qstore_prepared_statement_get_int64 (select, 0), ==, 5);
+  qstore_prepared_statement_reset (select);
+  g_assert_true (qstore_prepared_statement_step (select, &error));
+  g_assert_cmpint (qstore_prepared_statement_get_int64 (select, 0), ==, 4);
+  qstore_prepared_statement_reset (select);
+
+  /* No row to read: a programming error, told as such. */
+  g_test_expect_message ("qstore", G_LOG_LEVEL_CRITICAL, "*on_row*");
+  g_assert_cmpint (qstore_prepared_statement_get_int64 (select, 0), ==, 0);
+  g_test_assert_expected_messages ();
+
+  /* A write runs at its step, which has no row to give; a failing one
+   * fails there and changes nothing. */
+  insert = prepare_ok (t->db, "INSERT INTO item (id, name) VALUES (?, ?)");
+  g_assert_false (qstore_prepared_statement_step (insert, &error));
+  g_assert_error (error, QSTORE_ERROR, QSTORE_ERROR_INVALID_ARGUMENT);
+  g_clear_error (&error);
+  g_assert_true (qstore_prepared_statement_bind_int64 (insert, 1, 6, &error));
+  g_assert_true (qstore_prepared_statement_bind_text (insert, 2, "six", &error));
+  g_assert_false (qstore_prepared_statement_step (insert, &error));
+  g_assert_no_error (error);
+  g_assert_cmpint (test_query_int (t->db, "SELECT count(*) FROM item"), ==, 6);
+  g_assert_false (qstore_prepared_statement_step (insert, &error));
+  g_assert_error (error, QSTORE_ERROR, QSTORE_ERROR_CONSTRAINT);
+  g_clear_error (&error);
+  g_assert_cmpint (test_query_int (t->db, "SELECT count(*) FROM item"), ==, 6);
+
+  /* After a failed run, the next step runs again. */
+  g_assert_true (qstore_prepared_statement_bind_int64 (select, 1, 6, &error));
+  g_clear_pointer (&walked, g_free);
+  walked = step_text (select);
+  g_assert_cmpstr (walked, ==, "int64 6|'six'|@mv nothing|@mv nothing|@mv nothing\n");
+
+  if (test_provider_persistent ())
+    {
+      g_clear_object (&insert);
+      g_clear_object (&select);
+      test_database_reopen (t);
+      g_assert_cmpint (test_query_int (t->db, "SELECT count(*) FROM item"), ==, 6);
+    }
 }
 
 static void
@@ -451,6 +618,7 @@ main (int   argc,
     { "/prepared/ddl-between-runs", test_ddl_between_runs },
     { "/prepared/transaction", test_transaction },
     { "/prepared/outlives-database", test_outlives_database },
+    { "/prepared/step", test_step },
   };
 
   g_test_init (&argc, &argv, NULL);

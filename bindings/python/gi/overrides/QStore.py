@@ -24,6 +24,11 @@ gives such a statement to hold::
         for name in names:
             print(lookup.query((name,))[0])
 
+query_row() gives the first row alone (a tuple, or None), read without
+making a QStore.Result: the quicker way to one row::
+
+        (price,) = db.query_row("SELECT price FROM item WHERE id = ?", (7,))
+
 Parameters are a tuple or list (positional: ``?``, ``?NNN``) or a dict
 (named: ``:name``, ``@name``, ``$name``, keyed without the prefix) of
 plain values: None (NULL), bool, int (64 bits), float, str, bytes (BLOB),
@@ -284,6 +289,9 @@ def _invalid_argument(message):
     return _ERROR_CLASSES[int(code)](message, _ERROR_DOMAIN, code)
 
 
+_bind_int64 = QStore.PreparedStatement.bind_int64
+_bind_double = QStore.PreparedStatement.bind_double
+
 # The typed binds, called unwrapped: parameters are checked before.
 _BINDERS = {
     _NULL: lambda stmt, position, value: QStore.PreparedStatement.bind_null(stmt, position),
@@ -294,6 +302,21 @@ _BINDERS = {
         QStore.PreparedStatement.bind_blob(stmt, position, GLib.Bytes.new(value)),
     _VARIANT: QStore.PreparedStatement.bind_value,
 }
+
+
+def _stepped_blob(statement, column):
+    return bytes(QStore.PreparedStatement.get_blob(statement, column).get_data() or b"")
+
+
+# The getters of the row step() is on, one per QStore.SqlType, as
+# _GETTERS_BY_TYPE below reads a result's.
+_STEPPED_GETTERS_BY_TYPE = (
+    lambda statement, column: None,           # NULL
+    QStore.PreparedStatement.get_int64,
+    QStore.PreparedStatement.get_double,
+    QStore.PreparedStatement.get_text,
+    _stepped_blob,
+)
 
 
 class PreparedStatement(_Prepared):
@@ -328,9 +351,19 @@ class PreparedStatement(_Prepared):
                 "The statement takes %d parameter%s but %d %s given: pass a tuple with "
                 "one value per parameter" % (expected, "" if expected == 1 else "s",
                                              len(params), "was" if len(params) == 1 else "were"))
-        # Every position is bound again: nothing to clear.
-        for i, value in enumerate(params):
-            self._bind(i + 1, value, lambda: "parameter %d" % (i + 1))
+        # Every position is bound again: nothing to clear. Integers, text
+        # and reals that need no check beyond their type go straight to
+        # their typed bind, the others through _bind().
+        position = 0
+        for value in params:
+            position += 1
+            kind = type(value)
+            if kind is int and _INT64_MIN <= value <= _INT64_MAX:
+                _bind_int64(self, position, value)
+            elif kind is float:
+                _bind_double(self, position, value)
+            else:
+                self._bind(position, value, functools.partial("parameter %d".__mod__, position))
 
     def _bind(self, position, value, where):
         kind, plain = _sql_value(value, where)
@@ -387,6 +420,26 @@ class PreparedStatement(_Prepared):
             return QStore.PreparedStatement.execute(self)
         except GLib.Error as error:
             _raise_converted(error)
+
+    def query_row(self, params=None):
+        """Runs the statement, first binding @params when given, and
+        returns its first row as a tuple, or None when it returned none.
+        The row is read with step() from the statement's own rows, without
+        the QStore.Result query() makes: the quicker way to one row. As
+        sqlite3's fetchone() leaves its cursor, it leaves the statement on
+        that row: step() goes on to the next."""
+        if params is not None:
+            self.bind(params)
+        if not params:
+            # Nothing was bound, which would have ended a run step() is in.
+            QStore.PreparedStatement.reset(self)
+        try:
+            if not QStore.PreparedStatement.step(self):
+                return None
+        except GLib.Error as error:
+            _raise_converted(error)
+        return tuple([_STEPPED_GETTERS_BY_TYPE[kind](self, column)
+                      for column, kind in enumerate(QStore.PreparedStatement.get_row_types(self))])
 
 
 class _Transaction:
@@ -483,6 +536,11 @@ class Database(_Database):
         if params is None or isinstance(params, GLib.Variant):
             return _Database.query(self, sql, params)
         return self._prepared(sql).query(params)
+
+    def query_row(self, sql, params=()):
+        """Runs one statement and returns its first row as a tuple, or None
+        when it returned none, as PreparedStatement.query_row() does."""
+        return self._prepared(sql).query_row(params)
 
     def catalog(self):
         """The catalog entries (QStore.CatalogEntry) of the database."""
