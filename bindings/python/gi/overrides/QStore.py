@@ -304,6 +304,11 @@ _BINDERS = {
 }
 
 
+_step = QStore.PreparedStatement.step
+_reset = QStore.PreparedStatement.reset
+_stepped_row_types = QStore.PreparedStatement.get_row_types
+
+
 def _stepped_blob(statement, column):
     return bytes(QStore.PreparedStatement.get_blob(statement, column).get_data() or b"")
 
@@ -432,14 +437,14 @@ class PreparedStatement(_Prepared):
             self.bind(params)
         if not params:
             # Nothing was bound, which would have ended a run step() is in.
-            QStore.PreparedStatement.reset(self)
+            _reset(self)
         try:
-            if not QStore.PreparedStatement.step(self):
+            if not _step(self):
                 return None
         except GLib.Error as error:
             _raise_converted(error)
         return tuple([_STEPPED_GETTERS_BY_TYPE[kind](self, column)
-                      for column, kind in enumerate(QStore.PreparedStatement.get_row_types(self))])
+                      for column, kind in enumerate(_stepped_row_types(self))])
 
 
 class _Transaction:
