@@ -397,10 +397,10 @@ Database.transaction = function (func) {
 function cellOf(result, row, column, type = result.get_value_type(row, column)) {
     switch (type) {
     case QStore.SqlType.INTEGER: {
-        // GJS turns a gint64 into a Number: past 2^53 the GVariant keeps
-        // every digit.
-        const number = result.get_int64(row, column);
-        return Number.isSafeInteger(number)
+        // Read as a double, exact below 2^53 (GJS warns on every gint64
+        // a Number cannot hold); past that the GVariant keeps every digit.
+        const number = result.get_double(row, column);
+        return Math.abs(number) < 2 ** 53
             ? number : valueOf(originals.getValue.call(result, row, column));
     }
     case QStore.SqlType.REAL:
@@ -419,9 +419,8 @@ function cellOf(result, row, column, type = result.get_value_type(row, column)) 
 function steppedCellOf(statement, column, type) {
     switch (type) {
     case QStore.SqlType.INTEGER: {
-        const number = statement.get_int64(column);
-        return Number.isSafeInteger(number)
-            ? number : valueOf(statement.get_value(column));
+        const number = statement.get_double(column);
+        return Math.abs(number) < 2 ** 53 ? number : valueOf(statement.get_value(column));
     }
     case QStore.SqlType.REAL:
         return statement.get_double(column);

@@ -8,7 +8,7 @@
 
 const {QStore} = imports.qstore;
 imports.gi.versions.GIRepository = '2.0';
-const {GIRepository, GLib} = imports.gi;
+const {GIRepository, Gio, GLib} = imports.gi;
 const {assert, assertEqual, assertThrows, assertQStoreError, run, show, test, withTmpDir} =
     imports.testutil;
 
@@ -305,6 +305,28 @@ test('fault injection is not in the typelib', () => {
         assertEqual(repository.find_by_name('QStore', name), null, name);
         assertEqual(QStore[name], undefined, name);
     }
+});
+
+// Integers a Number cannot hold come back as exact BigInts, and reading
+// them prints nothing: GJS warns on stderr for every gint64 a call returns
+// that a Number cannot hold, so the helper must never ask for one.
+test('large integers are read without warnings', () => {
+    const script = `
+        const {QStore} = imports.qstore;
+        const db = QStore.Database.open('memory:');
+        const sql = 'SELECT 9007199254740993, 9223372036854775807, -9223372036854775808, ' +
+                    '9007199254740992, 9007199254740991, -9007199254740991, 0, -1';
+        print(db.query(sql).get_row(0).map(v => \`\${typeof v} \${v}\`).join(','));
+        print(db.queryRow(sql).map(v => \`\${typeof v} \${v}\`).join(','));
+        db.close();`;
+    const child = Gio.Subprocess.new(['gjs', '-c', script],
+        Gio.SubprocessFlags.STDOUT_PIPE | Gio.SubprocessFlags.STDERR_PIPE);
+    const [, out, err] = child.communicate_utf8(null, null);
+    assert(child.get_successful(), `the script failed: ${err}`);
+    assertEqual(err, '', 'nothing on stderr');
+    const row = 'bigint 9007199254740993,bigint 9223372036854775807,bigint -9223372036854775808,' +
+        'bigint 9007199254740992,number 9007199254740991,number -9007199254740991,number 0,number -1';
+    assertEqual(out, `${row}\n${row}\n`);
 });
 
 run();
