@@ -322,8 +322,5 @@ bench_floor_open (Bench   *bench,
                    bench->db != NULL ? sqlite3_errmsg (bench->db) : sqlite3_errstr (rc));
       return FALSE;
     }
-  return bench_sql_prepare (bench, "SELECT name, score FROM bench WHERE id=?",
-                            &bench->st_get, error) &&
-         bench_sql_prepare (bench, "SELECT id FROM bench WHERE score BETWEEN ? AND ?",
-                            &bench->st_index, error);
+  return bench_sql_prepare_reads (bench, error);
 }

@@ -204,6 +204,16 @@ bench_sql_prepare (Bench          *bench,
   return FALSE;
 }
 
+gboolean
+bench_sql_prepare_reads (Bench   *bench,
+                         GError **error)
+{
+  return bench_sql_prepare (bench, "SELECT name, score FROM bench WHERE id=?",
+                            &bench->st_get, error) &&
+         bench_sql_prepare (bench, "SELECT id FROM bench WHERE score BETWEEN ? AND ?",
+                            &bench->st_index, error);
+}
+
 /* Steps a statement that returns no rows, then resets it. */
 static gboolean
 sql_run (Bench         *bench,

@@ -103,6 +103,9 @@ gboolean bench_sql_prepare              (Bench          *bench,
                                          const char     *sql,
                                          sqlite3_stmt  **stmt,
                                          GError        **error);
+/* Prepares raw_sqlite's get and index statements (st_get, st_index). */
+gboolean bench_sql_prepare_reads        (Bench          *bench,
+                                         GError        **error);
 gboolean bench_sql_insert_transaction   (Bench          *bench,
                                          const guint64  *ids,
                                          guint64         first,

@@ -902,11 +902,8 @@ open_database (Bench            *bench,
     return TRUE;
   bench->db = qstore_database_get_sqlite (bench->database);
   return bench_sql_prepare (bench, "INSERT INTO bench(id, name, score) VALUES(?, ?, ?)",
-                      &bench->st_insert, error) &&
-         bench_sql_prepare (bench, "SELECT name, score FROM bench WHERE id=?",
-                      &bench->st_get, error) &&
-         bench_sql_prepare (bench, "SELECT id FROM bench WHERE score BETWEEN ? AND ?",
-                      &bench->st_index, error);
+                            &bench->st_insert, error) &&
+         bench_sql_prepare_reads (bench, error);
 }
 
 /* Lets go of every store, statement and handle; the database is closed
