@@ -267,8 +267,8 @@ Prepared.bind = function (params) {
                                   `but ${params.length} ${params.length === 1 ? 'was' : 'were'} given: ` +
                                   'pass a tuple with one value per parameter');
         }
-        // Safe integers and text without NUL go straight to their typed
-        // bind, the others through sqlValue().
+        // Safe integers go straight to bind_int64(), the others through
+        // sqlValue().
         for (let i = 0; i < params.length; i++) {
             const value = params[i];
             if (Number.isSafeInteger(value) && !Object.is(value, -0))

@@ -356,9 +356,9 @@ class PreparedStatement(_Prepared):
                 "The statement takes %d parameter%s but %d %s given: pass a tuple with "
                 "one value per parameter" % (expected, "" if expected == 1 else "s",
                                              len(params), "was" if len(params) == 1 else "were"))
-        # Every position is bound again: nothing to clear. Integers, text
-        # and reals that need no check beyond their type go straight to
-        # their typed bind, the others through _bind().
+        # Every position is bound again: nothing to clear. Integers in
+        # range and reals, which need no other check, go straight to their
+        # typed bind; the others through _bind().
         position = 0
         for value in params:
             position += 1
