@@ -1126,7 +1126,8 @@ main (int    argc,
     return usage_error ("--layer sql-floor stores nothing: its phases are get and scan");
 
   bench.provider_name = g_steal_pointer (&provider_name);
-  if (bench.change_log < 0 || (bench.change_log > 0 && bench.layer == LAYER_KV))
+  if (bench.change_log < 0 ||
+      (bench.change_log > 0 && bench.layer != LAYER_TABLE && bench.layer != LAYER_SQL))
     return usage_error ("--change-log takes a number of transactions, with --layer table or sql");
   if (bench.layer == LAYER_SQL_FLOOR)
     bench.engine = g_strdup (layer_names[bench.layer]);

@@ -320,6 +320,7 @@ test_usage (void)
     { { "--provider", "memory", "--layer", "sql-floor", NULL }, 2 },
     { { "--layer", "sql-floor", "--phases", "get,small_txn", NULL }, 2 },
     { { "--layer", "sql-floor", "--phases", "load", NULL }, 2 },
+    { { "--layer", "sql-floor", "--change-log", "10", NULL }, 2 },
     { { "--provider", "memory", "--rows", "0", NULL }, 2 },
     { { "--provider", "memory", "--rows", "many", NULL }, 2 },
     { { "--provider", "memory", "--small-txns", "0", NULL }, 2 },
