@@ -304,6 +304,9 @@ _BINDERS = {
 }
 
 
+# What every run calls, looked up once.
+_query = QStore.PreparedStatement.query
+_execute = QStore.PreparedStatement.execute
 _step = QStore.PreparedStatement.step
 _reset = QStore.PreparedStatement.reset
 _stepped_row_types = QStore.PreparedStatement.get_row_types
@@ -412,7 +415,7 @@ class PreparedStatement(_Prepared):
         if params is not None:
             self.bind(params)
         try:
-            return QStore.PreparedStatement.query(self)
+            return _query(self)
         except GLib.Error as error:
             _raise_converted(error)
 
@@ -422,7 +425,7 @@ class PreparedStatement(_Prepared):
         if params is not None:
             self.bind(params)
         try:
-            return QStore.PreparedStatement.execute(self)
+            return _execute(self)
         except GLib.Error as error:
             _raise_converted(error)
 
@@ -565,6 +568,7 @@ def _blob_of(result, row, column):
 # Values are read with the typed getters, not as GVariants: a GLib.Variant
 # costs several times the call that reads the value. One getter per
 # QStore.SqlType, in the order of its values.
+_row_types = _Result.get_row_types
 _GETTERS_BY_TYPE = (
     lambda result, row, column: None,           # NULL
     _Result.get_int64,
@@ -576,13 +580,13 @@ _GETTERS_BY_TYPE = (
 
 def _cell(result, row, column):
     # The row's types come as bytes, cheaper than one value's enum.
-    return _GETTERS_BY_TYPE[_Result.get_row_types(result, row)[column]](result, row, column)
+    return _GETTERS_BY_TYPE[_row_types(result, row)[column]](result, row, column)
 
 
 def _row(result, row):
     """A row, with one call for the types of its values and one per value."""
     return tuple([_GETTERS_BY_TYPE[kind](result, row, column)
-                  for column, kind in enumerate(_Result.get_row_types(result, row))])
+                  for column, kind in enumerate(_row_types(result, row))])
 
 
 class Result(_Result):
