@@ -70,10 +70,9 @@ struct _QStorePreparedStatement
   Slot           *slots;          /* n_parameters */
 
   /* step(): the rows of its run, the statement's own and filled again
-   * by the next, and the row it is on */
+   * by the next, and the row it is on (a run is walked while on_row) */
   QStoreResult   *rows;
   guint           row;
-  gboolean        stepping;       /* a run is being walked */
   gboolean        on_row;
 };
 
@@ -599,19 +598,14 @@ qstore_prepared_statement_step (QStorePreparedStatement  *self,
   g_return_val_if_fail (QSTORE_IS_PREPARED_STATEMENT (self), FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
-  if (!self->stepping)
-    {
-      if (!run (self, &self->rows, NULL, error))
-        return FALSE;
-      self->stepping = TRUE;
-      self->row = 0;
-    }
-  else if (self->on_row)
+  if (self->on_row)
     self->row++;
+  else if (run (self, &self->rows, NULL, error))
+    self->row = 0;
+  else
+    return FALSE;
 
   self->on_row = self->row < qstore_result_get_n_rows (self->rows);
-  if (!self->on_row)
-    self->stepping = FALSE;
   return self->on_row;
 }
 
@@ -627,7 +621,6 @@ qstore_prepared_statement_reset (QStorePreparedStatement *self)
 {
   g_return_if_fail (QSTORE_IS_PREPARED_STATEMENT (self));
 
-  self->stepping = FALSE;
   self->on_row = FALSE;
 }
 

@@ -377,12 +377,9 @@ qstore_result_finalize (GObject *object)
 {
   QStoreResult *self = QSTORE_RESULT (object);
 
-  g_clear_pointer (&self->columns, qstore_result_columns_unref);
+  qstore_result_clear (self);
   buffer_clear (&self->cells, self->inline_cells);
   buffer_clear (&self->bytes, self->inline_bytes);
-  g_clear_pointer (&self->rows, g_ptr_array_unref);
-  g_clear_pointer (&self->items, g_ptr_array_unref);
-  g_free (self->types);
 
   G_OBJECT_CLASS (qstore_result_parent_class)->finalize (object);
 }
