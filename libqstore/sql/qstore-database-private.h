@@ -89,6 +89,7 @@ struct _QStoreDatabase
    * the router's statements read before (text → entry), and the
    * automatic indexes kept between runs of a statement. */
   GHashTable         *statements;
+  guint64             statements_generation;  /* moves on as entries leave it */
   struct _QStoreAutoShelf *auto_shelf;
 
   /* What the layers above keep per database (see

@@ -68,6 +68,7 @@ struct _QStorePreparedStatement
   guint           n_parameters;
   char          **names;          /* n_parameters; NULL for a `?` */
   Slot           *slots;          /* n_parameters */
+  QStoreRouterHint hint;
 
   /* step(): the rows of its run, the statement's own and filled again
    * by the next, and the row it is on (a run is walked while on_row) */
@@ -508,8 +509,8 @@ run (QStorePreparedStatement  *self,
       return FALSE;
     }
   return qstore_database_check_open (database, error) &&
-         qstore_router_run (database, self->sql, &tail, bind_values, self, TRUE, result,
-                            changes, error);
+         qstore_router_run (database, self->sql, &tail, bind_values, self, TRUE, &self->hint,
+                            result, changes, error);
 }
 
 /**

@@ -101,18 +101,29 @@ typedef gboolean (*QStoreBindFunc) (sqlite3_stmt  *stmt,
                                     gpointer       data,
                                     GError       **error);
 
+/* Where a caller that runs one text again and again found the statement
+ * read from it last time, zeroed at first: the next run takes it without
+ * looking the text up, while no statement left the cache since. */
+typedef struct
+{
+  gpointer entry;
+  guint64  generation;
+} QStoreRouterHint;
+
 /* Runs the first statement of @sql; *@tail gets where the next starts.
  * @bind (when given) binds its parameters from @bind_data; @single
  * refuses a second statement after it; *@result (when given) gets its
  * rows, and *@changes (when given) how many rows it changed. A result
  * already in *@result is one of the caller's own that nobody else holds:
- * it is emptied and filled again rather than a new one made. */
+ * it is emptied and filled again rather than a new one made. @hint (when
+ * given) is the caller's for @sql, and only for that text. */
 gboolean  qstore_router_run  (QStoreDatabase   *db,
                               const char       *sql,
                               const char      **tail,
                               QStoreBindFunc    bind,
                               gpointer          bind_data,
                               gboolean          single,
+                              QStoreRouterHint *hint,
                               QStoreResult    **result,
                               gint64           *changes,
                               GError          **error);

@@ -559,21 +559,47 @@ statement_cache (QStoreDatabase *db)
   return db->statements;
 }
 
+/* Entries leave the cache only here and where cache_add() replaces one:
+ * each time, the generation moves on, and the hints given out before are
+ * void. */
 static void
 cache_clear (QStoreDatabase *db)
 {
   if (db->statements != NULL)
     g_hash_table_remove_all (db->statements);
+  db->statements_generation++;
+}
+
+static void
+hint_set (QStoreDatabase   *db,
+          QStoreRouterHint *hint,
+          Cached           *cached)
+{
+  if (hint != NULL)
+    {
+      hint->entry = cached;
+      hint->generation = db->statements_generation;
+    }
 }
 
 /* The statement read from @sql before, filled into @statement, or NULL. */
 static Cached *
-cache_lookup (QStoreDatabase  *db,
-              const char      *sql,
-              QStoreStatement *statement)
+cache_lookup (QStoreDatabase   *db,
+              const char       *sql,
+              QStoreRouterHint *hint,
+              QStoreStatement  *statement)
 {
-  Cached *cached = g_hash_table_lookup (statement_cache (db), sql);
+  Cached *cached;
 
+  /* Hashing the text is most of a lookup's cost. */
+  if (hint != NULL && hint->entry != NULL && db->statements != NULL &&
+      hint->generation == db->statements_generation)
+    cached = hint->entry;
+  else
+    {
+      cached = g_hash_table_lookup (statement_cache (db), sql);
+      hint_set (db, hint, cached);
+    }
   if (cached == NULL || cached->busy)
     return NULL;
 
@@ -592,9 +618,10 @@ cache_lookup (QStoreDatabase  *db,
 
 /* Keeps @statement, just read from @sql, when it is the whole of @sql. */
 static Cached *
-cache_add (QStoreDatabase  *db,
-           const char      *sql,
-           QStoreStatement *statement)
+cache_add (QStoreDatabase   *db,
+           const char       *sql,
+           QStoreRouterHint *hint,
+           QStoreStatement  *statement)
 {
   GHashTable *cache = statement_cache (db);
   Cached *cached;
@@ -602,7 +629,7 @@ cache_add (QStoreDatabase  *db,
   if (statement->stmt == NULL || *qstore_sql_skip_space (statement->end) != '\0')
     return NULL;
   if (g_hash_table_size (cache) >= CACHE_MAX)
-    g_hash_table_remove_all (cache);
+    cache_clear (db);
 
   cached = g_new0 (Cached, 1);
   g_atomic_ref_count_init (&cached->ref);
@@ -617,7 +644,10 @@ cache_add (QStoreDatabase  *db,
   cached->insert_shape = g_steal_pointer (&statement->insert_shape);
   cached->end = statement->end - sql;
   cached->busy = TRUE;
-  g_hash_table_replace (cache, cached->sql, cached);
+  /* One of the same text, busy, goes. */
+  if (!g_hash_table_replace (cache, cached->sql, cached))
+    db->statements_generation++;
+  hint_set (db, hint, cached);
   return cached_ref (cached);
 }
 
@@ -911,21 +941,22 @@ dispatch (QStoreDatabase   *db,
 /* The first statement of @sql into @statement: from the cache (*@cached
  * then holds it), or read now and, when it is *@plain, kept there. */
 static gboolean
-read_statement (QStoreDatabase   *db,
-                const char       *sql,
-                QStoreStatement  *statement,
-                Cached          **cached,
-                gboolean         *plain,
-                GError          **error)
+read_statement (QStoreDatabase    *db,
+                const char        *sql,
+                QStoreRouterHint  *hint,
+                QStoreStatement   *statement,
+                Cached           **cached,
+                gboolean          *plain,
+                GError           **error)
 {
   *plain = FALSE;
-  *cached = cache_lookup (db, sql, statement);
+  *cached = cache_lookup (db, sql, hint, statement);
   if (*cached != NULL)
     return TRUE;
   if (!router_read (db, sql, statement, plain, error))
     return FALSE;
   if (*plain)
-    *cached = cache_add (db, sql, statement);
+    *cached = cache_add (db, sql, hint, statement);
   return TRUE;
 }
 
@@ -936,6 +967,7 @@ qstore_router_run (QStoreDatabase   *db,
                    QStoreBindFunc    bind,
                    gpointer          bind_data,
                    gboolean          single,
+                   QStoreRouterHint *hint,
                    QStoreResult    **result,
                    gint64           *changes,
                    GError          **error)
@@ -953,7 +985,7 @@ qstore_router_run (QStoreDatabase   *db,
   g_clear_error (&db->callback_error);
   /* Whatever is not a plain statement may change what another text
    * means: the cache starts again after it. */
-  if (!read_statement (db, sql, &statement, &cached, &plain, error))
+  if (!read_statement (db, sql, hint, &statement, &cached, &plain, error))
     {
       cache_clear (db);
       return FALSE;
@@ -982,7 +1014,7 @@ qstore_router_read_parameters (QStoreDatabase  *db,
   char **names = NULL;
 
   *n_parameters = 0;
-  if (!read_statement (db, sql, &statement, &cached, &plain, error))
+  if (!read_statement (db, sql, NULL, &statement, &cached, &plain, error))
     return NULL;
   if (check_single (statement.end, TRUE, error))
     {
@@ -1039,7 +1071,7 @@ qstore_database_exec (QStoreDatabase  *self,
     {
       const char *tail = NULL;
 
-      if (!qstore_router_run (self, p, &tail, NULL, NULL, FALSE, NULL, NULL, error))
+      if (!qstore_router_run (self, p, &tail, NULL, NULL, FALSE, NULL, NULL, NULL, error))
         return FALSE;
       /* Never stand still, whatever SQLite consumed. */
       p = tail > p ? tail : p + strlen (p);
@@ -1107,7 +1139,7 @@ qstore_database_query (QStoreDatabase  *self,
   if (!qstore_database_check_open (self, error))
     return NULL;
 
-  if (!qstore_router_run (self, sql, &tail, bind_variant, owned, TRUE, &result, NULL, error))
+  if (!qstore_router_run (self, sql, &tail, bind_variant, owned, TRUE, NULL, &result, NULL, error))
     {
       g_clear_object (&result);
       return NULL;
@@ -1160,7 +1192,7 @@ qstore_database_execute (QStoreDatabase  *self,
 
   /* No result to make: its rows would be thrown away. */
   if (!qstore_database_check_open (self, error) ||
-      !qstore_router_run (self, sql, &tail, bind_variant, owned, TRUE, NULL, &changes, error))
+      !qstore_router_run (self, sql, &tail, bind_variant, owned, TRUE, NULL, NULL, &changes, error))
     return -1;
   return changes;
 }

@@ -261,6 +261,58 @@ test_prepared_once (TestDatabase  *t,
   g_assert_cmpstr (rows, ==, "1|xxxxxx\n");
 }
 
+/* A prepared statement takes its text's entry without looking the text
+ * up, the same entry a query of that text takes; once the cache has let
+ * entries go, it reads its text again. */
+static void
+test_prepared_statement (TestDatabase  *t,
+                         gconstpointer  data)
+{
+  const char *text = "SELECT b FROM t WHERE a = ?";
+  g_autoptr(QStorePreparedStatement) select = NULL;
+  g_autoptr(GError) error = NULL;
+  int runs;
+
+  test_exec (t->db, "CREATE TABLE t(a INTEGER PRIMARY KEY, b TEXT)");
+  test_exec (t->db, "INSERT INTO t VALUES (1, 'one'), (2, 'two')");
+  select = qstore_database_prepare (t->db, text, &error);
+  g_assert_no_error (error);
+
+  for (gint64 run = 0; run < 6; run++)
+    {
+      g_autoptr(QStoreResult) result = NULL;
+      g_autofree char *rows = NULL;
+
+      g_assert_true (qstore_prepared_statement_bind_int64 (select, 1, run % 2 + 1, &error));
+      result = qstore_prepared_statement_query (select, &error);
+      g_assert_no_error (error);
+      g_assert_cmpstr (qstore_result_get_text (result, 0, 0), ==, run % 2 ? "two" : "one");
+      rows = query_with (t->db, text, g_variant_new ("(x)", (gint64) 2));
+      g_assert_cmpstr (rows, ==, "two\n");
+    }
+  g_assert_cmpuint (prepared_runs (t->db, text, &runs), ==, 1);
+  g_assert_cmpint (runs, ==, 12);
+
+  /* More texts than the cache keeps empty it. */
+  for (guint i = 0; i < 100; i++)
+    {
+      g_autofree char *other = g_strdup_printf ("SELECT b FROM t WHERE a = %u", i);
+
+      g_free (query_with (t->db, other, NULL));
+    }
+  g_assert_cmpuint (prepared_runs (t->db, text, &runs), ==, 0);
+  test_exec (t->db, "UPDATE t SET b = 'uno' WHERE a = 1");
+  g_assert_true (qstore_prepared_statement_bind_int64 (select, 1, 1, &error));
+  {
+    g_autoptr(QStoreResult) result = qstore_prepared_statement_query (select, &error);
+
+    g_assert_no_error (error);
+    g_assert_cmpstr (qstore_result_get_text (result, 0, 0), ==, "uno");
+  }
+  g_assert_cmpuint (prepared_runs (t->db, text, &runs), ==, 1);
+  g_assert_cmpint (runs, ==, 1);
+}
+
 static void
 set_up (TestDatabase  *t,
         gconstpointer  data)
@@ -276,6 +328,8 @@ main (int    argc,
 
   g_test_add ("/sql/statement-cache/prepared-once", TestDatabase, NULL, set_up,
               test_prepared_once, test_database_tear_down);
+  g_test_add ("/sql/statement-cache/prepared-statement", TestDatabase, NULL, set_up,
+              test_prepared_statement, test_database_tear_down);
   g_test_add ("/sql/statement-cache/schema-change", TestDatabase, NULL, set_up,
               test_schema_change, test_database_tear_down);
   g_test_add ("/sql/statement-cache/temp-table-hides", TestDatabase, NULL, set_up,
