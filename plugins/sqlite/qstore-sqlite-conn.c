@@ -24,6 +24,8 @@ static const char * const stmt_sql[QSTORE_SQLITE_N_STMTS] = {
   [QSTORE_SQLITE_STMT_LIST] =
     "SELECT name FROM stores AS s WHERE EXISTS (SELECT 1 FROM kv WHERE kv.store_id = s.id)",
   [QSTORE_SQLITE_STMT_BEGIN_IMMEDIATE] = "BEGIN IMMEDIATE",
+  /* Writes nothing, but takes the write lock as any write does. */
+  [QSTORE_SQLITE_STMT_TAKE_WRITE_LOCK] = "DELETE FROM big_values WHERE 0",
   [QSTORE_SQLITE_STMT_DATA_VERSION] = "PRAGMA data_version",
   [QSTORE_SQLITE_STMT_CREATE_STORE] = "INSERT INTO stores (name) VALUES (?1)",
   [QSTORE_SQLITE_STMT_PUT] = "INSERT OR REPLACE INTO kv (store_id, key, value) VALUES (?1, ?2, ?3)",

@@ -29,6 +29,27 @@ set_synchronous (QStoreSqliteDb        *self,
   return TRUE;
 }
 
+/* Makes the read transaction the writer's plain reads left open (see
+ * qstore_sqlite_db_get()) the write transaction: it keeps the WAL read
+ * lock rather than letting it go and taking it again. The writer lock
+ * makes ours the only writes, so it sees the last commit and SQLite lets
+ * it write; if not, or at another durability (which no transaction can
+ * change), the caller begins afresh. */
+static gboolean
+upgrade_read (QStoreSqliteDb *self,
+              gboolean        sync_full)
+{
+  QStoreSqliteConn *conn = self->main;
+
+  if (!self->reading || self->sync_full != sync_full || sqlite3_get_autocommit (conn->db))
+    return FALSE;
+  if (!qstore_sqlite_conn_run (conn, QSTORE_SQLITE_STMT_TAKE_WRITE_LOCK,
+                               "beginning a write transaction", NULL))
+    return FALSE;
+  self->reading = FALSE;
+  return TRUE;
+}
+
 gboolean
 qstore_sqlite_write_begin (QStoreSqliteDb        *self,
                            gboolean               sync_full,
@@ -39,12 +60,16 @@ qstore_sqlite_write_begin (QStoreSqliteDb        *self,
   gint64 version;
   int rc;
 
-  qstore_sqlite_db_end_read (self);
-  if (!qstore_sqlite_conn_check_open (conn, error) ||
-      !set_synchronous (self, sync_full, error) ||
-      !qstore_sqlite_conn_run (conn, QSTORE_SQLITE_STMT_BEGIN_IMMEDIATE,
-                               "beginning a write transaction", error))
+  if (!qstore_sqlite_conn_check_open (conn, error))
     return FALSE;
+  if (!upgrade_read (self, sync_full))
+    {
+      qstore_sqlite_db_end_read (self);
+      if (!set_synchronous (self, sync_full, error) ||
+          !qstore_sqlite_conn_run (conn, QSTORE_SQLITE_STMT_BEGIN_IMMEDIATE,
+                                   "beginning a write transaction", error))
+        return FALSE;
+    }
 
   /* Another writer cannot have come and gone while we hold the writer
    * lock, but the file is checked anyway, cheaply: after another writer

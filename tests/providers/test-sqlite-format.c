@@ -453,6 +453,62 @@ test_iterator_after_close (void)
   test_remove_tree (dir);
 }
 
+static void
+outside_exec (const char *path,
+              const char *sql)
+{
+  sqlite3 *db = NULL;
+
+  g_assert_cmpint (sqlite3_open_v2 (path, &db, SQLITE_OPEN_READWRITE, NULL), ==, SQLITE_OK);
+  g_assert_cmpint (sqlite3_exec (db, sql, NULL, NULL, NULL), ==, SQLITE_OK);
+  sqlite3_close (db);
+}
+
+/* A write after plain reads goes on in the read transaction they left
+ * open. It begins afresh when that one cannot write: at another
+ * durability, or when a writer outside qstore changed the file since it
+ * began (SQLite refuses a stale read transaction the write lock). */
+static void
+test_write_after_reads (void)
+{
+  g_autofree char *dir = test_make_tmp_dir ("qstore-sqlite-format-XXXXXX");
+  g_autofree char *path = g_build_filename (dir, "store.db", NULL);
+  g_autoptr(QStoreProvider) provider = open_sqlite (path, QSTORE_OPEN_NONE);
+  g_autoptr(QStoreKV) kv = qstore_provider_get_store (provider, "main", "t", NULL);
+  g_autoptr(GError) error = NULL;
+  const QStoreWriteFlags flags[] = { QSTORE_WRITE_SYNC, QSTORE_WRITE_NONE, QSTORE_WRITE_NONE };
+
+  put_filled (kv, "a", 10, 'a');
+  for (guint i = 0; i < G_N_ELEMENTS (flags); i++)
+    {
+      char key[] = { 'b' + i, '\0' };
+
+      assert_value (kv, "a", 10, 'a');
+      qstore_kv_put (kv, (const guint8 *) key, 1, (const guint8 *) key, 1, flags[i], &error);
+      g_assert_no_error (error);
+    }
+
+  assert_value (kv, "a", 10, 'a');
+  outside_exec (path, "INSERT INTO kv (store_id, key, value) "
+                      "SELECT store_id, CAST ('o' AS BLOB), value FROM kv WHERE key = CAST ('a' AS BLOB)");
+  put_filled (kv, "z", 5, 'z');
+
+  assert_value (kv, "o", 10, 'a');
+  assert_value (kv, "z", 5, 'z');
+  for (guint i = 0; i < G_N_ELEMENTS (flags); i++)
+    {
+      char key[] = { 'b' + i, '\0' };
+
+      assert_value (kv, key, 1, key[0]);
+    }
+  assert_clean (provider);
+
+  g_clear_object (&kv);
+  g_clear_object (&provider);
+  g_assert_cmpint (sql_int (path, "SELECT count(*) FROM kv"), ==, 6);
+  test_remove_tree (dir);
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -464,6 +520,7 @@ main (int   argc,
   g_test_add_func ("/sqlite-format/misses-past-big-value", test_misses_past_big_value);
   g_test_add_func ("/sqlite-format/map-size", test_map_size);
   g_test_add_func ("/sqlite-format/iterator-after-close", test_iterator_after_close);
+  g_test_add_func ("/sqlite-format/write-after-reads", test_write_after_reads);
 
   return g_test_run ();
 }
