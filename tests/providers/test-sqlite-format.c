@@ -1,6 +1,7 @@
 /* test-sqlite-format.c: the sqlite provider's file format: big values kept
- * out of the key b-tree, stores of the first format brought up to it, and
- * what an iterator hands out once the file is closed under it
+ * out of the key b-tree, stores of the first format brought up to it,
+ * what an iterator hands out once the file is closed under it, and a
+ * write after reads when another writer changed the file
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
