@@ -68,7 +68,7 @@ struct _QStorePreparedStatement
   guint           n_parameters;
   char          **names;          /* n_parameters; NULL for a `?` */
   Slot           *slots;          /* n_parameters */
-  QStoreRouterHint hint;
+  QStoreRouterHint hint;          /* where its text's cached statement was */
 
   /* step(): the rows of its run, the statement's own and filled again
    * by the next, and the row it is on (a run is walked while on_row) */
